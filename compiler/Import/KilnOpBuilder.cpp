@@ -1,0 +1,234 @@
+//===- KilnOpBuilder.cpp - Builds kiln ops from untrusted input -----------===//
+
+#include "compiler/Import/KilnOpBuilder.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+int64_t KilnOpBuilder::rankOf(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getRank();
+}
+
+ArrayRef<int64_t> KilnOpBuilder::shapeOf(Value value) {
+  return llvm::cast<RankedTensorType>(value.getType()).getShape();
+}
+
+KilnOpBuilder::Result KilnOpBuilder::constant(ElementsAttr value) {
+  return create<ConstantOp>(value);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::splatLike(Value like, double value) {
+  auto type = llvm::cast<RankedTensorType>(like.getType());
+  Type elementType = type.getElementType();
+  Attribute element;
+  if (auto floatType = llvm::dyn_cast<FloatType>(elementType)) {
+    element = builder.getFloatAttr(floatType, value);
+  } else {
+    element = builder.getIntegerAttr(elementType, static_cast<int64_t>(value));
+  }
+  return constant(SplatElementsAttr::get(type, element));
+}
+
+FailureOr<SmallVector<Value>>
+KilnOpBuilder::broadcastOperands(StringRef opName, ValueRange operands) {
+  SmallVector<int64_t> shape;
+  Type elementType = getElementTypeOrSelf(operands.front().getType());
+  for (Value operand : operands) {
+    Type other = getElementTypeOrSelf(operand.getType());
+    if (other != elementType)
+      return diag(opName).fail("expects operands of one element type, got ",
+                               elementType, " and ", other);
+    FailureOr<SmallVector<int64_t>> joined =
+        broadcastShapes(shape, shapeOf(operand));
+    if (failed(joined)) {
+      InFlightDiagnostic error = emitError();
+      error << "'" << opName << "' op cannot broadcast operand shapes";
+      for (Value v : operands) {
+        error << " [";
+        llvm::interleaveComma(shapeOf(v), error);
+        error << "]";
+      }
+      return failure();
+    }
+    shape = std::move(*joined);
+  }
+  SmallVector<Value> result;
+  for (Value operand : operands) {
+    Result broadcast = broadcastTo(operand, shape);
+    if (failed(broadcast))
+      return failure();
+    result.push_back(*broadcast);
+  }
+  return result;
+}
+
+KilnOpBuilder::Result KilnOpBuilder::gelu(Value operand,
+                                          GeluApproximation approximation) {
+  return create<GeluOp>(operand.getType(), operand, approximation);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::compare(ComparePredicate predicate,
+                                             Value lhs, Value rhs) {
+  FailureOr<SmallVector<Value>> operands =
+      broadcastOperands(CompareOp::getOperationName(), {lhs, rhs});
+  if (failed(operands))
+    return failure();
+  InferredType type = inferCompareType(diag(CompareOp::getOperationName()),
+                                       (*operands)[0].getType(),
+                                       (*operands)[1].getType());
+  if (failed(type))
+    return failure();
+  return create<CompareOp>(*type, predicate, (*operands)[0], (*operands)[1]);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::select(Value condition, Value onTrue,
+                                            Value onFalse) {
+  StringRef name = SelectOp::getOperationName();
+  FailureOr<SmallVector<Value>> values =
+      broadcastOperands(name, {onTrue, onFalse});
+  if (failed(values))
+    return failure();
+  // The condition is i1, the values are not: broadcast shapes separately.
+  FailureOr<SmallVector<int64_t>> shape =
+      broadcastShapes(shapeOf(condition), shapeOf((*values)[0]));
+  if (failed(shape))
+    return diag(name).fail("cannot broadcast the condition to the values");
+  Result cond = broadcastTo(condition, *shape);
+  Result t = broadcastTo((*values)[0], *shape);
+  Result f = broadcastTo((*values)[1], *shape);
+  if (failed(cond) || failed(t) || failed(f))
+    return failure();
+  InferredType type = inferSelectType(diag(name), cond->getType(),
+                                      t->getType(), f->getType());
+  if (failed(type))
+    return failure();
+  return create<SelectOp>(*type, *cond, *t, *f);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::cast(Value operand, Type elementType) {
+  auto type = RankedTensorType::get(shapeOf(operand), elementType);
+  return create<CastOp>(type, operand);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::matmul(Value lhs, Value rhs,
+                                            bool transposeA, bool transposeB) {
+  InferredType type =
+      inferMatmulType(diag(MatmulOp::getOperationName()), lhs.getType(),
+                      rhs.getType(), transposeA, transposeB);
+  if (failed(type))
+    return failure();
+  return create<MatmulOp>(*type, lhs, rhs, transposeA, transposeB);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::reshape(Value operand,
+                                             ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, getElementTypeOrSelf(operand.getType()));
+  if (failed(verifyReshape(diag(ReshapeOp::getOperationName()),
+                           operand.getType(), type)))
+    return failure();
+  if (type == operand.getType())
+    return operand;
+  return create<ReshapeOp>(type, operand);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::broadcastTo(Value operand,
+                                                 ArrayRef<int64_t> shape) {
+  auto type = RankedTensorType::get(
+      shape, getElementTypeOrSelf(operand.getType()));
+  if (type == operand.getType())
+    return operand;
+  if (failed(verifyBroadcast(diag(BroadcastOp::getOperationName()),
+                             operand.getType(), type)))
+    return failure();
+  return create<BroadcastOp>(type, operand);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::transpose(Value operand,
+                                               ArrayRef<int64_t> permutation) {
+  InferredType type = inferTransposeType(diag(TransposeOp::getOperationName()),
+                                         operand.getType(), permutation);
+  if (failed(type))
+    return failure();
+  return create<TransposeOp>(*type, operand,
+                             builder.getDenseI64ArrayAttr(permutation));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::concat(ValueRange inputs, int64_t axis) {
+  InferredType type = inferConcatType(diag(ConcatOp::getOperationName()),
+                                      inputs.getTypes(), axis);
+  if (failed(type))
+    return failure();
+  return create<ConcatOp>(*type, inputs, builder.getI64IntegerAttr(axis));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::slice(Value operand,
+                                           ArrayRef<int64_t> start,
+                                           ArrayRef<int64_t> limit,
+                                           ArrayRef<int64_t> step) {
+  InferredType type = inferSliceType(diag(SliceOp::getOperationName()),
+                                     operand.getType(), start, limit, step);
+  if (failed(type))
+    return failure();
+  return create<SliceOp>(*type, operand, builder.getDenseI64ArrayAttr(start),
+                         builder.getDenseI64ArrayAttr(limit),
+                         builder.getDenseI64ArrayAttr(step));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::layerNorm(Value input, Value scale,
+                                               Value bias, int64_t axis,
+                                               double epsilon) {
+  InferredType type = inferLayerNormType(
+      diag(LayerNormOp::getOperationName()), input.getType(), scale.getType(),
+      bias ? bias.getType() : Type(), axis, epsilon);
+  if (failed(type))
+    return failure();
+  return create<LayerNormOp>(*type, input, scale, bias,
+                             builder.getI64IntegerAttr(axis),
+                             builder.getF64FloatAttr(epsilon));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::gather(Value table, Value indices,
+                                            int64_t axis) {
+  InferredType type = inferGatherType(diag(GatherOp::getOperationName()),
+                                      table.getType(), indices.getType(), axis);
+  if (failed(type))
+    return failure();
+  return create<GatherOp>(*type, table, indices,
+                          builder.getI64IntegerAttr(axis));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::softmaxCrossEntropy(Value logits,
+                                                         Value labels) {
+  InferredType type = inferSoftmaxCrossEntropyType(
+      diag(SoftmaxCrossEntropyOp::getOperationName()), logits.getType(),
+      labels.getType());
+  if (failed(type))
+    return failure();
+  return create<SoftmaxCrossEntropyOp>(*type, logits, labels);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::sigmoidCrossEntropy(Value logits,
+                                                         Value targets) {
+  InferredType type = inferPointwiseLossType(
+      diag(SigmoidCrossEntropyOp::getOperationName()),
+      {logits.getType(), targets.getType()});
+  if (failed(type))
+    return failure();
+  return create<SigmoidCrossEntropyOp>(*type, logits, targets);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::meanSquaredError(Value prediction,
+                                                      Value target) {
+  InferredType type = inferPointwiseLossType(
+      diag(MeanSquaredErrorOp::getOperationName()),
+      {prediction.getType(), target.getType()});
+  if (failed(type))
+    return failure();
+  return create<MeanSquaredErrorOp>(*type, prediction, target);
+}
+
+} // namespace kiln

@@ -1,0 +1,26 @@
+//===- Pipelines.cpp - Named pass pipelines of kilnc ----------------------===//
+
+#include "compiler/Pipelines/Pipelines.h"
+
+#include "passes/Graph/Passes.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+namespace kiln {
+
+void buildImportCleanupPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createKilnInferShapes());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
+void registerPipelines() {
+  mlir::PassPipelineRegistration<>(
+      "kiln-import-cleanup",
+      "Shape refinement, canonicalization and CSE after import",
+      buildImportCleanupPipeline);
+}
+
+} // namespace kiln

@@ -1,0 +1,21 @@
+//===- Pipelines.h - Named pass pipelines of kilnc --------------*- C++ -*-===//
+
+#ifndef KILN_COMPILER_PIPELINES_PIPELINES_H
+#define KILN_COMPILER_PIPELINES_PIPELINES_H
+
+namespace mlir {
+class OpPassManager;
+} // namespace mlir
+
+namespace kiln {
+
+/// What runs right after import: shape refinement, canonicalization (the
+/// kiln folders) and common subexpression elimination.
+void buildImportCleanupPipeline(mlir::OpPassManager &pm);
+
+/// Registers the pipelines above by name (`kiln-import-cleanup`).
+void registerPipelines();
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_PIPELINES_PIPELINES_H

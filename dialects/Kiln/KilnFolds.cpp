@@ -1,0 +1,194 @@
+//===- KilnFolds.cpp - Folders of kiln ops --------------------------------===//
+//
+// The obvious simplifications, run by `canonicalize`: constants, identities
+// (x * 1, reshape to the same type, ...) and chains of shape ops that compose
+// into one.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/Dialect/CommonFolders.h"
+#include "mlir/IR/Matchers.h"
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+using FloatFn = function_ref<std::optional<APFloat>(APFloat, APFloat)>;
+using IntFn = function_ref<std::optional<APInt>(APInt, APInt)>;
+
+/// Folds a binary op whose operands are both constants.
+OpFoldResult foldConstants(ArrayRef<Attribute> operands, FloatFn onFloats,
+                           IntFn onInts) {
+  if (Attribute folded = constFoldBinaryOpConditional<FloatAttr, APFloat, void>(operands, onFloats))
+    return folded;
+  return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(operands, onInts);
+}
+
+/// A splat constant of `type` holding `operand`'s splat value, or null.
+Attribute resplat(Attribute operand, Type type) {
+  auto splat = llvm::dyn_cast_if_present<SplatElementsAttr>(operand);
+  auto shaped = llvm::dyn_cast<RankedTensorType>(type);
+  if (!splat || !shaped || !shaped.hasStaticShape())
+    return {};
+  return SplatElementsAttr::get(shaped, splat.getSplatValue<Attribute>());
+}
+
+} // namespace
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
+
+OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
+  if (matchPattern(getRhs(), m_Zero()))
+    return getLhs();
+  // x + (-0.0) is x for every float x, including -0.0.
+  if (matchPattern(getRhs(), m_NegZeroFloat()))
+    return getLhs();
+  return foldConstants(
+      adaptor.getOperands(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> { return a + b; },
+      [](APInt a, APInt b) -> std::optional<APInt> { return a + b; });
+}
+
+OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
+  if (matchPattern(getRhs(), m_Zero()) || matchPattern(getRhs(), m_PosZeroFloat()))
+    return getLhs();
+  return foldConstants(
+      adaptor.getOperands(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> { return a - b; },
+      [](APInt a, APInt b) -> std::optional<APInt> { return a - b; });
+}
+
+OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
+  if (matchPattern(getRhs(), m_One()) || matchPattern(getRhs(), m_OneFloat()))
+    return getLhs();
+  return foldConstants(
+      adaptor.getOperands(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> { return a * b; },
+      [](APInt a, APInt b) -> std::optional<APInt> { return a * b; });
+}
+
+OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
+  if (matchPattern(getRhs(), m_One()) || matchPattern(getRhs(), m_OneFloat()))
+    return getLhs();
+  return foldConstants(
+      adaptor.getOperands(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> { return a / b; },
+      [](APInt a, APInt b) -> std::optional<APInt> {
+        if (b.isZero() || (a.isMinSignedValue() && b.isAllOnes()))
+          return std::nullopt;
+        return a.sdiv(b);
+      });
+}
+
+OpFoldResult MaximumOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldConstants(
+      adaptor.getOperands(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> {
+        return llvm::maximum(a, b);
+      },
+      [](APInt a, APInt b) -> std::optional<APInt> {
+        return a.sge(b) ? a : b;
+      });
+}
+
+OpFoldResult MinimumOp::fold(FoldAdaptor adaptor) {
+  if (getLhs() == getRhs())
+    return getLhs();
+  return foldConstants(
+      adaptor.getOperands(),
+      [](APFloat a, APFloat b) -> std::optional<APFloat> {
+        return llvm::minimum(a, b);
+      },
+      [](APInt a, APInt b) -> std::optional<APInt> {
+        return a.sle(b) ? a : b;
+      });
+}
+
+OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
+  if (getOnTrue() == getOnFalse() && getOnTrue().getType() == getType())
+    return getOnTrue();
+  auto condition = llvm::dyn_cast_if_present<SplatElementsAttr>(
+      adaptor.getCondition());
+  if (!condition)
+    return {};
+  Value chosen = condition.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
+  return chosen.getType() == getType() ? chosen : Value();
+}
+
+OpFoldResult CastOp::fold(FoldAdaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  return {};
+}
+
+OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  if (auto inner = getOperand().getDefiningOp<ReshapeOp>()) {
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
+  auto dense = llvm::dyn_cast_if_present<DenseElementsAttr>(adaptor.getOperand());
+  if (dense && getType().hasStaticShape())
+    return dense.reshape(getType());
+  return {};
+}
+
+OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getType() == getType())
+    return getOperand();
+  if (auto inner = getOperand().getDefiningOp<BroadcastOp>()) {
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
+  return resplat(adaptor.getOperand(), getType());
+}
+
+OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
+  ArrayRef<int64_t> perm = getPermutation();
+  if (llvm::equal(perm, llvm::seq<int64_t>(0, perm.size())) &&
+      getOperand().getType() == getType())
+    return getOperand();
+  if (auto inner = getOperand().getDefiningOp<TransposeOp>()) {
+    ArrayRef<int64_t> innerPerm = inner.getPermutation();
+    SmallVector<int64_t> composed;
+    for (int64_t p : perm)
+      composed.push_back(innerPerm[p]);
+    setPermutation(composed);
+    getOperandMutable().assign(inner.getOperand());
+    return getResult();
+  }
+  return resplat(adaptor.getOperand(), getType());
+}
+
+OpFoldResult ConcatOp::fold(FoldAdaptor) {
+  if (getInputs().size() == 1 && getInputs().front().getType() == getType())
+    return getInputs().front();
+  return {};
+}
+
+OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
+  if (getOperand().getType() == getType() && getType().hasStaticShape() &&
+      llvm::all_of(getStart(), [](int64_t s) { return s == 0; }) &&
+      llvm::all_of(getStep(), [](int64_t s) { return s == 1; }))
+    return getOperand();
+  return resplat(adaptor.getOperand(), getType());
+}
+
+template <typename ReduceOp>
+static OpFoldResult foldEmptyReduction(ReduceOp op) {
+  if (op.getAxes().empty() && op.getOperand().getType() == op.getType())
+    return op.getOperand();
+  return {};
+}
+
+OpFoldResult ReduceSumOp::fold(FoldAdaptor) { return foldEmptyReduction(*this); }
+OpFoldResult ReduceMeanOp::fold(FoldAdaptor) {
+  return foldEmptyReduction(*this);
+}
+OpFoldResult ReduceMaxOp::fold(FoldAdaptor) { return foldEmptyReduction(*this); }

@@ -1,0 +1,168 @@
+//===- KilnOps.cpp - kiln dialect ops: type inference and verifiers -------===//
+
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace kiln;
+
+#define GET_OP_CLASSES
+#include "dialects/Kiln/KilnOps.cpp.inc"
+
+namespace {
+/// The diagnostic sink of an op's own shape rule.
+template <typename OpTy>
+ShapeDiag diagFor(std::optional<Location> loc) {
+  return ShapeDiag(loc, OpTy::getOperationName());
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Variables
+//===----------------------------------------------------------------------===//
+
+LogicalResult VariableOp::verify() {
+  RankedTensorType type = getTensorType();
+  if (!type.hasStaticShape())
+    return emitOpError("expects a static shape, got ") << type;
+  return getInitializer().verifyFor(type, [&] { return emitOpError(); });
+}
+
+LogicalResult ReadOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto variable = symbolTable.lookupNearestSymbolFrom<VariableOp>(
+      getOperation(), getVariableAttr());
+  if (!variable)
+    return emitOpError("reads unknown variable ") << getVariableAttr();
+  if (variable.getType() != getType())
+    return emitOpError("expects result type ")
+           << variable.getType() << " (the variable's), got " << getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Type inference
+//===----------------------------------------------------------------------===//
+
+LogicalResult CompareOp::inferReturnTypes(MLIRContext *,
+                                          std::optional<Location> loc,
+                                          Adaptor adaptor,
+                                          SmallVectorImpl<Type> &types) {
+  return appendInferred(inferCompareType(diagFor<CompareOp>(loc),
+                                         adaptor.getLhs().getType(),
+                                         adaptor.getRhs().getType()),
+                        types);
+}
+
+LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return appendInferred(inferSelectType(diagFor<SelectOp>(loc),
+                                        adaptor.getCondition().getType(),
+                                        adaptor.getOnTrue().getType(),
+                                        adaptor.getOnFalse().getType()),
+                        types);
+}
+
+LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return appendInferred(
+      inferMatmulType(diagFor<MatmulOp>(loc), adaptor.getLhs().getType(),
+                      adaptor.getRhs().getType(), adaptor.getTransposeA(),
+                      adaptor.getTransposeB()),
+      types);
+}
+
+LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  return appendInferred(inferTransposeType(diagFor<TransposeOp>(loc),
+                                           adaptor.getOperand().getType(),
+                                           adaptor.getPermutation()),
+                        types);
+}
+
+LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return appendInferred(inferConcatType(diagFor<ConcatOp>(loc),
+                                        adaptor.getInputs().getTypes(),
+                                        adaptor.getAxis()),
+                        types);
+}
+
+LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
+                                        std::optional<Location> loc,
+                                        Adaptor adaptor,
+                                        SmallVectorImpl<Type> &types) {
+  return appendInferred(inferSliceType(diagFor<SliceOp>(loc),
+                                       adaptor.getOperand().getType(),
+                                       adaptor.getStart(), adaptor.getLimit(),
+                                       adaptor.getStep()),
+                        types);
+}
+
+
+
+LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &types) {
+  Type bias = adaptor.getBias() ? adaptor.getBias().getType() : Type();
+  return appendInferred(
+      inferLayerNormType(diagFor<LayerNormOp>(loc),
+                         adaptor.getInput().getType(),
+                         adaptor.getScale().getType(), bias, adaptor.getAxis(),
+                         adaptor.getEpsilon().convertToDouble()),
+      types);
+}
+
+LogicalResult GatherOp::inferReturnTypes(MLIRContext *,
+                                         std::optional<Location> loc,
+                                         Adaptor adaptor,
+                                         SmallVectorImpl<Type> &types) {
+  return appendInferred(inferGatherType(diagFor<GatherOp>(loc),
+                                        adaptor.getTable().getType(),
+                                        adaptor.getIndices().getType(),
+                                        adaptor.getAxis()),
+                        types);
+}
+
+LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
+    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
+    SmallVectorImpl<Type> &types) {
+  return appendInferred(
+      inferSoftmaxCrossEntropyType(diagFor<SoftmaxCrossEntropyOp>(loc),
+                                   adaptor.getLogits().getType(),
+                                   adaptor.getLabels().getType()),
+      types);
+}
+
+//===----------------------------------------------------------------------===//
+// Verifiers of type-defining ops
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxOp::verify() {
+  return inferSoftmaxType(diagFor<SoftmaxOp>(getLoc()), getType(), getAxis());
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return inferSoftmaxType(diagFor<LogSoftmaxOp>(getLoc()), getType(),
+                          getAxis());
+}
+
+LogicalResult ReshapeOp::verify() {
+  return verifyReshape(diagFor<ReshapeOp>(getLoc()), getOperand().getType(),
+                       getType());
+}
+
+LogicalResult BroadcastOp::verify() {
+  return verifyBroadcast(diagFor<BroadcastOp>(getLoc()), getOperand().getType(),
+                         getType());
+}

@@ -1,0 +1,486 @@
+//===- KilnOps.td - kiln dialect ops ----------------------*- tablegen -*-===//
+//
+// Shapes are checked by each op's `inferReturnTypes`, which calls the shape
+// rules in KilnShapes.h; importers call the same rules before building an op.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_OPS_TD
+#define KILN_OPS_TD
+
+include "dialects/Kiln/KilnBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+class Kiln_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Kiln_Dialect, mnemonic, traits>;
+
+/// An op whose result type follows from its operands and attributes. The
+/// result may be less static than the inferred type (a `?` where the rule
+/// knows a size); `kiln-infer-shapes` refines it.
+class Kiln_InferredOp<string mnemonic, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat(traits, [InferTypeOpAdaptorWithIsCompatible])> {
+  code compatibleReturnTypes = [{
+    bool $cppClass::isCompatibleReturnTypes(::mlir::TypeRange inferred,
+                                            ::mlir::TypeRange actual) {
+      return ::kiln::areCompatibleTensorTypes(inferred, actual);
+    }
+  }];
+  let extraClassDefinition = compatibleReturnTypes;
+}
+
+//===----------------------------------------------------------------------===//
+// Constants and variables
+//===----------------------------------------------------------------------===//
+
+def Kiln_ConstantOp : Kiln_Op<"constant",
+    [ConstantLike, Pure, AllTypesMatch<["value", "result"]>]> {
+  let summary = "A constant tensor";
+  let description = [{
+    ```
+    %c = kiln.constant dense<[1.0, 2.0]> : tensor<2xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
+def Kiln_VariableOp : Kiln_Op<"variable",
+    [Symbol, HasParent<"::mlir::ModuleOp">]> {
+  let summary = "A model variable: persistent state with an initializer";
+  let description = [{
+    Declares a variable at module level. `kiln.read` reads its value.
+    ```
+    kiln.variable @fc1.w : tensor<784x128xf32> init <glorot_uniform, seed = 1>
+    kiln.variable @steps : tensor<i64> init <zeros> {trainable = false}
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<Kiln_Tensor>:$type,
+                       Kiln_InitializerAttr:$initializer,
+                       DefaultValuedAttr<BoolAttr, "true">:$trainable);
+  let assemblyFormat = "$sym_name `:` $type `init` $initializer attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getTensorType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getType());
+    }
+  }];
+}
+
+def Kiln_ReadOp : Kiln_Op<"read",
+    [MemoryEffects<[MemRead]>, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Reads the current value of a variable";
+  let description = [{
+    ```
+    %w = kiln.read @fc1.w : tensor<784x128xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$variable attr-dict `:` type($result)";
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+/// Elementwise ops take operands of one shape and element type.
+class Kiln_ElementwiseOp<string mnemonic, list<Trait> traits = []>
+    : Kiln_Op<mnemonic, !listconcat(traits,
+        [Pure, Elementwise, SameOperandsAndResultType])>;
+
+class Kiln_UnaryOp<string mnemonic, Type type, list<Trait> traits = []>
+    : Kiln_ElementwiseOp<mnemonic, traits> {
+  let arguments = (ins type:$operand);
+  let results = (outs type:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($result)";
+}
+
+class Kiln_BinaryOp<string mnemonic, list<Trait> traits = []>
+    : Kiln_ElementwiseOp<mnemonic, traits> {
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Kiln_AddOp : Kiln_BinaryOp<"add", [Commutative]> {
+  let summary = "Elementwise sum";
+  let hasFolder = 1;
+}
+def Kiln_SubOp : Kiln_BinaryOp<"sub"> {
+  let summary = "Elementwise difference";
+  let hasFolder = 1;
+}
+def Kiln_MulOp : Kiln_BinaryOp<"mul", [Commutative]> {
+  let summary = "Elementwise product";
+  let hasFolder = 1;
+}
+def Kiln_DivOp : Kiln_BinaryOp<"div"> {
+  let summary = "Elementwise quotient (integers truncate toward zero)";
+  let hasFolder = 1;
+}
+def Kiln_MaximumOp : Kiln_BinaryOp<"maximum", [Commutative]> {
+  let summary = "Elementwise maximum";
+  let hasFolder = 1;
+}
+def Kiln_MinimumOp : Kiln_BinaryOp<"minimum", [Commutative]> {
+  let summary = "Elementwise minimum";
+  let hasFolder = 1;
+}
+
+def Kiln_NegOp : Kiln_UnaryOp<"neg", Kiln_NumericTensor, [Involution]> {
+  let summary = "Elementwise negation";
+}
+def Kiln_ExpOp : Kiln_UnaryOp<"exp", Kiln_FloatTensor> {
+  let summary = "Elementwise e^x";
+}
+def Kiln_LogOp : Kiln_UnaryOp<"log", Kiln_FloatTensor> {
+  let summary = "Elementwise natural logarithm";
+}
+def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", Kiln_FloatTensor> {
+  let summary = "Elementwise square root";
+}
+def Kiln_RsqrtOp : Kiln_UnaryOp<"rsqrt", Kiln_FloatTensor> {
+  let summary = "Elementwise reciprocal square root";
+}
+def Kiln_TanhOp : Kiln_UnaryOp<"tanh", Kiln_FloatTensor> {
+  let summary = "Elementwise hyperbolic tangent";
+}
+def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", Kiln_FloatTensor> {
+  let summary = "Elementwise logistic function 1 / (1 + e^-x)";
+}
+def Kiln_ReluOp : Kiln_UnaryOp<"relu", Kiln_NumericTensor, [Idempotent]> {
+  let summary = "Elementwise max(x, 0)";
+}
+
+def Kiln_GeluOp : Kiln_ElementwiseOp<"gelu"> {
+  let summary = "Gaussian error linear unit";
+  let description = [{
+    `exact`: x * Phi(x) with the normal CDF; `tanh`: the tanh approximation
+    (PyTorch's `approximate='tanh'`).
+    ```
+    %y = kiln.gelu %x approximation(tanh) : tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$operand,
+                       Kiln_GeluApproximation:$approximation);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = [{
+    $operand `approximation` `(` $approximation `)` attr-dict `:` type($result)
+  }];
+}
+
+def Kiln_CompareOp : Kiln_InferredOp<"compare",
+    [Pure, Elementwise, SameTypeOperands]> {
+  let summary = "Elementwise comparison giving booleans";
+  let description = [{
+    ```
+    %m = kiln.compare lt, %a, %b : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_ComparePredicate:$predicate,
+                       Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
+  let results = (outs Kiln_BoolTensor:$result);
+  let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
+}
+
+def Kiln_SelectOp : Kiln_InferredOp<"select",
+    [Pure, Elementwise, AllTypesMatch<["on_true", "on_false"]>]> {
+  let summary = "Elementwise choice: on_true where condition, else on_false";
+  let description = [{
+    ```
+    %r = kiln.select %m, %a, %b : tensor<4xi1>, tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_BoolTensor:$condition, Kiln_Tensor:$on_true,
+                       Kiln_Tensor:$on_false);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:` type($condition) `,` type($on_true)
+  }];
+  let hasFolder = 1;
+}
+
+def Kiln_CastOp : Kiln_Op<"cast", [Pure, Elementwise, SameOperandsAndResultShape]> {
+  let summary = "Elementwise conversion to another element type";
+  let description = [{
+    Floats to integers truncate toward zero; to bool, nonzero is true.
+    ```
+    %h = kiln.cast %x : tensor<4xf32> to tensor<4xbf16>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `to` type($result)";
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+def Kiln_MatmulOp : Kiln_InferredOp<"matmul", [Pure]> {
+  let summary = "Matrix product, optionally batched and transposed";
+  let description = [{
+    `lhs` is `[batch..., M, K]` (`[batch..., K, M]` with `transpose_a`), `rhs`
+    is `[batch..., K, N]` (`[batch..., N, K]` with `transpose_b`); the result
+    is `[batch..., M, N]`. Batch dimensions are equal, or `rhs` is a matrix
+    shared by every batch (a dense layer over a sequence).
+    ```
+    %y = kiln.matmul %x, %w {transpose_b} : (tensor<32x784xf32>, tensor<128x784xf32>) -> tensor<32x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs,
+                       UnitAttr:$transpose_a, UnitAttr:$transpose_b);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+def Kiln_ReshapeOp : Kiln_Op<"reshape", [Pure]> {
+  let summary = "Same elements in row-major order, another shape";
+  let description = [{
+    The result type gives the shape. One `?` in it is inferred from the
+    element count (like -1 in numpy) by `kiln-infer-shapes`.
+    ```
+    %f = kiln.reshape %x : tensor<32x28x28xf32> -> tensor<32x784xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_BroadcastOp : Kiln_Op<"broadcast", [Pure]> {
+  let summary = "Replicates a tensor to a larger shape (numpy broadcast_to)";
+  let description = [{
+    Dimensions align from the right; each operand dimension equals the result's
+    or is 1; missing leading dimensions are added.
+    ```
+    %b = kiln.broadcast %bias : tensor<128xf32> -> tensor<32x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($operand) `->` type($result)";
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
+def Kiln_TransposeOp : Kiln_InferredOp<"transpose", [Pure]> {
+  let summary = "Permutes dimensions: result dim i is operand dim permutation[i]";
+  let description = [{
+    ```
+    %t = kiln.transpose %x [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand, DenseI64ArrayAttr:$permutation);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand $permutation attr-dict `:` type($operand) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+def Kiln_ConcatOp : Kiln_InferredOp<"concat", [Pure]> {
+  let summary = "Joins tensors along one axis";
+  let description = [{
+    ```
+    %c = kiln.concat %a, %b axis = 1 : (tensor<4x2xf32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Kiln_Tensor>:$inputs, I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $inputs `axis` `=` $axis attr-dict `:` functional-type($inputs, $result)
+  }];
+  let hasFolder = 1;
+}
+
+def Kiln_SliceOp : Kiln_InferredOp<"slice", [Pure]> {
+  let summary = "Static strided slice: [start, limit) with a step per dim";
+  let description = [{
+    ```
+    %s = kiln.slice %x start [0, 2] limit [4, 8] step [1, 2] : tensor<4x8xf32> -> tensor<4x3xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand, DenseI64ArrayAttr:$start,
+                       DenseI64ArrayAttr:$limit, DenseI64ArrayAttr:$step);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $operand `start` $start `limit` $limit `step` $step attr-dict `:` type($operand) `->` type($result)
+  }];
+  let hasFolder = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+class Kiln_ReduceOp<string mnemonic, Type type>
+    : Kiln_InferredOp<mnemonic, [Pure]> {
+  let arguments = (ins type:$operand, DenseI64ArrayAttr:$axes, UnitAttr:$keep_dims);
+  let results = (outs type:$result);
+  let assemblyFormat = [{
+    $operand `axes` $axes attr-dict `:` type($operand) `->` type($result)
+  }];
+  let hasFolder = 1;
+  let extraClassDefinition = compatibleReturnTypes # [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::appendInferred(
+          ::kiln::inferReduceType(
+              ::kiln::ShapeDiag(location, getOperationName()),
+              adaptor.getOperand().getType(), adaptor.getAxes(),
+              adaptor.getKeepDims()),
+          types);
+    }
+  }];
+}
+
+def Kiln_ReduceSumOp : Kiln_ReduceOp<"reduce_sum", Kiln_NumericTensor> {
+  let summary = "Sum over the given axes";
+  let description = [{
+    ```
+    %s = kiln.reduce_sum %x axes [1] : tensor<4x8xf32> -> tensor<4xf32>
+    %k = kiln.reduce_sum %x axes [1] {keep_dims} : tensor<4x8xf32> -> tensor<4x1xf32>
+    ```
+  }];
+}
+def Kiln_ReduceMeanOp : Kiln_ReduceOp<"reduce_mean", Kiln_FloatTensor> {
+  let summary = "Mean over the given axes";
+}
+def Kiln_ReduceMaxOp : Kiln_ReduceOp<"reduce_max", Kiln_NumericTensor> {
+  let summary = "Maximum over the given axes";
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization
+//===----------------------------------------------------------------------===//
+
+class Kiln_SoftmaxLikeOp<string mnemonic>
+    : Kiln_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let hasVerifier = 1;
+  let arguments = (ins Kiln_FloatTensor:$operand, I64Attr:$axis);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$operand `axis` `=` $axis attr-dict `:` type($result)";
+}
+
+def Kiln_SoftmaxOp : Kiln_SoftmaxLikeOp<"softmax"> {
+  let summary = "exp(x) / sum(exp(x)) along one axis";
+  let description = [{
+    ```
+    %p = kiln.softmax %x axis = 1 : tensor<4x10xf32>
+    ```
+  }];
+}
+def Kiln_LogSoftmaxOp : Kiln_SoftmaxLikeOp<"log_softmax"> {
+  let summary = "x - log(sum(exp(x))) along one axis";
+}
+
+def Kiln_LayerNormOp : Kiln_InferredOp<"layer_norm", [Pure]> {
+  let summary = "Normalizes over the trailing dimensions from `axis`, then scales and shifts";
+  let description = [{
+    `y = (x - mean) / sqrt(var + epsilon) * scale + bias`, with mean and
+    (biased) variance over dimensions `[axis, rank)`; `scale` and the optional
+    `bias` have the shape of those dimensions.
+    ```
+    %y = kiln.layer_norm %x, %g, %b axis = 1 epsilon = 1.0e-05 : (tensor<4x8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$input, Kiln_FloatTensor:$scale,
+                       Optional<Kiln_FloatTensor>:$bias, I64Attr:$axis,
+                       F64Attr:$epsilon);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale (`,` $bias^)? `axis` `=` $axis `epsilon` `=` $epsilon attr-dict
+    `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Embeddings
+//===----------------------------------------------------------------------===//
+
+def Kiln_GatherOp : Kiln_InferredOp<"gather", [Pure]> {
+  let summary = "Takes slices of `table` at `indices` along `axis` (embedding lookup)";
+  let description = [{
+    The result shape is `table[:axis] + indices + table[axis+1:]`; with
+    `axis = 0` each index selects a row, as in an embedding lookup.
+    ```
+    %e = kiln.gather %table[%ids] : (tensor<10000x16xf32>, tensor<32x4xi64>) -> tensor<32x4x16xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$table, Kiln_IndexTensor:$indices,
+                       DefaultValuedAttr<I64Attr, "0">:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $table `[` $indices `]` attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Losses: each is the mean over the batch, a scalar of the input's float type.
+//===----------------------------------------------------------------------===//
+
+def Kiln_SoftmaxCrossEntropyOp : Kiln_InferredOp<"softmax_cross_entropy", [Pure]> {
+  let summary = "Mean softmax cross-entropy of logits [B, C] against class ids [B]";
+  let description = [{
+    ```
+    %l = kiln.softmax_cross_entropy %logits, %labels : (tensor<32x10xf32>, tensor<32xi32>) -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels);
+  let results = (outs Kiln_FloatScalar:$result);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+}
+
+class Kiln_PointwiseLossOp<string mnemonic>
+    : Kiln_InferredOp<mnemonic, [Pure, SameTypeOperands]> {
+  let results = (outs Kiln_FloatScalar:$result);
+  let extraClassDefinition = compatibleReturnTypes # [{
+    ::llvm::LogicalResult $cppClass::inferReturnTypes(
+        ::mlir::MLIRContext *, std::optional<::mlir::Location> location,
+        Adaptor adaptor, ::llvm::SmallVectorImpl<::mlir::Type> &types) {
+      return ::kiln::appendInferred(
+          ::kiln::inferPointwiseLossType(
+              ::kiln::ShapeDiag(location, getOperationName()),
+              adaptor.getOperands().getTypes()),
+          types);
+    }
+  }];
+}
+
+def Kiln_SigmoidCrossEntropyOp : Kiln_PointwiseLossOp<"sigmoid_cross_entropy"> {
+  let summary = "Mean sigmoid cross-entropy of logits against targets in [0, 1]";
+  let description = [{
+    ```
+    %l = kiln.sigmoid_cross_entropy %logits, %targets : tensor<32x1xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_FloatTensor:$targets);
+  let assemblyFormat = "$logits `,` $targets attr-dict `:` type($logits) `->` type($result)";
+}
+
+def Kiln_MeanSquaredErrorOp : Kiln_PointwiseLossOp<"mean_squared_error"> {
+  let summary = "Mean of (prediction - target)^2 over all elements";
+  let description = [{
+    ```
+    %l = kiln.mean_squared_error %pred, %target : tensor<32x1xf32> -> tensor<f32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$prediction, Kiln_FloatTensor:$target);
+  let assemblyFormat = "$prediction `,` $target attr-dict `:` type($prediction) `->` type($result)";
+}
+
+#endif // KILN_OPS_TD

@@ -1,0 +1,185 @@
+//===- TrainSpec.cpp - The kiln.train_spec module attribute ---------------===//
+
+#include "dialects/Kiln/TrainSpec.h"
+#include "dialects/Kiln/KilnDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinAttributes.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+enum class ValueKind { String, Int, Float, Bool, StringList, Dict };
+
+/// One allowed key of a (nested) train spec dictionary.
+struct KeySchema {
+  llvm::StringLiteral name;
+  ValueKind kind;
+  /// Allowed values of a string key; empty = any string.
+  ArrayRef<llvm::StringLiteral> choices = {};
+  /// Keys of a nested dictionary.
+  ArrayRef<KeySchema> nested = {};
+};
+
+constexpr llvm::StringLiteral kOptimizers[] = {"sgd", "momentum", "adam",
+                                               "adamw", "adagrad"};
+constexpr llvm::StringLiteral kSchedules[] = {"constant", "linear_warmup",
+                                              "cosine_decay"};
+constexpr llvm::StringLiteral kPrecisions[] = {"fp32", "bf16_mixed",
+                                               "fp16_mixed"};
+constexpr llvm::StringLiteral kStrategies[] = {"single", "all_reduce",
+                                               "parameter_server"};
+constexpr llvm::StringLiteral kPartitioners[] = {"none", "fixed_shards",
+                                                 "min_max_shard_size"};
+constexpr llvm::StringLiteral kSyncModes[] = {"sync", "async"};
+constexpr llvm::StringLiteral kRematKinds[] = {"none", "memory_budget", "all"};
+
+const KeySchema kScheduleKeys[] = {
+    {"kind", ValueKind::String, kSchedules},
+    {"warmup_steps", ValueKind::Int},
+    {"decay_steps", ValueKind::Int},
+    {"min_lr", ValueKind::Float},
+};
+const KeySchema kOptimizerKeys[] = {
+    {"kind", ValueKind::String, kOptimizers},
+    {"learning_rate", ValueKind::Float},
+    {"momentum", ValueKind::Float},
+    {"nesterov", ValueKind::Bool},
+    {"beta1", ValueKind::Float},
+    {"beta2", ValueKind::Float},
+    {"epsilon", ValueKind::Float},
+    {"weight_decay", ValueKind::Float},
+    {"initial_accumulator", ValueKind::Float},
+    {"clip_global_norm", ValueKind::Float},
+    {"schedule", ValueKind::Dict, {}, kScheduleKeys},
+};
+const KeySchema kStrategyKeys[] = {
+    {"kind", ValueKind::String, kStrategies},
+    {"bucket_bytes", ValueKind::Int},
+};
+const KeySchema kPartitionerKeys[] = {
+    {"kind", ValueKind::String, kPartitioners},
+    {"num_shards", ValueKind::Int},
+    {"min_shard_bytes", ValueKind::Int},
+    {"max_shards", ValueKind::Int},
+    {"hash_embeddings", ValueKind::StringList},
+};
+const KeySchema kRematKeys[] = {
+    {"kind", ValueKind::String, kRematKinds},
+    {"memory_budget_bytes", ValueKind::Int},
+};
+const KeySchema kCheckpointKeys[] = {
+    {"directory", ValueKind::String},
+    {"every_steps", ValueKind::Int},
+    {"keep_last", ValueKind::Int},
+};
+const KeySchema kTrainSpecKeys[] = {
+    {"loss", ValueKind::String},
+    {"label", ValueKind::String},
+    {"optimizer", ValueKind::Dict, {}, kOptimizerKeys},
+    {"batch_size", ValueKind::Int},
+    {"accumulate_steps", ValueKind::Int},
+    {"precision", ValueKind::String, kPrecisions},
+    {"strategy", ValueKind::Dict, {}, kStrategyKeys},
+    {"partitioner", ValueKind::Dict, {}, kPartitionerKeys},
+    {"sync_mode", ValueKind::String, kSyncModes},
+    {"remat", ValueKind::Dict, {}, kRematKeys},
+    {"checkpoint", ValueKind::Dict, {}, kCheckpointKeys},
+};
+
+bool hasKind(Attribute value, ValueKind kind) {
+  switch (kind) {
+  case ValueKind::String:
+    return llvm::isa<StringAttr>(value);
+  case ValueKind::Int: {
+    auto i = llvm::dyn_cast<IntegerAttr>(value);
+    return i && i.getType().isSignlessInteger(64);
+  }
+  case ValueKind::Float:
+    return llvm::isa<FloatAttr>(value);
+  case ValueKind::Bool:
+    return llvm::isa<BoolAttr>(value);
+  case ValueKind::StringList: {
+    auto list = llvm::dyn_cast<ArrayAttr>(value);
+    return list && llvm::all_of(list, [](Attribute a) {
+             return llvm::isa<StringAttr>(a);
+           });
+  }
+  case ValueKind::Dict:
+    return llvm::isa<DictionaryAttr>(value);
+  }
+  llvm_unreachable("unknown value kind");
+}
+
+StringRef kindName(ValueKind kind) {
+  switch (kind) {
+  case ValueKind::String:
+    return "a string";
+  case ValueKind::Int:
+    return "an i64";
+  case ValueKind::Float:
+    return "a float";
+  case ValueKind::Bool:
+    return "a bool";
+  case ValueKind::StringList:
+    return "a list of strings";
+  case ValueKind::Dict:
+    return "a dictionary";
+  }
+  llvm_unreachable("unknown value kind");
+}
+
+LogicalResult verifyDict(Operation *op, DictionaryAttr dict,
+                         ArrayRef<KeySchema> schema, const std::string &path) {
+  for (NamedAttribute entry : dict) {
+    std::string key = path + entry.getName().str();
+    const KeySchema *match = llvm::find_if(
+        schema, [&](const KeySchema &k) { return k.name == entry.getName(); });
+    if (match == schema.end())
+      return op->emitError("train spec has unknown key '") << key << "'";
+    if (!hasKind(entry.getValue(), match->kind))
+      return op->emitError("train spec key '")
+             << key << "' must be " << kindName(match->kind);
+    if (!match->choices.empty()) {
+      StringRef value = llvm::cast<StringAttr>(entry.getValue()).getValue();
+      if (!llvm::is_contained(match->choices, value)) {
+        InFlightDiagnostic diag = op->emitError("train spec key '")
+                                  << key << "' is '" << value
+                                  << "', expected one of: ";
+        llvm::interleaveComma(match->choices, diag);
+        return diag;
+      }
+    }
+    if (match->kind == ValueKind::Dict &&
+        failed(verifyDict(op, llvm::cast<DictionaryAttr>(entry.getValue()),
+                          match->nested, key + ".")))
+      return failure();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult verifyTrainSpec(ModuleOp module, Attribute spec) {
+  auto dict = llvm::dyn_cast<DictionaryAttr>(spec);
+  if (!dict)
+    return module.emitError("'") << KilnDialect::kTrainSpecAttrName
+                                 << "' must be a dictionary";
+  if (failed(verifyDict(module, dict, kTrainSpecKeys, "")))
+    return failure();
+  auto loss = dict.getAs<StringAttr>("loss");
+  if (!loss)
+    return module.emitError("train spec needs a 'loss'");
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward)
+    return module.emitError("train spec needs a 'forward' function");
+  for (unsigned i = 0, e = forward.getNumResults(); i < e; ++i)
+    if (forward.getResultAttr(i, KilnDialect::kNameAttrName) == loss)
+      return success();
+  return module.emitError("train spec loss '")
+         << loss.getValue() << "' is not an output of @forward";
+}
+
+} // namespace kiln

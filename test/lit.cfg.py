@@ -1,0 +1,19 @@
+# lit configuration of kiln's IR and tool tests (see test/README.md).
+import os
+
+import lit.formats
+
+config.name = "Kiln"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".mlir", ".pbtxt", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
+# Fixtures and non-lit suites live beside the lit tests.
+config.excludes = ["Inputs", "unit", "fuzz", "CMakeLists.txt", "lit.cfg.py",
+                   "lit.site.cfg.py.in", "README.md"]
+
+# kiln's tools first, then FileCheck, not and split-file from Debian's LLVM 19.
+path = [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
+config.environment["PATH"] = os.pathsep.join(path)
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append(("%FileCheck", "FileCheck --enable-var-scope"))
