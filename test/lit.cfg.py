@@ -17,3 +17,8 @@ path = [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PA
 config.environment["PATH"] = os.pathsep.join(path)
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%FileCheck", "FileCheck --enable-var-scope"))
+config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
+# Encodes a text graph file as binary: %encode-graph < in.pbtxt > out.pb
+config.substitutions.append(("%encode-graph",
+    "protoc --proto_path=%s --encode=kiln.graph.GraphDef kiln/graph.proto"
+    % os.path.join(config.kiln_src_root, "proto")))

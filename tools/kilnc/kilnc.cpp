@@ -1,6 +1,6 @@
 //===- kilnc.cpp - The kiln compiler driver -------------------------------===//
 //
-//   kilnc MODEL (.pb | .pbtxt | .onnx | .mlir) --emit=mlir [-o OUT]
+//   kilnc MODEL (.pb | .pbtxt | .onnx | .mlir) --emit=mlir [-o OUT] [--report]
 //
 // Imports the model, verifies it, runs the import clean-up pipeline and
 // writes the result. Every failure is one line on stderr and exit code 1;
@@ -11,6 +11,7 @@
 #include "compiler/Import/ModelImporter.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/RegisterAll.h"
+#include "compiler/Support/ModelReport.h"
 #include "compiler/Support/OneLineDiagnostics.h"
 
 #include "mlir/IR/AsmState.h"
@@ -42,6 +43,8 @@ cl::opt<Emit> emit("emit", cl::desc("What to write"), cl::init(Emit::Mlir),
 cl::list<std::string> dims("dim",
                            cl::desc("Size of a symbolic ONNX input dimension"),
                            cl::value_desc("NAME=SIZE"));
+cl::opt<bool> report("report",
+                     cl::desc("Print a summary of the compiled model to stderr"));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
                                  "shape refinement and canonicalization"));
@@ -113,5 +116,7 @@ int main(int argc, char **argv) {
     if (failed(pm.run(*module)))
       return 1;
   }
+  if (report)
+    kiln::printModelReport(*module, llvm::errs());
   return failed(writeModule(*module)) ? 1 : 0;
 }
