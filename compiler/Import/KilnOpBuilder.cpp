@@ -45,12 +45,15 @@ KilnOpBuilder::broadcastOperands(StringRef opName, ValueRange operands) {
         broadcastShapes(shape, shapeOf(operand));
     if (failed(joined)) {
       InFlightDiagnostic error = emitError();
-      error << "'" << opName << "' op cannot broadcast operand shapes";
-      for (Value v : operands) {
-        error << " [";
-        llvm::interleaveComma(shapeOf(v), error);
-        error << "]";
-      }
+      error << "'" << opName << "' op cannot broadcast operand shapes ";
+      llvm::interleave(
+          operands, error,
+          [&](Value v) {
+            error << "[";
+            llvm::interleaveComma(shapeOf(v), error);
+            error << "]";
+          },
+          " and ");
       return failure();
     }
     shape = std::move(*joined);

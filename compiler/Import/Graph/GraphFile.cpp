@@ -30,7 +30,8 @@ public:
       return;
     at.line = line + 1;
     at.column = column + 1;
-    message_ = message;
+    // Kiln's messages end without a period; protobuf's do.
+    message_ = llvm::StringRef(message).rtrim('.').str();
   }
   LineCol at;
   std::string message_;

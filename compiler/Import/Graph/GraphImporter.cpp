@@ -34,17 +34,23 @@ public:
   OwningOpRef<ModuleOp> run();
 
 private:
+  /// "node 'fc1'", or "node #3" for an unnamed one.
+  static std::string label(StringRef kind, const std::string &name, int i) {
+    if (name.empty())
+      return (kind + " #" + Twine(i)).str();
+    return (kind + " '" + name + "'").str();
+  }
   Location variableLoc(int i) const {
     return file.locate(context, file.variableLines[i],
-                       "variable '" + graph.variables(i).name() + "'");
+                       label("variable", graph.variables(i).name(), i));
   }
   Location inputLoc(int i) const {
     return file.locate(context, file.inputLines[i],
-                       "input '" + graph.inputs(i).name() + "'");
+                       label("input", graph.inputs(i).name(), i));
   }
   Location nodeLoc(int i) const {
     return file.locate(context, file.nodeLines[i],
-                       "node '" + graph.nodes(i).name() + "'");
+                       label("node", graph.nodes(i).name(), i));
   }
   Location outputLoc(int i) const {
     return file.locate(context, file.outputLines[i],
@@ -181,10 +187,12 @@ LogicalResult GraphImporter::reportCycle(ArrayRef<int> remaining) {
   ArrayRef<int> cycle = ArrayRef<int>(path).drop_front(position[node]);
   InFlightDiagnostic error = emitError(nodeLoc(cycle.front()));
   error << "is part of a cycle: ";
-  // The walk followed inputs (against the data flow); print along the flow.
-  for (int n : llvm::reverse(cycle))
-    error << "'" << graph.nodes(n).name() << "' -> ";
-  error << "'" << graph.nodes(cycle.back()).name() << "'";
+  // The walk followed inputs, against the data flow; print along the flow,
+  // from and back to the node the error is about.
+  error << "'" << graph.nodes(cycle.front()).name() << "'";
+  for (int n : llvm::reverse(cycle.drop_front()))
+    error << " -> '" << graph.nodes(n).name() << "'";
+  error << " -> '" << graph.nodes(cycle.front()).name() << "'";
   return failure();
 }
 
@@ -228,11 +236,10 @@ GraphImporter::convertInitializer(const graph::Variable &var,
     attr = make(InitKind::glorot_normal, 0, 0, {});
     break;
   default:
-    return emitError(loc) << "initializer kind " << init.kind() << " is unknown";
+    return emitError(loc) << "initializer kind " << static_cast<int>(init.kind())
+                          << " is unknown";
   }
-  if (failed(attr.verifyFor(type, [&] {
-        return emitError(loc) << "initializer ";
-      })))
+  if (failed(attr.verifyFor(type, [&] { return emitError(loc); })))
     return failure();
   return attr;
 }
@@ -302,14 +309,16 @@ LogicalResult GraphImporter::importNode(int index) {
   if (count < spec->minInputs || count > spec->maxInputs) {
     InFlightDiagnostic error = ops.emitError();
     error << "op '" << node.op() << "' expects ";
-    if (spec->minInputs == spec->maxInputs)
-      error << spec->minInputs;
-    else if (spec->maxInputs == ~0u)
-      error << "at least " << spec->minInputs;
-    else
-      error << spec->minInputs << " to " << spec->maxInputs;
-    return error << " input" << (spec->maxInputs == 1 ? "" : "s") << ", got "
-                 << count;
+    unsigned bound = spec->maxInputs;
+    if (spec->minInputs == spec->maxInputs) {
+      error << bound;
+    } else if (spec->maxInputs == ~0u) {
+      bound = spec->minInputs;
+      error << "at least " << bound;
+    } else {
+      error << spec->minInputs << " to " << bound;
+    }
+    return error << (bound == 1 ? " input" : " inputs") << ", got " << count;
   }
   for (const auto &[name, value] : node.attrs()) {
     if (llvm::is_contained(spec->attrs, name))
@@ -367,7 +376,7 @@ LogicalResult GraphImporter::checkLoss() {
   auto type = llvm::cast<RankedTensorType>(values.lookup(graph.train().loss()).getType());
   if (type.getRank() == 0 && llvm::isa<FloatType>(type.getElementType()))
     return success();
-  return emitError(file.locate(context, file.trainLine, "train spec"))
+  return emitError(file.locate(context, file.trainLine, ""))
          << "train.loss names '" << graph.train().loss()
          << "', which must be a float scalar, got " << type;
 }
@@ -386,7 +395,7 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       return nullptr;
   if (graph.has_train()) {
     FailureOr<DictionaryAttr> spec =
-        importTrainSpec(graph, file.locate(context, file.trainLine, "train spec"));
+        importTrainSpec(graph, file.locate(context, file.trainLine, ""));
     if (failed(spec))
       return nullptr;
     (*module)->setAttr(KilnDialect::kTrainSpecAttrName, *spec);

@@ -5,10 +5,19 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <cstdio>
+
 using namespace mlir;
 
 namespace kiln {
 namespace {
+
+/// A number as a user wrote it ("0.001", not "1.000000e-03").
+std::string number(double value) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%g", value);
+  return text;
+}
 
 /// Builds the dictionary and reports errors at one location.
 class SpecBuilder {
@@ -92,7 +101,8 @@ FailureOr<DictionaryAttr> SpecBuilder::schedule(const graph::LearningRateSchedul
     return error("optimizer.schedule.warmup_steps")
            << "must be > 0 for a linear warm-up";
   if (s.min_lr() < 0)
-    return error("optimizer.schedule.min_lr") << "must be >= 0, got " << s.min_lr();
+    return error("optimizer.schedule.min_lr")
+           << "must be >= 0, got " << number(s.min_lr());
   FailureOr<StringRef> kind = pick("optimizer.schedule.kind", s.kind(),
                                   {"constant", "linear_warmup", "cosine_decay"});
   if (failed(kind))
@@ -109,10 +119,10 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
   double defaultLr = (opt.kind() == K::ADAM || opt.kind() == K::ADAMW) ? 1e-3 : 1e-2;
   double lr = opt.has_learning_rate() ? opt.learning_rate() : defaultLr;
   if (!(lr > 0))
-    return error("optimizer.learning_rate") << "must be > 0, got " << lr;
+    return error("optimizer.learning_rate") << "must be > 0, got " << number(lr);
   if (opt.clip_global_norm() < 0)
     return error("optimizer.clip_global_norm")
-           << "must be >= 0, got " << opt.clip_global_norm();
+           << "must be >= 0, got " << number(opt.clip_global_norm());
   FailureOr<DictionaryAttr> sched = schedule(opt.schedule());
   if (failed(sched))
     return failure();
@@ -127,8 +137,8 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
   auto inRange = [&](StringRef field, double value, double lo, double hi,
                      bool closedHi) -> LogicalResult {
     if (value < lo || value > hi || (!closedHi && value == hi))
-      return error(field) << "must be in [" << lo << ", " << hi
-                          << (closedHi ? "]" : ")") << ", got " << value;
+      return error(field) << "must be in [" << number(lo) << ", " << number(hi)
+                          << (closedHi ? "]" : ")") << ", got " << number(value);
     return success();
   };
   switch (opt.kind()) {
@@ -151,13 +161,13 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
         failed(inRange("optimizer.beta2", beta2, 0, 1, false)))
       return failure();
     if (!(epsilon > 0))
-      return error("optimizer.epsilon") << "must be > 0, got " << epsilon;
+      return error("optimizer.epsilon") << "must be > 0, got " << number(epsilon);
     entries.append({f64("beta1", beta1), f64("beta2", beta2),
                     f64("epsilon", epsilon)});
     if (opt.kind() == K::ADAMW) {
       double decay = opt.has_weight_decay() ? opt.weight_decay() : 1e-2;
       if (decay < 0)
-        return error("optimizer.weight_decay") << "must be >= 0, got " << decay;
+        return error("optimizer.weight_decay") << "must be >= 0, got " << number(decay);
       entries.push_back(f64("weight_decay", decay));
     }
     break;
@@ -166,10 +176,10 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
     double epsilon = opt.has_epsilon() ? opt.epsilon() : 1e-10;
     double initial = opt.has_initial_accumulator() ? opt.initial_accumulator() : 0.0;
     if (!(epsilon > 0))
-      return error("optimizer.epsilon") << "must be > 0, got " << epsilon;
+      return error("optimizer.epsilon") << "must be > 0, got " << number(epsilon);
     if (initial < 0)
       return error("optimizer.initial_accumulator")
-             << "must be >= 0, got " << initial;
+             << "must be >= 0, got " << number(initial);
     entries.append({f64("epsilon", epsilon), f64("initial_accumulator", initial)});
     break;
   }
