@@ -38,34 +38,42 @@ Operation *KilnDialect::materializeConstant(OpBuilder &builder, Attribute value,
 
 LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == kNameAttrName)
+    return op->emitError("'")
+           << kNameAttrName << "' belongs on a function argument or result";
   if (attr.getName() != kTrainSpecAttrName)
-    return op->emitError("unknown kiln attribute '") << attr.getName() << "'";
+    return op->emitError("unknown kiln attribute '")
+           << attr.getName().getValue() << "'";
   auto module = llvm::dyn_cast<ModuleOp>(op);
   if (!module)
     return op->emitError("'") << kTrainSpecAttrName << "' belongs on a module";
   return verifyTrainSpec(module, attr.getValue());
 }
 
-static LogicalResult verifyNameAttr(Operation *op, NamedAttribute attr) {
+/// Checks a `kiln.name` on argument or result `index` (`what`) of `op`.
+static LogicalResult verifyNameAttr(Operation *op, StringRef what,
+                                    unsigned index, NamedAttribute attr) {
   if (attr.getName() != KilnDialect::kNameAttrName)
-    return op->emitError("unknown kiln attribute '") << attr.getName() << "'";
+    return op->emitError("unknown kiln attribute '")
+           << attr.getName().getValue() << "' on " << what << " #" << index;
   auto name = llvm::dyn_cast<StringAttr>(attr.getValue());
   if (!name || name.getValue().empty())
-    return op->emitError("'") << KilnDialect::kNameAttrName
-                              << "' must be a non-empty string";
+    return op->emitError("'")
+           << KilnDialect::kNameAttrName << "' of " << what << " #" << index
+           << " must be a non-empty string, got " << attr.getValue();
   return success();
 }
 
 LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned,
-                                                    unsigned,
+                                                    unsigned argIndex,
                                                     NamedAttribute attr) {
-  return verifyNameAttr(op, attr);
+  return verifyNameAttr(op, "argument", argIndex, attr);
 }
 
 LogicalResult KilnDialect::verifyRegionResultAttribute(Operation *op, unsigned,
-                                                       unsigned,
+                                                       unsigned resultIndex,
                                                        NamedAttribute attr) {
-  return verifyNameAttr(op, attr);
+  return verifyNameAttr(op, "result", resultIndex, attr);
 }
 
 //===----------------------------------------------------------------------===//
@@ -161,7 +169,8 @@ InitializerAttr::verifyFor(RankedTensorType type,
                        << stringifyInitKind(kind) << "', got "
                        << type.getElementType();
   if (!std::isfinite(getFirst()) || !std::isfinite(getSecond()))
-    return emitError() << "expects finite initializer parameters";
+    return emitError() << "expects finite initializer parameters, got "
+                       << getFirst() << " and " << getSecond();
   if (kind == InitKind::uniform && !(getFirst() < getSecond()))
     return emitError() << "expects uniform min (" << getFirst()
                        << ") to be less than max (" << getSecond() << ")";

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -19,12 +20,19 @@ namespace {
 using FloatFn = function_ref<std::optional<APFloat>(APFloat, APFloat)>;
 using IntFn = function_ref<std::optional<APInt>(APInt, APInt)>;
 
-/// Folds a binary op whose operands are both constants.
-OpFoldResult foldConstants(ArrayRef<Attribute> operands, FloatFn onFloats,
-                           IntFn onInts) {
-  if (Attribute folded = constFoldBinaryOpConditional<FloatAttr, APFloat, void>(operands, onFloats))
-    return folded;
-  return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(operands, onInts);
+/// Folds a binary op of type `type` whose operands are both constants. The
+/// element type picks the function: the common folder reads a splat as the
+/// value type it is given, whatever the attribute holds.
+OpFoldResult foldConstants(Type type, ArrayRef<Attribute> operands,
+                           FloatFn onFloats, IntFn onInts) {
+  Type elementType = getElementTypeOrSelf(type);
+  if (llvm::isa<FloatType>(elementType))
+    return constFoldBinaryOpConditional<FloatAttr, APFloat, void>(operands,
+                                                                  onFloats);
+  if (llvm::isa<IntegerType>(elementType))
+    return constFoldBinaryOpConditional<IntegerAttr, APInt, void>(operands,
+                                                                  onInts);
+  return {};
 }
 
 /// A splat constant of `type` holding `operand`'s splat value, or null.
@@ -47,7 +55,7 @@ OpFoldResult AddOp::fold(FoldAdaptor adaptor) {
   if (matchPattern(getRhs(), m_NegZeroFloat()))
     return getLhs();
   return foldConstants(
-      adaptor.getOperands(),
+      getType(), adaptor.getOperands(),
       [](APFloat a, APFloat b) -> std::optional<APFloat> { return a + b; },
       [](APInt a, APInt b) -> std::optional<APInt> { return a + b; });
 }
@@ -56,7 +64,7 @@ OpFoldResult SubOp::fold(FoldAdaptor adaptor) {
   if (matchPattern(getRhs(), m_Zero()) || matchPattern(getRhs(), m_PosZeroFloat()))
     return getLhs();
   return foldConstants(
-      adaptor.getOperands(),
+      getType(), adaptor.getOperands(),
       [](APFloat a, APFloat b) -> std::optional<APFloat> { return a - b; },
       [](APInt a, APInt b) -> std::optional<APInt> { return a - b; });
 }
@@ -65,7 +73,7 @@ OpFoldResult MulOp::fold(FoldAdaptor adaptor) {
   if (matchPattern(getRhs(), m_One()) || matchPattern(getRhs(), m_OneFloat()))
     return getLhs();
   return foldConstants(
-      adaptor.getOperands(),
+      getType(), adaptor.getOperands(),
       [](APFloat a, APFloat b) -> std::optional<APFloat> { return a * b; },
       [](APInt a, APInt b) -> std::optional<APInt> { return a * b; });
 }
@@ -74,7 +82,7 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
   if (matchPattern(getRhs(), m_One()) || matchPattern(getRhs(), m_OneFloat()))
     return getLhs();
   return foldConstants(
-      adaptor.getOperands(),
+      getType(), adaptor.getOperands(),
       [](APFloat a, APFloat b) -> std::optional<APFloat> { return a / b; },
       [](APInt a, APInt b) -> std::optional<APInt> {
         if (b.isZero() || (a.isMinSignedValue() && b.isAllOnes()))
@@ -87,7 +95,7 @@ OpFoldResult MaximumOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
   return foldConstants(
-      adaptor.getOperands(),
+      getType(), adaptor.getOperands(),
       [](APFloat a, APFloat b) -> std::optional<APFloat> {
         return llvm::maximum(a, b);
       },
@@ -100,7 +108,7 @@ OpFoldResult MinimumOp::fold(FoldAdaptor adaptor) {
   if (getLhs() == getRhs())
     return getLhs();
   return foldConstants(
-      adaptor.getOperands(),
+      getType(), adaptor.getOperands(),
       [](APFloat a, APFloat b) -> std::optional<APFloat> {
         return llvm::minimum(a, b);
       },

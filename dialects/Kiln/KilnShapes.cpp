@@ -154,11 +154,17 @@ InferredType inferSelectType(const ShapeDiag &diag, Type condition, Type onTrue,
   InferredType values = inferElementwiseType(diag, {onTrue, onFalse});
   if (failed(values))
     return failure();
-  auto condShape = RankedTensorType::get(cond->getShape(), values->getElementType());
-  InferredType joined = inferElementwiseType(diag, {*values, condShape});
-  if (failed(joined))
-    return failure();
-  return joined;
+  ArrayRef<int64_t> condShape = cond->getShape();
+  SmallVector<int64_t> shape(values->getShape());
+  if (condShape.size() != shape.size() ||
+      !llvm::all_of(llvm::zip(condShape, shape), [](auto dims) {
+        return compatibleDims(std::get<0>(dims), std::get<1>(dims));
+      }))
+    return diag.fail("expects a condition of shape ", formatShape(shape),
+                     " (the values'), got ", formatShape(condShape));
+  for (auto [d, c] : llvm::zip(shape, condShape))
+    d = joinDims(d, c);
+  return RankedTensorType::get(shape, values->getElementType());
 }
 
 InferredType inferMatmulType(const ShapeDiag &diag, Type lhsType, Type rhsType,

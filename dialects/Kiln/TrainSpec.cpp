@@ -141,7 +141,8 @@ LogicalResult verifyDict(Operation *op, DictionaryAttr dict,
       return op->emitError("train spec has unknown key '") << key << "'";
     if (!hasKind(entry.getValue(), match->kind))
       return op->emitError("train spec key '")
-             << key << "' must be " << kindName(match->kind);
+             << key << "' must be " << kindName(match->kind) << ", got "
+             << entry.getValue();
     if (!match->choices.empty()) {
       StringRef value = llvm::cast<StringAttr>(entry.getValue()).getValue();
       if (!llvm::is_contained(match->choices, value)) {
@@ -166,7 +167,7 @@ LogicalResult verifyTrainSpec(ModuleOp module, Attribute spec) {
   auto dict = llvm::dyn_cast<DictionaryAttr>(spec);
   if (!dict)
     return module.emitError("'") << KilnDialect::kTrainSpecAttrName
-                                 << "' must be a dictionary";
+                                 << "' must be a dictionary, got " << spec;
   if (failed(verifyDict(module, dict, kTrainSpecKeys, "")))
     return failure();
   auto loss = dict.getAs<StringAttr>("loss");

@@ -11,7 +11,13 @@ def KilnInferShapes : Pass<"kiln-infer-shapes", "::mlir::ModuleOp"> {
     Walks every function in order and replaces each result type by the more
     static type its op's shape rule infers, then updates the function's
     result types. A reshape result with one `?` gets it from the element
-    count, like -1 in numpy.
+    count, like -1 in numpy. Sizes that turn out to disagree (operands of an
+    elementwise op, a count a reshape cannot hold) are errors.
+
+    A refinement is taken back where the IR could not hold it: for values
+    used by ops outside kiln, values returned from a function that is called
+    (its signature stays), and operands that must share one type (an
+    elementwise op's, compare's) where only some could be refined.
 
     Before:
     ```
