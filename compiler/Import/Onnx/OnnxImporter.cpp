@@ -1,18 +1,409 @@
 //===- OnnxImporter.cpp - ONNX model → kiln module ------------------------===//
+//
+// Walks the graph in dependency order. Graph inputs become arguments of
+// @forward, graph outputs its results. Initializers are decoded up front and
+// materialized only when a node uses them as data: a float one becomes a
+// `kiln.variable` read once at the top of @forward, any other a
+// `kiln.constant`; one used only at import time (a shape, axes) leaves no
+// trace in the module.
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/OnnxImporter.h"
 
-#include "mlir/IR/Diagnostics.h"
+#include "compiler/Import/Onnx/OnnxGraphOrder.h"
+#include "compiler/Import/Onnx/OnnxModelFile.h"
+#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/Onnx/OnnxOps.h"
+#include "compiler/Import/Onnx/OnnxTensor.h"
+
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/TypeUtilities.h"
+#include "llvm/Support/ErrorHandling.h"
 
 using namespace mlir;
 
 namespace kiln {
+namespace {
 
-OwningOpRef<ModuleOp> importOnnxFile(llvm::StringRef path, MLIRContext &context,
-                                     const OnnxImportOptions &) {
-  emitError(FileLineColLoc::get(&context, path, 0, 0))
-      << "ONNX import is being written";
-  return nullptr;
+/// Default-domain opsets whose ops this importer knows.
+constexpr int64_t kMinOpset = 7;
+constexpr int64_t kMaxOpset = 28;
+constexpr llvm::StringLiteral kFunctionName = "forward";
+
+class OnnxGraphImporter final : public OnnxValueScope {
+public:
+  OnnxGraphImporter(StringRef path, MLIRContext &context,
+                    const OnnxImportOptions &options)
+      : path(path), context(context), options(options),
+        modelDir(getOnnxModelDir(path)),
+        fileLoc(FileLineColLoc::get(&context, path, 0, 0)), builder(&context) {}
+
+  OwningOpRef<ModuleOp> import();
+
+  Value lookup(StringRef name) override;
+  DenseElementsAttr lookupConstant(StringRef name) override;
+  void define(StringRef name, Value value) override { values[name] = value; }
+  void defineConstant(StringRef name, DenseElementsAttr value,
+                      Location loc) override {
+    known.try_emplace(name, Known{value, loc, /*isInitializer=*/false, {}});
+  }
+  void alias(StringRef name, StringRef source) override {
+    aliases[name] = resolve(source).str();
+  }
+  bool isUsed(StringRef name) override { return uses.lookup(name) > 0; }
+
+private:
+  /// A value known at import time: an initializer or a Constant's output.
+  struct Known {
+    DenseElementsAttr value;
+    Location loc;
+    bool isInitializer;
+    /// Its variable read or constant, once used as data.
+    Value materialized;
+  };
+
+  Location namedLoc(const Twine &name) {
+    return NameLoc::get(StringAttr::get(&context, name), fileLoc);
+  }
+  Location nodeLoc(int i);
+  StringRef resolve(StringRef name);
+  const onnx::GraphProto &graph() const { return model->graph(); }
+
+  LogicalResult readOpset();
+  LogicalResult decodeInitializers();
+  FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &input,
+                                           Location loc);
+  LogicalResult buildFunction();
+  void countUses();
+  LogicalResult convertNodes();
+  LogicalResult checkDeclaredType(const onnx::ValueInfoProto &output,
+                                  Type computed, Location loc);
+  LogicalResult buildReturn();
+  Value materialize(StringRef name, Known &entry);
+
+  StringRef path;
+  MLIRContext &context;
+  const OnnxImportOptions &options;
+  std::string modelDir;
+  Location fileLoc;
+  OpBuilder builder;
+
+  std::unique_ptr<onnx::ModelProto> model;
+  int64_t opset = 0;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp function;
+  /// The last variable read or constant at the top of @forward.
+  Operation *lastPrologueOp = nullptr;
+
+  llvm::StringMap<Value> values;
+  llvm::StringMap<Known> known;
+  llvm::StringMap<std::string> aliases;
+  llvm::StringMap<unsigned> uses;
+};
+
+Location OnnxGraphImporter::nodeLoc(int i) {
+  const onnx::NodeProto &node = graph().node(i);
+  if (node.name().empty())
+    return namedLoc("node #" + Twine(i) + " (" + printable(node.op_type()) +
+                    ")");
+  return namedLoc("node '" + printable(node.name()) + "' (" +
+                  printable(node.op_type()) + ")");
+}
+
+StringRef OnnxGraphImporter::resolve(StringRef name) {
+  // Each alias points at a name defined earlier in graph order.
+  auto it = aliases.find(name);
+  return it == aliases.end() ? name : StringRef(it->second);
+}
+
+LogicalResult OnnxGraphImporter::readOpset() {
+  bool found = false;
+  for (const onnx::OperatorSetIdProto &entry : model->opset_import()) {
+    if (!entry.domain().empty() && entry.domain() != "ai.onnx")
+      continue; // Only nodes of other domains are refused.
+    if (found)
+      return emitError(fileLoc)
+             << "the model imports the default ONNX domain twice (opsets "
+             << opset << " and " << entry.version() << ")";
+    found = true;
+    opset = entry.version();
+  }
+  if (!found)
+    return emitError(fileLoc)
+           << "the model imports no opset of the default ONNX domain";
+  if (opset < kMinOpset || opset > kMaxOpset)
+    return emitError(fileLoc) << "the model imports opset " << opset
+                              << " of the default ONNX domain; kiln reads "
+                              << kMinOpset << " to " << kMaxOpset;
+  return success();
+}
+
+LogicalResult OnnxGraphImporter::decodeInitializers() {
+  if (graph().sparse_initializer_size() > 0)
+    return emitError(fileLoc)
+           << "the graph has " << graph().sparse_initializer_size()
+           << " sparse initializers, which kiln does not "
+              "support";
+  for (const onnx::TensorProto &tensor : graph().initializer()) {
+    Location loc = namedLoc("initializer '" + printable(tensor.name()) + "'");
+    if (tensor.name().empty())
+      return emitError(loc) << "has no name";
+    if (tensor.name() == kFunctionName)
+      return emitError(loc)
+             << "has the name of the @" << kFunctionName << " function";
+    FailureOr<DenseElementsAttr> value =
+        decodeOnnxTensor(tensor, modelDir, loc);
+    if (failed(value))
+      return failure();
+    if (!known.try_emplace(tensor.name(), Known{*value, loc, true, {}}).second)
+      return emitError(loc) << "is defined twice";
+  }
+  return success();
+}
+
+FailureOr<RankedTensorType>
+OnnxGraphImporter::getInputType(const onnx::ValueInfoProto &input,
+                                Location loc) {
+  if (!input.type().has_tensor_type())
+    return emitError(loc) << "is not a tensor (kiln takes tensor inputs only)";
+  const onnx::TypeProto::Tensor &tensor = input.type().tensor_type();
+  FailureOr<Type> elementType =
+      getSupportedElementType(context, tensor.elem_type(), loc);
+  if (failed(elementType))
+    return failure();
+  if (!tensor.has_shape())
+    return emitError(loc) << "has no shape; kiln needs the rank and sizes";
+  SmallVector<int64_t> shape;
+  for (auto [i, dim] : llvm::enumerate(tensor.shape().dim())) {
+    if (dim.has_dim_value()) {
+      if (dim.dim_value() < 0)
+        return emitError(loc) << "has dimension " << i << " of negative size "
+                              << dim.dim_value();
+      shape.push_back(dim.dim_value());
+    } else if (dim.has_dim_param()) {
+      auto it = options.dimSizes.find(dim.dim_param());
+      if (it == options.dimSizes.end())
+        return emitError(loc)
+               << "has dimension " << i << " ('" << printable(dim.dim_param())
+               << "') without a size; pass --dim " << printable(dim.dim_param())
+               << "=SIZE";
+      if (it->second <= 0)
+        return emitError(loc)
+               << "has dimension " << i << " ('" << printable(dim.dim_param())
+               << "') bound to size " << it->second
+               << ", expected a positive size";
+      shape.push_back(it->second);
+    } else {
+      return emitError(loc)
+             << "has dimension " << i << " with neither a size nor a name";
+    }
+  }
+  if (failed(staticElementCount(shape)))
+    return emitError(loc) << "has too many elements: shape "
+                          << formatOnnxShape(shape);
+  return RankedTensorType::get(shape, *elementType);
+}
+
+LogicalResult OnnxGraphImporter::buildFunction() {
+  SmallVector<Type> argTypes;
+  SmallVector<std::string> argNames;
+  for (const onnx::ValueInfoProto &input : graph().input()) {
+    // Before IR version 4, initializers are listed as inputs too.
+    if (known.count(input.name()))
+      continue;
+    Location loc = namedLoc("input '" + printable(input.name()) + "'");
+    if (input.name().empty())
+      return emitError(loc) << "has no name";
+    if (llvm::is_contained(argNames, input.name()))
+      return emitError(loc) << "is declared twice";
+    FailureOr<RankedTensorType> type = getInputType(input, loc);
+    if (failed(type))
+      return failure();
+    argTypes.push_back(*type);
+    argNames.push_back(input.name());
+  }
+  builder.setInsertionPointToEnd(module->getBody());
+  function = builder.create<func::FuncOp>(
+      fileLoc, kFunctionName, builder.getFunctionType(argTypes, {}));
+  Block *entry = function.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    function.setArgAttr(i, KilnDialect::kNameAttrName,
+                        builder.getStringAttr(name));
+    values[name] = entry->getArgument(i);
+  }
+  builder.setInsertionPointToEnd(entry);
+  return success();
+}
+
+void OnnxGraphImporter::countUses() {
+  for (const onnx::NodeProto &node : graph().node())
+    for (const std::string &input : node.input())
+      ++uses[input];
+  for (const onnx::ValueInfoProto &output : graph().output())
+    ++uses[output.name()];
+}
+
+LogicalResult OnnxGraphImporter::convertNodes() {
+  llvm::StringSet<> available;
+  for (const auto &entry : known)
+    available.insert(entry.getKey());
+  for (const auto &entry : values)
+    available.insert(entry.getKey());
+  FailureOr<SmallVector<int>> order =
+      orderOnnxNodes(graph(), available, [&](int i) { return nodeLoc(i); });
+  if (failed(order))
+    return failure();
+  KilnOpBuilder kiln(builder);
+  for (int i : *order) {
+    const onnx::NodeProto &proto = graph().node(i);
+    kiln.setLoc(nodeLoc(i));
+    if (!proto.domain().empty() && proto.domain() != "ai.onnx")
+      return kiln.emitError() << "is in domain '" << printable(proto.domain())
+                              << "'; kiln reads the default ONNX domain only";
+    const OnnxOpConversion *op = lookupOnnxOp(proto.op_type());
+    if (!op)
+      return kiln.emitError()
+             << "unsupported ONNX op '" << printable(proto.op_type()) << "'";
+    OnnxNode node(proto, opset, modelDir, kiln, *this);
+    if (failed(convertOnnxNode(*op, node)))
+      return failure();
+  }
+  return success();
+}
+
+/// Where the file declares an output's type, it must be what the graph
+/// computes (dimensions named by a dim_param are compared once bound).
+LogicalResult
+OnnxGraphImporter::checkDeclaredType(const onnx::ValueInfoProto &output,
+                                     Type computed, Location loc) {
+  if (!output.type().has_tensor_type())
+    return success();
+  const onnx::TypeProto::Tensor &declared = output.type().tensor_type();
+  auto type = llvm::cast<RankedTensorType>(computed);
+  bool matches = true;
+  if (declared.elem_type() != onnx::TensorProto::UNDEFINED)
+    matches = getOnnxElementType(context, declared.elem_type()) ==
+              type.getElementType();
+  std::string shape;
+  if (declared.has_shape()) {
+    matches &= declared.shape().dim_size() == type.getRank();
+    llvm::raw_string_ostream os(shape);
+    os << " and shape [";
+    for (auto [i, dim] : llvm::enumerate(declared.shape().dim())) {
+      os << (i ? ", " : "");
+      int64_t size = -1;
+      if (dim.has_dim_value()) {
+        os << dim.dim_value();
+        size = dim.dim_value();
+      } else if (dim.has_dim_param()) {
+        os << dim.dim_param();
+        auto bound = options.dimSizes.find(dim.dim_param());
+        if (bound != options.dimSizes.end())
+          size = bound->second;
+      } else {
+        os << "?";
+      }
+      if (size >= 0 && static_cast<int64_t>(i) < type.getRank() &&
+          type.getDimSize(i) != size)
+        matches = false;
+    }
+    os << "]";
+  }
+  if (matches)
+    return success();
+  return emitError(loc) << "is declared with element type "
+                        << getOnnxDataTypeName(declared.elem_type()) << shape
+                        << ", but the graph computes " << computed;
+}
+
+LogicalResult OnnxGraphImporter::buildReturn() {
+  SmallVector<Value> results;
+  for (const onnx::ValueInfoProto &output : graph().output()) {
+    Location loc = namedLoc("output '" + printable(output.name()) + "'");
+    if (output.name().empty())
+      return emitError(loc) << "has no name";
+    StringRef name = resolve(output.name());
+    if (!values.count(name) && !known.count(name))
+      return emitError(loc)
+             << "is not produced by any node, graph input or initializer";
+    Value value = lookup(name);
+    if (failed(checkDeclaredType(output, value.getType(), loc)))
+      return failure();
+    results.push_back(value);
+  }
+  builder.create<func::ReturnOp>(fileLoc, results);
+  function.setFunctionType(builder.getFunctionType(
+      function.getArgumentTypes(), ValueRange(results).getTypes()));
+  for (auto [i, output] : llvm::enumerate(graph().output()))
+    function.setResultAttr(i, KilnDialect::kNameAttrName,
+                           builder.getStringAttr(output.name()));
+  return success();
+}
+
+Value OnnxGraphImporter::lookup(StringRef name) {
+  name = resolve(name);
+  if (Value value = values.lookup(name))
+    return value;
+  auto it = known.find(name);
+  if (it == known.end())
+    llvm_unreachable("the graph order checked that every input exists");
+  return materialize(name, it->second);
+}
+
+DenseElementsAttr OnnxGraphImporter::lookupConstant(StringRef name) {
+  auto it = known.find(resolve(name));
+  return it == known.end() ? DenseElementsAttr() : it->second.value;
+}
+
+Value OnnxGraphImporter::materialize(StringRef name, Known &entry) {
+  if (entry.materialized)
+    return entry.materialized;
+  OpBuilder::InsertionGuard guard(builder);
+  if (lastPrologueOp)
+    builder.setInsertionPointAfter(lastPrologueOp);
+  else
+    builder.setInsertionPointToStart(&function.getBody().front());
+  auto type = llvm::cast<RankedTensorType>(entry.value.getType());
+  if (entry.isInitializer && llvm::isa<FloatType>(type.getElementType())) {
+    OpBuilder moduleBuilder(function);
+    auto init = InitializerAttr::get(&context, InitKind::constant,
+                                     llvm::APFloat(0.0), llvm::APFloat(0.0),
+                                     /*seed=*/0, entry.value);
+    moduleBuilder.create<VariableOp>(entry.loc, name, type, init);
+    lastPrologueOp = builder.create<ReadOp>(entry.loc, type, name);
+  } else {
+    lastPrologueOp = builder.create<ConstantOp>(entry.loc, entry.value);
+  }
+  entry.materialized = lastPrologueOp->getResult(0);
+  return entry.materialized;
+}
+
+OwningOpRef<ModuleOp> OnnxGraphImporter::import() {
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  model = readOnnxModelFile(path, context);
+  if (!model)
+    return nullptr;
+  if (!model->has_graph()) {
+    emitError(fileLoc) << "the model has no graph";
+    return nullptr;
+  }
+  module = ModuleOp::create(fileLoc);
+  countUses();
+  if (failed(readOpset()) || failed(decodeInitializers()) ||
+      failed(buildFunction()) || failed(convertNodes()) ||
+      failed(buildReturn()))
+    return nullptr;
+  return std::move(module);
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importOnnxFile(StringRef path, MLIRContext &context,
+                                     const OnnxImportOptions &options) {
+  return OnnxGraphImporter(path, context, options).import();
 }
 
 } // namespace kiln

@@ -1,0 +1,27 @@
+//===- OnnxGraphOrder.h - Order and check an ONNX graph's nodes -*- C++ -*-===//
+
+#ifndef KILN_COMPILER_IMPORT_ONNX_ONNXGRAPHORDER_H
+#define KILN_COMPILER_IMPORT_ONNX_ONNXGRAPHORDER_H
+
+#include "mlir/IR/Location.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringSet.h"
+
+#include "onnx/onnx_pb.h"
+
+namespace kiln {
+
+/// The node indices of `graph` in an order where every node follows the
+/// producers of its inputs (file order where the file allows it).
+/// `available` holds the names defined before any node (graph inputs and
+/// initializers); `nodeLoc(i)` is node i's location. Emits one error at a
+/// node on a name produced twice, an input nothing produces, or a cycle.
+mlir::FailureOr<llvm::SmallVector<int>>
+orderOnnxNodes(const onnx::GraphProto &graph,
+               const llvm::StringSet<> &available,
+               llvm::function_ref<mlir::Location(int)> nodeLoc);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_IMPORT_ONNX_ONNXGRAPHORDER_H

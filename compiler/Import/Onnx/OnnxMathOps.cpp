@@ -1,0 +1,271 @@
+//===- OnnxMathOps.cpp - ONNX elementwise and matrix ops ------------------===//
+//
+// Unary and binary math, comparisons, Where, Cast, Gelu, Gemm and MatMul.
+// Binary ops broadcast numpy-style through KilnOpBuilder.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Onnx/OnnxOps.h"
+
+#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/Onnx/OnnxTensor.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Result = KilnOpBuilder::Result;
+
+template <typename OpTy> LogicalResult convertFloatUnary(OnnxNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  return node.setResult(0, node.getBuilder().unary<OpTy>(x));
+}
+
+template <typename OpTy> LogicalResult convertNumericUnary(OnnxNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireNumeric(x, "an input")))
+    return failure();
+  return node.setResult(0, node.getBuilder().unary<OpTy>(x));
+}
+
+template <typename OpTy> LogicalResult convertArithmetic(OnnxNode &node) {
+  Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (failed(node.requireNumeric(lhs, "inputs")) ||
+      failed(node.requireNumeric(rhs, "inputs")))
+    return failure();
+  return node.setResult(0, node.getBuilder().binary<OpTy>(lhs, rhs));
+}
+
+/// Max and Min take one or more inputs, broadcast together.
+template <typename OpTy> LogicalResult convertVariadicMinMax(OnnxNode &node) {
+  for (unsigned i = 0, e = node.getNumInputs(); i < e; ++i)
+    if (!node.hasInput(i))
+      return node.emitError()
+             << "expects input #" << i << " to be given, got an empty name";
+  Value result = node.getInput(0);
+  if (failed(node.requireNumeric(result, "inputs")))
+    return failure();
+  for (unsigned i = 1, e = node.getNumInputs(); i < e; ++i) {
+    Value next = node.getInput(i);
+    if (failed(node.requireNumeric(next, "inputs")))
+      return failure();
+    Result combined = node.getBuilder().binary<OpTy>(result, next);
+    if (failed(combined))
+      return failure();
+    result = *combined;
+  }
+  return node.setResult(0, result);
+}
+
+template <ComparePredicate Predicate>
+LogicalResult convertCompare(OnnxNode &node) {
+  Value lhs = node.getInput(0), rhs = node.getInput(1);
+  // Equal also compares booleans; ordering needs numbers.
+  if (Predicate != ComparePredicate::eq &&
+      (failed(node.requireNumeric(lhs, "inputs")) ||
+       failed(node.requireNumeric(rhs, "inputs"))))
+    return failure();
+  return node.setResult(0, node.getBuilder().compare(Predicate, lhs, rhs));
+}
+
+LogicalResult convertWhere(OnnxNode &node) {
+  Value condition = node.getInput(0);
+  Type conditionType = getElementTypeOrSelf(condition.getType());
+  if (!conditionType.isInteger(1))
+    return node.emitError()
+           << "expects a BOOL condition, got " << conditionType;
+  return node.setResult(0, node.getBuilder().select(condition, node.getInput(1),
+                                                    node.getInput(2)));
+}
+
+LogicalResult convertCast(OnnxNode &node) {
+  const onnx::AttributeProto *to = node.getAttribute("to");
+  if (!to)
+    return node.emitError() << "expects attribute 'to'";
+  FailureOr<int64_t> dataType = node.getIntAttr("to", 0);
+  if (failed(dataType))
+    return failure();
+  FailureOr<Type> elementType =
+      getSupportedElementType(*node.getContext(), *dataType, node.getLoc());
+  if (failed(elementType))
+    return failure();
+  // `saturate` only changes casts to float8 types, which kiln refuses.
+  Value x = node.getInput(0);
+  if (getElementTypeOrSelf(x.getType()) == *elementType)
+    return node.setResult(0, x);
+  return node.setResult(0, node.getBuilder().cast(x, *elementType));
+}
+
+LogicalResult convertGelu(OnnxNode &node) {
+  FailureOr<std::string> approximate =
+      node.getStringAttr("approximate", "none");
+  if (failed(approximate))
+    return failure();
+  GeluApproximation approximation;
+  if (*approximate == "none")
+    approximation = GeluApproximation::exact;
+  else if (*approximate == "tanh")
+    approximation = GeluApproximation::tanh;
+  else
+    return node.emitError() << "expects approximate 'none' or 'tanh', got '"
+                            << printable(*approximate) << "'";
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  return node.setResult(0, node.getBuilder().gelu(x, approximation));
+}
+
+/// `value * factor`, or `value` itself when the factor is 1.
+Result scale(OnnxNode &node, Value value, float factor) {
+  if (factor == 1.0f)
+    return value;
+  KilnOpBuilder &b = node.getBuilder();
+  Result splat = b.splatLike(value, factor);
+  if (failed(splat))
+    return failure();
+  return b.binary<MulOp>(value, *splat);
+}
+
+/// Y = alpha * A' B' + beta * C, with C broadcast to [M, N].
+LogicalResult convertGemm(OnnxNode &node) {
+  FailureOr<float> alpha = node.getFloatAttr("alpha", 1.0f);
+  FailureOr<float> beta = node.getFloatAttr("beta", 1.0f);
+  FailureOr<int64_t> transA = node.getIntAttr("transA", 0);
+  FailureOr<int64_t> transB = node.getIntAttr("transB", 0);
+  if (failed(alpha) || failed(beta) || failed(transA) || failed(transB))
+    return failure();
+  Value a = node.getInput(0), b = node.getInput(1);
+  if (KilnOpBuilder::rankOf(a) != 2 || KilnOpBuilder::rankOf(b) != 2)
+    return node.emitError()
+           << "expects A and B of rank 2, got shapes "
+           << formatOnnxShape(KilnOpBuilder::shapeOf(a)) << " and "
+           << formatOnnxShape(KilnOpBuilder::shapeOf(b));
+  if (failed(node.requireNumeric(a, "A")) ||
+      failed(node.requireNumeric(b, "B")))
+    return failure();
+  bool isFloat = llvm::isa<FloatType>(getElementTypeOrSelf(a.getType()));
+  bool useC = node.hasInput(2) && *beta != 0.0f;
+  if (!isFloat && (*alpha != 1.0f || (useC && *beta != 1.0f)))
+    return node.emitError() << "expects alpha and beta of 1 for an integer "
+                               "Gemm, got alpha "
+                            << *alpha << " and beta " << *beta;
+  KilnOpBuilder &builder = node.getBuilder();
+  Result product = builder.matmul(a, b, *transA != 0, *transB != 0);
+  if (failed(product))
+    return failure();
+  Result y = scale(node, *product, *alpha);
+  if (failed(y) || !useC)
+    return node.setResult(0, y);
+  Value c = node.getInput(2);
+  ArrayRef<int64_t> outShape = KilnOpBuilder::shapeOf(*y);
+  FailureOr<SmallVector<int64_t>> joined =
+      broadcastShapes(KilnOpBuilder::shapeOf(c), outShape);
+  if (failed(joined) || ArrayRef<int64_t>(*joined) != outShape)
+    return node.emitError() << "expects C of a shape that broadcasts to "
+                            << formatOnnxShape(outShape) << ", got "
+                            << formatOnnxShape(KilnOpBuilder::shapeOf(c));
+  Result scaledC = scale(node, c, *beta);
+  if (failed(scaledC))
+    return failure();
+  return node.setResult(0, builder.binary<AddOp>(*y, *scaledC));
+}
+
+/// numpy matmul: 1-D operands are promoted to matrices (and the added
+/// dimension removed again), batch dimensions broadcast. kiln.matmul takes
+/// equal batch dimensions or a matrix rhs, so operands are broadcast first.
+LogicalResult convertMatMul(OnnxNode &node) {
+  Value a = node.getInput(0), b = node.getInput(1);
+  if (failed(node.requireNumeric(a, "inputs")) ||
+      failed(node.requireNumeric(b, "inputs")))
+    return failure();
+  SmallVector<int64_t> aShape(KilnOpBuilder::shapeOf(a));
+  SmallVector<int64_t> bShape(KilnOpBuilder::shapeOf(b));
+  if (aShape.empty() || bShape.empty())
+    return node.emitError()
+           << "expects inputs of rank >= 1, got shapes "
+           << formatOnnxShape(aShape) << " and " << formatOnnxShape(bShape);
+  bool vectorA = aShape.size() == 1, vectorB = bShape.size() == 1;
+  if (vectorA)
+    aShape.insert(aShape.begin(), 1);
+  if (vectorB)
+    bShape.push_back(1);
+  int64_t kA = aShape.back(), kB = bShape[bShape.size() - 2];
+  if (kA != kB && !ShapedType::isDynamic(kA) && !ShapedType::isDynamic(kB))
+    return node.emitError()
+           << "expects the inner dimensions to agree, got shapes "
+           << formatOnnxShape(KilnOpBuilder::shapeOf(a)) << " and "
+           << formatOnnxShape(KilnOpBuilder::shapeOf(b)) << " (" << kA << " vs "
+           << kB << ")";
+
+  KilnOpBuilder &builder = node.getBuilder();
+  ArrayRef<int64_t> aBatch = ArrayRef<int64_t>(aShape).drop_back(2);
+  ArrayRef<int64_t> bBatch = ArrayRef<int64_t>(bShape).drop_back(2);
+  SmallVector<int64_t> batch(aBatch);
+  Result lhs = builder.reshape(a, aShape);
+  Result rhs = builder.reshape(b, bShape);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  if (!bBatch.empty()) {
+    FailureOr<SmallVector<int64_t>> joined = broadcastShapes(aBatch, bBatch);
+    if (failed(joined))
+      return node.emitError()
+             << "cannot broadcast the batch dimensions "
+             << formatOnnxShape(aBatch) << " and " << formatOnnxShape(bBatch);
+    batch = *joined;
+    SmallVector<int64_t> lhsShape(batch), rhsShape(batch);
+    llvm::append_range(lhsShape, ArrayRef<int64_t>(aShape).take_back(2));
+    llvm::append_range(rhsShape, ArrayRef<int64_t>(bShape).take_back(2));
+    lhs = builder.broadcastTo(*lhs, lhsShape);
+    rhs = builder.broadcastTo(*rhs, rhsShape);
+    if (failed(lhs) || failed(rhs))
+      return failure();
+  }
+  Result product = builder.matmul(*lhs, *rhs);
+  if (failed(product))
+    return failure();
+  SmallVector<int64_t> resultShape(batch);
+  if (!vectorA)
+    resultShape.push_back(aShape[aShape.size() - 2]);
+  if (!vectorB)
+    resultShape.push_back(bShape.back());
+  return node.setResult(0, builder.reshape(*product, resultShape));
+}
+
+constexpr OnnxOpConversion kMathOps[] = {
+    {"Relu", 1, 1, 1, "", convertNumericUnary<ReluOp>},
+    {"Neg", 1, 1, 1, "", convertNumericUnary<NegOp>},
+    {"Sigmoid", 1, 1, 1, "", convertFloatUnary<SigmoidOp>},
+    {"Tanh", 1, 1, 1, "", convertFloatUnary<TanhOp>},
+    {"Exp", 1, 1, 1, "", convertFloatUnary<ExpOp>},
+    {"Log", 1, 1, 1, "", convertFloatUnary<LogOp>},
+    {"Sqrt", 1, 1, 1, "", convertFloatUnary<SqrtOp>},
+    {"Gelu", 1, 1, 1, "approximate", convertGelu, 20},
+    {"Add", 2, 2, 1, "", convertArithmetic<AddOp>},
+    {"Sub", 2, 2, 1, "", convertArithmetic<SubOp>},
+    {"Mul", 2, 2, 1, "", convertArithmetic<MulOp>},
+    {"Div", 2, 2, 1, "", convertArithmetic<DivOp>},
+    {"Max", 1, OnnxOpConversion::kVariadic, 1, "",
+     convertVariadicMinMax<MaximumOp>},
+    {"Min", 1, OnnxOpConversion::kVariadic, 1, "",
+     convertVariadicMinMax<MinimumOp>},
+    {"Equal", 2, 2, 1, "", convertCompare<ComparePredicate::eq>},
+    {"Less", 2, 2, 1, "", convertCompare<ComparePredicate::lt>},
+    {"LessOrEqual", 2, 2, 1, "", convertCompare<ComparePredicate::le>},
+    {"Greater", 2, 2, 1, "", convertCompare<ComparePredicate::gt>},
+    {"GreaterOrEqual", 2, 2, 1, "", convertCompare<ComparePredicate::ge>},
+    {"Where", 3, 3, 1, "", convertWhere},
+    {"Cast", 1, 1, 1, "to saturate", convertCast},
+    {"Gemm", 2, 3, 1, "alpha beta transA transB", convertGemm},
+    {"MatMul", 2, 2, 1, "", convertMatMul},
+};
+
+} // namespace
+
+ArrayRef<OnnxOpConversion> getOnnxMathOps() { return kMathOps; }
+
+} // namespace kiln

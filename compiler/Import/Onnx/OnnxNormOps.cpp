@@ -1,0 +1,181 @@
+//===- OnnxNormOps.cpp - ONNX softmax, reductions and layer norm ----------===//
+
+#include "compiler/Import/Onnx/OnnxOps.h"
+
+#include "compiler/Import/Onnx/OnnxTensor.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Result = KilnOpBuilder::Result;
+
+/// Softmax and LogSoftmax. From opset 13 they work along one axis (default
+/// -1); before, they flatten the input to 2-D around `axis` (default 1),
+/// normalize each row and restore the shape.
+template <typename OpTy> LogicalResult convertSoftmax(OnnxNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  bool coerce2d = node.getOpset() < 13;
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", coerce2d ? 1 : -1);
+  if (failed(axisAttr))
+    return failure();
+  int64_t rank = KilnOpBuilder::rankOf(x);
+  FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, rank, coerce2d);
+  if (failed(axis))
+    return failure();
+  KilnOpBuilder &builder = node.getBuilder();
+  if (!coerce2d)
+    return node.setResult(0, builder.softmax<OpTy>(x, *axis));
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  if (failed(shape))
+    return failure();
+  FailureOr<int64_t> rows = staticElementCount(shape->take_front(*axis));
+  FailureOr<int64_t> cols = staticElementCount(shape->drop_front(*axis));
+  if (failed(rows) || failed(cols))
+    return node.emitError() << "has an input with too many elements";
+  Result flat = builder.reshape(x, {*rows, *cols});
+  if (failed(flat))
+    return failure();
+  Result normalized = builder.softmax<OpTy>(*flat, 1);
+  if (failed(normalized))
+    return failure();
+  return node.setResult(0, builder.reshape(*normalized, *shape));
+}
+
+/// ReduceSum, ReduceMean and ReduceMax: axes are an attribute before
+/// `axesInputSince` and an optional input from then on. No axes reduce all
+/// of them, or nothing with noop_with_empty_axes.
+template <typename OpTy>
+LogicalResult convertReduce(OnnxNode &node, int64_t axesInputSince,
+                            bool floatOnly) {
+  Value x = node.getInput(0);
+  if (failed(floatOnly ? node.requireFloat(x, "an input")
+                       : node.requireNumeric(x, "an input")))
+    return failure();
+  FailureOr<int64_t> keepDims = node.getIntAttr("keepdims", 1);
+  if (failed(keepDims))
+    return failure();
+  std::optional<SmallVector<int64_t>> axes;
+  bool noopWithEmptyAxes = false;
+  if (node.getOpset() < axesInputSince) {
+    if (node.getNumInputs() > 1)
+      return node.emitError()
+             << "takes axes as an attribute before opset " << axesInputSince
+             << ", got " << node.getNumInputs() << " inputs";
+    if (failed(node.refuseAttr("noop_with_empty_axes",
+                               "it arrived with axes as an input")))
+      return failure();
+    FailureOr<std::optional<SmallVector<int64_t>>> attr =
+        node.getIntsAttr("axes");
+    if (failed(attr))
+      return failure();
+    axes = std::move(*attr);
+  } else {
+    if (failed(node.refuseAttr("axes", "axes are input #1 from opset " +
+                                           std::to_string(axesInputSince))))
+      return failure();
+    FailureOr<int64_t> noop = node.getIntAttr("noop_with_empty_axes", 0);
+    if (failed(noop))
+      return failure();
+    noopWithEmptyAxes = *noop != 0;
+    if (node.hasInput(1)) {
+      FailureOr<SmallVector<int64_t>> input = node.getConstantInts(1, "axes");
+      if (failed(input))
+        return failure();
+      axes = std::move(*input);
+    }
+  }
+  int64_t rank = KilnOpBuilder::rankOf(x);
+  SmallVector<int64_t> reduced;
+  if (!axes || axes->empty()) {
+    if (noopWithEmptyAxes)
+      return node.setResult(0, x);
+    for (int64_t d = 0; d < rank; ++d)
+      reduced.push_back(d);
+  } else {
+    FailureOr<SmallVector<int64_t>> normalized =
+        node.normalizeAxes(*axes, rank);
+    if (failed(normalized))
+      return failure();
+    reduced = std::move(*normalized);
+  }
+  return node.setResult(
+      0, node.getBuilder().reduce<OpTy>(x, reduced, *keepDims != 0));
+}
+
+LogicalResult convertReduceSum(OnnxNode &node) {
+  return convertReduce<ReduceSumOp>(node, 13, /*floatOnly=*/false);
+}
+LogicalResult convertReduceMean(OnnxNode &node) {
+  return convertReduce<ReduceMeanOp>(node, 18, /*floatOnly=*/true);
+}
+LogicalResult convertReduceMax(OnnxNode &node) {
+  return convertReduce<ReduceMaxOp>(node, 18, /*floatOnly=*/false);
+}
+
+/// Scale and bias broadcast (one way) to the normalized dimensions.
+Result broadcastParam(OnnxNode &node, Value param, ArrayRef<int64_t> normalized,
+                      StringRef what) {
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(param);
+  FailureOr<SmallVector<int64_t>> joined = broadcastShapes(shape, normalized);
+  if (failed(joined) || ArrayRef<int64_t>(*joined) != normalized)
+    return node.emitError()
+           << "expects " << what << " of a shape that broadcasts to "
+           << formatOnnxShape(normalized)
+           << " (the normalized dimensions), got " << formatOnnxShape(shape);
+  return node.getBuilder().broadcastTo(param, normalized);
+}
+
+/// LayerNormalization's Mean and InvStdDev outputs are refused when used
+/// (OnnxOps.cpp checks that for every output a conversion leaves unset).
+LogicalResult convertLayerNorm(OnnxNode &node) {
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", -1);
+  FailureOr<float> epsilon = node.getFloatAttr("epsilon", 1e-5f);
+  FailureOr<int64_t> stashType = node.getIntAttr("stash_type", 1);
+  if (failed(axisAttr) || failed(epsilon) || failed(stashType))
+    return failure();
+  // stash_type picks the precision of the statistics; kiln's lowering
+  // computes them in f32 whatever it says.
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  FailureOr<int64_t> axis =
+      node.normalizeAxis(*axisAttr, KilnOpBuilder::rankOf(x));
+  if (failed(axis))
+    return failure();
+  ArrayRef<int64_t> normalized = KilnOpBuilder::shapeOf(x).drop_front(*axis);
+  Result scale = broadcastParam(node, node.getInput(1), normalized, "Scale");
+  if (failed(scale))
+    return failure();
+  Value bias;
+  if (node.hasInput(2)) {
+    Result b = broadcastParam(node, node.getInput(2), normalized, "B");
+    if (failed(b))
+      return failure();
+    bias = *b;
+  }
+  return node.setResult(
+      0, node.getBuilder().layerNorm(x, *scale, bias, *axis, *epsilon));
+}
+
+constexpr OnnxOpConversion kNormOps[] = {
+    {"Softmax", 1, 1, 1, "axis", convertSoftmax<SoftmaxOp>},
+    {"LogSoftmax", 1, 1, 1, "axis", convertSoftmax<LogSoftmaxOp>},
+    {"ReduceSum", 1, 2, 1, "axes keepdims noop_with_empty_axes",
+     convertReduceSum},
+    {"ReduceMean", 1, 2, 1, "axes keepdims noop_with_empty_axes",
+     convertReduceMean},
+    {"ReduceMax", 1, 2, 1, "axes keepdims noop_with_empty_axes",
+     convertReduceMax},
+    {"LayerNormalization", 2, 3, 3, "axis epsilon stash_type", convertLayerNorm,
+     17},
+};
+
+} // namespace
+
+ArrayRef<OnnxOpConversion> getOnnxNormOps() { return kNormOps; }
+
+} // namespace kiln
