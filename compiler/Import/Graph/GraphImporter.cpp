@@ -13,12 +13,12 @@
 #include "compiler/Import/Graph/GraphOps.h"
 #include "compiler/Import/Graph/TensorValues.h"
 #include "compiler/Import/Graph/TrainSpecImport.h"
+#include "compiler/Import/NodeOrder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
-#include <queue>
 
 using namespace mlir;
 
@@ -60,7 +60,6 @@ private:
   LogicalResult checkNames();
   LogicalResult checkNodeInputs();
   FailureOr<SmallVector<int>> sortNodes();
-  LogicalResult reportCycle(ArrayRef<int> remaining);
   LogicalResult importVariables();
   LogicalResult createForward();
   LogicalResult importNode(int index);
@@ -131,68 +130,24 @@ LogicalResult GraphImporter::checkNodeInputs() {
 }
 
 FailureOr<SmallVector<int>> GraphImporter::sortNodes() {
-  int count = graph.nodes_size();
-  SmallVector<int> pending(count, 0);
-  SmallVector<SmallVector<int>> users(count);
-  for (int i = 0; i < count; ++i) {
-    for (const std::string &input : graph.nodes(i).inputs()) {
-      auto [kind, producer] = names.lookup(input);
-      if (kind != NameKind::Node)
-        continue;
-      ++pending[i];
-      users[producer].push_back(i);
-    }
-  }
-  // Ready nodes in file order, so an already sorted file keeps its order.
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < count; ++i)
-    if (pending[i] == 0)
-      ready.push(i);
-  SmallVector<int> order;
-  while (!ready.empty()) {
-    int node = ready.top();
-    ready.pop();
-    order.push_back(node);
-    for (int user : users[node])
-      if (--pending[user] == 0)
-        ready.push(user);
-  }
-  if (static_cast<int>(order.size()) == count)
+  SmallVector<int> cycle;
+  FailureOr<SmallVector<int>> order = orderNodes(
+      graph.nodes_size(),
+      [&](int node, SmallVectorImpl<int> &producers) {
+        for (const std::string &input : graph.nodes(node).inputs()) {
+          auto [kind, index] = names.lookup(input);
+          if (kind == NameKind::Node)
+            producers.push_back(index);
+        }
+      },
+      cycle);
+  if (succeeded(order))
     return order;
-  SmallVector<int> remaining;
-  for (int i = 0; i < count; ++i)
-    if (pending[i] > 0)
-      remaining.push_back(i);
-  (void)reportCycle(remaining);
-  return failure();
-}
-
-LogicalResult GraphImporter::reportCycle(ArrayRef<int> remaining) {
-  // Every remaining node has an input produced by another remaining node:
-  // walking such inputs from any of them must come back to a visited node.
-  llvm::DenseMap<int, int> position;
-  SmallVector<int> path;
-  int node = remaining.front();
-  while (!position.count(node)) {
-    position[node] = path.size();
-    path.push_back(node);
-    for (const std::string &input : graph.nodes(node).inputs()) {
-      auto [kind, producer] = names.lookup(input);
-      if (kind == NameKind::Node && llvm::is_contained(remaining, producer)) {
-        node = producer;
-        break;
-      }
-    }
-  }
-  ArrayRef<int> cycle = ArrayRef<int>(path).drop_front(position[node]);
   InFlightDiagnostic error = emitError(nodeLoc(cycle.front()));
   error << "is part of a cycle: ";
-  // The walk followed inputs, against the data flow; print along the flow,
-  // from and back to the node the error is about.
+  for (int node : cycle)
+    error << "'" << graph.nodes(node).name() << "' -> ";
   error << "'" << graph.nodes(cycle.front()).name() << "'";
-  for (int n : llvm::reverse(cycle.drop_front()))
-    error << " -> '" << graph.nodes(n).name() << "'";
-  error << " -> '" << graph.nodes(cycle.front()).name() << "'";
   return failure();
 }
 

@@ -2,52 +2,15 @@
 
 #include "compiler/Import/Onnx/OnnxGraphOrder.h"
 
+#include "compiler/Import/NodeOrder.h"
 #include "compiler/Import/Onnx/OnnxNames.h"
 
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
-
-#include <queue>
 
 using namespace mlir;
 
 namespace kiln {
-namespace {
-
-/// The first input of `node` produced by a node not yet ordered, if any.
-const std::string *findBlockedInput(const onnx::NodeProto &node,
-                                    const llvm::StringMap<int> &producer,
-                                    ArrayRef<int> pending) {
-  for (const std::string &input : node.input()) {
-    auto it = producer.find(input);
-    if (it != producer.end() && pending[it->second] > 0)
-      return &input;
-  }
-  return nullptr;
-}
-
-/// Follows unordered producers from node `start` until a node repeats; that
-/// node is on a cycle.
-InFlightDiagnostic reportCycle(const onnx::GraphProto &graph, int start,
-                               const llvm::StringMap<int> &producer,
-                               ArrayRef<int> pending,
-                               function_ref<Location(int)> nodeLoc) {
-  llvm::DenseMap<int, const std::string *> via;
-  int current = start;
-  while (!via.count(current)) {
-    const std::string *input =
-        findBlockedInput(graph.node(current), producer, pending);
-    // Every unordered node waits on another unordered node.
-    via[current] = input;
-    current = producer.lookup(*input);
-  }
-  return emitError(nodeLoc(current))
-         << "is part of a cycle: its input '" << printable(*via[current])
-         << "' depends on its own output";
-}
-
-} // namespace
 
 FailureOr<SmallVector<int>>
 orderOnnxNodes(const onnx::GraphProto &graph,
@@ -80,38 +43,27 @@ orderOnnxNodes(const onnx::GraphProto &graph,
     }
   }
 
-  // Kahn's algorithm, taking the lowest ready index first so a sorted file
-  // keeps its order.
-  SmallVector<int> pending(numNodes, 0);
-  SmallVector<SmallVector<int>> consumers(numNodes);
-  for (int i = 0; i < numNodes; ++i) {
-    for (const std::string &input : graph.node(i).input()) {
-      auto it = producer.find(input);
-      if (it == producer.end())
-        continue;
-      ++pending[i];
-      consumers[it->second].push_back(i);
-    }
-  }
-  std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-  for (int i = 0; i < numNodes; ++i)
-    if (pending[i] == 0)
-      ready.push(i);
-  SmallVector<int> order;
-  while (!ready.empty()) {
-    int i = ready.top();
-    ready.pop();
-    order.push_back(i);
-    for (int consumer : consumers[i])
-      if (--pending[consumer] == 0)
-        ready.push(consumer);
-  }
-  if (static_cast<int>(order.size()) == numNodes)
+  SmallVector<int> cycle;
+  FailureOr<SmallVector<int>> order = orderNodes(
+      numNodes,
+      [&](int node, SmallVectorImpl<int> &producers) {
+        for (const std::string &input : graph.node(node).input())
+          if (auto it = producer.find(input); it != producer.end())
+            producers.push_back(it->second);
+      },
+      cycle);
+  if (succeeded(order))
     return order;
-  int blocked = 0;
-  while (pending[blocked] == 0)
-    ++blocked;
-  return reportCycle(graph, blocked, producer, pending, nodeLoc);
+  // The last node of the cycle feeds the first: name that input.
+  int first = cycle.front(), last = cycle.back();
+  auto fedByLast = [&](const std::string &name) {
+    auto it = producer.find(name);
+    return it != producer.end() && it->second == last;
+  };
+  const std::string &input = *llvm::find_if(graph.node(first).input(), fedByLast);
+  return emitError(nodeLoc(first))
+         << "is part of a cycle: its input '" << printable(input)
+         << "' depends on its own output";
 }
 
 } // namespace kiln
