@@ -12,4 +12,9 @@ for model in examples/*.pbtxt examples/*.onnx; do
   "$build/bin/kilnc" "$model" --emit=mlir --report -o "$out/$name.mlir"
   echo
 done
+# A model exported from PyTorch (torch.onnx.export), batch bound on the command line.
+onnx=test/Inputs/onnx/torch_mlp.onnx
+echo "== kilnc $onnx --dim batch=32 --emit=mlir --report -o $out/torch_mlp.mlir"
+"$build/bin/kilnc" "$onnx" --dim batch=32 --emit=mlir --report -o "$out/torch_mlp.mlir"
+echo
 echo "kiln demo: compiled $(ls "$out"/*.mlir | wc -l) models; IR in $out/"
