@@ -390,7 +390,10 @@ OwningOpRef<ModuleOp> OnnxGraphImporter::import() {
     emitError(fileLoc) << "the model has no graph";
     return nullptr;
   }
-  module = ModuleOp::create(fileLoc);
+  // The graph's name names the module (PyTorch writes "main_graph").
+  const std::string &name = model->graph().name();
+  module = ModuleOp::create(fileLoc, name.empty() ? std::optional<StringRef>()
+                                                  : StringRef(name));
   countUses();
   if (failed(readOpset()) || failed(decodeInitializers()) ||
       failed(buildFunction()) || failed(convertNodes()) ||
