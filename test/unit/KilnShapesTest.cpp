@@ -9,6 +9,7 @@
 #include "dialects/Kiln/KilnShapes.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,7 @@ protected:
     return RankedTensorType::get(shape, builder.getF32Type());
   }
 
-  /// A diagnostic sink that records the last message.
+  /// The shape rules' diagnostic sink, at an unknown location.
   ShapeDiag diag() { return ShapeDiag(builder.getUnknownLoc(), "kiln.test"); }
 
   MLIRContext context;
@@ -131,6 +132,40 @@ TEST_F(KilnShapesTest, SliceCountsStridedElements) {
   EXPECT_EQ(type->getShape(), ArrayRef<int64_t>({3, 2}));
   EXPECT_TRUE(failed(inferSliceType(diag(), f32({10}), {0}, {11}, {1})));
   EXPECT_TRUE(failed(inferSliceType(diag(), f32({10}), {0}, {5}, {0})));
+}
+
+/// Messages that only C++ callers (importers) can provoke: IR is rejected by
+/// the parser or the ODS constraints first.
+TEST_F(KilnShapesTest, ReportsWhatOnlyCppCallersCanGetWrong) {
+  std::vector<std::string> messages;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &d) {
+    messages.push_back(d.str());
+    return success();
+  });
+  auto i32 = RankedTensorType::get({4}, builder.getI32Type());
+  Type unranked = UnrankedTensorType::get(builder.getF32Type());
+  EXPECT_TRUE(failed(inferElementwiseType(diag(), {})));
+  EXPECT_TRUE(failed(inferElementwiseType(diag(), {f32({4}), i32})));
+  EXPECT_TRUE(failed(inferMatmulType(diag(), unranked, f32({2, 2}), false, false)));
+  EXPECT_TRUE(failed(inferGatherType(diag(), f32({4, 2}), f32({3}), 0)));
+  ASSERT_EQ(messages.size(), 4u);
+  EXPECT_EQ(messages[0], "'kiln.test' op expects at least one operand");
+  EXPECT_EQ(messages[1], "'kiln.test' op expects operands of one element type, "
+                         "got 'f32' and 'i32'");
+  EXPECT_EQ(messages[2], "'kiln.test' op expects lhs to be a ranked tensor, got "
+                         "'tensor<*xf32>'");
+  EXPECT_EQ(messages[3], "'kiln.test' op expects i32 or i64 indices, got 'f32'");
+}
+
+TEST_F(KilnShapesTest, SpeculativeQueriesAreSilent) {
+  unsigned count = 0;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &) {
+    ++count;
+    return success();
+  });
+  ShapeDiag silent(std::nullopt, "kiln.test");
+  EXPECT_TRUE(failed(inferMatmulType(silent, f32({4, 3}), f32({4, 5}), false, false)));
+  EXPECT_EQ(count, 0u);
 }
 
 TEST_F(KilnShapesTest, DynamicDimsAreCompatibleAndJoined) {
