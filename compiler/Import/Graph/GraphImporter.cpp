@@ -84,6 +84,7 @@ private:
   enum class NameKind { Variable, Input, Node };
   llvm::StringMap<std::pair<NameKind, int>> names;
   llvm::StringMap<Value> values;
+  SmallVector<VariableOp> variableOps;
   SmallVector<Value> resultValues;
   SmallVector<std::string> resultNames;
 };
@@ -212,7 +213,8 @@ LogicalResult GraphImporter::importVariables() {
     if (failed(init))
       return failure();
     bool trainable = !var.has_trainable() || var.trainable();
-    builder.create<VariableOp>(loc, var.name(), *type, *init, trainable);
+    variableOps.push_back(
+        builder.create<VariableOp>(loc, var.name(), *type, *init, trainable));
   }
   return success();
 }
@@ -246,10 +248,9 @@ Value GraphImporter::valueOf(const std::string &name) {
     return value;
   auto [kind, index] = names.lookup(name);
   assert(kind == NameKind::Variable && "inputs and nodes are bound in order");
-  const graph::Variable &var = graph.variables(index);
-  auto variable = module->lookupSymbol<VariableOp>(var.name());
+  VariableOp variable = variableOps[index];
   Value read = builder.create<ReadOp>(variableLoc(index), variable.getType(),
-                                      var.name());
+                                      variable.getSymName());
   values[name] = read;
   return read;
 }
