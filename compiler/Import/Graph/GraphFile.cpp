@@ -2,10 +2,10 @@
 
 #include "compiler/Import/Graph/GraphFile.h"
 
+#include "compiler/Import/ProtobufFile.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <google/protobuf/io/tokenizer.h>
@@ -17,9 +17,6 @@ namespace pb = google::protobuf;
 
 namespace kiln {
 namespace {
-
-/// Protobuf limits a message to 2 GiB; refuse larger files before reading.
-constexpr uint64_t kMaxGraphFileBytes = uint64_t(2) << 30;
 
 /// Keeps the first syntax error of a text file instead of logging it.
 class FirstErrorCollector : public pb::io::ErrorCollector {
@@ -98,33 +95,10 @@ std::unique_ptr<GraphFile> readGraphFile(StringRef path, MLIRContext &context) {
   file->path = path.str();
   Location fileLoc = file->locate(context, {}, "");
 
-  llvm::ErrorOr<uint64_t> size = [&]() -> llvm::ErrorOr<uint64_t> {
-    uint64_t bytes = 0;
-    if (std::error_code ec = llvm::sys::fs::file_size(path, bytes))
-      return ec;
-    return bytes;
-  }();
-  if (!size) {
-    emitError(fileLoc) << "cannot read file: " << size.getError().message();
+  std::unique_ptr<llvm::MemoryBuffer> buffer = readProtobufFile(path, fileLoc);
+  if (!buffer)
     return nullptr;
-  }
-  if (*size == 0) {
-    emitError(fileLoc) << "empty file";
-    return nullptr;
-  }
-  if (*size > kMaxGraphFileBytes) {
-    emitError(fileLoc) << "file of " << *size
-                       << " bytes exceeds the 2 GiB limit of protobuf";
-    return nullptr;
-  }
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    emitError(fileLoc) << "cannot read file: " << buffer.getError().message();
-    return nullptr;
-  }
-  StringRef bytes = (*buffer)->getBuffer();
+  StringRef bytes = buffer->getBuffer();
 
   if (llvm::sys::path::extension(path) == ".pbtxt") {
     pb::TextFormat::Parser parser;

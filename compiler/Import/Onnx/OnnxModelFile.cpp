@@ -3,13 +3,12 @@
 #include "compiler/Import/Onnx/OnnxModelFile.h"
 
 #include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/ProtobufFile.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
-
-#include <climits>
 
 using namespace mlir;
 
@@ -18,28 +17,13 @@ namespace kiln {
 std::unique_ptr<onnx::ModelProto> readOnnxModelFile(StringRef path,
                                                     MLIRContext &context) {
   Location loc = FileLineColLoc::get(&context, path, 0, 0);
-  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> file =
-      llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
-                                  /*RequiresNullTerminator=*/false);
-  if (!file) {
-    emitError(loc) << "cannot read file: " << file.getError().message();
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      readProtobufFile(path, loc, "store large tensors as external data");
+  if (!file)
     return nullptr;
-  }
-  size_t size = (*file)->getBufferSize();
-  if (size == 0) {
-    emitError(loc) << "empty file";
-    return nullptr;
-  }
-  // Protobuf parses at most 2 GiB; larger models keep weights outside.
-  if (size > static_cast<size_t>(INT_MAX)) {
-    emitError(loc) << "file of " << size
-                   << " bytes exceeds protobuf's limit of " << INT_MAX
-                   << " (store large tensors as external data)";
-    return nullptr;
-  }
   auto model = std::make_unique<onnx::ModelProto>();
-  if (!model->ParseFromArray((*file)->getBufferStart(),
-                             static_cast<int>(size))) {
+  if (!model->ParseFromArray(file->getBufferStart(),
+                             static_cast<int>(file->getBufferSize()))) {
     emitError(loc) << "not an ONNX model file (protobuf parse failed)";
     return nullptr;
   }
