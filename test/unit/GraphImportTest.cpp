@@ -9,14 +9,10 @@
 #include "compiler/Import/Graph/GraphFile.h"
 #include "compiler/Import/Graph/GraphImporter.h"
 #include "compiler/Import/Graph/TensorValues.h"
-#include "compiler/RegisterAll.h"
+#include "ImportTestBase.h"
 
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -27,37 +23,15 @@ using namespace kiln;
 
 namespace {
 
-class GraphImportTest : public ::testing::Test {
+class GraphImportTest : public ImportTestBase {
 protected:
-  GraphImportTest() {
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.getDiagEngine().registerHandler([this](Diagnostic &diag) {
-      errors.push_back(diag.str());
-      return success();
-    });
-  }
-
-  ~GraphImportTest() override {
-    for (const std::string &path : files)
-      llvm::sys::fs::remove(path);
-  }
-
-  /// Writes `contents` to a fresh temporary file with the extension.
+  /// Writes `contents` to a fresh file with the extension.
   std::string write(llvm::StringRef contents, llvm::StringRef extension) {
-    llvm::SmallString<128> path;
-    int fd = -1;
-    EXPECT_FALSE(llvm::sys::fs::createTemporaryFile("graph", extension, fd, path));
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/true);
-    os << contents;
-    files.push_back(path.str().str());
-    return files.back();
+    return ImportTestBase::write(
+        ("graph" + llvm::Twine(count++) + "." + extension).str(), contents);
   }
 
-  MLIRContext context;
-  std::vector<std::string> errors;
-  std::vector<std::string> files;
+  int count = 0;
 };
 
 constexpr const char *kSmallGraph = R"pb(name: "small"

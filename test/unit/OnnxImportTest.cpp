@@ -8,18 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/OnnxImporter.h"
-#include "compiler/RegisterAll.h"
 
 #include "dialects/Kiln/KilnOps.h"
+#include "ImportTestBase.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
-#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include "onnx/onnx_pb.h"
 
@@ -32,31 +27,8 @@ using namespace kiln;
 
 namespace {
 
-class OnnxImportTest : public ::testing::Test {
+class OnnxImportTest : public ImportTestBase {
 protected:
-  OnnxImportTest() {
-    DialectRegistry registry;
-    registerAllDialects(registry);
-    context.appendDialectRegistry(registry);
-    context.getDiagEngine().registerHandler([this](Diagnostic &diag) {
-      errors.push_back(diag.str());
-      return success();
-    });
-    EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("onnx-import", dir));
-  }
-
-  ~OnnxImportTest() override { llvm::sys::fs::remove_directories(dir); }
-
-  std::string write(llvm::StringRef name, llvm::StringRef bytes) {
-    llvm::SmallString<256> path(dir);
-    llvm::sys::path::append(path, name);
-    std::error_code ec;
-    llvm::raw_fd_ostream os(path, ec);
-    EXPECT_FALSE(ec) << ec.message();
-    os << bytes;
-    return path.str().str();
-  }
-
   OwningOpRef<ModuleOp> import(const onnx::ModelProto &model,
                                const OnnxImportOptions &options = {}) {
     std::string bytes;
@@ -145,10 +117,6 @@ protected:
     module.walk([&](OpTy) { ++n; });
     return n;
   }
-
-  MLIRContext context;
-  std::vector<std::string> errors;
-  llvm::SmallString<128> dir;
 };
 
 TEST_F(OnnxImportTest, BuildsVariablesArgumentsAndResults) {
@@ -338,7 +306,7 @@ TEST_F(OnnxImportTest, MutatedFixturesNeverCrashAndGiveOneError) {
   // The working directory is test/ (see test/unit/CMakeLists.txt).
   std::vector<std::string> fixtures;
   std::error_code ec;
-  for (llvm::sys::fs::directory_iterator it("Inputs/onnx", ec), end;
+  for (llvm::sys::fs::directory_iterator it(KILN_TEST_INPUTS "/onnx", ec), end;
        it != end && !ec; it.increment(ec)) {
     if (llvm::sys::path::extension(it->path()) == ".onnx")
       fixtures.push_back(it->path());
@@ -349,7 +317,7 @@ TEST_F(OnnxImportTest, MutatedFixturesNeverCrashAndGiveOneError) {
       ASSERT_FALSE(llvm::sys::fs::copy_file(it->path(), copy));
     }
   }
-  ASSERT_FALSE(fixtures.empty()) << "run from test/";
+  ASSERT_FALSE(fixtures.empty()) << "no fixtures in " KILN_TEST_INPUTS "/onnx";
   std::sort(fixtures.begin(), fixtures.end());
   unsigned seed = std::random_device{}();
   std::mt19937 rng(seed);
