@@ -4,22 +4,31 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 #include "dialects/Kiln/KilnDialect.h"
+#include "passes/Conversion/Passes.h"
 #include "passes/Graph/Passes.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Transforms/Passes.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 namespace kiln {
 
 void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<KilnDialect, mlir::func::FuncDialect>();
+  registry.insert<KilnDialect>();
+  // The lowering to native code runs upstream passes over upstream dialects
+  // with their bufferization and LLVM translation interfaces.
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+  mlir::registerAllToLLVMIRTranslations(registry);
 }
 
 void registerAllPasses() {
   registerGraphPasses();
+  registerConversionPasses();
   registerPipelines();
-  mlir::registerTransformsPasses();
+  mlir::registerAllPasses();
 }
 
 } // namespace kiln

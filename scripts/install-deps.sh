@@ -15,6 +15,8 @@ packages=(
   libgrpc++-dev protobuf-compiler-grpc libgloo-dev libdnnl-dev libopenblas-dev
   # tests
   libgtest-dev libgmock-dev
+  # fuzzing (test/fuzz): clang with libFuzzer; the main build stays on g++
+  clang-14 libclang-rt-14-dev
 )
 
 missing=()

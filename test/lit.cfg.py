@@ -22,3 +22,6 @@ config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "ex
 config.substitutions.append(("%encode-graph",
     "protoc --proto_path=%s --encode=kiln.graph.GraphDef kiln/graph.proto"
     % os.path.join(config.kiln_src_root, "proto")))
+# Writes sample and broken artifacts and .npy files for the kiln tool's tests.
+config.substitutions.append(("%kiln-test-artifact",
+    os.path.join(config.kiln_obj_root, "test", "Runtime", "kiln-test-artifact")))

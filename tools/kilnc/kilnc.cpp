@@ -1,9 +1,11 @@
 //===- kilnc.cpp - The kiln compiler driver -------------------------------===//
 //
-//   kilnc MODEL (.pb | .pbtxt | .onnx | .mlir) --emit=mlir [-o OUT] [--report]
+//   kilnc MODEL (.pb | .pbtxt | .onnx | .mlir) [--emit=artifact|llvm|mlir]
+//         [-o OUT] [--report]
 //
 // Imports the model, verifies it, runs the import clean-up pipeline and
-// writes the result. Every failure is one line on stderr and exit code 1;
+// writes the kiln IR (--emit=mlir), or compiles it for the host CPU and
+// writes the kernels' LLVM IR (--emit=llvm) or the artifact (the default). Every failure is one line on stderr and exit code 1;
 // the output file is written whole (temporary file + rename) or not at all.
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +15,10 @@
 #include "compiler/RegisterAll.h"
 #include "compiler/Support/ModelReport.h"
 #include "compiler/Support/OneLineDiagnostics.h"
+#include "compiler/Target/ArtifactWriter.h"
+#include "compiler/Target/CompileToArtifact.h"
+#include "compiler/Target/KernelModule.h"
+#include "compiler/Target/PlanReport.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -31,15 +37,22 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum class Emit { Mlir };
+enum class Emit { Mlir, Kernels, Llvm, Artifact };
 
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
                                cl::desc("<model: .pb, .pbtxt, .onnx or .mlir>"));
 cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' = stdout)"),
                                 cl::value_desc("file"), cl::init("-"));
-cl::opt<Emit> emit("emit", cl::desc("What to write"), cl::init(Emit::Mlir),
-                   cl::values(clEnumValN(Emit::Mlir, "mlir",
-                                         "kiln dialect IR after import")));
+cl::opt<Emit> emit(
+    "emit", cl::desc("What to write"), cl::init(Emit::Artifact),
+    cl::values(clEnumValN(Emit::Mlir, "mlir", "kiln dialect IR after import"),
+               clEnumValN(Emit::Kernels, "kernels",
+                          "the kernel functions before lowering"),
+               clEnumValN(Emit::Llvm, "llvm", "the kernels' optimized LLVM IR"),
+               clEnumValN(Emit::Artifact, "artifact",
+                          "the compiled model for `kiln run` (needs -o)")));
+cl::opt<std::string> target("target", cl::desc("Target to compile for"),
+                            cl::value_desc("cpu"), cl::init("cpu"));
 cl::list<std::string> dims("dim",
                            cl::desc("Size of a symbolic ONNX input dimension"),
                            cl::value_desc("NAME=SIZE"));
@@ -64,10 +77,10 @@ LogicalResult parseDims(kiln::OnnxImportOptions &options) {
   return success();
 }
 
-LogicalResult writeModule(ModuleOp module) {
-  OpPrintingFlags flags;
+/// Writes text to -o (whole or not at all) or stdout.
+LogicalResult writeText(llvm::function_ref<void(llvm::raw_ostream &)> write) {
   auto print = [&](llvm::raw_ostream &os) -> llvm::Error {
-    module->print(os, flags);
+    write(os);
     return llvm::Error::success();
   };
   if (outputPath == "-") {
@@ -97,6 +110,16 @@ int main(int argc, char **argv) {
   kiln::ImportOptions options;
   if (failed(parseDims(options.onnx)))
     return 1;
+  if (target != "cpu") {
+    llvm::errs() << "kilnc: error: --target=" << target
+                 << " is not supported (this build compiles for: cpu)\n";
+    return 1;
+  }
+  if (emit == Emit::Artifact && outputPath == "-") {
+    llvm::errs() << "kilnc: error: an artifact is binary: name the file with "
+                    "-o FILE.kiln (or pass --emit=mlir to print IR)\n";
+    return 1;
+  }
 
   DialectRegistry registry;
   kiln::registerAllDialects(registry);
@@ -118,5 +141,30 @@ int main(int argc, char **argv) {
   }
   if (report)
     kiln::printModelReport(*module, llvm::errs());
-  return failed(writeModule(*module)) ? 1 : 0;
+  if (emit == Emit::Mlir)
+    return failed(writeText([&](llvm::raw_ostream &os) { module->print(os); })) ? 1 : 0;
+
+  if (emit == Emit::Kernels) {
+    FailureOr<kiln::ExecutionPlan> plan = kiln::planForward(*module);
+    if (failed(plan))
+      return 1;
+    OwningOpRef<ModuleOp> kernels = kiln::buildKernelModule(*plan, context);
+    return failed(writeText([&](llvm::raw_ostream &os) { kernels->print(os); })) ? 1 : 0;
+  }
+  std::unique_ptr<kiln::CompiledModel> compiled = kiln::compileKernels(*module);
+  if (!compiled)
+    return 1;
+  if (report)
+    kiln::printPlanReport(compiled->plan, llvm::errs());
+  if (emit == Emit::Llvm)
+    return failed(writeText([&](llvm::raw_ostream &os) {
+             compiled->kernelsIR->print(os, nullptr);
+           }))
+               ? 1
+               : 0;
+  if (failed(kiln::finishArtifact(*compiled, *module)) ||
+      failed(kiln::writeArtifactFile(compiled->artifact, outputPath,
+                                     module->getLoc())))
+    return 1;
+  return 0;
 }

@@ -1,0 +1,217 @@
+//===- ArtifactWriter.cpp - ExecutionPlan + kernels → .kiln file ----------===//
+
+#include "compiler/Target/ArtifactWriter.h"
+
+#include "compiler/Target/KernelModule.h"
+#include "proto/kiln/artifact_generated.h"
+#include "runtime/artifact/ArtifactFile.h"
+
+#include "mlir/IR/Diagnostics.h"
+
+namespace fb = kiln::artifact;
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+fb::DType dtypeOf(Type type) {
+  if (type.isF32())
+    return fb::DType_F32;
+  if (type.isF16())
+    return fb::DType_F16;
+  if (type.isBF16())
+    return fb::DType_BF16;
+  if (type.isInteger(32))
+    return fb::DType_I32;
+  if (type.isInteger(64))
+    return fb::DType_I64;
+  assert(type.isInteger(1) && "the dialect allows no other element type");
+  return fb::DType_I1;
+}
+
+fb::Region regionOf(Region region) {
+  switch (region) {
+  case Region::Arena:
+    return fb::Region_Arena;
+  case Region::State:
+    return fb::Region_State;
+  case Region::Constants:
+    return fb::Region_Constants;
+  }
+  llvm_unreachable("unknown region");
+}
+
+fb::InitKind initKindOf(InitKind kind) {
+  switch (kind) {
+  case InitKind::zeros: return fb::InitKind_Zeros;
+  case InitKind::ones: return fb::InitKind_Ones;
+  case InitKind::constant: return fb::InitKind_Constant;
+  case InitKind::uniform: return fb::InitKind_Uniform;
+  case InitKind::normal: return fb::InitKind_Normal;
+  case InitKind::truncated_normal: return fb::InitKind_TruncatedNormal;
+  case InitKind::glorot_uniform: return fb::InitKind_GlorotUniform;
+  case InitKind::glorot_normal: return fb::InitKind_GlorotNormal;
+  }
+  llvm_unreachable("unknown initializer kind");
+}
+
+/// The bytes of a dense constant as the runtime lays them out: row-major,
+/// little-endian, bools one byte each, splats expanded.
+std::vector<uint8_t> bytesOf(DenseElementsAttr value) {
+  auto type = llvm::cast<RankedTensorType>(value.getType());
+  std::vector<uint8_t> bytes;
+  bytes.reserve(tensorBytes(type));
+  if (type.getElementType().isInteger(1)) {
+    for (bool b : value.getValues<bool>())
+      bytes.push_back(b ? 1 : 0);
+    return bytes;
+  }
+  unsigned width = type.getElementType().getIntOrFloatBitWidth() / 8;
+  auto append = [&](const APInt &bits) {
+    uint64_t raw = bits.getZExtValue();
+    for (unsigned i = 0; i < width; ++i)
+      bytes.push_back(static_cast<uint8_t>(raw >> (8 * i)));
+  };
+  if (llvm::isa<FloatType>(type.getElementType()))
+    for (APFloat f : value.getValues<APFloat>())
+      append(f.bitcastToAPInt());
+  else
+    for (APInt i : value.getValues<APInt>())
+      append(i);
+  return bytes;
+}
+
+class Serializer {
+public:
+  Serializer(const ExecutionPlan &plan) : plan(plan) {}
+
+  std::vector<uint8_t> run(const std::vector<uint8_t> &kernelObject,
+                           const HostTarget &host, StringRef modelName);
+
+private:
+  flatbuffers::Offset<fb::Program> initProgram();
+  flatbuffers::Offset<fb::Program> forwardProgram();
+  flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>>
+  bindings(ArrayRef<std::pair<std::string, int>> named);
+
+  const ExecutionPlan &plan;
+  flatbuffers::FlatBufferBuilder fbb;
+};
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>>
+Serializer::bindings(ArrayRef<std::pair<std::string, int>> named) {
+  std::vector<flatbuffers::Offset<fb::Binding>> list;
+  for (const auto &[name, buffer] : named)
+    list.push_back(fb::CreateBinding(fbb, fbb.CreateString(name), buffer));
+  return fbb.CreateVector(list);
+}
+
+flatbuffers::Offset<fb::Program> Serializer::initProgram() {
+  std::vector<uint8_t> kinds;
+  std::vector<flatbuffers::Offset<void>> instructions;
+  for (unsigned i = 0; i < plan.variables.size(); ++i) {
+    kinds.push_back(fb::Instruction_InitVariable);
+    instructions.push_back(fb::CreateInitVariable(fbb, i).Union());
+  }
+  return fb::CreateProgram(fbb, fbb.CreateString("init"), fbb.CreateVector(kinds),
+                           fbb.CreateVector(instructions), bindings({}), bindings({}));
+}
+
+flatbuffers::Offset<fb::Program> Serializer::forwardProgram() {
+  std::vector<uint8_t> kinds;
+  std::vector<flatbuffers::Offset<void>> instructions;
+  unsigned kernelIndex = 0;
+  for (const Step &step : plan.steps) {
+    if (const auto *kernel = std::get_if<KernelStep>(&step)) {
+      std::vector<uint32_t> args(kernel->inputs.begin(), kernel->inputs.end());
+      args.push_back(kernel->output);
+      kinds.push_back(fb::Instruction_KernelCall);
+      instructions.push_back(
+          fb::CreateKernelCall(fbb, kernelIndex++, fbb.CreateVector(args)).Union());
+      continue;
+    }
+    const auto &gemm = std::get<GemmStep>(step);
+    kinds.push_back(fb::Instruction_Gemm);
+    instructions.push_back(fb::CreateGemm(fbb, gemm.a, gemm.b, gemm.c, gemm.batch,
+                                          gemm.m, gemm.n, gemm.k, gemm.transposeA,
+                                          gemm.transposeB, gemm.sharedB)
+                               .Union());
+  }
+  return fb::CreateProgram(fbb, fbb.CreateString("forward"), fbb.CreateVector(kinds),
+                           fbb.CreateVector(instructions), bindings(plan.feeds),
+                           bindings(plan.fetches));
+}
+
+std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
+                                     const HostTarget &host, StringRef modelName) {
+  std::vector<flatbuffers::Offset<fb::Buffer>> buffers;
+  for (const Buffer &buffer : plan.buffers) {
+    const Slot &slot = plan.slots[buffer.slot];
+    std::vector<int64_t> shape(buffer.type.getShape().begin(), buffer.type.getShape().end());
+    buffers.push_back(fb::CreateBuffer(fbb, regionOf(slot.region), slot.offset,
+                                       dtypeOf(buffer.type.getElementType()),
+                                       fbb.CreateVector(shape)));
+  }
+
+  std::vector<flatbuffers::Offset<fb::Variable>> variables;
+  for (const PlannedVariable &planned : plan.variables) {
+    VariableOp op = planned.op;
+    InitializerAttr init = op.getInitializer();
+    flatbuffers::Offset<flatbuffers::Vector<uint8_t>> value = 0;
+    if (init.getKind() == InitKind::constant)
+      value = fbb.CreateVector(
+          bytesOf(llvm::cast<DenseElementsAttr>(init.getValue())));
+    variables.push_back(fb::CreateVariable(
+        fbb, fbb.CreateString(op.getSymName().str()), planned.buffer,
+        initKindOf(init.getKind()), init.getFirst(), init.getSecond(),
+        init.getSeed(), value, op.getTrainable()));
+  }
+
+  std::vector<uint8_t> constants(plan.constantsBytes, 0);
+  for (const auto &[slot, data] : plan.constantData) {
+    std::vector<uint8_t> bytes = bytesOf(data);
+    std::copy(bytes.begin(), bytes.end(), constants.begin() + plan.slots[slot].offset);
+  }
+
+  std::vector<flatbuffers::Offset<fb::Program>> programs = {initProgram(),
+                                                            forwardProgram()};
+  std::vector<std::string> symbols;
+  for (unsigned i = 0; i < plan.numKernels(); ++i)
+    symbols.push_back(kernelSymbol(i));
+  auto kernels = fb::CreateKernelLibrary(
+      fbb, fbb.CreateString("elf-x86_64-shared"), fbb.CreateString(host.cpu),
+      fbb.CreateString(host.features), fbb.CreateVector(kernelObject),
+      fbb.CreateVectorOfStrings(symbols));
+
+  auto artifact = fb::CreateArtifact(
+      fbb, kArtifactFormatVersion, fbb.CreateString("cpu"), fbb.CreateString("kilnc 0.1"),
+      fbb.CreateString(modelName.str()), plan.arenaBytes, plan.stateBytes,
+      fbb.CreateVector(constants), fbb.CreateVector(buffers), fbb.CreateVector(variables),
+      fbb.CreateVector(programs), kernels);
+  fb::FinishArtifactBuffer(fbb, artifact);
+  return std::vector<uint8_t>(fbb.GetBufferPointer(),
+                              fbb.GetBufferPointer() + fbb.GetSize());
+}
+
+} // namespace
+
+std::vector<uint8_t> serializeArtifact(const ExecutionPlan &plan,
+                                       const std::vector<uint8_t> &kernelObject,
+                                       const HostTarget &host, StringRef modelName) {
+  return Serializer(plan).run(kernelObject, host, modelName);
+}
+
+LogicalResult writeArtifactFile(const std::vector<uint8_t> &flatbuffer, StringRef path,
+                                Location loc) {
+  std::string error;
+  if (artifact::writeArtifactFile(path.str(), flatbuffer.data(), flatbuffer.size(), error))
+    return success();
+  // The message reads "PATH: error: REASON"; the location already names PATH.
+  StringRef reason(error);
+  size_t at = reason.find("error: ");
+  if (at != StringRef::npos)
+    reason = reason.drop_front(at + strlen("error: "));
+  return emitError(FileLineColLoc::get(loc.getContext(), path, 0, 0)) << reason;
+}
+
+} // namespace kiln

@@ -1,0 +1,31 @@
+//===- ArtifactWriter.h - ExecutionPlan + kernels → .kiln file --*- C++ -*-===//
+
+#ifndef KILN_COMPILER_TARGET_ARTIFACTWRITER_H
+#define KILN_COMPILER_TARGET_ARTIFACTWRITER_H
+
+#include "compiler/Target/CpuCodegen.h"
+#include "compiler/Target/ExecutionPlan.h"
+
+#include <vector>
+
+namespace kiln {
+
+/// Format version this compiler writes (artifact.fbs).
+constexpr uint32_t kArtifactFormatVersion = 1;
+
+/// Serializes the artifact: the plan's buffers, variables, the `init`
+/// program (one InitVariable per variable), the `forward` program and the
+/// kernels' shared object.
+std::vector<uint8_t> serializeArtifact(const ExecutionPlan &plan,
+                                       const std::vector<uint8_t> &kernelObject,
+                                       const HostTarget &host,
+                                       llvm::StringRef modelName);
+
+/// Writes an artifact file (the FlatBuffer and its footer) to `path`, whole
+/// or not at all; emits one error at `loc` on failure.
+mlir::LogicalResult writeArtifactFile(const std::vector<uint8_t> &flatbuffer,
+                                      llvm::StringRef path, mlir::Location loc);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_TARGET_ARTIFACTWRITER_H

@@ -1,0 +1,38 @@
+//===- CompileToArtifact.cpp - kiln module → artifact bytes ---------------===//
+
+#include "compiler/Target/CompileToArtifact.h"
+
+#include "compiler/Target/ArtifactWriter.h"
+#include "compiler/Target/KernelModule.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+std::unique_ptr<CompiledModel> compileKernels(ModuleOp module) {
+  auto model = std::make_unique<CompiledModel>();
+  FailureOr<ExecutionPlan> plan = planForward(module);
+  if (failed(plan))
+    return nullptr;
+  model->plan = std::move(*plan);
+  model->host = detectHostTarget();
+  OwningOpRef<ModuleOp> kernels = buildKernelModule(model->plan, *module.getContext());
+  if (failed(lowerKernelsToLLVMDialect(*kernels)))
+    return nullptr;
+  model->kernelsIR = translateAndOptimize(*kernels, model->llvmContext, model->host);
+  if (!model->kernelsIR)
+    return nullptr;
+  return model;
+}
+
+LogicalResult finishArtifact(CompiledModel &model, ModuleOp module) {
+  FailureOr<std::vector<uint8_t>> object =
+      buildSharedObject(*model.kernelsIR, model.host, module.getLoc());
+  if (failed(object))
+    return failure();
+  model.artifact = serializeArtifact(model.plan, *object, model.host,
+                                     module.getName().value_or("model"));
+  return success();
+}
+
+} // namespace kiln

@@ -1,0 +1,40 @@
+//===- CompileToArtifact.h - kiln module → artifact bytes -------*- C++ -*-===//
+//
+// The whole back end in one call, for kilnc and for tests that compile and
+// run in one process: plan @forward, build and lower the kernels, compile
+// them for the host, and serialize the artifact.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_TARGET_COMPILETOARTIFACT_H
+#define KILN_COMPILER_TARGET_COMPILETOARTIFACT_H
+
+#include "compiler/Target/CpuCodegen.h"
+#include "compiler/Target/ExecutionPlan.h"
+
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+
+namespace kiln {
+
+/// What compiling produced, kept for reports and --emit=llvm.
+struct CompiledModel {
+  ExecutionPlan plan;
+  HostTarget host;
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> kernelsIR;
+  /// The artifact's FlatBuffer (without the file footer); empty until
+  /// `finishArtifact`.
+  std::vector<uint8_t> artifact;
+};
+
+/// Plans @forward of a verified kiln module and compiles its kernels to
+/// optimized LLVM IR. Emits one error and returns null on failure.
+std::unique_ptr<CompiledModel> compileKernels(mlir::ModuleOp module);
+
+/// Links the kernels into a shared object and serializes the artifact.
+mlir::LogicalResult finishArtifact(CompiledModel &model, mlir::ModuleOp module);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_TARGET_COMPILETOARTIFACT_H

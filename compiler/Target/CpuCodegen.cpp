@@ -1,0 +1,197 @@
+//===- CpuCodegen.cpp - Kernel module to a host shared object -------------===//
+
+#include "compiler/Target/CpuCodegen.h"
+
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Passes/PassBuilder.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// kiln → linalg on tensors → buffers (in place into the output argument,
+/// temporaries on the stack when small) → loops → the LLVM dialect, with
+/// memref arguments passed as bare pointers.
+/// (Anchored on the module the pass manager runs on.)
+constexpr const char *kLoweringPipeline =
+    "convert-kiln-to-linalg, canonicalize, cse,"
+    "eliminate-empty-tensors,"
+    "one-shot-bufferize,"
+    "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536}),"
+    "buffer-deallocation-pipeline,"
+    "convert-linalg-to-loops, lower-affine, convert-scf-to-cf,"
+    "math-legalize-to-f32,"
+    "expand-strided-metadata, finalize-memref-to-llvm,"
+    "convert-math-to-llvm, convert-math-to-libm,"
+    "convert-arith-to-llvm,"
+    "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+    "convert-cf-to-llvm, reconcile-unrealized-casts";
+
+/// Renames each kernel to `<name>.body` (internal) and adds the entry point
+/// `void <name>(void **args)` that loads each argument and calls it.
+void addPackedEntryPoints(ModuleOp module) {
+  MLIRContext *context = module.getContext();
+  auto ptrType = LLVM::LLVMPointerType::get(context);
+  auto entryType =
+      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), {ptrType});
+  OpBuilder b(context);
+  for (auto body : llvm::to_vector(module.getOps<LLVM::LLVMFuncOp>())) {
+    if (body.isExternal() || !body.getName().starts_with("kiln_kernel_"))
+      continue;
+    std::string name = body.getName().str();
+    body.setName(name + ".body");
+    body.setLinkage(LLVM::Linkage::Internal);
+    b.setInsertionPointToEnd(module.getBody());
+    auto entry = b.create<LLVM::LLVMFuncOp>(body.getLoc(), name, entryType);
+    Block *block = entry.addEntryBlock(b);
+    b.setInsertionPointToStart(block);
+    SmallVector<Value> args;
+    for (unsigned i = 0, e = body.getNumArguments(); i < e; ++i) {
+      Value slot = b.create<LLVM::GEPOp>(body.getLoc(), ptrType, ptrType,
+                                         block->getArgument(0),
+                                         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+      args.push_back(b.create<LLVM::LoadOp>(body.getLoc(), ptrType, slot));
+    }
+    b.create<LLVM::CallOp>(body.getLoc(), body, args);
+    b.create<LLVM::ReturnOp>(body.getLoc(), ValueRange{});
+  }
+}
+
+std::unique_ptr<llvm::TargetMachine> createTargetMachine(const HostTarget &host,
+                                                         std::string &error) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(host.triple, error);
+  if (!target)
+    return nullptr;
+  llvm::TargetOptions options;
+  return std::unique_ptr<llvm::TargetMachine>(target->createTargetMachine(
+      host.triple, host.cpu, host.features, options, llvm::Reloc::PIC_,
+      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+}
+
+} // namespace
+
+HostTarget detectHostTarget() {
+  HostTarget host;
+  host.triple = llvm::sys::getProcessTriple();
+  host.cpu = llvm::sys::getHostCPUName().str();
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> enabled;
+  for (const auto &feature : features)
+    if (feature.getValue())
+      enabled.push_back("+" + feature.getKey().str());
+  llvm::sort(enabled);
+  host.features = llvm::join(enabled, ",");
+  return host;
+}
+
+LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels) {
+  PassManager pm(kernels.getContext());
+  // --mlir-print-ir-after-all and friends apply to the lowering too.
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  if (failed(parsePassPipeline(kLoweringPipeline, pm, llvm::errs())))
+    return kernels.emitError("internal error: the lowering pipeline does not parse");
+  if (failed(pm.run(kernels)))
+    return failure();
+  addPackedEntryPoints(kernels);
+  return success();
+}
+
+std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp kernels,
+                                                   llvm::LLVMContext &context,
+                                                   const HostTarget &host) {
+  registerBuiltinDialectTranslation(*kernels.getContext());
+  registerLLVMDialectTranslation(*kernels.getContext());
+  std::unique_ptr<llvm::Module> module =
+      translateModuleToLLVMIR(kernels, context, "kiln_kernels");
+  if (!module)
+    return nullptr;
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(host, error);
+  if (!machine) {
+    kernels.emitError("cannot target ") << host.triple << ": " << error;
+    return nullptr;
+  }
+  module->setTargetTriple(host.triple);
+  module->setDataLayout(machine->createDataLayout());
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder builder(machine.get());
+  builder.registerModuleAnalyses(mam);
+  builder.registerCGSCCAnalyses(cgam);
+  builder.registerFunctionAnalyses(fam);
+  builder.registerLoopAnalyses(lam);
+  builder.crossRegisterProxies(lam, fam, cgam, mam);
+  builder.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*module, mam);
+  return module;
+}
+
+FailureOr<std::vector<uint8_t>> buildSharedObject(llvm::Module &module,
+                                                  const HostTarget &host,
+                                                  Location loc) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine = createTargetMachine(host, error);
+  if (!machine)
+    return emitError(loc) << "cannot target " << host.triple << ": " << error;
+
+  llvm::SmallString<128> objectPath, libraryPath;
+  if (llvm::sys::fs::createTemporaryFile("kiln-kernels", "o", objectPath) ||
+      llvm::sys::fs::createTemporaryFile("kiln-kernels", "so", libraryPath))
+    return emitError(loc) << "cannot create temporary files for the kernels";
+  llvm::FileRemover removeObject(objectPath), removeLibrary(libraryPath);
+  {
+    std::error_code ec;
+    llvm::raw_fd_ostream os(objectPath, ec);
+    if (ec)
+      return emitError(loc) << "cannot write " << objectPath << ": " << ec.message();
+    llvm::legacy::PassManager passes;
+    if (machine->addPassesToEmitFile(passes, os, nullptr,
+                                     llvm::CodeGenFileType::ObjectFile))
+      return emitError(loc) << "the target cannot emit object files";
+    passes.run(module);
+  }
+
+  llvm::ErrorOr<std::string> cc = llvm::sys::findProgramByName("cc");
+  if (!cc)
+    return emitError(loc) << "no system linker: 'cc' is not on PATH";
+  llvm::SmallVector<llvm::StringRef> args = {*cc, "-shared", "-o", libraryPath,
+                                             objectPath, "-lm"};
+  std::string message;
+  int status = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &message);
+  if (status != 0)
+    return emitError(loc) << "linking the kernels failed (" << *cc
+                          << " exit " << status << ") " << message;
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> library =
+      llvm::MemoryBuffer::getFile(libraryPath, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!library)
+    return emitError(loc) << "cannot read the linked kernels: "
+                          << library.getError().message();
+  StringRef bytes = (*library)->getBuffer();
+  return std::vector<uint8_t>(bytes.begin(), bytes.end());
+}
+
+} // namespace kiln

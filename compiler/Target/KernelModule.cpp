@@ -1,0 +1,72 @@
+//===- KernelModule.cpp - One function per kernel step --------------------===//
+
+#include "compiler/Target/KernelModule.h"
+
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+std::string kernelSymbol(unsigned index) {
+  return "kiln_kernel_" + std::to_string(index);
+}
+
+namespace {
+
+MemRefType memrefOf(const ExecutionPlan &plan, int buffer) {
+  RankedTensorType type = plan.buffers[buffer].type;
+  return MemRefType::get(type.getShape(), type.getElementType());
+}
+
+void buildKernel(const ExecutionPlan &plan, const KernelStep &step,
+                 unsigned index, OpBuilder &builder) {
+  Location loc = step.op->getLoc();
+  SmallVector<Type> argTypes;
+  for (int buffer : step.inputs)
+    argTypes.push_back(memrefOf(plan, buffer));
+  argTypes.push_back(memrefOf(plan, step.output));
+  auto func = builder.create<func::FuncOp>(loc, kernelSymbol(index),
+                                           builder.getFunctionType(argTypes, {}));
+  Block *body = func.addEntryBlock();
+  OpBuilder b = OpBuilder::atBlockBegin(body);
+
+  SmallVector<Value> tensors;
+  for (unsigned i = 0; i < step.inputs.size(); ++i)
+    tensors.push_back(b.create<bufferization::ToTensorOp>(
+        loc, body->getArgument(i), /*restrict=*/true, /*writable=*/false));
+  IRMapping mapping;
+  for (auto [operand, position] :
+       llvm::zip(step.op->getOperands(), step.operandInputs)) {
+    if (position >= 0) {
+      mapping.map(operand, tensors[position]);
+      continue;
+    }
+    Operation *constant = b.clone(*operand.getDefiningOp());
+    mapping.map(operand, constant->getResult(0));
+  }
+  Operation *computed = b.clone(*step.op, mapping);
+  b.create<bufferization::MaterializeInDestinationOp>(
+      loc, TypeRange{}, computed->getResult(0), body->getArguments().back(),
+      /*restrict=*/true, /*writable=*/true);
+  b.create<func::ReturnOp>(loc);
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> buildKernelModule(const ExecutionPlan &plan,
+                                        MLIRContext &context) {
+  context.loadDialect<bufferization::BufferizationDialect, func::FuncDialect>();
+  OpBuilder builder(&context);
+  OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
+  builder.setInsertionPointToEnd(module->getBody());
+  unsigned index = 0;
+  for (const Step &step : plan.steps)
+    if (const auto *kernel = std::get_if<KernelStep>(&step))
+      buildKernel(plan, *kernel, index++, builder);
+  return module;
+}
+
+} // namespace kiln

@@ -1,0 +1,250 @@
+//===- ElementwisePatterns.cpp - Elementwise kiln ops to linalg -----------===//
+//
+// Each elementwise op becomes one `linalg.generic` whose body computes one
+// element with arith and math ops.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/KilnToLinalg/LinalgBuilders.h"
+#include "passes/Conversion/KilnToLinalg/Patterns.h"
+
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+bool isFloat(Value v) { return llvm::isa<FloatType>(v.getType()); }
+
+Value scalar(OpBuilder &b, Location loc, Value like, double value) {
+  return scalarConstant(b, loc, like.getType(), value);
+}
+
+// One element of each op, from its operands' elements.
+
+Value element(AddOp, OpBuilder &b, Location loc, ValueRange x) {
+  return addValues(b, loc, x[0], x[1]);
+}
+Value element(SubOp, OpBuilder &b, Location loc, ValueRange x) {
+  if (isFloat(x[0]))
+    return b.create<arith::SubFOp>(loc, x[0], x[1]);
+  return b.create<arith::SubIOp>(loc, x[0], x[1]);
+}
+Value element(MulOp, OpBuilder &b, Location loc, ValueRange x) {
+  return mulValues(b, loc, x[0], x[1]);
+}
+Value element(DivOp, OpBuilder &b, Location loc, ValueRange x) {
+  return divValues(b, loc, x[0], x[1]);
+}
+Value element(MaximumOp, OpBuilder &b, Location loc, ValueRange x) {
+  return maxValues(b, loc, x[0], x[1]);
+}
+Value element(MinimumOp, OpBuilder &b, Location loc, ValueRange x) {
+  if (isFloat(x[0]))
+    return b.create<arith::MinimumFOp>(loc, x[0], x[1]);
+  return b.create<arith::MinSIOp>(loc, x[0], x[1]);
+}
+Value element(NegOp, OpBuilder &b, Location loc, ValueRange x) {
+  if (isFloat(x[0]))
+    return b.create<arith::NegFOp>(loc, x[0]);
+  return b.create<arith::SubIOp>(loc, scalar(b, loc, x[0], 0), x[0]);
+}
+Value element(ExpOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::ExpOp>(loc, x[0]);
+}
+Value element(LogOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::LogOp>(loc, x[0]);
+}
+Value element(SqrtOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::SqrtOp>(loc, x[0]);
+}
+Value element(RsqrtOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::RsqrtOp>(loc, x[0]);
+}
+Value element(TanhOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::TanhOp>(loc, x[0]);
+}
+Value element(SigmoidOp, OpBuilder &b, Location loc, ValueRange x) {
+  // 1 / (1 + e^-x): e^-x overflows to +inf for very negative x, giving 0.
+  Value e = b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, x[0]));
+  Value one = scalar(b, loc, x[0], 1.0);
+  return b.create<arith::DivFOp>(loc, one, b.create<arith::AddFOp>(loc, one, e));
+}
+Value element(ReluOp, OpBuilder &b, Location loc, ValueRange x) {
+  return maxValues(b, loc, x[0], scalar(b, loc, x[0], 0.0));
+}
+
+Value gelu(GeluOp op, OpBuilder &b, Location loc, Value x) {
+  Value half = scalar(b, loc, x, 0.5);
+  Value one = scalar(b, loc, x, 1.0);
+  Value inner;
+  if (op.getApproximation() == GeluApproximation::tanh) {
+    // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+    Value x3 = b.create<arith::MulFOp>(loc, x, b.create<arith::MulFOp>(loc, x, x));
+    Value poly = b.create<arith::AddFOp>(
+        loc, x, b.create<arith::MulFOp>(loc, scalar(b, loc, x, 0.044715), x3));
+    inner = b.create<math::TanhOp>(
+        loc, b.create<arith::MulFOp>(
+                 loc, scalar(b, loc, x, std::sqrt(2.0 / M_PI)), poly));
+  } else {
+    inner = b.create<math::ErfOp>(
+        loc, b.create<arith::MulFOp>(loc, x, scalar(b, loc, x, M_SQRT1_2)));
+  }
+  Value factor = b.create<arith::MulFOp>(loc, half, b.create<arith::AddFOp>(loc, one, inner));
+  return b.create<arith::MulFOp>(loc, x, factor);
+}
+
+Value compare(ComparePredicate predicate, OpBuilder &b, Location loc, Value x,
+              Value y) {
+  if (isFloat(x)) {
+    // Ordered except `ne`, which holds for NaN as in numpy.
+    arith::CmpFPredicate p;
+    switch (predicate) {
+    case ComparePredicate::eq: p = arith::CmpFPredicate::OEQ; break;
+    case ComparePredicate::ne: p = arith::CmpFPredicate::UNE; break;
+    case ComparePredicate::lt: p = arith::CmpFPredicate::OLT; break;
+    case ComparePredicate::le: p = arith::CmpFPredicate::OLE; break;
+    case ComparePredicate::gt: p = arith::CmpFPredicate::OGT; break;
+    case ComparePredicate::ge: p = arith::CmpFPredicate::OGE; break;
+    }
+    return b.create<arith::CmpFOp>(loc, p, x, y);
+  }
+  // Booleans order false < true, so they compare unsigned.
+  bool isBool = x.getType().isInteger(1);
+  arith::CmpIPredicate p;
+  switch (predicate) {
+  case ComparePredicate::eq: p = arith::CmpIPredicate::eq; break;
+  case ComparePredicate::ne: p = arith::CmpIPredicate::ne; break;
+  case ComparePredicate::lt: p = isBool ? arith::CmpIPredicate::ult : arith::CmpIPredicate::slt; break;
+  case ComparePredicate::le: p = isBool ? arith::CmpIPredicate::ule : arith::CmpIPredicate::sle; break;
+  case ComparePredicate::gt: p = isBool ? arith::CmpIPredicate::ugt : arith::CmpIPredicate::sgt; break;
+  case ComparePredicate::ge: p = isBool ? arith::CmpIPredicate::uge : arith::CmpIPredicate::sge; break;
+  }
+  return b.create<arith::CmpIOp>(loc, p, x, y);
+}
+
+/// numpy's astype: floats to integers truncate toward zero, anything to
+/// bool is `!= 0`, bools become 0 or 1.
+Value castElement(OpBuilder &b, Location loc, Value x, Type to) {
+  Type from = x.getType();
+  if (from == to)
+    return x;
+  if (to.isInteger(1)) {
+    if (isFloat(x))
+      return b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, x,
+                                     scalar(b, loc, x, 0.0));
+    return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, x,
+                                   scalar(b, loc, x, 0.0));
+  }
+  bool fromFloat = llvm::isa<FloatType>(from), toFloat = llvm::isa<FloatType>(to);
+  if (fromFloat && toFloat)
+    return castFloat(b, loc, x, to);
+  if (fromFloat)
+    return b.create<arith::FPToSIOp>(loc, to, x);
+  if (toFloat)
+    return from.isInteger(1) ? b.create<arith::UIToFPOp>(loc, to, x).getResult()
+                             : b.create<arith::SIToFPOp>(loc, to, x).getResult();
+  unsigned fromWidth = from.getIntOrFloatBitWidth(), toWidth = to.getIntOrFloatBitWidth();
+  if (fromWidth < toWidth)
+    return from.isInteger(1) ? b.create<arith::ExtUIOp>(loc, to, x).getResult()
+                             : b.create<arith::ExtSIOp>(loc, to, x).getResult();
+  return b.create<arith::TruncIOp>(loc, to, x);
+}
+
+template <typename OpTy>
+struct ElementwiseLowering : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    Value result = mapSameShape(
+        rewriter, op.getLoc(), type, op->getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return element(op, b, loc, args);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct GeluLowering : public OpRewritePattern<GeluOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GeluOp op, PatternRewriter &rewriter) const override {
+    Value result = mapSameShape(rewriter, op.getLoc(), op.getType(), op.getOperand(),
+                                [&](OpBuilder &b, Location loc, ValueRange args) {
+                                  return gelu(op, b, loc, args[0]);
+                                });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct CompareLowering : public OpRewritePattern<CompareOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CompareOp op, PatternRewriter &rewriter) const override {
+    Value result = mapSameShape(
+        rewriter, op.getLoc(), op.getType(), op->getOperands(),
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          return compare(op.getPredicate(), b, loc, args[0], args[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SelectLowering : public OpRewritePattern<SelectOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SelectOp op, PatternRewriter &rewriter) const override {
+    Value result = mapSameShape(
+        rewriter, op.getLoc(), llvm::cast<RankedTensorType>(op.getType()),
+        op->getOperands(), [&](OpBuilder &b, Location loc, ValueRange args) {
+          return b.create<arith::SelectOp>(loc, args[0], args[1], args[2]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct CastLowering : public OpRewritePattern<CastOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(CastOp op, PatternRewriter &rewriter) const override {
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    Value result = mapSameShape(rewriter, op.getLoc(), type, op.getOperand(),
+                                [&](OpBuilder &b, Location loc, ValueRange args) {
+                                  return castElement(b, loc, args[0],
+                                                     type.getElementType());
+                                });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ConstantLowering : public OpRewritePattern<ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ConstantOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, llvm::cast<TypedAttr>(op.getValue()));
+    return success();
+  }
+};
+
+} // namespace
+
+void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,
+               ElementwiseLowering<MulOp>, ElementwiseLowering<DivOp>,
+               ElementwiseLowering<MaximumOp>, ElementwiseLowering<MinimumOp>,
+               ElementwiseLowering<NegOp>, ElementwiseLowering<ExpOp>,
+               ElementwiseLowering<LogOp>, ElementwiseLowering<SqrtOp>,
+               ElementwiseLowering<RsqrtOp>, ElementwiseLowering<TanhOp>,
+               ElementwiseLowering<SigmoidOp>, ElementwiseLowering<ReluOp>,
+               GeluLowering, CompareLowering, SelectLowering, CastLowering,
+               ConstantLowering>(patterns.getContext());
+}
+
+} // namespace kiln

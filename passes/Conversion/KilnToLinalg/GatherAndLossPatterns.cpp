@@ -1,0 +1,173 @@
+//===- GatherAndLossPatterns.cpp - gather and losses to linalg ------------===//
+//
+// gather reads the table with tensor.extract inside a linalg.generic over
+// the result. An index outside [0, size) is clamped into it: compiled code
+// never reads outside the table (the runtime's data readers report such ids
+// before they get here).
+//
+// Each loss is a reduction of its per-element (or per-example) term into a
+// scalar, then a division by the count:
+//   softmax_cross_entropy: max + log(sum(exp(x - max))) - x[label]
+//   sigmoid_cross_entropy: max(x, 0) - x * t + log1p(exp(-|x|))
+//   mean_squared_error:    (p - t)^2
+// f16 and bf16 losses are computed and summed in f32, then rounded.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Conversion/KilnToLinalg/LinalgBuilders.h"
+#include "passes/Conversion/KilnToLinalg/Patterns.h"
+
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// An integer id as an index clamped to [0, size).
+Value clampedIndex(OpBuilder &b, Location loc, Value id, int64_t size) {
+  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+  Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+  Value last = b.create<arith::ConstantIndexOp>(loc, size - 1);
+  Value low = b.create<arith::MaxSIOp>(loc, index, zero);
+  return b.create<arith::MinSIOp>(loc, low, last);
+}
+
+/// The scalar `sum / count` as a rank-0 tensor of `type`, divided in the
+/// sum's type.
+Value meanOf(OpBuilder &b, Location loc, Value sum, RankedTensorType type,
+             int64_t count) {
+  Type accType = llvm::cast<RankedTensorType>(sum.getType()).getElementType();
+  Value n = scalarConstant(b, loc, accType, static_cast<double>(count));
+  return mapSameShape(b, loc, type, sum, [&](OpBuilder &nb, Location l, ValueRange args) {
+    Value mean = nb.create<arith::DivFOp>(l, args[0], n);
+    return castFloat(nb, l, mean, type.getElementType());
+  });
+}
+
+SmallVector<int64_t> allAxes(int64_t rank) {
+  SmallVector<int64_t> axes;
+  for (int64_t d = 0; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+struct GatherLowering : public OpRewritePattern<GatherOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherOp op, PatternRewriter &rewriter) const override {
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    auto tableType = llvm::cast<RankedTensorType>(op.getTable().getType());
+    auto indicesType = llvm::cast<RankedTensorType>(op.getIndices().getType());
+    int64_t axis = op.getAxis(), indexRank = indicesType.getRank();
+    SmallVector<int64_t> indexDims;
+    for (int64_t d = axis; d < axis + indexRank; ++d)
+      indexDims.push_back(d);
+    AffineMap indicesMap = selectDims(getContext(), type.getRank(), indexDims);
+    Value table = op.getTable();
+    Value result = mapElements(
+        rewriter, op.getLoc(), type, op.getIndices(), {indicesMap},
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < tableType.getRank(); ++d) {
+            if (d < axis)
+              coords.push_back(b.create<linalg::IndexOp>(loc, d));
+            else if (d == axis)
+              coords.push_back(clampedIndex(b, loc, args[0], tableType.getDimSize(axis)));
+            else
+              coords.push_back(b.create<linalg::IndexOp>(loc, d - 1 + indexRank));
+          }
+          return b.create<tensor::ExtractOp>(loc, table, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropyOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxCrossEntropyOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    Value logits = op.getLogits();
+    auto logitsType = llvm::cast<RankedTensorType>(logits.getType());
+    int64_t batch = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
+    auto [max, sum] = maxAndSumOfExp(rewriter, loc, logits, /*axis=*/1);
+    Type accType = accumulatorType(type.getElementType());
+    Value zero = scalarConstant(rewriter, loc, accType, 0.0);
+    Value total = reduceAxes(
+        rewriter, loc, ValueRange{op.getLabels(), max, sum}, {0}, zero,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Value row = b.create<linalg::IndexOp>(l, 0);
+          Value label = clampedIndex(b, l, args[0], classes);
+          Value picked = b.create<tensor::ExtractOp>(l, logits, ValueRange{row, label});
+          Value max = castFloat(b, l, args[1], accType);
+          Value logSumExp =
+              b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
+          return b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
+        },
+        addValues);
+    rewriter.replaceOp(op, meanOf(rewriter, loc, total, type, batch));
+    return success();
+  }
+};
+
+/// A mean over all elements of `term(lhs, rhs)`.
+template <typename OpTy>
+struct PointwiseLossLowering : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    auto inputType = llvm::cast<RankedTensorType>(op->getOperand(0).getType());
+    Type accType = accumulatorType(type.getElementType());
+    Value zero = scalarConstant(rewriter, loc, accType, 0.0);
+    Value total = reduceAxes(
+        rewriter, loc, op->getOperands(), allAxes(inputType.getRank()), zero,
+        [&](OpBuilder &b, Location l, ValueRange args) {
+          Value lhs = castFloat(b, l, args[0], accType);
+          Value rhs = castFloat(b, l, args[1], accType);
+          return term(b, l, lhs, rhs);
+        },
+        addValues);
+    rewriter.replaceOp(op, meanOf(rewriter, loc, total, type,
+                                  inputType.getNumElements()));
+    return success();
+  }
+
+  /// The loss of one element, in the accumulator's type.
+  static Value term(OpBuilder &b, Location loc, Value lhs, Value rhs);
+};
+
+template <>
+Value PointwiseLossLowering<SigmoidCrossEntropyOp>::term(OpBuilder &b, Location loc,
+                                                         Value x, Value t) {
+  Value zero = scalarConstant(b, loc, x.getType(), 0.0);
+  Value positive = b.create<arith::MaximumFOp>(loc, x, zero);
+  Value softplus = b.create<math::Log1pOp>(
+      loc, b.create<math::ExpOp>(loc, b.create<arith::NegFOp>(loc, b.create<math::AbsFOp>(loc, x))));
+  Value linear = b.create<arith::SubFOp>(loc, positive, b.create<arith::MulFOp>(loc, x, t));
+  return b.create<arith::AddFOp>(loc, linear, softplus);
+}
+
+template <>
+Value PointwiseLossLowering<MeanSquaredErrorOp>::term(OpBuilder &b, Location loc,
+                                                      Value prediction, Value target) {
+  Value diff = b.create<arith::SubFOp>(loc, prediction, target);
+  return b.create<arith::MulFOp>(loc, diff, diff);
+}
+
+} // namespace
+
+void populateGatherAndLossToLinalgPatterns(RewritePatternSet &patterns) {
+  patterns.add<GatherLowering, SoftmaxCrossEntropyLowering,
+               PointwiseLossLowering<SigmoidCrossEntropyOp>,
+               PointwiseLossLowering<MeanSquaredErrorOp>>(patterns.getContext());
+}
+
+} // namespace kiln

@@ -1,0 +1,237 @@
+//===- LinalgBuilders.cpp - Small builders for kiln-to-linalg -------------===//
+
+#include "passes/Conversion/KilnToLinalg/LinalgBuilders.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType type) {
+  return b.create<tensor::EmptyOp>(loc, type.getShape(), type.getElementType());
+}
+
+Value scalarConstant(OpBuilder &b, Location loc, Type elementType, double value) {
+  if (auto floatType = llvm::dyn_cast<FloatType>(elementType))
+    return b.create<arith::ConstantOp>(loc, b.getFloatAttr(floatType, value));
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(elementType, static_cast<int64_t>(value)));
+}
+
+Type accumulatorType(Type elementType) {
+  if (elementType.isF16() || elementType.isBF16())
+    return Float32Type::get(elementType.getContext());
+  return elementType;
+}
+
+Value castFloat(OpBuilder &b, Location loc, Value x, Type to) {
+  auto from = llvm::cast<FloatType>(x.getType());
+  auto toFloat = llvm::cast<FloatType>(to);
+  if (from == toFloat)
+    return x;
+  if (from.getWidth() < toFloat.getWidth())
+    return b.create<arith::ExtFOp>(loc, to, x);
+  if (from.getWidth() > toFloat.getWidth())
+    return b.create<arith::TruncFOp>(loc, to, x);
+  Value wide = b.create<arith::ExtFOp>(loc, b.getF32Type(), x);
+  return b.create<arith::TruncFOp>(loc, to, wide);
+}
+
+Value castFloatElements(OpBuilder &b, Location loc, Value tensor, Type elementType) {
+  auto type = llvm::cast<RankedTensorType>(tensor.getType());
+  if (type.getElementType() == elementType)
+    return tensor;
+  return mapSameShape(b, loc, type.clone(elementType), tensor,
+                      [&](OpBuilder &nb, Location l, ValueRange args) {
+                        return castFloat(nb, l, args[0], elementType);
+                      });
+}
+
+Value lowestValue(OpBuilder &b, Location loc, Type elementType) {
+  if (auto floatType = llvm::dyn_cast<FloatType>(elementType))
+    return b.create<arith::ConstantOp>(
+        loc, b.getFloatAttr(floatType,
+                            APFloat::getInf(floatType.getFloatSemantics(),
+                                            /*Negative=*/true)));
+  unsigned width = elementType.getIntOrFloatBitWidth();
+  return b.create<arith::ConstantOp>(
+      loc, b.getIntegerAttr(elementType, APInt::getSignedMinValue(width)));
+}
+
+Value filledTensor(OpBuilder &b, Location loc, RankedTensorType type,
+                   Value value) {
+  return b.create<linalg::FillOp>(loc, value, emptyTensor(b, loc, type))
+      .getResult(0);
+}
+
+AffineMap broadcastMap(MLIRContext *context, ArrayRef<int64_t> operandShape,
+                       ArrayRef<int64_t> resultShape) {
+  int64_t offset = resultShape.size() - operandShape.size();
+  SmallVector<AffineExpr> exprs;
+  for (auto [i, size] : llvm::enumerate(operandShape)) {
+    int64_t dim = i + offset;
+    if (size == 1 && resultShape[dim] != 1)
+      exprs.push_back(getAffineConstantExpr(0, context));
+    else
+      exprs.push_back(getAffineDimExpr(dim, context));
+  }
+  return AffineMap::get(resultShape.size(), 0, exprs, context);
+}
+
+AffineMap stridedWindowMap(MLIRContext *context, ArrayRef<int64_t> start,
+                           ArrayRef<int64_t> step) {
+  SmallVector<AffineExpr> exprs;
+  for (auto [d, offset] : llvm::enumerate(start))
+    exprs.push_back(getAffineDimExpr(d, context) * step[d] + offset);
+  return AffineMap::get(start.size(), 0, exprs, context);
+}
+
+Value mapElements(OpBuilder &b, Location loc, RankedTensorType resultType,
+                  ValueRange inputs, ArrayRef<AffineMap> inputMaps,
+                  ElementFn body) {
+  unsigned rank = resultType.getRank();
+  SmallVector<AffineMap> maps(inputMaps);
+  maps.push_back(b.getMultiDimIdentityMap(rank));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, inputs, ValueRange{emptyTensor(b, loc, resultType)},
+      maps, iterators, [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value result = body(nested, nestedLoc, args.drop_back());
+        nested.create<linalg::YieldOp>(nestedLoc, result);
+      });
+  return generic.getResult(0);
+}
+
+Value mapSameShape(OpBuilder &b, Location loc, RankedTensorType resultType,
+                   ValueRange inputs, ElementFn body) {
+  SmallVector<AffineMap> maps;
+  for (Value input : inputs)
+    maps.push_back(broadcastMap(b.getContext(),
+                                llvm::cast<RankedTensorType>(input.getType()).getShape(),
+                                resultType.getShape()));
+  return mapElements(b, loc, resultType, inputs, maps, body);
+}
+
+SmallVector<int64_t> keptAxes(int64_t rank, ArrayRef<int64_t> axes) {
+  SmallVector<int64_t> kept;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(axes, d))
+      kept.push_back(d);
+  return kept;
+}
+
+AffineMap selectDims(MLIRContext *context, int64_t rank, ArrayRef<int64_t> dims) {
+  SmallVector<AffineExpr> exprs;
+  for (int64_t d : dims)
+    exprs.push_back(getAffineDimExpr(d, context));
+  return AffineMap::get(rank, 0, exprs, context);
+}
+
+Value reduceAxes(OpBuilder &b, Location loc, ValueRange inputs,
+                 ArrayRef<int64_t> axes, Value init, ElementFn element,
+                 CombineFn combine, ArrayRef<AffineMap> inputMaps) {
+  auto inputType = llvm::cast<RankedTensorType>(inputs.front().getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<int64_t> kept = keptAxes(rank, axes);
+  SmallVector<int64_t> resultShape;
+  SmallVector<AffineExpr> resultExprs;
+  for (int64_t d : kept) {
+    resultShape.push_back(inputType.getDimSize(d));
+    resultExprs.push_back(b.getAffineDimExpr(d));
+  }
+  auto resultType = RankedTensorType::get(resultShape, init.getType());
+  SmallVector<AffineMap> maps(inputMaps);
+  if (maps.empty())
+    for (Value input : inputs)
+      maps.push_back(broadcastMap(b.getContext(),
+                                  llvm::cast<RankedTensorType>(input.getType()).getShape(),
+                                  inputType.getShape()));
+  maps.push_back(AffineMap::get(rank, 0, resultExprs, b.getContext()));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  for (int64_t axis : axes)
+    iterators[axis] = utils::IteratorType::reduction;
+  Value filled = filledTensor(b, loc, resultType, init);
+  auto generic = b.create<linalg::GenericOp>(
+      loc, TypeRange{resultType}, inputs, ValueRange{filled}, maps, iterators,
+      [&](OpBuilder &nested, Location nestedLoc, ValueRange args) {
+        Value value = element(nested, nestedLoc, args.drop_back());
+        if (value.getType() != init.getType())
+          value = castFloat(nested, nestedLoc, value, init.getType());
+        nested.create<linalg::YieldOp>(
+            nestedLoc, combine(nested, nestedLoc, value, args.back()));
+      });
+  return generic.getResult(0);
+}
+
+namespace {
+Value firstArgument(OpBuilder &, Location, ValueRange args) { return args[0]; }
+} // namespace
+
+Value expOfDifference(OpBuilder &b, Location loc, Value x, Value max, Type type) {
+  Value wideX = castFloat(b, loc, x, type);
+  Value wideMax = castFloat(b, loc, max, type);
+  return b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, wideX, wideMax));
+}
+
+AffineMap withoutAxis(MLIRContext *context, int64_t rank, int64_t axis) {
+  return selectDims(context, rank, keptAxes(rank, {axis}));
+}
+
+std::pair<Value, Value> maxAndSumOfExp(OpBuilder &b, Location loc, Value x,
+                                       int64_t axis) {
+  auto type = llvm::cast<RankedTensorType>(x.getType());
+  Type elementType = type.getElementType();
+  Type accType = accumulatorType(elementType);
+  MLIRContext *context = b.getContext();
+  AffineMap identity = b.getMultiDimIdentityMap(type.getRank());
+  AffineMap reduced = withoutAxis(context, type.getRank(), axis);
+  Value max = reduceAxes(b, loc, x, {axis}, lowestValue(b, loc, elementType),
+                         firstArgument, maxValues);
+  Value sum = reduceAxes(
+      b, loc, ValueRange{x, max}, {axis}, scalarConstant(b, loc, accType, 0.0),
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        return expOfDifference(nb, l, args[0], args[1], accType);
+      },
+      addValues, {identity, reduced});
+  return {max, sum};
+}
+
+Value addValues(OpBuilder &b, Location loc, Value x, Value y) {
+  if (llvm::isa<FloatType>(x.getType()))
+    return b.create<arith::AddFOp>(loc, x, y);
+  return b.create<arith::AddIOp>(loc, x, y);
+}
+
+Value mulValues(OpBuilder &b, Location loc, Value x, Value y) {
+  if (llvm::isa<FloatType>(x.getType()))
+    return b.create<arith::MulFOp>(loc, x, y);
+  return b.create<arith::MulIOp>(loc, x, y);
+}
+
+Value maxValues(OpBuilder &b, Location loc, Value x, Value y) {
+  if (llvm::isa<FloatType>(x.getType()))
+    return b.create<arith::MaximumFOp>(loc, x, y);
+  return b.create<arith::MaxSIOp>(loc, x, y);
+}
+
+Value divValues(OpBuilder &b, Location loc, Value x, Value y) {
+  if (llvm::isa<FloatType>(x.getType()))
+    return b.create<arith::DivFOp>(loc, x, y);
+  return b.create<arith::DivSIOp>(loc, x, y);
+}
+
+Value reshapeTensor(OpBuilder &b, Location loc, Value input,
+                    RankedTensorType resultType) {
+  if (input.getType() == resultType)
+    return input;
+  auto shapeType = RankedTensorType::get({resultType.getRank()}, b.getI64Type());
+  Value shape = b.create<arith::ConstantOp>(
+      loc, DenseIntElementsAttr::get(shapeType, resultType.getShape()));
+  return b.create<tensor::ReshapeOp>(loc, resultType, input, shape);
+}
+
+} // namespace kiln

@@ -1,0 +1,133 @@
+//===- LinalgBuilders.h - Small builders for kiln-to-linalg -----*- C++ -*-===//
+//
+// The lowering patterns build `linalg.generic` ops over static shapes again
+// and again: elementwise maps with broadcast operands, reductions into a
+// filled init, scalar constants of the element type. These helpers keep
+// each pattern to what its op computes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_CONVERSION_KILNTOLINALG_LINALGBUILDERS_H
+#define KILN_PASSES_CONVERSION_KILNTOLINALG_LINALGBUILDERS_H
+
+#include "mlir/IR/AffineMap.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace kiln {
+
+/// Computes one element of a generic op's result from its block arguments
+/// (one per input, in order).
+using ElementFn = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                                 mlir::ValueRange)>;
+
+/// An uninitialized tensor of `type`.
+mlir::Value emptyTensor(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType type);
+
+/// A scalar constant of a float or integer element type.
+mlir::Value scalarConstant(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Type elementType, double value);
+
+/// The type that sums of `elementType` accumulate in: f32 for f16 and bf16
+/// (whose 11- and 8-bit significands stop counting at 2048 and 256), the
+/// element type otherwise.
+mlir::Type accumulatorType(mlir::Type elementType);
+
+/// A float converted to another float type: extf to a wider one, truncf to
+/// a narrower one, through f32 between f16 and bf16.
+mlir::Value castFloat(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Type to);
+
+/// A float tensor with its elements converted to `elementType` by
+/// `castFloat`; the tensor itself when it has that type already.
+mlir::Value castFloatElements(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value tensor, mlir::Type elementType);
+
+/// The lowest value of an element type (-inf for floats).
+mlir::Value lowestValue(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Type elementType);
+
+/// A tensor of `type` filled with `value`.
+mlir::Value filledTensor(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType type, mlir::Value value);
+
+/// The map that reads an operand of `operandShape` while iterating over
+/// `resultShape`, numpy-broadcasting it (dimensions aligned from the right,
+/// size-1 dimensions read at 0).
+mlir::AffineMap broadcastMap(mlir::MLIRContext *context,
+                             llvm::ArrayRef<int64_t> operandShape,
+                             llvm::ArrayRef<int64_t> resultShape);
+
+/// The map that reads element `start + step * i` of an operand while
+/// iterating over `i` (a strided window of it, one entry per dimension).
+mlir::AffineMap stridedWindowMap(mlir::MLIRContext *context,
+                                 llvm::ArrayRef<int64_t> start,
+                                 llvm::ArrayRef<int64_t> step);
+
+/// An elementwise `linalg.generic` producing `resultType` from `inputs`,
+/// each read through its map.
+mlir::Value mapElements(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::RankedTensorType resultType, mlir::ValueRange inputs,
+                        llvm::ArrayRef<mlir::AffineMap> inputMaps, ElementFn body);
+
+/// `mapElements` over operands of the result's own shape.
+mlir::Value mapSameShape(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::RankedTensorType resultType, mlir::ValueRange inputs,
+                         ElementFn body);
+
+/// How a reduction combines an element into its accumulator.
+using CombineFn = llvm::function_ref<mlir::Value(
+    mlir::OpBuilder &, mlir::Location, mlir::Value element, mlir::Value acc)>;
+
+/// Reduces over the sorted `axes` of the first input's shape (the result
+/// drops them), starting from `init` and combining each element given by
+/// `element` (computed from the inputs' block arguments) into the
+/// accumulator. The accumulator and the result have `init`'s type; a float
+/// element of another type is cast to it first. Inputs are read through
+/// `inputMaps`, or numpy-broadcast against the first input when it is empty.
+mlir::Value reduceAxes(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange inputs,
+                       llvm::ArrayRef<int64_t> axes, mlir::Value init,
+                       ElementFn element, CombineFn combine,
+                       llvm::ArrayRef<mlir::AffineMap> inputMaps = {});
+
+/// The map over `rank` loop dimensions that reads the dimensions `dims`.
+mlir::AffineMap selectDims(mlir::MLIRContext *context, int64_t rank,
+                           llvm::ArrayRef<int64_t> dims);
+
+/// The element type's add, multiply, max and divide.
+mlir::Value addValues(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+mlir::Value mulValues(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+mlir::Value maxValues(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+mlir::Value divValues(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+
+/// Reshapes a static tensor (a view after bufferization).
+mlir::Value reshapeTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value input,
+                          mlir::RankedTensorType resultType);
+
+/// The map reading a tensor without dimension `axis` while iterating over
+/// all `rank` dimensions.
+mlir::AffineMap withoutAxis(mlir::MLIRContext *context, int64_t rank, int64_t axis);
+
+/// exp(x - max) computed in the float type `type`.
+mlir::Value expOfDifference(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                            mlir::Value max, mlir::Type type);
+
+/// max(x) and sum(exp(x - max(x))) along `axis` of a float tensor: the
+/// stable pieces of softmax, log_softmax and softmax cross-entropy. The max
+/// has x's element type; exp and the sum are computed in its
+/// `accumulatorType`.
+std::pair<mlir::Value, mlir::Value> maxAndSumOfExp(mlir::OpBuilder &b,
+                                                   mlir::Location loc,
+                                                   mlir::Value x, int64_t axis);
+
+/// The dimensions in [0, rank) that are not in `axes`, in order.
+llvm::SmallVector<int64_t> keptAxes(int64_t rank, llvm::ArrayRef<int64_t> axes);
+
+} // namespace kiln
+
+#endif // KILN_PASSES_CONVERSION_KILNTOLINALG_LINALGBUILDERS_H

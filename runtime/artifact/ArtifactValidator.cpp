@@ -1,0 +1,496 @@
+//===- ArtifactValidator.cpp - Cross-reference checks ---------------------===//
+
+#include "runtime/artifact/ArtifactValidator.h"
+
+#include "runtime/artifact/DTypes.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace kiln::artifact {
+
+namespace {
+
+constexpr uint64_t kAlignment = 64;
+
+std::string indexed(std::string_view field, size_t index) {
+  return std::string(field) + "[" + std::to_string(index) + "]";
+}
+
+/// "variables[2] ('w1')", or just "variables[2]" without a name.
+std::string named(std::string_view field, size_t index,
+                  const flatbuffers::String *name) {
+  std::string text = indexed(field, index);
+  if (name && name->size())
+    text += " ('" + name->str() + "')";
+  return text;
+}
+
+const char *regionName(Region region) {
+  switch (region) {
+  case Region_Arena:
+    return "arena";
+  case Region_State:
+    return "state";
+  case Region_Constants:
+    return "constants";
+  }
+  return "unknown";
+}
+
+const char *instructionName(Instruction type) {
+  switch (type) {
+  case Instruction_KernelCall:
+    return "KernelCall";
+  case Instruction_Gemm:
+    return "Gemm";
+  case Instruction_Copy:
+    return "Copy";
+  case Instruction_InitVariable:
+    return "InitVariable";
+  case Instruction_NONE:
+    break;
+  }
+  return "unknown";
+}
+
+bool overlap(const BufferLayout &x, const BufferLayout &y) {
+  return x.region == y.region && x.byteSize && y.byteSize &&
+         x.offset < y.offset + y.byteSize && y.offset < x.offset + x.byteSize;
+}
+
+/// Product of `factors`, or false when it overflows 64 bits.
+bool multiply(std::initializer_list<uint64_t> factors, uint64_t &product) {
+  product = 1;
+  for (uint64_t factor : factors)
+    if (__builtin_mul_overflow(product, factor, &product))
+      return false;
+  return true;
+}
+
+template <typename T>
+flatbuffers::uoffset_t sizeOf(const flatbuffers::Vector<T> *vector) {
+  return vector ? vector->size() : 0;
+}
+
+class Validator {
+public:
+  Validator(const Artifact &artifact, const uint8_t *flatbuffer,
+            std::vector<BufferLayout> &buffers, std::string &error)
+      : artifact_(artifact), flatbuffer_(flatbuffer), buffers_(buffers),
+        error_(error) {}
+
+  bool run() {
+    return checkBuffers() && checkVariables() && checkKernels() &&
+           checkPrograms();
+  }
+
+private:
+  bool fail(const std::string &field, const std::string &problem) {
+    error_ = field + ": " + problem;
+    return false;
+  }
+
+  uint64_t regionSize(Region region) const {
+    switch (region) {
+    case Region_Arena:
+      return artifact_.arena_bytes();
+    case Region_State:
+      return artifact_.state_bytes();
+    case Region_Constants:
+      return sizeOf(artifact_.constants());
+    }
+    return 0;
+  }
+
+  bool checkBuffers();
+  bool checkBuffer(const std::string &field, const Buffer &buffer,
+                   BufferLayout &layout);
+  bool checkBufferIndex(const std::string &field, uint32_t index);
+  bool checkWritable(const std::string &field, uint32_t index);
+  bool checkVariables();
+  bool checkVariable(const std::string &field, const Variable &variable);
+  bool checkInitializer(const std::string &field, const Variable &variable);
+  bool checkKernels();
+  bool checkPrograms();
+  bool checkProgram(const std::string &field, const Program &program);
+  bool checkInstruction(const std::string &field, Instruction type,
+                        const void *instruction);
+  bool checkKernelCall(const std::string &field, const KernelCall &call);
+  bool checkGemm(const std::string &field, const Gemm &gemm);
+  bool checkGemmOperand(const std::string &field, uint32_t index,
+                        std::initializer_list<uint64_t> dims,
+                        const std::string &expected);
+  bool checkCopy(const std::string &field, const Copy &copy);
+  bool checkBindings(
+      const std::string &field,
+      const flatbuffers::Vector<flatbuffers::Offset<Binding>> *bindings,
+      bool feeds);
+
+  const Artifact &artifact_;
+  const uint8_t *flatbuffer_;
+  std::vector<BufferLayout> &buffers_;
+  std::string &error_;
+};
+
+bool Validator::checkBuffers() {
+  const auto *buffers = artifact_.buffers();
+  buffers_.assign(sizeOf(buffers), BufferLayout{});
+  for (flatbuffers::uoffset_t i = 0; i < sizeOf(buffers); ++i)
+    if (!checkBuffer(indexed("buffers", i), *buffers->Get(i), buffers_[i]))
+      return false;
+  return true;
+}
+
+bool Validator::checkBuffer(const std::string &field, const Buffer &buffer,
+                            BufferLayout &layout) {
+  if (buffer.region() < Region_MIN || buffer.region() > Region_MAX)
+    return fail(field + ".region",
+                "unknown region " + std::to_string(buffer.region()));
+  if (!isKnownDType(buffer.dtype()))
+    return fail(field + ".dtype",
+                "unknown dtype " + std::to_string(buffer.dtype()));
+  uint64_t count = 1;
+  const auto *shape = buffer.shape();
+  // The FlatBuffers verifier aligns a vector's length, not its 8-byte
+  // elements; reading misaligned ones would be undefined behaviour (an
+  // empty vector has none to read, and writers may leave it 4-aligned).
+  if (shape && shape->size() > 0 &&
+      reinterpret_cast<uintptr_t>(shape->data()) % alignof(int64_t))
+    return fail(
+        field + ".shape",
+        "8-byte dimensions at misaligned offset " +
+            std::to_string(reinterpret_cast<const uint8_t *>(shape->data()) -
+                           flatbuffer_) +
+            " of the FlatBuffer");
+  for (flatbuffers::uoffset_t d = 0; d < sizeOf(shape); ++d) {
+    int64_t dim = shape->Get(d);
+    if (dim < 0)
+      return fail(indexed(field + ".shape", d),
+                  "dimension " + std::to_string(dim) + " is negative");
+    if (!multiply({count, uint64_t(dim)}, count))
+      return fail(field + ".shape", "element count of " + shapeString(shape) +
+                                        " overflows 64 bits");
+  }
+  uint64_t bytes = 0;
+  if (!multiply({count, dtypeSize(buffer.dtype())}, bytes))
+    return fail(field + ".shape", "byte size of " + shapeString(shape) + " " +
+                                      dtypeName(buffer.dtype()) +
+                                      " overflows 64 bits");
+  uint64_t offset = buffer.offset();
+  if (offset % kAlignment)
+    return fail(field + ".offset", std::to_string(offset) +
+                                       " is not a multiple of " +
+                                       std::to_string(kAlignment));
+  uint64_t size = regionSize(buffer.region());
+  if (offset > size || bytes > size - offset)
+    return fail(field, "bytes [" + std::to_string(offset) + ", " +
+                           std::to_string(offset) + " + " +
+                           std::to_string(bytes) + ") lie outside the " +
+                           regionName(buffer.region()) + " region (" +
+                           std::to_string(size) + " bytes)");
+  layout = {buffer.region(), offset, bytes, count};
+  return true;
+}
+
+bool Validator::checkBufferIndex(const std::string &field, uint32_t index) {
+  if (index < buffers_.size())
+    return true;
+  return fail(field, "buffer " + std::to_string(index) +
+                         " does not exist (the artifact has " +
+                         std::to_string(buffers_.size()) + " buffers)");
+}
+
+bool Validator::checkWritable(const std::string &field, uint32_t index) {
+  if (buffers_[index].region != Region_Constants)
+    return true;
+  return fail(field, "buffer " + std::to_string(index) +
+                         " is in the read-only constants region");
+}
+
+bool Validator::checkVariables() {
+  const auto *variables = artifact_.variables();
+  std::set<std::string_view> names;
+  std::vector<uint32_t> byOffset;
+  for (flatbuffers::uoffset_t i = 0; i < sizeOf(variables); ++i) {
+    const Variable &variable = *variables->Get(i);
+    std::string field = named("variables", i, variable.name());
+    if (!checkVariable(field, variable))
+      return false;
+    if (!names.insert(variable.name()->string_view()).second)
+      return fail(field + ".name", "'" + variable.name()->str() +
+                                       "' names an earlier variable too");
+    byOffset.push_back(i);
+  }
+  // Initializing one variable must not change another: in offset order, each
+  // variable must start after the furthest end so far.
+  auto layoutOf = [&](uint32_t i) -> const BufferLayout & {
+    return buffers_[variables->Get(i)->buffer()];
+  };
+  std::stable_sort(byOffset.begin(), byOffset.end(),
+                   [&](uint32_t x, uint32_t y) {
+                     return layoutOf(x).offset < layoutOf(y).offset;
+                   });
+  const Variable *furthest = nullptr;
+  for (uint32_t i : byOffset) {
+    const BufferLayout &layout = layoutOf(i);
+    if (layout.byteSize == 0)
+      continue;
+    if (furthest && overlap(buffers_[furthest->buffer()], layout))
+      return fail(named("variables", i, variables->Get(i)->name()) + ".buffer",
+                  "its bytes overlap those of variable '" +
+                      furthest->name()->str() + "'");
+    const BufferLayout *end =
+        furthest ? &buffers_[furthest->buffer()] : nullptr;
+    if (!end || layout.offset + layout.byteSize > end->offset + end->byteSize)
+      furthest = variables->Get(i);
+  }
+  return true;
+}
+
+bool Validator::checkVariable(const std::string &field,
+                              const Variable &variable) {
+  if (!variable.name() || variable.name()->size() == 0)
+    return fail(field + ".name", "missing");
+  if (!checkBufferIndex(field + ".buffer", variable.buffer()))
+    return false;
+  const BufferLayout &layout = buffers_[variable.buffer()];
+  if (layout.region != Region_State)
+    return fail(field + ".buffer",
+                "buffer " + std::to_string(variable.buffer()) + " is in the " +
+                    regionName(layout.region) +
+                    " region; variables live in the state region");
+  return checkInitializer(field, variable);
+}
+
+bool Validator::checkInitializer(const std::string &field,
+                                 const Variable &variable) {
+  InitKind kind = variable.init();
+  if (kind < InitKind_MIN || kind > InitKind_MAX)
+    return fail(field + ".init", "unknown kind " + std::to_string(kind));
+  const Buffer &buffer = *artifact_.buffers()->Get(variable.buffer());
+  const BufferLayout &layout = buffers_[variable.buffer()];
+  switch (kind) {
+  case InitKind_Zeros:
+  case InitKind_Ones:
+    return true;
+  case InitKind_Constant:
+    if (sizeOf(variable.value()) != layout.byteSize)
+      return fail(field + ".value",
+                  "holds " + std::to_string(sizeOf(variable.value())) +
+                      " bytes; the variable (" + dtypeName(buffer.dtype()) +
+                      " " + shapeString(buffer.shape()) + ") has " +
+                      std::to_string(layout.byteSize));
+    return true;
+  default:
+    break;
+  }
+  if (!isFloatDType(buffer.dtype()))
+    return fail(field + ".init", std::string(EnumNameInitKind(kind)) +
+                                     " initializes floats; the variable is " +
+                                     dtypeName(buffer.dtype()));
+  double a = variable.a(), b = variable.b();
+  if (kind == InitKind_Uniform &&
+      !(std::isfinite(a) && std::isfinite(b) && a <= b))
+    return fail(field, "Uniform needs finite bounds a <= b; a = " +
+                           std::to_string(a) + ", b = " + std::to_string(b));
+  if ((kind == InitKind_Normal || kind == InitKind_TruncatedNormal) &&
+      !(std::isfinite(a) && std::isfinite(b) && b >= 0))
+    return fail(field, std::string(EnumNameInitKind(kind)) +
+                           " needs a finite mean a and stddev b >= 0; a = " +
+                           std::to_string(a) + ", b = " + std::to_string(b));
+  return true;
+}
+
+bool Validator::checkKernels() {
+  const KernelLibrary *kernels = artifact_.kernels();
+  if (!kernels)
+    return true;
+  const auto *symbols = kernels->symbols();
+  for (flatbuffers::uoffset_t i = 0; i < sizeOf(symbols); ++i)
+    if (symbols->Get(i)->size() == 0)
+      return fail(indexed("kernels.symbols", i), "empty symbol name");
+  if (sizeOf(symbols) && !sizeOf(kernels->object()))
+    return fail("kernels.object", "empty, but " +
+                                      std::to_string(sizeOf(symbols)) +
+                                      " kernel symbols are declared");
+  return true;
+}
+
+bool Validator::checkPrograms() {
+  const auto *programs = artifact_.programs();
+  std::set<std::string_view> names;
+  for (flatbuffers::uoffset_t i = 0; i < sizeOf(programs); ++i) {
+    const Program &program = *programs->Get(i);
+    std::string field = named("programs", i, program.name());
+    if (!program.name() || program.name()->size() == 0)
+      return fail(field + ".name", "missing");
+    if (!names.insert(program.name()->string_view()).second)
+      return fail(field + ".name", "'" + program.name()->str() +
+                                       "' names an earlier program too");
+    if (!checkProgram(field, program))
+      return false;
+  }
+  return true;
+}
+
+bool Validator::checkProgram(const std::string &field, const Program &program) {
+  const auto *types = program.instructions_type();
+  const auto *values = program.instructions();
+  // The verifier has checked that both are present with one type per value.
+  for (flatbuffers::uoffset_t i = 0; i < sizeOf(values); ++i) {
+    auto type = static_cast<Instruction>(types->Get(i));
+    std::string instruction = indexed(field + ".instructions", i);
+    if (!checkInstruction(instruction, type, values->Get(i)))
+      return false;
+  }
+  return checkBindings(field + ".feeds", program.feeds(), /*feeds=*/true) &&
+         checkBindings(field + ".fetches", program.fetches(), /*feeds=*/false);
+}
+
+bool Validator::checkInstruction(const std::string &field, Instruction type,
+                                 const void *instruction) {
+  std::string kind = field + " (" + instructionName(type) + ")";
+  switch (type) {
+  case Instruction_KernelCall:
+    return checkKernelCall(kind, *static_cast<const KernelCall *>(instruction));
+  case Instruction_Gemm:
+    return checkGemm(kind, *static_cast<const Gemm *>(instruction));
+  case Instruction_Copy:
+    return checkCopy(kind, *static_cast<const Copy *>(instruction));
+  case Instruction_InitVariable: {
+    uint32_t variable =
+        static_cast<const InitVariable *>(instruction)->variable();
+    if (variable >= sizeOf(artifact_.variables()))
+      return fail(kind + ".variable",
+                  "variable " + std::to_string(variable) +
+                      " does not exist (the artifact has " +
+                      std::to_string(sizeOf(artifact_.variables())) +
+                      " variables)");
+    return true;
+  }
+  case Instruction_NONE:
+    break;
+  }
+  return fail(field, "unknown instruction kind " +
+                         std::to_string(static_cast<int>(type)) +
+                         " (written for a newer runtime?)");
+}
+
+bool Validator::checkKernelCall(const std::string &field,
+                                const KernelCall &call) {
+  const KernelLibrary *kernels = artifact_.kernels();
+  size_t symbols = kernels ? sizeOf(kernels->symbols()) : 0;
+  if (call.kernel() >= symbols)
+    return fail(field + ".kernel", "kernel " + std::to_string(call.kernel()) +
+                                       " does not exist (the artifact has " +
+                                       std::to_string(symbols) + " kernels)");
+  const auto *args = call.args();
+  for (flatbuffers::uoffset_t i = 0; i < sizeOf(args); ++i)
+    if (!checkBufferIndex(indexed(field + ".args", i), args->Get(i)))
+      return false;
+  return true;
+}
+
+bool Validator::checkGemmOperand(const std::string &field, uint32_t index,
+                                 std::initializer_list<uint64_t> dims,
+                                 const std::string &expected) {
+  if (!checkBufferIndex(field, index))
+    return false;
+  const Buffer &buffer = *artifact_.buffers()->Get(index);
+  if (buffer.dtype() != DType_F32)
+    return fail(field, "buffer " + std::to_string(index) + " is " +
+                           dtypeName(buffer.dtype()) + "; Gemm takes f32");
+  uint64_t count = 0;
+  if (!multiply(dims, count) || count != buffers_[index].elementCount)
+    return fail(field, "buffer " + std::to_string(index) + " holds " +
+                           std::to_string(buffers_[index].elementCount) +
+                           " elements; " + expected + " needs " +
+                           (multiply(dims, count) ? std::to_string(count)
+                                                  : "more than 2^64"));
+  return true;
+}
+
+bool Validator::checkGemm(const std::string &field, const Gemm &gemm) {
+  const std::pair<const char *, int64_t> sizes[] = {{"batch", gemm.batch()},
+                                                    {"m", gemm.m()},
+                                                    {"n", gemm.n()},
+                                                    {"k", gemm.k()}};
+  for (const auto &[name, size] : sizes)
+    if (size < 1)
+      return fail(field + "." + name,
+                  std::to_string(size) + " is not a positive size");
+  uint64_t batch = gemm.batch(), m = gemm.m(), n = gemm.n(), k = gemm.k();
+  uint64_t batchB = gemm.shared_b() ? 1 : batch;
+  std::string shapeA = gemm.transpose_a() ? "[batch, k, m]" : "[batch, m, k]";
+  std::string shapeB =
+      gemm.shared_b()
+          ? (gemm.transpose_b() ? "[n, k]" : "[k, n]")
+          : (gemm.transpose_b() ? "[batch, n, k]" : "[batch, k, n]");
+  if (!checkGemmOperand(field + ".a", gemm.a(), {batch, m, k}, "A " + shapeA) ||
+      !checkGemmOperand(field + ".b", gemm.b(), {batchB, k, n},
+                        "B " + shapeB) ||
+      !checkGemmOperand(field + ".c", gemm.c(), {batch, m, n},
+                        "C [batch, m, n]") ||
+      !checkWritable(field + ".c", gemm.c()))
+    return false;
+  for (uint32_t input : {gemm.a(), gemm.b()})
+    if (overlap(buffers_[gemm.c()], buffers_[input]))
+      return fail(field + ".c", "buffer " + std::to_string(gemm.c()) +
+                                    " overlaps input buffer " +
+                                    std::to_string(input));
+  return true;
+}
+
+bool Validator::checkCopy(const std::string &field, const Copy &copy) {
+  if (!checkBufferIndex(field + ".src", copy.src()) ||
+      !checkBufferIndex(field + ".dst", copy.dst()) ||
+      !checkWritable(field + ".dst", copy.dst()))
+    return false;
+  uint64_t from = buffers_[copy.src()].byteSize;
+  uint64_t to = buffers_[copy.dst()].byteSize;
+  if (from != to)
+    return fail(field, "src buffer " + std::to_string(copy.src()) + " has " +
+                           std::to_string(from) + " bytes, dst buffer " +
+                           std::to_string(copy.dst()) + " has " +
+                           std::to_string(to));
+  return true;
+}
+
+bool Validator::checkBindings(
+    const std::string &field,
+    const flatbuffers::Vector<flatbuffers::Offset<Binding>> *bindings,
+    bool feeds) {
+  std::set<std::string_view> names;
+  std::set<uint32_t> fedBuffers;
+  for (flatbuffers::uoffset_t i = 0; i < sizeOf(bindings); ++i) {
+    const Binding &binding = *bindings->Get(i);
+    std::string entry = named(field, i, binding.name());
+    if (!binding.name() || binding.name()->size() == 0)
+      return fail(entry + ".name", "missing");
+    if (!names.insert(binding.name()->string_view()).second)
+      return fail(entry + ".name", "'" + binding.name()->str() +
+                                       "' names an earlier binding too");
+    if (!checkBufferIndex(entry + ".buffer", binding.buffer()))
+      return false;
+    if (!feeds)
+      continue;
+    if (!checkWritable(entry + ".buffer", binding.buffer()))
+      return false;
+    if (!fedBuffers.insert(binding.buffer()).second)
+      return fail(entry + ".buffer", "buffer " +
+                                         std::to_string(binding.buffer()) +
+                                         " is bound to an earlier feed too");
+  }
+  return true;
+}
+
+} // namespace
+
+bool validateArtifact(const uint8_t *flatbuffer,
+                      std::vector<BufferLayout> &buffers, std::string &error) {
+  return Validator(*GetArtifact(flatbuffer), flatbuffer, buffers, error).run();
+}
+
+} // namespace kiln::artifact

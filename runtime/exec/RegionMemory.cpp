@@ -1,0 +1,48 @@
+//===- RegionMemory.cpp - One memory region of a session ------------------===//
+
+#include "runtime/exec/RegionMemory.h"
+
+#include <cerrno>
+#include <cstring>
+#include <sys/mman.h>
+
+namespace kiln::exec {
+
+namespace {
+/// The address of every empty region.
+alignas(64) uint8_t emptyRegion[64];
+} // namespace
+
+RegionMemory::~RegionMemory() {
+  if (mapped_)
+    ::munmap(data_, size_);
+}
+
+bool RegionMemory::allocate(const char *name, uint64_t size,
+                            std::string &error) {
+  if (size == 0) {
+    data_ = emptyRegion;
+    return true;
+  }
+  void *memory = ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED) {
+    error = std::string("cannot allocate the ") + name + " region (" +
+            std::to_string(size) + " bytes): " + std::strerror(errno);
+    return false;
+  }
+  data_ = static_cast<uint8_t *>(memory);
+  size_ = size;
+  mapped_ = true;
+  return true;
+}
+
+bool RegionMemory::protectReadOnly(std::string &error) {
+  if (!mapped_ || ::mprotect(data_, size_, PROT_READ) == 0)
+    return true;
+  error = std::string("cannot protect the constants region: ") +
+          std::strerror(errno);
+  return false;
+}
+
+} // namespace kiln::exec

@@ -1,0 +1,97 @@
+//===- ResolvedProgram.cpp - A program, addresses resolved ----------------===//
+
+#include "runtime/exec/ResolvedProgram.h"
+
+#include "runtime/exec/VariableInit.h"
+
+#include <cstring>
+
+namespace kiln::exec {
+
+using namespace artifact;
+
+ResolvedProgram::ResolvedProgram(const Executable &executable,
+                                 const Program &program,
+                                 const BufferAddresses &addresses) {
+  const auto *instructions = program.instructions();
+  if (!instructions)
+    return;
+  const auto *types = program.instructions_type();
+  const VerifiedArtifact &artifact = executable.artifact();
+  const Artifact &root = artifact.root();
+
+  // Argument arrays first, so that the steps can point into them.
+  size_t argCount = 0;
+  for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i)
+    if (types->Get(i) == Instruction_KernelCall)
+      if (const auto *args = instructions->GetAs<KernelCall>(i)->args())
+        argCount += args->size();
+  kernelArgs_.reserve(argCount);
+
+  steps_.reserve(instructions->size());
+  for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i) {
+    switch (static_cast<Instruction>(types->Get(i))) {
+    case Instruction_KernelCall: {
+      const KernelCall *call = instructions->GetAs<KernelCall>(i);
+      void **args = kernelArgs_.data() + kernelArgs_.size();
+      if (call->args())
+        for (uint32_t buffer : *call->args())
+          kernelArgs_.push_back(addresses[buffer]);
+      steps_.push_back(KernelStep{executable.kernel(call->kernel()), args});
+      break;
+    }
+    case Instruction_Gemm: {
+      const Gemm *gemm = instructions->GetAs<Gemm>(i);
+      cpu::GemmShape shape{
+          gemm->batch(),       gemm->m(),           gemm->n(),       gemm->k(),
+          gemm->transpose_a(), gemm->transpose_b(), gemm->shared_b()};
+      steps_.push_back(
+          GemmStep{shape, reinterpret_cast<const float *>(addresses[gemm->a()]),
+                   reinterpret_cast<const float *>(addresses[gemm->b()]),
+                   reinterpret_cast<float *>(addresses[gemm->c()])});
+      break;
+    }
+    case Instruction_Copy: {
+      const Copy *copy = instructions->GetAs<Copy>(i);
+      steps_.push_back(CopyStep{addresses[copy->dst()], addresses[copy->src()],
+                                artifact.buffer(copy->src()).byteSize});
+      break;
+    }
+    case Instruction_InitVariable: {
+      const Variable *variable = root.variables()->Get(
+          instructions->GetAs<InitVariable>(i)->variable());
+      const BufferLayout &layout = artifact.buffer(variable->buffer());
+      steps_.push_back(
+          InitStep{variable, root.buffers()->Get(variable->buffer()),
+                   layout.elementCount, addresses[variable->buffer()]});
+      break;
+    }
+    case Instruction_NONE:
+      break; // The validator refuses these.
+    }
+  }
+}
+
+bool ResolvedProgram::run(std::string &error) const {
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    const Step &step = steps_[i];
+    if (const auto *kernel = std::get_if<KernelStep>(&step)) {
+      kernel->function(kernel->args);
+    } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
+      std::string problem;
+      if (!cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem)) {
+        error = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
+        return false;
+      }
+    } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
+      std::memmove(copy->dst, copy->src, copy->size);
+    } else {
+      const auto &init = std::get<InitStep>(step);
+      initializeVariable(*init.variable, *init.buffer, init.elementCount,
+                         init.data);
+    }
+  }
+  return true;
+}
+
+} // namespace kiln::exec

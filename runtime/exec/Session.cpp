@@ -1,0 +1,189 @@
+//===- Session.cpp - Memory and programs of one running artifact ----------===//
+
+#include "runtime/exec/Session.h"
+
+#include "runtime/artifact/DTypes.h"
+#include "runtime/support/PrintableText.h"
+
+#include <cstring>
+
+namespace kiln::exec {
+
+using namespace artifact;
+
+namespace {
+
+using Bindings = flatbuffers::Vector<flatbuffers::Offset<Binding>>;
+
+/// "'name'", control characters escaped.
+std::string quoted(std::string_view name) {
+  return "'" + printableText(name) + "'";
+}
+
+/// "a, b, c", or "none".
+template <typename Range, typename Name>
+std::string listNames(const Range *range, Name name) {
+  std::string text;
+  if (range)
+    for (const auto *item : *range)
+      text +=
+          (text.empty() ? "" : ", ") + printableText(name(item)->string_view());
+  return text.empty() ? "none" : text;
+}
+
+} // namespace
+
+std::unique_ptr<Session>
+Session::create(std::shared_ptr<const Executable> executable,
+                std::string &error) {
+  std::unique_ptr<Session> session(new Session(std::move(executable)));
+  const VerifiedArtifact &artifact = session->executable_->artifact();
+  const Artifact &root = artifact.root();
+  std::string problem;
+  auto failure = [&] {
+    error = printableText(artifact.path() + ": error: " + problem);
+    return nullptr;
+  };
+  if (!session->arena_.allocate("arena", artifact.regionSize(Region_Arena),
+                                problem) ||
+      !session->state_.allocate("state", artifact.regionSize(Region_State),
+                                problem) ||
+      !session->constants_.allocate(
+          "constants", artifact.regionSize(Region_Constants), problem))
+    return failure();
+  if (root.constants() && root.constants()->size())
+    std::memcpy(session->constants_.data(), root.constants()->data(),
+                root.constants()->size());
+  if (!session->constants_.protectReadOnly(problem))
+    return failure();
+
+  session->addresses_.reserve(artifact.bufferCount());
+  for (uint32_t i = 0; i < artifact.bufferCount(); ++i) {
+    const BufferLayout &layout = artifact.buffer(i);
+    const RegionMemory &region = layout.region == Region_Arena ? session->arena_
+                                 : layout.region == Region_State
+                                     ? session->state_
+                                     : session->constants_;
+    session->addresses_.push_back(region.data() + layout.offset);
+  }
+  if (const auto *programs = root.programs())
+    for (const Program *program : *programs)
+      session->programs_.push_back(
+          {program,
+           ResolvedProgram(*session->executable_, *program,
+                           session->addresses_),
+           std::vector<bool>(program->feeds() ? program->feeds()->size() : 0)});
+  return session;
+}
+
+std::optional<SessionError> Session::findProgram(std::string_view name,
+                                                 size_t &index,
+                                                 std::string &error) const {
+  for (index = 0; index < programs_.size(); ++index)
+    if (programs_[index].program->name()->string_view() == name)
+      return std::nullopt;
+  error = "no program " + quoted(name) + " (programs: " +
+          listNames(executable_->artifact().root().programs(),
+                    [](const Program *p) { return p->name(); }) +
+          ")";
+  return SessionError::NotFound;
+}
+
+std::optional<SessionError> Session::checkBinding(
+    const char *kind, const char *kinds, std::string_view program,
+    const Bindings *bindings, std::string_view name, DType dtype, size_t size,
+    uint32_t &buffer, size_t &index, std::string &error) const {
+  std::string where = "program " + quoted(program);
+  for (index = 0; bindings && index < bindings->size(); ++index) {
+    const Binding &binding = *bindings->Get(index);
+    if (binding.name()->string_view() != name)
+      continue;
+    buffer = binding.buffer();
+    const Buffer &expected =
+        *executable_->artifact().root().buffers()->Get(buffer);
+    uint64_t bytes = executable_->artifact().buffer(buffer).byteSize;
+    if (expected.dtype() == dtype && bytes == size)
+      return std::nullopt;
+    error = where + ": " + kind + " " + quoted(name) + " is " +
+            dtypeName(expected.dtype()) + " " + shapeString(expected.shape()) +
+            " (" + std::to_string(bytes) + " bytes); got " + dtypeName(dtype) +
+            " data of " + std::to_string(size) + " bytes";
+    return SessionError::InvalidArgument;
+  }
+  error = where + " has no " + kind + " " + quoted(name) + " (" + kinds + ": " +
+          listNames(bindings, [](const Binding *b) { return b->name(); }) + ")";
+  return SessionError::NotFound;
+}
+
+std::optional<SessionError> Session::bindFeed(std::string_view program,
+                                              std::string_view feed,
+                                              DType dtype, const void *data,
+                                              size_t size, std::string &error) {
+  size_t programIndex = 0, feedIndex = 0;
+  uint32_t buffer = 0;
+  if (auto failure = findProgram(program, programIndex, error))
+    return failure;
+  ProgramState &state = programs_[programIndex];
+  if (auto failure =
+          checkBinding("feed", "feeds", program, state.program->feeds(), feed,
+                       dtype, size, buffer, feedIndex, error))
+    return failure;
+  if (size)
+    std::memcpy(addresses_[buffer], data, size);
+  state.fed[feedIndex] = true;
+  readable_.reset();
+  return std::nullopt;
+}
+
+std::optional<SessionError> Session::run(std::string_view program,
+                                         std::string &error) {
+  size_t index = 0;
+  if (auto failure = findProgram(program, index, error))
+    return failure;
+  ProgramState &state = programs_[index];
+  for (size_t i = 0; i < state.fed.size(); ++i)
+    if (!state.fed[i]) {
+      error = "program " + quoted(program) + ": feed " +
+              quoted(state.program->feeds()->Get(i)->name()->string_view()) +
+              " is not bound";
+      return SessionError::FailedPrecondition;
+    }
+  // A run may overwrite any feed's bytes, of this program or another.
+  for (ProgramState &other : programs_)
+    other.fed.assign(other.fed.size(), false);
+  readable_.reset();
+  std::string problem;
+  if (!state.steps.run(problem)) {
+    error = "program " + quoted(program) + ": " + problem;
+    return SessionError::Internal;
+  }
+  readable_ = index;
+  return std::nullopt;
+}
+
+std::optional<SessionError> Session::readFetch(std::string_view program,
+                                               std::string_view fetch,
+                                               DType dtype, void *data,
+                                               size_t size,
+                                               std::string &error) const {
+  size_t programIndex = 0, fetchIndex = 0;
+  uint32_t buffer = 0;
+  if (auto failure = findProgram(program, programIndex, error))
+    return failure;
+  const ProgramState &state = programs_[programIndex];
+  if (auto failure =
+          checkBinding("fetch", "fetches", program, state.program->fetches(),
+                       fetch, dtype, size, buffer, fetchIndex, error))
+    return failure;
+  if (readable_ != programIndex) {
+    error = "program " + quoted(program) +
+            ": fetches are readable after it runs, until the next bind or "
+            "run; it has not run since";
+    return SessionError::FailedPrecondition;
+  }
+  if (size)
+    std::memcpy(data, addresses_[buffer], size);
+  return std::nullopt;
+}
+
+} // namespace kiln::exec

@@ -1,0 +1,104 @@
+//===- Session.h - Memory and programs of one running artifact --*- C++ -*-===//
+//
+// A session allocates the arena, state and constants regions of an
+// executable once (64-byte aligned, zero-filled; constants copied and made
+// read-only), resolves every program against them, and runs programs.
+//
+// Feeds and fetches: bindFeed() copies a tensor into a feed's buffer. A run
+// needs every feed of its program bound since the last run of any program,
+// because the memory plan may reuse a feed's bytes once it has been read.
+// readFetch() copies a fetch out; it reads the program that ran last, and
+// only until the next bind or run. Variables live in the state region and
+// keep their values across runs.
+//
+// A session is used by one thread at a time.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_EXEC_SESSION_H
+#define KILN_RUNTIME_EXEC_SESSION_H
+
+#include "runtime/exec/Executable.h"
+#include "runtime/exec/RegionMemory.h"
+#include "runtime/exec/ResolvedProgram.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::exec {
+
+/// Why a session call failed.
+enum class SessionError {
+  NotFound,           ///< No such program, feed or fetch.
+  InvalidArgument,    ///< Wrong dtype or byte size.
+  FailedPrecondition, ///< A feed is not bound, or no fetch is readable.
+  Internal,           ///< The GEMM library failed.
+};
+
+class Session {
+public:
+  /// Allocates the regions of `executable` and resolves its programs. On
+  /// failure sets `error` to "PATH: error: PROBLEM" and returns null.
+  static std::unique_ptr<Session>
+  create(std::shared_ptr<const Executable> executable, std::string &error);
+
+  const Executable &executable() const { return *executable_; }
+
+  /// Copies `size` bytes of `dtype` at `data` into feed `feed` of `program`.
+  std::optional<SessionError> bindFeed(std::string_view program,
+                                       std::string_view feed,
+                                       artifact::DType dtype, const void *data,
+                                       size_t size, std::string &error);
+
+  /// Runs `program`; every one of its feeds must be bound.
+  std::optional<SessionError> run(std::string_view program, std::string &error);
+
+  /// Copies fetch `fetch` of `program`, which ran last, into the `size`
+  /// bytes at `data`, which must match the fetch's dtype and size.
+  std::optional<SessionError> readFetch(std::string_view program,
+                                        std::string_view fetch,
+                                        artifact::DType dtype, void *data,
+                                        size_t size, std::string &error) const;
+
+  /// The address of buffer `index` in this session's memory.
+  uint8_t *bufferAddress(uint32_t index) const { return addresses_[index]; }
+
+private:
+  struct ProgramState {
+    const artifact::Program *program;
+    ResolvedProgram steps;
+    std::vector<bool> fed; ///< One flag per feed.
+  };
+
+  explicit Session(std::shared_ptr<const Executable> executable)
+      : executable_(std::move(executable)) {}
+
+  /// The program named `name`, or NotFound.
+  std::optional<SessionError> findProgram(std::string_view name, size_t &index,
+                                          std::string &error) const;
+
+  /// Finds binding `name` in `bindings` (feeds or fetches: `kind`, plural
+  /// `kinds`) and checks `dtype` and `size` against it; gives its buffer and
+  /// index.
+  std::optional<SessionError>
+  checkBinding(const char *kind, const char *kinds, std::string_view program,
+               const flatbuffers::Vector<flatbuffers::Offset<artifact::Binding>>
+                   *bindings,
+               std::string_view name, artifact::DType dtype, size_t size,
+               uint32_t &buffer, size_t &index, std::string &error) const;
+
+  std::shared_ptr<const Executable> executable_;
+  RegionMemory arena_, state_, constants_;
+  BufferAddresses addresses_;
+  std::vector<ProgramState> programs_;
+  /// The program whose fetches are readable: the last run, if nothing has
+  /// been bound since.
+  std::optional<size_t> readable_;
+};
+
+} // namespace kiln::exec
+
+#endif // KILN_RUNTIME_EXEC_SESSION_H

@@ -1,0 +1,85 @@
+//===- FloatRounding.cpp - f32 to and from f16 and bf16 -------------------===//
+
+#include "runtime/support/FloatRounding.h"
+
+#include <cstring>
+
+namespace kiln {
+
+namespace {
+
+uint32_t bitsOf(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float floatOf(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+/// `value >> shift` rounded to nearest, ties to even; 1 <= shift <= 31.
+uint32_t shiftRightRoundingToEven(uint32_t value, uint32_t shift) {
+  uint32_t result = value >> shift;
+  uint32_t remainder = value & ((1u << shift) - 1);
+  uint32_t half = 1u << (shift - 1);
+  if (remainder > half || (remainder == half && (result & 1)))
+    ++result;
+  return result;
+}
+
+constexpr uint32_t kF32Infinity = 0x7F800000;
+// 65520: halfway between the largest f16 (65504) and 65536, which rounds
+// (to even) up to infinity.
+constexpr uint32_t kF16OverflowThreshold = 0x477FF000;
+constexpr uint32_t kF16SmallestNormal = 0x38800000;       // 2^-14
+constexpr uint32_t kF16HalfSmallestDenormal = 0x33000000; // 2^-25
+constexpr uint32_t kF32ToF16ExponentRebias = 112u << 23;  // (127 - 15) << 23
+
+} // namespace
+
+uint16_t roundToF16(float value) {
+  uint32_t bits = bitsOf(value);
+  uint32_t sign = (bits >> 16) & 0x8000;
+  uint32_t magnitude = bits & 0x7FFFFFFF;
+  if (magnitude > kF32Infinity) // NaN: keep the top payload bits, quiet.
+    return sign | 0x7E00 | ((magnitude >> 13) & 0x3FF);
+  if (magnitude >= kF16OverflowThreshold)
+    return sign | 0x7C00;
+  if (magnitude >= kF16SmallestNormal)
+    return sign |
+           shiftRightRoundingToEven(magnitude - kF32ToF16ExponentRebias, 13);
+  if (magnitude <= kF16HalfSmallestDenormal)
+    return sign;
+  // Denormal: the value in units of 2^-24, from the f32 significand
+  // (implicit bit included) scaled by its exponent.
+  uint32_t exponent = magnitude >> 23;
+  uint32_t significand = (magnitude & 0x7FFFFF) | 0x800000;
+  return sign | shiftRightRoundingToEven(significand, 126 - exponent);
+}
+
+uint16_t roundToBF16(float value) {
+  uint32_t bits = bitsOf(value);
+  if ((bits & 0x7FFFFFFF) > kF32Infinity)
+    return (bits >> 16) | 0x0040;
+  return shiftRightRoundingToEven(bits, 16);
+}
+
+float f16ToFloat(uint16_t bits) {
+  uint32_t sign = uint32_t(bits & 0x8000) << 16;
+  uint32_t exponent = (bits >> 10) & 0x1F;
+  uint32_t mantissa = bits & 0x3FF;
+  if (exponent == 0) {
+    float magnitude = float(mantissa) * 0x1p-24f;
+    return floatOf(sign | bitsOf(magnitude));
+  }
+  if (exponent == 31)
+    return floatOf(sign | kF32Infinity | (mantissa << 13));
+  return floatOf(sign | ((exponent + 112) << 23) | (mantissa << 13));
+}
+
+float bf16ToFloat(uint16_t bits) { return floatOf(uint32_t(bits) << 16); }
+
+} // namespace kiln

@@ -1,0 +1,31 @@
+//===- FloatRounding.h - f32 to and from f16 and bf16 -----------*- C++ -*-===//
+//
+// The conversions the runtime uses wherever a 16-bit float is produced from an
+// f32 (variable initializers, .npy feeds): IEEE round to nearest, ties to
+// even; values beyond the largest finite number become infinities; NaNs stay
+// (quiet) NaNs with their sign.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_SUPPORT_FLOATROUNDING_H
+#define KILN_RUNTIME_SUPPORT_FLOATROUNDING_H
+
+#include <cstdint>
+
+namespace kiln {
+
+/// The IEEE binary16 bits nearest to `value` (ties to even).
+uint16_t roundToF16(float value);
+
+/// The bfloat16 bits nearest to `value` (ties to even).
+uint16_t roundToBF16(float value);
+
+/// The f32 equal to the IEEE binary16 `bits` (exact).
+float f16ToFloat(uint16_t bits);
+
+/// The f32 equal to the bfloat16 `bits` (exact).
+float bf16ToFloat(uint16_t bits);
+
+} // namespace kiln
+
+#endif // KILN_RUNTIME_SUPPORT_FLOATROUNDING_H

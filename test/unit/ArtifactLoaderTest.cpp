@@ -1,0 +1,577 @@
+//===- ArtifactLoaderTest.cpp - Every check of the artifact loader --------===//
+//
+// Each test starts from the valid sample artifact, breaks one thing and
+// checks the one-line message: the file, then the field, index or offset.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/artifact/VerifiedArtifact.h"
+
+#include "runtime/artifact/ArtifactFile.h"
+#include "test/unit/ArtifactTestBuilder.h"
+#include "test/unit/RuntimeTestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+
+using namespace kiln::artifact;
+using namespace kiln::test;
+
+namespace {
+
+// Buffer indices and program order of sampleArtifact().
+enum : uint32_t { Count, X, Y, Sum, Relu, Out, CopyOut, W };
+enum : size_t { InitProgram, ForwardProgram };
+enum : size_t { AddCall, ReluCall, GemmCall, CopyCall };
+
+std::string loadError(const std::vector<uint8_t> &bytes) {
+  std::string error;
+  auto artifact = VerifiedArtifact::fromFileBytes("test.kiln", bytes, error);
+  EXPECT_EQ(artifact, nullptr);
+  EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  return error;
+}
+
+/// The message for the sample artifact after `breakIt`.
+std::string rejection(const std::function<void(ArtifactSpec &)> &breakIt) {
+  ArtifactSpec spec = sampleArtifact();
+  breakIt(spec);
+  return loadError(spec.fileBytes());
+}
+
+ProgramSpec &forward(ArtifactSpec &spec) {
+  return spec.programs[ForwardProgram];
+}
+GemmSpec &gemmOf(ArtifactSpec &spec) {
+  return std::get<GemmSpec>(forward(spec).instructions[GemmCall]);
+}
+const std::string kForward = "test.kiln: error: programs[1] ('forward')";
+
+/// Rewrites the footer after a change to the FlatBuffer bytes.
+std::vector<uint8_t> withFooter(std::vector<uint8_t> flatbuffer) {
+  size_t size = flatbuffer.size();
+  flatbuffer.resize(size + kFooterSize);
+  encodeArtifactFooter(flatbuffer.data(), size, flatbuffer.data() + size);
+  return flatbuffer;
+}
+
+TEST(ArtifactLoaderTest, LoadsTheSampleAndLaysOutItsBuffers) {
+  ArtifactSpec spec = sampleArtifact();
+  std::string error;
+  auto artifact =
+      VerifiedArtifact::fromFileBytes("test.kiln", spec.fileBytes(), error);
+  ASSERT_NE(artifact, nullptr) << error;
+  EXPECT_EQ(artifact->bufferCount(), spec.buffers.size());
+  const BufferLayout &relu = artifact->buffer(Relu);
+  EXPECT_EQ(relu.region, Region_Arena);
+  EXPECT_EQ(relu.offset, spec.buffers[Relu].offset);
+  EXPECT_EQ(relu.byteSize, 32u);
+  EXPECT_EQ(relu.elementCount, 8u);
+  EXPECT_EQ(artifact->buffer(Count).elementCount, 1u); // A scalar.
+  EXPECT_EQ(artifact->regionSize(Region_Arena), spec.arenaBytes);
+  EXPECT_EQ(artifact->regionSize(Region_State), spec.stateBytes);
+  EXPECT_EQ(artifact->regionSize(Region_Constants), spec.constants.size());
+  ASSERT_NE(artifact->findProgram("forward"), nullptr);
+  EXPECT_EQ(artifact->findProgram("forward")->instructions()->size(), 4u);
+  EXPECT_EQ(artifact->findProgram("train_step"), nullptr);
+}
+
+TEST(ArtifactLoaderTest, LoadsFromAFile) {
+  TemporaryDirectory dir;
+  writeFile(dir.file("a.kiln"), sampleArtifact().fileBytes());
+  std::string error;
+  auto artifact = VerifiedArtifact::load(dir.file("a.kiln"), error);
+  ASSERT_NE(artifact, nullptr) << error;
+  EXPECT_EQ(artifact->path(), dir.file("a.kiln"));
+  EXPECT_EQ(artifact->root().model()->str(), "sample");
+}
+
+// --- The file ----------------------------------------------------------------
+
+TEST(ArtifactLoaderTest, RejectsAMissingFile) {
+  std::string error;
+  EXPECT_EQ(VerifiedArtifact::load("/no/such/a.kiln", error), nullptr);
+  EXPECT_EQ(error, "/no/such/a.kiln: error: cannot read: No such file or "
+                   "directory");
+}
+
+TEST(ArtifactLoaderTest, RejectsADirectory) {
+  TemporaryDirectory dir;
+  std::string error;
+  EXPECT_EQ(VerifiedArtifact::load(dir.path(), error), nullptr);
+  EXPECT_EQ(error, dir.path() + ": error: not a regular file");
+}
+
+TEST(ArtifactLoaderTest, RejectsAFileTooShortForAFooter) {
+  TemporaryDirectory dir;
+  writeFile(dir.file("short.kiln"), {1, 2, 3});
+  std::string error;
+  EXPECT_EQ(VerifiedArtifact::load(dir.file("short.kiln"), error), nullptr);
+  EXPECT_EQ(error, dir.file("short.kiln") +
+                       ": error: file of 3 bytes is too short for an artifact "
+                       "(at least 24 bytes)");
+  EXPECT_EQ(loadError({}), "test.kiln: error: file of 0 bytes is too short "
+                           "for an artifact (at least 24 bytes)");
+}
+
+TEST(ArtifactLoaderTest, RejectsATruncatedFile) {
+  std::vector<uint8_t> bytes = sampleArtifact().fileBytes();
+  size_t flatbuffer = bytes.size() - kFooterSize;
+  bytes.erase(bytes.begin() + 100, bytes.begin() + 101);
+  EXPECT_EQ(loadError(bytes),
+            "test.kiln: error: footer: length field says " +
+                std::to_string(flatbuffer) + " bytes but the file holds " +
+                std::to_string(flatbuffer - 1) +
+                " before the footer (truncated, or not a kiln artifact)");
+  // Cut at the end: the footer read is then the FlatBuffer's last bytes.
+  bytes = sampleArtifact().fileBytes();
+  bytes.resize(bytes.size() - 1);
+  EXPECT_NE(loadError(bytes).find("footer: length field says"),
+            std::string::npos);
+}
+
+TEST(ArtifactLoaderTest, RejectsAFooterClaimingMoreThanTheFile) {
+  TemporaryDirectory dir;
+  std::vector<uint8_t> bytes(64, 0);
+  bytes[64 - kFooterSize + 7] = 0x10; // Length 2^60.
+  writeFile(dir.file("huge.kiln"), bytes);
+  std::string error;
+  EXPECT_EQ(VerifiedArtifact::load(dir.file("huge.kiln"), error), nullptr);
+  EXPECT_EQ(error, dir.file("huge.kiln") +
+                       ": error: footer: length field says "
+                       "1152921504606846976 bytes but the file holds 48 "
+                       "before the footer (truncated, or not a kiln artifact)");
+}
+
+TEST(ArtifactLoaderTest, RejectsACorruptByte) {
+  std::vector<uint8_t> bytes = sampleArtifact().fileBytes();
+  bytes[bytes.size() / 2] ^= 0x01;
+  std::string error = loadError(bytes);
+  EXPECT_EQ(error.rfind("test.kiln: error: footer: checksum 0x", 0), 0u)
+      << error;
+  EXPECT_NE(error.find("does not match the contents (0x"), std::string::npos);
+  EXPECT_NE(error.find("): the file is corrupt"), std::string::npos);
+  // A corrupt checksum field reads the same.
+  bytes = sampleArtifact().fileBytes();
+  bytes.back() ^= 0x80;
+  EXPECT_NE(loadError(bytes).find("footer: checksum"), std::string::npos);
+}
+
+TEST(ArtifactLoaderTest, RejectsAnotherFileIdentifier) {
+  std::vector<uint8_t> flatbuffer = sampleArtifact().flatbuffer();
+  flatbuffer[4] = 'N';
+  flatbuffer[5] = 'O';
+  flatbuffer[6] = 'P';
+  flatbuffer[7] = 0x01;
+  EXPECT_EQ(loadError(withFooter(flatbuffer)),
+            "test.kiln: error: file identifier 'NOP\\x01' at offset 4 is not "
+            "'KILN' (not a kiln artifact)");
+}
+
+TEST(ArtifactLoaderTest, RejectsAFlatBufferTheVerifierRefuses) {
+  std::vector<uint8_t> flatbuffer = sampleArtifact().flatbuffer();
+  // The root table offset now points past the end.
+  flatbuffer[0] = 0xF0;
+  flatbuffer[1] = 0xFF;
+  flatbuffer[2] = 0xFF;
+  flatbuffer[3] = 0x0F;
+  EXPECT_EQ(loadError(withFooter(flatbuffer)),
+            "test.kiln: error: the FlatBuffer fails verification (corrupt, "
+            "or not written from proto/kiln/artifact.fbs)");
+}
+
+TEST(ArtifactLoaderTest, RejectsUnknownFormatVersions) {
+  for (uint32_t version : {0u, 2u, 100u})
+    EXPECT_EQ(
+        rejection([&](ArtifactSpec &spec) { spec.formatVersion = version; }),
+        "test.kiln: error: format_version " + std::to_string(version) +
+            " is not supported (this runtime reads version 1)");
+}
+
+// --- Buffers -----------------------------------------------------------------
+
+TEST(ArtifactLoaderTest, RejectsUnknownDTypesAndRegions) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.buffers[X].dtype = static_cast<DType>(9);
+            }),
+            "test.kiln: error: buffers[1].dtype: unknown dtype 9");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.buffers[X].region = static_cast<Region>(5);
+            }),
+            "test.kiln: error: buffers[1].region: unknown region 5");
+}
+
+TEST(ArtifactLoaderTest, RejectsNegativeAndOverflowingShapes) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.buffers[X].shape = {2, -4};
+            }),
+            "test.kiln: error: buffers[1].shape[1]: dimension -4 is negative");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.buffers[X].shape = {int64_t(1) << 40, int64_t(1) << 40};
+            }),
+            "test.kiln: error: buffers[1].shape: element count of "
+            "[1099511627776, 1099511627776] overflows 64 bits");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.buffers[X].shape = {int64_t(1) << 62};
+            }),
+            "test.kiln: error: buffers[1].shape: byte size of "
+            "[4611686018427387904] f32 overflows 64 bits");
+}
+
+// Tests a gap the FlatBuffers verifier leaves: it aligns a vector's length,
+// not its 8-byte elements (found by the fuzzer).
+TEST(ArtifactLoaderTest, RejectsMisalignedShapeVectors) {
+  std::string error = rejection(
+      [](ArtifactSpec &spec) { spec.buffers[Out].misalignedShape = true; });
+  EXPECT_EQ(error.rfind("test.kiln: error: buffers[5].shape: 8-byte "
+                        "dimensions at misaligned offset ",
+                        0),
+            0u)
+      << error;
+  EXPECT_NE(error.find(" of the FlatBuffer"), std::string::npos);
+  size_t offset = std::stoul(error.substr(error.find("offset ") + 7));
+  EXPECT_EQ(offset % 8, 4u);
+}
+
+TEST(ArtifactLoaderTest, RejectsMisalignedOffsets) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { spec.buffers[Y].offset = 96; }),
+            "test.kiln: error: buffers[2].offset: 96 is not a multiple of 64");
+}
+
+TEST(ArtifactLoaderTest, RejectsBuffersOutsideTheirRegion) {
+  ArtifactSpec sample = sampleArtifact();
+  ASSERT_EQ(sample.arenaBytes, 344u);
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { spec.buffers[X].offset = 320; }),
+            "test.kiln: error: buffers[1]: bytes [320, 320 + 32) lie outside "
+            "the arena region (344 bytes)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.buffers[X].offset = uint64_t(1) << 63;
+            }),
+            "test.kiln: error: buffers[1]: bytes [9223372036854775808, "
+            "9223372036854775808 + 32) lie outside the arena region (344 "
+            "bytes)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { spec.stateBytes = 40; }),
+            "test.kiln: error: buffers[7]: bytes [0, 0 + 48) lie outside the "
+            "state region (40 bytes)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { spec.constants.resize(4); }),
+            "test.kiln: error: buffers[0]: bytes [0, 0 + 8) lie outside the "
+            "constants region (4 bytes)");
+}
+
+// --- Variables ---------------------------------------------------------------
+
+TEST(ArtifactLoaderTest, RejectsBadVariableBuffers) {
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) { spec.variables[0].buffer = 99; }),
+      "test.kiln: error: variables[0] ('w').buffer: buffer 99 does not exist "
+      "(the artifact has 8 buffers)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { spec.variables[0].buffer = X; }),
+            "test.kiln: error: variables[0] ('w').buffer: buffer 1 is in the "
+            "arena region; variables live in the state region");
+}
+
+TEST(ArtifactLoaderTest, RejectsMissingAndRepeatedVariableNames) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { spec.variables[0].name = ""; }),
+            "test.kiln: error: variables[0].name: missing");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.addVariable("w", DType_F32, {2}, InitKind_Zeros);
+            }),
+            "test.kiln: error: variables[1] ('w').name: 'w' names an earlier "
+            "variable too");
+}
+
+TEST(ArtifactLoaderTest, RejectsOverlappingVariables) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              uint32_t v = spec.addVariable("v", DType_F32, {2}, InitKind_Ones);
+              spec.buffers[spec.variables[v].buffer].offset = 0;
+            }),
+            "test.kiln: error: variables[1] ('v').buffer: its bytes overlap "
+            "those of variable 'w'");
+  // Overlap across an empty variable in between still counts.
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              uint32_t empty =
+                  spec.addVariable("empty", DType_F32, {0}, InitKind_Zeros);
+              uint32_t v = spec.addVariable("v", DType_F32, {2}, InitKind_Ones);
+              spec.buffers[spec.variables[empty].buffer].offset = 0;
+              spec.buffers[spec.variables[v].buffer].offset = 0;
+            }),
+            "test.kiln: error: variables[2] ('v').buffer: its bytes overlap "
+            "those of variable 'w'");
+}
+
+TEST(ArtifactLoaderTest, RejectsBadInitializers) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.variables[0].init = static_cast<InitKind>(12);
+            }),
+            "test.kiln: error: variables[0] ('w').init: unknown kind 12");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.variables[0].init = InitKind_Constant;
+              spec.variables[0].value = std::vector<uint8_t>(4);
+            }),
+            "test.kiln: error: variables[0] ('w').value: holds 4 bytes; the "
+            "variable (f32 [4, 3]) has 48");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.variables[0].init = InitKind_Constant;
+            }),
+            "test.kiln: error: variables[0] ('w').value: holds 0 bytes; the "
+            "variable (f32 [4, 3]) has 48");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.addVariable("n", DType_I32, {3}, InitKind_Uniform, 0, 1);
+            }),
+            "test.kiln: error: variables[1] ('n').init: Uniform initializes "
+            "floats; the variable is i32");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.variables[0].init = InitKind_Uniform;
+              spec.variables[0].a = 1;
+              spec.variables[0].b = 0;
+            }),
+            "test.kiln: error: variables[0] ('w'): Uniform needs finite bounds "
+            "a <= b; a = 1.000000, b = 0.000000");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.variables[0].init = InitKind_Normal;
+              spec.variables[0].b = -1;
+            }),
+            "test.kiln: error: variables[0] ('w'): Normal needs a finite mean "
+            "a and stddev b >= 0; a = 0.000000, b = -1.000000");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.variables[0].init = InitKind_TruncatedNormal;
+              spec.variables[0].a = NAN;
+              spec.variables[0].b = 1;
+            }),
+            "test.kiln: error: variables[0] ('w'): TruncatedNormal needs a "
+            "finite mean a and stddev b >= 0; a = nan, b = 1.000000");
+}
+
+// --- Kernels -----------------------------------------------------------------
+
+TEST(ArtifactLoaderTest, RejectsBadKernelLibraries) {
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) { spec.kernels->symbols[1] = ""; }),
+      "test.kiln: error: kernels.symbols[1]: empty symbol name");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { spec.kernels->object.clear(); }),
+            "test.kiln: error: kernels.object: empty, but 3 kernel symbols are "
+            "declared");
+}
+
+// --- Instructions ------------------------------------------------------------
+
+TEST(ArtifactLoaderTest, RejectsBadKernelCalls) {
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) {
+        std::get<KernelCallSpec>(forward(spec).instructions[AddCall]).kernel =
+            5;
+      }),
+      kForward + ".instructions[0] (KernelCall).kernel: kernel 5 does "
+                 "not exist (the artifact has 3 kernels)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { spec.kernels.reset(); }),
+            kForward + ".instructions[0] (KernelCall).kernel: kernel 0 does "
+                       "not exist (the artifact has 0 kernels)");
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) {
+        std::get<KernelCallSpec>(forward(spec).instructions[ReluCall]).args[2] =
+            50;
+      }),
+      kForward + ".instructions[1] (KernelCall).args[2]: buffer 50 does "
+                 "not exist (the artifact has 8 buffers)");
+}
+
+TEST(ArtifactLoaderTest, RejectsBadGemmOperands) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).a = 8; }),
+            kForward + ".instructions[2] (Gemm).a: buffer 8 does not exist "
+                       "(the artifact has 8 buffers)");
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) { spec.buffers[W].dtype = DType_F16; }),
+      kForward + ".instructions[2] (Gemm).b: buffer 7 is f16; Gemm "
+                 "takes f32");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).k = 5; }),
+            kForward + ".instructions[2] (Gemm).a: buffer 4 holds 8 elements; "
+                       "A [batch, m, k] needs 10");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              gemmOf(spec).transposeA = true;
+              gemmOf(spec).m = 4;
+              gemmOf(spec).k = 2;
+            }),
+            kForward + ".instructions[2] (Gemm).b: buffer 7 holds 12 "
+                       "elements; B [batch, k, n] needs 6");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              gemmOf(spec).batch = 2;
+              gemmOf(spec).m = 1;
+              gemmOf(spec).sharedB = true;
+              gemmOf(spec).transposeB = true;
+              gemmOf(spec).n = 4;
+              gemmOf(spec).k = 3;
+            }),
+            kForward + ".instructions[2] (Gemm).a: buffer 4 holds 8 elements; "
+                       "A [batch, m, k] needs 6");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              gemmOf(spec).batch = 2;
+              gemmOf(spec).m = 1;
+            }),
+            kForward + ".instructions[2] (Gemm).b: buffer 7 holds 12 "
+                       "elements; B [batch, k, n] needs 24");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              gemmOf(spec).batch = 2;
+              gemmOf(spec).m = 1;
+              gemmOf(spec).sharedB = true;
+              gemmOf(spec).transposeB = true;
+              spec.buffers[W].shape = {2, 3};
+            }),
+            kForward + ".instructions[2] (Gemm).b: buffer 7 holds 6 elements; "
+                       "B [n, k] needs 12");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.buffers[Out].shape = {3, 3};
+              spec.buffers[CopyOut].shape = {3, 3};
+              spec.arenaBytes += 12;
+            }),
+            kForward + ".instructions[2] (Gemm).c: buffer 5 holds 9 elements; "
+                       "C [batch, m, n] needs 6");
+}
+
+TEST(ArtifactLoaderTest, AcceptsABatchOfProductsWithASharedB) {
+  ArtifactSpec spec = sampleArtifact();
+  gemmOf(spec).batch = 2;
+  gemmOf(spec).m = 1;
+  gemmOf(spec).sharedB = true;
+  std::string error;
+  EXPECT_NE(
+      VerifiedArtifact::fromFileBytes("test.kiln", spec.fileBytes(), error),
+      nullptr)
+      << error;
+}
+
+TEST(ArtifactLoaderTest, RejectsNonPositiveGemmSizes) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).m = 0; }),
+            kForward + ".instructions[2] (Gemm).m: 0 is not a positive size");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).batch = -1; }),
+            kForward +
+                ".instructions[2] (Gemm).batch: -1 is not a positive size");
+}
+
+TEST(ArtifactLoaderTest, RejectsGemmsWritingConstantsOrTheirInputs) {
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) {
+        gemmOf(spec).c = spec.addBuffer(Region_Constants, DType_F32, {2, 3});
+      }),
+      kForward + ".instructions[2] (Gemm).c: buffer 8 is in the "
+                 "read-only constants region");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.buffers[Out].offset = spec.buffers[Relu].offset;
+            }),
+            kForward + ".instructions[2] (Gemm).c: buffer 5 overlaps input "
+                       "buffer 4");
+}
+
+TEST(ArtifactLoaderTest, RejectsBadCopies) {
+  auto copyOf = [](ArtifactSpec &spec) -> CopySpec & {
+    return std::get<CopySpec>(forward(spec).instructions[CopyCall]);
+  };
+  EXPECT_EQ(rejection([&](ArtifactSpec &spec) { copyOf(spec).src = 30; }),
+            kForward + ".instructions[3] (Copy).src: buffer 30 does not exist "
+                       "(the artifact has 8 buffers)");
+  EXPECT_EQ(rejection([&](ArtifactSpec &spec) { copyOf(spec).dst = Relu; }),
+            kForward + ".instructions[3] (Copy): src buffer 5 has 24 bytes, "
+                       "dst buffer 4 has 32");
+  EXPECT_EQ(rejection([&](ArtifactSpec &spec) { copyOf(spec).dst = Count; }),
+            kForward + ".instructions[3] (Copy).dst: buffer 0 is in the "
+                       "read-only constants region");
+}
+
+TEST(ArtifactLoaderTest, RejectsBadInitVariables) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              spec.programs[InitProgram].instructions[0] = InitVariableSpec{3};
+            }),
+            "test.kiln: error: programs[0] ('init').instructions[0] "
+            "(InitVariable).variable: variable 3 does not exist (the artifact "
+            "has 1 variables)");
+}
+
+TEST(ArtifactLoaderTest, RejectsUnknownInstructionKinds) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              forward(spec).instructions.push_back(UnknownInstructionSpec{9});
+            }),
+            kForward + ".instructions[4]: unknown instruction kind 9 (written "
+                       "for a newer runtime?)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              forward(spec).instructions.insert(
+                  forward(spec).instructions.begin(),
+                  UnknownInstructionSpec{0});
+            }),
+            kForward + ".instructions[0]: unknown instruction kind 0 (written "
+                       "for a newer runtime?)");
+}
+
+// --- Programs and bindings ---------------------------------------------------
+
+TEST(ArtifactLoaderTest, RejectsMissingAndRepeatedProgramNames) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { forward(spec).name = ""; }),
+            "test.kiln: error: programs[1].name: missing");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { forward(spec).name = "init"; }),
+            "test.kiln: error: programs[1] ('init').name: 'init' names an "
+            "earlier program too");
+}
+
+TEST(ArtifactLoaderTest, RejectsBadFeeds) {
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) { forward(spec).feeds[1].name = ""; }),
+      kForward + ".feeds[1].name: missing");
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) { forward(spec).feeds[1].name = "x"; }),
+      kForward + ".feeds[1] ('x').name: 'x' names an earlier binding "
+                 "too");
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) { forward(spec).feeds[0].buffer = 8; }),
+      kForward + ".feeds[0] ('x').buffer: buffer 8 does not exist (the "
+                 "artifact has 8 buffers)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              forward(spec).feeds[0].buffer = Count;
+            }),
+            kForward + ".feeds[0] ('x').buffer: buffer 0 is in the read-only "
+                       "constants region");
+  EXPECT_EQ(
+      rejection([](ArtifactSpec &spec) { forward(spec).feeds[1].buffer = X; }),
+      kForward + ".feeds[1] ('y').buffer: buffer 1 is bound to an "
+                 "earlier feed too");
+}
+
+TEST(ArtifactLoaderTest, RejectsBadFetches) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              forward(spec).fetches[2].name = "out";
+            }),
+            kForward + ".fetches[2] ('out').name: 'out' names an earlier "
+                       "binding too");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              forward(spec).fetches[0].buffer = 100;
+            }),
+            kForward + ".fetches[0] ('relu').buffer: buffer 100 does not "
+                       "exist (the artifact has 8 buffers)");
+}
+
+// Tests that names read from the artifact cannot break the message's line.
+TEST(ArtifactLoaderTest, EscapesControlCharactersInNames) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              forward(spec).name = "for\nward";
+              forward(spec).feeds[1].name = "x";
+            }),
+            "test.kiln: error: programs[1] ('for\\x0award').feeds[1] ('x')"
+            ".name: 'x' names an earlier binding too");
+}
+
+// Tests what the rules allow: fetching a variable or a constant, a name that
+// is both a feed and a fetch, two fetches of one buffer, empty programs.
+TEST(ArtifactLoaderTest, AcceptsWhatTheRulesAllow) {
+  ArtifactSpec spec = sampleArtifact();
+  forward(spec).fetches.push_back({"w", W});
+  forward(spec).fetches.push_back({"count", Count});
+  forward(spec).fetches.push_back({"x", X});
+  forward(spec).fetches.push_back({"again", X});
+  spec.programs.push_back({"nothing", {}, {}, {}});
+  std::string error;
+  EXPECT_NE(
+      VerifiedArtifact::fromFileBytes("test.kiln", spec.fileBytes(), error),
+      nullptr)
+      << error;
+}
+
+} // namespace

@@ -1,0 +1,157 @@
+//===- RuntimeGemmTest.cpp - GEMM against a float64 reference -------------===//
+
+#include "runtime/cpu/Gemm.h"
+
+#include "runtime/exec/Session.h"
+#include "test/unit/ArtifactTestBuilder.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+using namespace kiln;
+using namespace kiln::test;
+
+namespace {
+
+struct Operands {
+  std::vector<float> a, b;
+};
+
+Operands randomOperands(const cpu::GemmShape &shape, std::mt19937 &rng) {
+  std::uniform_real_distribution<float> value(-1, 1);
+  Operands operands;
+  operands.a.resize(shape.batch * shape.m * shape.k);
+  operands.b.resize((shape.sharedB ? 1 : shape.batch) * shape.k * shape.n);
+  for (float &x : operands.a)
+    x = value(rng);
+  for (float &x : operands.b)
+    x = value(rng);
+  return operands;
+}
+
+/// Checks `c` against a float64 product, element by element, allowing the
+/// rounding error of an f32 dot product of length k: a few ulps of the sum
+/// of magnitudes.
+void expectProduct(const cpu::GemmShape &shape, const Operands &operands,
+                   const std::vector<float> &c) {
+  const int64_t m = shape.m, n = shape.n, k = shape.k;
+  for (int64_t p = 0; p < shape.batch; ++p) {
+    const float *a = operands.a.data() + p * m * k;
+    const float *b = operands.b.data() + (shape.sharedB ? 0 : p * k * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0, magnitude = 0;
+        for (int64_t l = 0; l < k; ++l) {
+          double x = shape.transposeA ? a[l * m + i] : a[i * k + l];
+          double y = shape.transposeB ? b[j * k + l] : b[l * n + j];
+          sum += x * y;
+          magnitude += std::fabs(x * y);
+        }
+        float got = c[(p * m + i) * n + j];
+        ASSERT_NEAR(got, sum, 4 * k * 0x1p-24 * magnitude + 1e-30)
+            << "batch " << p << " row " << i << " column " << j;
+      }
+  }
+}
+
+std::string describe(const cpu::GemmShape &shape) {
+  return "batch " + std::to_string(shape.batch) + " m " +
+         std::to_string(shape.m) + " n " + std::to_string(shape.n) + " k " +
+         std::to_string(shape.k) + (shape.transposeA ? " A^T" : "") +
+         (shape.transposeB ? " B^T" : "") + (shape.sharedB ? " shared B" : "");
+}
+
+// Tests random shapes with every combination of the flags; outputs are
+// poisoned (NaN) first so an element left unwritten fails.
+TEST(RuntimeGemmTest, MatchesAFloat64ReferenceOnRandomShapes) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int64_t> size(1, 70), batches(1, 4);
+  for (int trial = 0; trial < 64; ++trial) {
+    cpu::GemmShape shape;
+    shape.batch = batches(rng);
+    shape.m = size(rng);
+    shape.n = size(rng);
+    shape.k = size(rng);
+    shape.transposeA = trial & 1;
+    shape.transposeB = trial & 2;
+    shape.sharedB = trial & 4;
+    SCOPED_TRACE(describe(shape));
+    Operands operands = randomOperands(shape, rng);
+    std::vector<float> c(shape.batch * shape.m * shape.n, NAN);
+    std::string error;
+    ASSERT_TRUE(
+        cpu::gemm(shape, operands.a.data(), operands.b.data(), c.data(), error))
+        << error;
+    expectProduct(shape, operands, c);
+  }
+}
+
+// Tests the degenerate sizes: vectors and single elements.
+TEST(RuntimeGemmTest, HandlesOneByOneAndVectorShapes) {
+  std::mt19937 rng(std::random_device{}());
+  for (auto [m, n, k] :
+       {std::tuple{1, 1, 1}, {1, 17, 1}, {17, 1, 1}, {1, 1, 33}, {5, 1, 9}}) {
+    cpu::GemmShape shape;
+    shape.m = m;
+    shape.n = n;
+    shape.k = k;
+    SCOPED_TRACE(describe(shape));
+    Operands operands = randomOperands(shape, rng);
+    std::vector<float> c(m * n, NAN);
+    std::string error;
+    ASSERT_TRUE(cpu::gemm(shape, operands.a.data(), operands.b.data(), c.data(),
+                          error));
+    expectProduct(shape, operands, c);
+  }
+}
+
+// Tests a Gemm instruction run by a session: buffers resolved from the
+// artifact, batch and shared B honoured.
+TEST(RuntimeGemmTest, RunsAsAnInstruction) {
+  std::mt19937 rng(std::random_device{}());
+  cpu::GemmShape shape;
+  shape.batch = 3;
+  shape.m = 5;
+  shape.n = 6;
+  shape.k = 7;
+  shape.transposeA = true;
+  shape.sharedB = true;
+  ArtifactSpec spec;
+  uint32_t a =
+      spec.addBuffer(artifact::Region_Arena, artifact::DType_F32, {3, 7, 5});
+  uint32_t b =
+      spec.addBuffer(artifact::Region_Arena, artifact::DType_F32, {7, 6});
+  uint32_t c =
+      spec.addBuffer(artifact::Region_Arena, artifact::DType_F32, {3, 5, 6});
+  GemmSpec gemm{a, b, c, 3, 5, 6, 7, true, false, true};
+  spec.programs.push_back(
+      {"forward", {gemm}, {{"a", a}, {"b", b}}, {{"c", c}}});
+
+  std::string error;
+  auto verified = artifact::VerifiedArtifact::fromFileBytes(
+      "gemm.kiln", spec.fileBytes(), error);
+  ASSERT_NE(verified, nullptr) << error;
+  auto executable = exec::Executable::fromArtifact(std::move(verified), error);
+  ASSERT_NE(executable, nullptr) << error;
+  auto session = exec::Session::create(executable, error);
+  ASSERT_NE(session, nullptr) << error;
+
+  Operands operands = randomOperands(shape, rng);
+  std::vector<float> poison(3 * 5 * 6, NAN);
+  std::memcpy(session->bufferAddress(c), poison.data(), poison.size() * 4);
+  ASSERT_FALSE(session->bindFeed("forward", "a", artifact::DType_F32,
+                                 operands.a.data(), operands.a.size() * 4,
+                                 error));
+  ASSERT_FALSE(session->bindFeed("forward", "b", artifact::DType_F32,
+                                 operands.b.data(), operands.b.size() * 4,
+                                 error));
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  std::vector<float> result(3 * 5 * 6);
+  ASSERT_FALSE(session->readFetch("forward", "c", artifact::DType_F32,
+                                  result.data(), result.size() * 4, error));
+  expectProduct(shape, operands, result);
+}
+
+} // namespace

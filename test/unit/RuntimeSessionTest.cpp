@@ -1,0 +1,272 @@
+//===- RuntimeSessionTest.cpp - Running artifacts -------------------------===//
+
+#include "runtime/exec/Session.h"
+
+#include "test/unit/ArtifactTestBuilder.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace kiln;
+using namespace kiln::artifact;
+using namespace kiln::exec;
+using namespace kiln::test;
+
+namespace {
+
+enum : uint32_t { Count, X, Y, Sum, Relu, Out, CopyOut, W };
+
+std::shared_ptr<const Executable> load(const ArtifactSpec &spec) {
+  std::string error;
+  auto artifact =
+      VerifiedArtifact::fromFileBytes("test.kiln", spec.fileBytes(), error);
+  EXPECT_NE(artifact, nullptr) << error;
+  if (!artifact)
+    return nullptr;
+  auto executable = Executable::fromArtifact(std::move(artifact), error);
+  EXPECT_NE(executable, nullptr) << error;
+  return executable;
+}
+
+class RuntimeSessionTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    executable = load(sampleArtifact());
+    ASSERT_NE(executable, nullptr);
+    session = Session::create(executable, error);
+    ASSERT_NE(session, nullptr) << error;
+  }
+
+  std::optional<SessionError> bind(const char *feed,
+                                   const std::vector<float> &data) {
+    return session->bindFeed("forward", feed, DType_F32, data.data(),
+                             data.size() * sizeof(float), error);
+  }
+
+  std::vector<float> fetch(const char *name, size_t count) {
+    std::vector<float> values(count);
+    auto failure = session->readFetch("forward", name, DType_F32, values.data(),
+                                      count * 4, error);
+    EXPECT_FALSE(failure) << error;
+    return values;
+  }
+
+  std::vector<float> floatsAt(uint32_t buffer, size_t count) {
+    std::vector<float> values(count);
+    std::memcpy(values.data(), session->bufferAddress(buffer), count * 4);
+    return values;
+  }
+
+  void poison(uint32_t buffer, size_t count) {
+    std::vector<float> nan(count, NAN);
+    std::memcpy(session->bufferAddress(buffer), nan.data(), count * 4);
+  }
+
+  std::shared_ptr<const Executable> executable;
+  std::unique_ptr<Session> session;
+  std::string error;
+  std::mt19937 rng{std::random_device{}()};
+};
+
+std::vector<float> randomFloats(std::mt19937 &rng, size_t count) {
+  std::uniform_real_distribution<float> value(-1, 1);
+  std::vector<float> values(count);
+  for (float &x : values)
+    x = value(rng);
+  return values;
+}
+
+// Tests the whole sample: init fills the variable, forward runs two kernels,
+// a Gemm and a Copy, and every fetch matches a float64 reference.
+TEST_F(RuntimeSessionTest, RunsInitThenForward) {
+  ASSERT_FALSE(session->run("init", error)) << error;
+  std::vector<float> w = floatsAt(W, 12);
+  double limit = std::sqrt(6.0 / 7);
+  for (float value : w) {
+    EXPECT_GE(value, -limit);
+    EXPECT_LT(value, limit);
+  }
+  EXPECT_NE(w[0], w[1]);
+
+  std::vector<float> x = randomFloats(rng, 8), y = randomFloats(rng, 8);
+  poison(Sum, 8);
+  poison(Relu, 8);
+  poison(Out, 6);
+  poison(CopyOut, 6);
+  ASSERT_FALSE(bind("x", x)) << error;
+  ASSERT_FALSE(bind("y", y)) << error;
+  ASSERT_FALSE(session->run("forward", error)) << error;
+
+  std::vector<float> relu = fetch("relu", 8);
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(relu[i], std::max(x[i] + y[i], 0.0f)) << i;
+  std::vector<float> out = fetch("out", 6), copy = fetch("copy", 6);
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 3; ++j) {
+      double expected = 0;
+      for (int k = 0; k < 4; ++k)
+        expected += double(relu[i * 4 + k]) * w[k * 3 + j];
+      EXPECT_NEAR(out[i * 3 + j], expected, 1e-5) << i << "," << j;
+    }
+  EXPECT_EQ(out, copy);
+}
+
+TEST_F(RuntimeSessionTest, RegionsAreAlignedAndConstantsCopied) {
+  for (uint32_t buffer = 0; buffer <= W; ++buffer)
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(session->bufferAddress(buffer)) % 64,
+              0u);
+  int64_t count;
+  std::memcpy(&count, session->bufferAddress(Count), sizeof count);
+  EXPECT_EQ(count, 8);
+}
+
+TEST_F(RuntimeSessionTest, InitIsDeterministicAndVariablesPersist) {
+  ASSERT_FALSE(session->run("init", error));
+  std::vector<float> first = floatsAt(W, 12);
+  auto other = Session::create(executable, error);
+  ASSERT_NE(other, nullptr);
+  ASSERT_FALSE(other->run("init", error));
+  std::vector<float> second(12);
+  std::memcpy(second.data(), other->bufferAddress(W), 48);
+  EXPECT_EQ(first, second);
+  // Sessions do not share memory.
+  EXPECT_NE(session->bufferAddress(W), other->bufferAddress(W));
+
+  std::vector<float> x = randomFloats(rng, 8), y = randomFloats(rng, 8);
+  ASSERT_FALSE(bind("x", x));
+  ASSERT_FALSE(bind("y", y));
+  ASSERT_FALSE(session->run("forward", error));
+  std::vector<float> out = fetch("out", 6);
+  ASSERT_FALSE(bind("x", x));
+  ASSERT_FALSE(bind("y", y));
+  ASSERT_FALSE(session->run("forward", error));
+  EXPECT_EQ(fetch("out", 6), out);
+  EXPECT_EQ(floatsAt(W, 12), first);
+}
+
+TEST_F(RuntimeSessionTest, RejectsUnknownProgramsAndFeeds) {
+  std::vector<float> x(8);
+  EXPECT_EQ(session->run("train_step", error), SessionError::NotFound);
+  EXPECT_EQ(error, "no program 'train_step' (programs: init, forward)");
+  EXPECT_EQ(session->bindFeed("eval", "x", DType_F32, x.data(), 32, error),
+            SessionError::NotFound);
+  EXPECT_EQ(bind("z", x), SessionError::NotFound);
+  EXPECT_EQ(error, "program 'forward' has no feed 'z' (feeds: x, y)");
+  EXPECT_EQ(session->bindFeed("init", "x", DType_F32, x.data(), 32, error),
+            SessionError::NotFound);
+  EXPECT_EQ(error, "program 'init' has no feed 'x' (feeds: none)");
+}
+
+TEST_F(RuntimeSessionTest, ChecksFeedDTypeAndSize) {
+  std::vector<float> x(8);
+  EXPECT_EQ(session->bindFeed("forward", "x", DType_I32, x.data(), 32, error),
+            SessionError::InvalidArgument);
+  EXPECT_EQ(error, "program 'forward': feed 'x' is f32 [2, 4] (32 bytes); got "
+                   "i32 data of 32 bytes");
+  EXPECT_EQ(session->bindFeed("forward", "x", DType_F32, x.data(), 28, error),
+            SessionError::InvalidArgument);
+  EXPECT_EQ(error, "program 'forward': feed 'x' is f32 [2, 4] (32 bytes); got "
+                   "f32 data of 28 bytes");
+}
+
+// Tests the binding rules: every feed bound before each run; fetches
+// readable after a run until the next bind or run.
+TEST_F(RuntimeSessionTest, RunConsumesBindingsAndBindHidesFetches) {
+  std::vector<float> x(8, 1), y(8, 2);
+  ASSERT_FALSE(bind("x", x));
+  EXPECT_EQ(session->run("forward", error), SessionError::FailedPrecondition);
+  EXPECT_EQ(error, "program 'forward': feed 'y' is not bound");
+
+  std::vector<float> out(6);
+  EXPECT_EQ(
+      session->readFetch("forward", "out", DType_F32, out.data(), 24, error),
+      SessionError::FailedPrecondition);
+  EXPECT_EQ(error, "program 'forward': fetches are readable after it runs, "
+                   "until the next bind or run; it has not run since");
+
+  ASSERT_FALSE(bind("y", y));
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  EXPECT_FALSE(
+      session->readFetch("forward", "out", DType_F32, out.data(), 24, error));
+  // The run consumed both bindings.
+  EXPECT_EQ(session->run("forward", error), SessionError::FailedPrecondition);
+  EXPECT_EQ(error, "program 'forward': feed 'x' is not bound");
+  // A bind hides the last run's fetches.
+  ASSERT_FALSE(bind("x", x));
+  EXPECT_EQ(
+      session->readFetch("forward", "out", DType_F32, out.data(), 24, error),
+      SessionError::FailedPrecondition);
+  // So does running another program, and it consumes forward's bindings.
+  ASSERT_FALSE(bind("y", y));
+  ASSERT_FALSE(session->run("init", error));
+  EXPECT_EQ(
+      session->readFetch("forward", "out", DType_F32, out.data(), 24, error),
+      SessionError::FailedPrecondition);
+  EXPECT_EQ(session->run("forward", error), SessionError::FailedPrecondition);
+}
+
+TEST_F(RuntimeSessionTest, ChecksFetchNamesDTypesAndSizes) {
+  ASSERT_FALSE(bind("x", std::vector<float>(8)));
+  ASSERT_FALSE(bind("y", std::vector<float>(8)));
+  ASSERT_FALSE(session->run("forward", error));
+  std::vector<float> out(6);
+  EXPECT_EQ(
+      session->readFetch("forward", "sum", DType_F32, out.data(), 24, error),
+      SessionError::NotFound);
+  EXPECT_EQ(error, "program 'forward' has no fetch 'sum' (fetches: relu, out, "
+                   "copy)");
+  EXPECT_EQ(
+      session->readFetch("forward", "out", DType_F16, out.data(), 24, error),
+      SessionError::InvalidArgument);
+  EXPECT_EQ(error, "program 'forward': fetch 'out' is f32 [2, 3] (24 bytes); "
+                   "got f16 data of 24 bytes");
+  EXPECT_EQ(
+      session->readFetch("forward", "out", DType_F32, out.data(), 4000, error),
+      SessionError::InvalidArgument);
+}
+
+// Tests that a kernel writing to the constants region faults rather than
+// corrupting it.
+TEST(RuntimeSessionDeathTest, ConstantsAreReadOnly) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  ArtifactSpec spec = sampleArtifact();
+  uint32_t constant = spec.addBuffer(Region_Constants, DType_F32, {8});
+  spec.programs.push_back({"scribble",
+                           {KernelCallSpec{FillOnesKernel, {Count, constant}}},
+                           {},
+                           {}});
+  auto executable = load(spec);
+  ASSERT_NE(executable, nullptr);
+  std::string error;
+  auto session = Session::create(executable, error);
+  ASSERT_NE(session, nullptr);
+  EXPECT_DEATH((void)session->run("scribble", error), "");
+}
+
+// Tests an artifact with nothing in it: no buffers, regions or programs.
+TEST(RuntimeSessionEmptyTest, AnEmptyArtifactRunsNothing) {
+  ArtifactSpec spec;
+  spec.programs.push_back({"forward", {}, {}, {}});
+  auto executable = load(spec);
+  ASSERT_NE(executable, nullptr);
+  std::string error;
+  auto session = Session::create(executable, error);
+  ASSERT_NE(session, nullptr) << error;
+  EXPECT_FALSE(session->run("forward", error)) << error;
+}
+
+TEST(RuntimeSessionMemoryTest, ReportsARegionTooLargeToAllocate) {
+  ArtifactSpec spec;
+  spec.arenaBytes = uint64_t(1) << 62;
+  auto executable = load(spec);
+  ASSERT_NE(executable, nullptr);
+  std::string error;
+  EXPECT_EQ(Session::create(executable, error), nullptr);
+  EXPECT_EQ(error, "test.kiln: error: cannot allocate the arena region "
+                   "(4611686018427387904 bytes): Cannot allocate memory");
+}
+
+} // namespace

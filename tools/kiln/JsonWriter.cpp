@@ -1,0 +1,82 @@
+//===- JsonWriter.cpp - Streaming JSON output -----------------------------===//
+
+#include "tools/kiln/JsonWriter.h"
+
+#include <cstdio>
+
+namespace kiln::tool {
+
+namespace {
+
+std::string quote(std::string_view text) {
+  std::string quoted = "\"";
+  for (char c : text) {
+    switch (c) {
+    case '"':
+      quoted += "\\\"";
+      break;
+    case '\\':
+      quoted += "\\\\";
+      break;
+    case '\n':
+      quoted += "\\n";
+      break;
+    case '\t':
+      quoted += "\\t";
+      break;
+    default:
+      if (static_cast<unsigned char>(c) < 0x20) {
+        char escaped[7];
+        std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
+        quoted += escaped;
+      } else {
+        quoted += c;
+      }
+    }
+  }
+  return quoted + "\"";
+}
+
+} // namespace
+
+void JsonWriter::separate() {
+  if (afterKey_) {
+    afterKey_ = false;
+    return;
+  }
+  if (!hasItems_.empty()) {
+    if (hasItems_.back())
+      text_ += ",";
+    hasItems_.back() = true;
+    text_ += "\n" + std::string(2 * hasItems_.size(), ' ');
+  }
+}
+
+void JsonWriter::open(char bracket) {
+  separate();
+  text_ += bracket;
+  hasItems_.push_back(false);
+}
+
+void JsonWriter::close(char bracket) {
+  bool hadItems = hasItems_.back();
+  hasItems_.pop_back();
+  if (hadItems)
+    text_ += "\n" + std::string(2 * hasItems_.size(), ' ');
+  text_ += bracket;
+}
+
+void JsonWriter::key(std::string_view name) {
+  separate();
+  text_ += quote(name) + ": ";
+  afterKey_ = true;
+}
+
+void JsonWriter::value(std::string_view text) { scalar(quote(text)); }
+
+void JsonWriter::scalar(const std::string &text) {
+  separate();
+  text_ += text;
+}
+
+} // namespace kiln::tool
