@@ -25,10 +25,16 @@ void registerAllDialects(mlir::DialectRegistry &registry) {
 }
 
 void registerAllPasses() {
-  registerGraphPasses();
-  registerConversionPasses();
-  registerPipelines();
-  mlir::registerAllPasses();
+  // Idempotent: tools call it at start-up, and the back end calls it before
+  // it parses its pipeline, whoever its caller is.
+  static bool registered = [] {
+    registerGraphPasses();
+    registerConversionPasses();
+    registerPipelines();
+    mlir::registerAllPasses();
+    return true;
+  }();
+  (void)registered;
 }
 
 } // namespace kiln

@@ -12,7 +12,8 @@ namespace kiln {
 /// Adds the kiln dialect and the upstream dialects kiln IR uses.
 void registerAllDialects(mlir::DialectRegistry &registry);
 
-/// Registers kiln's passes and pipelines and the upstream passes tools expose.
+/// Registers kiln's passes and pipelines and the upstream passes tools expose;
+/// calling it again does nothing.
 void registerAllPasses();
 
 } // namespace kiln

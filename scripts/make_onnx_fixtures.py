@@ -313,6 +313,18 @@ def make_external_data():
          "external_data.onnx")
 
 
+def save_framework_run(model, name, feed_name, feed, fetch_name):
+    """Writes what PyTorch computes for `feed`, as <name>.<feed_name>.npy and
+    <name>.<fetch_name>.npy: the numerics tests run the exported model on the
+    same input and compare."""
+    import torch
+
+    with torch.no_grad():
+        out = model(feed)
+    np.save(os.path.join(OUT, f"{name}.{feed_name}.npy"), feed.numpy())
+    np.save(os.path.join(OUT, f"{name}.{fetch_name}.npy"), out.numpy())
+
+
 def make_torch_mlp():
     """An MLP exported by torch.onnx.export (the TorchScript exporter)."""
     import torch
@@ -330,8 +342,10 @@ def make_torch_mlp():
             h = torch.relu(self.fc1(x))
             return torch.softmax(self.fc2(self.norm(h)), dim=-1)
 
+    model = MLP().eval()
+    save_framework_run(model, "torch_mlp", "features", torch.randn(5, 8), "probs")
     path = os.path.join(OUT, "torch_mlp.onnx")
-    torch.onnx.export(MLP().eval(), (torch.randn(2, 8),), path,
+    torch.onnx.export(model, (torch.randn(2, 8),), path,
                       input_names=["features"], output_names=["probs"],
                       dynamic_axes={"features": {0: "batch"},
                                     "probs": {0: "batch"}},
@@ -360,9 +374,11 @@ def make_torch_dynamo():
         def forward(self, ids):
             return torch.softmax(self.fc(self.emb(ids).mean(dim=1)), dim=-1)
 
+    model = Classifier().eval()
+    save_framework_run(model, "torch_dynamo", "ids", torch.randint(0, 10, (2, 3)), "probs")
     path = os.path.join(OUT, "torch_dynamo.onnx")
     with contextlib.redirect_stdout(io.StringIO()):  # progress lines
-        torch.onnx.export(Classifier().eval(), (torch.randint(0, 10, (2, 3)),),
+        torch.onnx.export(model, (torch.randint(0, 10, (2, 3)),),
                           path, input_names=["ids"], output_names=["probs"],
                           opset_version=18, dynamo=True, external_data=False)
     m = onnx.load(path)

@@ -82,6 +82,17 @@ kiln_code codeOf(exec::SessionError error) {
   return KILN_INTERNAL;
 }
 
+/// The name, dtype and shape of buffer `index` as the API describes them.
+TensorInfo describeTensor(const artifact::VerifiedArtifact &artifact,
+                          std::string name, uint32_t index) {
+  const artifact::Buffer &buffer = *artifact.root().buffers()->Get(index);
+  std::vector<int64_t> shape;
+  if (buffer.shape())
+    shape.assign(buffer.shape()->begin(), buffer.shape()->end());
+  return {std::move(name), static_cast<kiln_dtype>(buffer.dtype()),
+          std::move(shape), artifact.buffer(index).byteSize};
+}
+
 std::vector<TensorInfo> describeBindings(
     const artifact::VerifiedArtifact &artifact,
     const flatbuffers::Vector<flatbuffers::Offset<artifact::Binding>>
@@ -89,16 +100,8 @@ std::vector<TensorInfo> describeBindings(
   std::vector<TensorInfo> infos;
   if (!bindings)
     return infos;
-  for (const artifact::Binding *binding : *bindings) {
-    const artifact::Buffer &buffer =
-        *artifact.root().buffers()->Get(binding->buffer());
-    std::vector<int64_t> shape;
-    if (buffer.shape())
-      shape.assign(buffer.shape()->begin(), buffer.shape()->end());
-    infos.push_back({binding->name()->str(),
-                     static_cast<kiln_dtype>(buffer.dtype()), std::move(shape),
-                     artifact.buffer(binding->buffer()).byteSize});
-  }
+  for (const artifact::Binding *binding : *bindings)
+    infos.push_back(describeTensor(artifact, binding->name()->str(), binding->buffer()));
   return infos;
 }
 
@@ -107,6 +110,7 @@ std::vector<TensorInfo> describeBindings(
 struct kiln_artifact {
   std::shared_ptr<const exec::Executable> executable;
   std::vector<ProgramInfo> programs;
+  std::vector<TensorInfo> variables;
 
   const ProgramInfo *find(const char *name) const {
     for (const ProgramInfo &program : programs)
@@ -178,6 +182,10 @@ kiln_status *kiln_artifact_load(const char *path,
             {program->name()->str(),
              describeBindings(verified, program->feeds()),
              describeBindings(verified, program->fetches())});
+    if (const auto *variables = verified.root().variables())
+      for (const artifact::Variable *variable : *variables)
+        artifact->variables.push_back(
+            describeTensor(verified, variable->name()->str(), variable->buffer()));
     artifact->executable = std::move(executable);
     *out_artifact = artifact.release();
     return nullptr;
@@ -336,6 +344,85 @@ kiln_status *kiln_session_read_fetch(kiln_session *session, const char *program,
                            out_data, byte_size, error),
                        error);
   });
+}
+
+kiln_status *kiln_artifact_variable_count(const kiln_artifact *artifact,
+                                          size_t *out_count) {
+  if (!artifact)
+    return nullArgument("kiln_artifact_variable_count", "artifact");
+  if (!out_count)
+    return nullArgument("kiln_artifact_variable_count", "out_count");
+  *out_count = artifact->variables.size();
+  return nullptr;
+}
+
+kiln_status *kiln_artifact_variable_info(const kiln_artifact *artifact,
+                                         size_t index,
+                                         kiln_tensor_info *out_info) {
+  if (!artifact)
+    return nullArgument("kiln_artifact_variable_info", "artifact");
+  if (!out_info)
+    return nullArgument("kiln_artifact_variable_info", "out_info");
+  return guard([&]() -> kiln_status * {
+    if (index >= artifact->variables.size())
+      return makeStatus(KILN_NOT_FOUND,
+                        "no variable " + std::to_string(index) + " (" +
+                            std::to_string(artifact->variables.size()) +
+                            " variables)");
+    const TensorInfo &tensor = artifact->variables[index];
+    *out_info = {tensor.name.c_str(), tensor.dtype, tensor.shape.size(),
+                 tensor.shape.data(), tensor.byteSize};
+    return nullptr;
+  });
+}
+
+kiln_status *kiln_session_read_variable(kiln_session *session,
+                                        const char *variable, kiln_dtype dtype,
+                                        void *out_data, size_t byte_size) {
+  if (!session)
+    return nullArgument("kiln_session_read_variable", "session");
+  if (!variable)
+    return nullArgument("kiln_session_read_variable", "variable");
+  if (!out_data && byte_size)
+    return nullArgument("kiln_session_read_variable", "out_data");
+  return guard([&]() -> kiln_status * {
+    std::string error;
+    return fromSession(session->session->readVariable(
+                           variable, static_cast<artifact::DType>(dtype),
+                           out_data, byte_size, error),
+                       error);
+  });
+}
+
+kiln_status *kiln_session_write_variable(kiln_session *session,
+                                         const char *variable, kiln_dtype dtype,
+                                         const void *data, size_t byte_size) {
+  if (!session)
+    return nullArgument("kiln_session_write_variable", "session");
+  if (!variable)
+    return nullArgument("kiln_session_write_variable", "variable");
+  if (!data && byte_size)
+    return nullArgument("kiln_session_write_variable", "data");
+  return guard([&]() -> kiln_status * {
+    std::string error;
+    return fromSession(session->session->writeVariable(
+                           variable, static_cast<artifact::DType>(dtype), data,
+                           byte_size, error),
+                       error);
+  });
+}
+
+kiln_status *kiln_session_fill_arena(kiln_session *session, int byte) {
+  if (!session)
+    return nullArgument("kiln_session_fill_arena", "session");
+  if (byte < 0 || byte > 255)
+    return guard([&]() -> kiln_status * {
+      return makeStatus(KILN_INVALID_ARGUMENT,
+                        "kiln_session_fill_arena: byte " + std::to_string(byte) +
+                            " is outside 0 to 255");
+    });
+  session->session->fillArena(static_cast<uint8_t>(byte));
+  return nullptr;
 }
 
 } // extern "C"

@@ -123,6 +123,14 @@ KILN_API kiln_status *kiln_artifact_binding_info(const kiln_artifact *artifact,
                                                  size_t index,
                                                  kiln_tensor_info *out_info);
 
+/* The number of variables (model parameters and state). */
+KILN_API kiln_status *kiln_artifact_variable_count(const kiln_artifact *artifact,
+                                                   size_t *out_count);
+/* Variable `index` (0 <= index < count): its name, dtype and shape. */
+KILN_API kiln_status *kiln_artifact_variable_info(const kiln_artifact *artifact,
+                                                  size_t index,
+                                                  kiln_tensor_info *out_info);
+
 /* --- Session ------------------------------------------------------------ */
 
 /* Allocates the artifact's memory (arena, state, constants) once. */
@@ -147,6 +155,25 @@ KILN_API kiln_status *kiln_session_read_fetch(kiln_session *session,
                                               const char *fetch,
                                               kiln_dtype dtype, void *out_data,
                                               size_t byte_size);
+
+/* Copies the current value of variable `variable` into the `byte_size` bytes
+   at `out_data`; dtype and byte size must be the variable's. */
+KILN_API kiln_status *kiln_session_read_variable(kiln_session *session,
+                                                 const char *variable,
+                                                 kiln_dtype dtype,
+                                                 void *out_data,
+                                                 size_t byte_size);
+/* Overwrites variable `variable` with `byte_size` bytes of `dtype`. */
+KILN_API kiln_status *kiln_session_write_variable(kiln_session *session,
+                                                  const char *variable,
+                                                  kiln_dtype dtype,
+                                                  const void *data,
+                                                  size_t byte_size);
+/* Fills the session's arena (intermediates, feeds and fetches; not the
+   variables) with `byte`, 0 to 255. Tests poison it with 255, NaN in every
+   float type, so that an element a program fails to write shows in its
+   fetch. Bindings are lost; bind feeds afterwards. */
+KILN_API kiln_status *kiln_session_fill_arena(kiln_session *session, int byte);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -186,4 +186,61 @@ std::optional<SessionError> Session::readFetch(std::string_view program,
   return std::nullopt;
 }
 
+std::optional<SessionError> Session::findVariable(std::string_view name,
+                                                  DType dtype, size_t size,
+                                                  uint32_t &buffer,
+                                                  std::string &error) const {
+  const artifact::Artifact &root = executable_->artifact().root();
+  if (root.variables())
+    for (const artifact::Variable *variable : *root.variables()) {
+      if (variable->name()->string_view() != name)
+        continue;
+      buffer = variable->buffer();
+      const artifact::Buffer *described = root.buffers()->Get(buffer);
+      size_t expected = executable_->artifact().buffer(buffer).byteSize;
+      if (described->dtype() != dtype || size != expected) {
+        error = "variable " + quoted(name) + " holds " +
+                std::to_string(expected) + " bytes of " +
+                artifact::dtypeName(described->dtype()) + ", not " +
+                std::to_string(size) + " bytes of " + artifact::dtypeName(dtype);
+        return SessionError::InvalidArgument;
+      }
+      return std::nullopt;
+    }
+  error = "no variable " + quoted(name);
+  return SessionError::NotFound;
+}
+
+std::optional<SessionError> Session::readVariable(std::string_view name,
+                                                  DType dtype, void *data,
+                                                  size_t size,
+                                                  std::string &error) const {
+  uint32_t buffer = 0;
+  if (auto failure = findVariable(name, dtype, size, buffer, error))
+    return failure;
+  if (size)
+    std::memcpy(data, addresses_[buffer], size);
+  return std::nullopt;
+}
+
+std::optional<SessionError> Session::writeVariable(std::string_view name,
+                                                   DType dtype, const void *data,
+                                                   size_t size,
+                                                   std::string &error) {
+  uint32_t buffer = 0;
+  if (auto failure = findVariable(name, dtype, size, buffer, error))
+    return failure;
+  if (size)
+    std::memcpy(addresses_[buffer], data, size);
+  return std::nullopt;
+}
+
+void Session::fillArena(uint8_t byte) {
+  if (arena_.size())
+    std::memset(arena_.data(), byte, arena_.size());
+  for (ProgramState &state : programs_)
+    state.fed.assign(state.fed.size(), false);
+  readable_.reset();
+}
+
 } // namespace kiln::exec

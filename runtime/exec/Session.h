@@ -63,6 +63,23 @@ public:
                                         artifact::DType dtype, void *data,
                                         size_t size, std::string &error) const;
 
+  /// Copies variable `name` (its current value in the state region) into
+  /// the `size` bytes at `data`, which must match its dtype and size.
+  std::optional<SessionError> readVariable(std::string_view name,
+                                           artifact::DType dtype, void *data,
+                                           size_t size, std::string &error) const;
+
+  /// Overwrites the variable `name` with the `size` bytes at `data`.
+  std::optional<SessionError> writeVariable(std::string_view name,
+                                            artifact::DType dtype,
+                                            const void *data, size_t size,
+                                            std::string &error);
+
+  /// Fills the whole arena with `byte` (tests poison it with 0xFF, NaN in
+  /// every float type, so values a program fails to write show). Bound
+  /// feeds and readable fetches are lost.
+  void fillArena(uint8_t byte);
+
   /// The address of buffer `index` in this session's memory.
   uint8_t *bufferAddress(uint32_t index) const { return addresses_[index]; }
 
@@ -79,6 +96,12 @@ private:
   /// The program named `name`, or NotFound.
   std::optional<SessionError> findProgram(std::string_view name, size_t &index,
                                           std::string &error) const;
+
+  /// The state buffer of variable `name` after checking `dtype` and `size`.
+  std::optional<SessionError> findVariable(std::string_view name,
+                                           artifact::DType dtype, size_t size,
+                                           uint32_t &buffer,
+                                           std::string &error) const;
 
   /// Finds binding `name` in `bindings` (feeds or fetches: `kind`, plural
   /// `kinds`) and checks `dtype` and `size` against it; gives its buffer and

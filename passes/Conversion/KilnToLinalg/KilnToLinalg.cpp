@@ -22,7 +22,8 @@ namespace {
 LogicalResult checkStaticShapes(Operation *root) {
   bool allStatic = true;
   root->walk([&](Operation *op) {
-    if (!llvm::isa<KilnDialect>(op->getDialect()) || llvm::isa<VariableOp, ReadOp>(op))
+    if (!llvm::isa<KilnDialect>(op->getDialect()) ||
+        llvm::isa<VariableOp, ReadOp>(op))
       return;
     auto isDynamic = [](Type type) {
       auto tensor = llvm::dyn_cast<RankedTensorType>(type);

@@ -41,7 +41,8 @@ Value castFloat(OpBuilder &b, Location loc, Value x, Type to) {
   return b.create<arith::TruncFOp>(loc, to, wide);
 }
 
-Value castFloatElements(OpBuilder &b, Location loc, Value tensor, Type elementType) {
+Value castFloatElements(OpBuilder &b, Location loc, Value tensor,
+                        Type elementType) {
   auto type = llvm::cast<RankedTensorType>(tensor.getType());
   if (type.getElementType() == elementType)
     return tensor;
@@ -171,10 +172,12 @@ namespace {
 Value firstArgument(OpBuilder &, Location, ValueRange args) { return args[0]; }
 } // namespace
 
-Value expOfDifference(OpBuilder &b, Location loc, Value x, Value max, Type type) {
+Value expOfDifference(OpBuilder &b, Location loc, Value x, Value max,
+                      Type type) {
   Value wideX = castFloat(b, loc, x, type);
   Value wideMax = castFloat(b, loc, max, type);
-  return b.create<math::ExpOp>(loc, b.create<arith::SubFOp>(loc, wideX, wideMax));
+  return b.create<math::ExpOp>(loc,
+                               b.create<arith::SubFOp>(loc, wideX, wideMax));
 }
 
 AffineMap withoutAxis(MLIRContext *context, int64_t rank, int64_t axis) {

@@ -114,8 +114,8 @@ mlir::Value reshapeTensor(mlir::OpBuilder &b, mlir::Location loc, mlir::Value in
 mlir::AffineMap withoutAxis(mlir::MLIRContext *context, int64_t rank, int64_t axis);
 
 /// exp(x - max) computed in the float type `type`.
-mlir::Value expOfDifference(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
-                            mlir::Value max, mlir::Type type);
+mlir::Value expOfDifference(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value x, mlir::Value max, mlir::Type type);
 
 /// max(x) and sum(exp(x - max(x))) along `axis` of a float tensor: the
 /// stable pieces of softmax, log_softmax and softmax cross-entropy. The max

@@ -58,9 +58,9 @@ struct LogSoftmaxLowering : public OpRewritePattern<LogSoftmaxOp> {
         rewriter, op.getLoc(), type, ValueRange{op.getOperand(), max, sum},
         {identity, reduced, reduced}, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Type accType = args[2].getType();
-          Value x = castFloat(b, l, args[0], accType);
-          Value max = castFloat(b, l, args[1], accType);
-          Value shifted = b.create<arith::SubFOp>(l, x, max);
+          Value wideX = castFloat(b, l, args[0], accType);
+          Value wideMax = castFloat(b, l, args[1], accType);
+          Value shifted = b.create<arith::SubFOp>(l, wideX, wideMax);
           Value y = b.create<arith::SubFOp>(l, shifted, b.create<math::LogOp>(l, args[2]));
           return castFloat(b, l, y, type.getElementType());
         });

@@ -71,7 +71,8 @@ Value concatenatedElement(OpBuilder &b, Location loc, ValueRange inputs,
     SmallVector<Value> at(coords);
     if (offsets.front() != 0)
       at[axis] = nested.create<arith::SubIOp>(
-          l, position, nested.create<arith::ConstantIndexOp>(l, offsets.front()));
+          l, position,
+          nested.create<arith::ConstantIndexOp>(l, offsets.front()));
     return nested.create<tensor::ExtractOp>(l, inputs.front(), at).getResult();
   };
   if (inputs.size() == 1)
@@ -94,14 +95,16 @@ Value concatenatedElement(OpBuilder &b, Location loc, ValueRange inputs,
 
 struct ConcatLowering : public OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ConcatOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(ConcatOp op,
+                                PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     int64_t axis = op.getAxis();
     SmallVector<Value> inputs;
     SmallVector<int64_t> offsets;
     int64_t position = 0;
     for (Value input : op.getInputs()) {
-      int64_t size = llvm::cast<RankedTensorType>(input.getType()).getDimSize(axis);
+      int64_t size =
+          llvm::cast<RankedTensorType>(input.getType()).getDimSize(axis);
       if (size != 0) {
         inputs.push_back(input);
         offsets.push_back(position);
@@ -127,17 +130,18 @@ struct ConcatLowering : public OpRewritePattern<ConcatOp> {
 
 struct SliceLowering : public OpRewritePattern<SliceOp> {
   using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SliceOp op, PatternRewriter &rewriter) const override {
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     if (type.getNumElements() == 0) {
       rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
       return success();
     }
-    AffineMap window = stridedWindowMap(getContext(), op.getStart(), op.getStep());
-    Value result = mapElements(rewriter, op.getLoc(), type, op.getOperand(), {window},
-                               [](OpBuilder &, Location, ValueRange args) {
-                                 return args[0];
-                               });
+    AffineMap window =
+        stridedWindowMap(getContext(), op.getStart(), op.getStep());
+    Value result = mapElements(
+        rewriter, op.getLoc(), type, op.getOperand(), {window},
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
     rewriter.replaceOp(op, result);
     return success();
   }

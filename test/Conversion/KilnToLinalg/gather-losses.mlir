@@ -1,0 +1,200 @@
+// RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck --enable-var-scope %s
+
+// Tests that gather on axis 0 loops over the result (indices dims, then the
+// row), reads each id through the map of the leading loops, clamps it to
+// [0, rows - 1] and extracts the table element at (id, column).
+// CHECK-DAG: #[[$IDS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func @gather_axis0
+// CHECK-SAME: (%[[TABLE:.+]]: tensor<10x16xf32>, %[[IDS:.+]]: tensor<3x4xi64>)
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<3x4x16xf32>
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IDS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[IDS]] : tensor<3x4xi64>) outs(%[[INIT]] : tensor<3x4x16xf32>)
+// CHECK-NEXT: ^bb0(%[[ID:.+]]: i64, %{{.+}}: f32):
+// CHECK-NEXT: %[[INDEX:.+]] = arith.index_cast %[[ID]] : i64 to index
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[LAST:.+]] = arith.constant 9 : index
+// CHECK-NEXT: %[[LOW:.+]] = arith.maxsi %[[INDEX]], %[[ZERO]] : index
+// CHECK-NEXT: %[[ROW:.+]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK-NEXT: %[[COL:.+]] = linalg.index 2 : index
+// CHECK-NEXT: %[[E:.+]] = tensor.extract %[[TABLE]][%[[ROW]], %[[COL]]] : tensor<10x16xf32>
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @gather_axis0(%t: tensor<10x16xf32>, %i: tensor<3x4xi64>) -> tensor<3x4x16xf32> {
+  %0 = kiln.gather %t[%i] : (tensor<10x16xf32>, tensor<3x4xi64>) -> tensor<3x4x16xf32>
+  return %0 : tensor<3x4x16xf32>
+}
+
+// -----
+
+// Tests that gather on axis 1 keeps the leading table dimension as loop 0,
+// reads the ids through loop 1 and clamps them to [0, 9] (i32 ids, signed).
+// CHECK-DAG: #[[$IDS:.+]] = affine_map<(d0, d1, d2) -> (d1)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+// CHECK-LABEL: func @gather_axis1
+// CHECK-SAME: (%[[TABLE:.+]]: tensor<2x10x3xbf16>, %[[IDS:.+]]: tensor<5xi32>)
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IDS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[IDS]] : tensor<5xi32>) outs(%{{.+}} : tensor<2x5x3xbf16>)
+// CHECK-NEXT: ^bb0(%[[ID:.+]]: i32, %{{.+}}: bf16):
+// CHECK-NEXT: %[[BATCH:.+]] = linalg.index 0 : index
+// CHECK-NEXT: %[[INDEX:.+]] = arith.index_cast %[[ID]] : i32 to index
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[LAST:.+]] = arith.constant 9 : index
+// CHECK-NEXT: %[[LOW:.+]] = arith.maxsi %[[INDEX]], %[[ZERO]] : index
+// CHECK-NEXT: %[[MID:.+]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK-NEXT: %[[INNER:.+]] = linalg.index 2 : index
+// CHECK-NEXT: %[[E:.+]] = tensor.extract %[[TABLE]][%[[BATCH]], %[[MID]], %[[INNER]]] : tensor<2x10x3xbf16>
+// CHECK-NEXT: linalg.yield %[[E]] : bf16
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @gather_axis1(%t: tensor<2x10x3xbf16>, %i: tensor<5xi32>) -> tensor<2x5x3xbf16> {
+  %0 = kiln.gather %t[%i] {axis = 1} : (tensor<2x10x3xbf16>, tensor<5xi32>) -> tensor<2x5x3xbf16>
+  return %0 : tensor<2x5x3xbf16>
+}
+
+// -----
+
+// Tests that softmax cross-entropy takes the row max and sum of
+// exp(logits - max), then sums max + log(sum) - logits[row, label] over the
+// batch, with the label clamped to [0, classes - 1], and divides by the
+// batch size.
+// CHECK-DAG: #[[$ID2:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ROW:.+]] = affine_map<(d0, d1) -> (d0)>
+// CHECK-DAG: #[[$ID1:.+]] = affine_map<(d0) -> (d0)>
+// CHECK-DAG: #[[$ALL:.+]] = affine_map<(d0) -> ()>
+// CHECK-LABEL: func @softmax_cross_entropy
+// CHECK-SAME: (%[[LOGITS:.+]]: tensor<8x10xf32>, %[[LABELS:.+]]: tensor<8xi32>)
+// CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[$ID2]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: ins(%[[LOGITS]] : tensor<8x10xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[$ID2]], #[[$ROW]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: ins(%[[LOGITS]], %[[MAX]] : tensor<8x10xf32>, tensor<8xf32>)
+// CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[M:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK-NEXT: %[[SHIFTED:.+]] = arith.subf %[[E]], %[[M]] : f32
+// CHECK-NEXT: %[[EXP:.+]] = math.exp %[[SHIFTED]] : f32
+// CHECK-NEXT: arith.addf %[[EXP]], %[[ACC]] : f32
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<f32>)
+// CHECK: %[[TOTAL:.+]] = linalg.generic {indexing_maps = [#[[$ID1]], #[[$ID1]], #[[$ID1]], #[[$ALL]]], iterator_types = ["reduction"]}
+// CHECK-SAME: ins(%[[LABELS]], %[[MAX]], %[[SUM]] : tensor<8xi32>, tensor<8xf32>, tensor<8xf32>) outs(%[[INIT]] : tensor<f32>)
+// CHECK-NEXT: ^bb0(%[[LABEL:.+]]: i32, %[[M:.+]]: f32, %[[S:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK-NEXT: %[[ROW_INDEX:.+]] = linalg.index 0 : index
+// CHECK-NEXT: %[[INDEX:.+]] = arith.index_cast %[[LABEL]] : i32 to index
+// CHECK-NEXT: %[[FIRST:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[LAST:.+]] = arith.constant 9 : index
+// CHECK-NEXT: %[[LOW:.+]] = arith.maxsi %[[INDEX]], %[[FIRST]] : index
+// CHECK-NEXT: %[[CLASS:.+]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK-NEXT: %[[PICKED:.+]] = tensor.extract %[[LOGITS]][%[[ROW_INDEX]], %[[CLASS]]] : tensor<8x10xf32>
+// CHECK-NEXT: %[[LOG:.+]] = math.log %[[S]] : f32
+// CHECK-NEXT: %[[LSE:.+]] = arith.addf %[[M]], %[[LOG]] : f32
+// CHECK-NEXT: %[[LOSS:.+]] = arith.subf %[[LSE]], %[[PICKED]] : f32
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[LOSS]], %[[ACC]] : f32
+// CHECK-NEXT: linalg.yield %[[NEXT]] : f32
+// CHECK: %[[BATCH:.+]] = arith.constant 8.000000e+00 : f32
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[TOTAL]] : tensor<f32>) outs(%{{.+}} : tensor<f32>)
+// CHECK-NEXT: ^bb0(%[[T:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[MEAN:.+]] = arith.divf %[[T]], %[[BATCH]] : f32
+// CHECK-NEXT: linalg.yield %[[MEAN]] : f32
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @softmax_cross_entropy(%l: tensor<8x10xf32>, %y: tensor<8xi32>) -> tensor<f32> {
+  %0 = kiln.softmax_cross_entropy %l, %y : (tensor<8x10xf32>, tensor<8xi32>) -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that an f16 softmax cross-entropy sums the per-example losses in
+// f32 (max and the picked logit widened) and rounds the mean to f16.
+// CHECK-LABEL: func @softmax_cross_entropy_f16
+// CHECK: %[[TOTAL:.+]] = linalg.generic {{.+}} ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<8xi64>, tensor<8xf16>, tensor<8xf32>) outs(%{{.+}} : tensor<f32>)
+// CHECK-NEXT: ^bb0(%{{.+}}: i64, %[[M:.+]]: f16, %[[S:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK: %[[PICKED:.+]] = tensor.extract %{{.+}} : tensor<8x10xf16>
+// CHECK-NEXT: %[[WM:.+]] = arith.extf %[[M]] : f16 to f32
+// CHECK-NEXT: %[[LOG:.+]] = math.log %[[S]] : f32
+// CHECK-NEXT: %[[LSE:.+]] = arith.addf %[[WM]], %[[LOG]] : f32
+// CHECK-NEXT: %[[WP:.+]] = arith.extf %[[PICKED]] : f16 to f32
+// CHECK-NEXT: %[[LOSS:.+]] = arith.subf %[[LSE]], %[[WP]] : f32
+// CHECK-NEXT: arith.addf %[[LOSS]], %[[ACC]] : f32
+// CHECK: %[[BATCH:.+]] = arith.constant 8.000000e+00 : f32
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[TOTAL]] : tensor<f32>) outs(%{{.+}} : tensor<f16>)
+// CHECK-NEXT: ^bb0(%[[T:.+]]: f32, %{{.+}}: f16):
+// CHECK-NEXT: %[[MEAN:.+]] = arith.divf %[[T]], %[[BATCH]] : f32
+// CHECK-NEXT: %[[NARROW:.+]] = arith.truncf %[[MEAN]] : f32 to f16
+// CHECK-NEXT: linalg.yield %[[NARROW]] : f16
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @softmax_cross_entropy_f16(%l: tensor<8x10xf16>, %y: tensor<8xi64>) -> tensor<f16> {
+  %0 = kiln.softmax_cross_entropy %l, %y : (tensor<8x10xf16>, tensor<8xi64>) -> tensor<f16>
+  return %0 : tensor<f16>
+}
+
+// -----
+
+// Tests that sigmoid cross-entropy uses the stable form
+// max(x, 0) - x * t + log1p(exp(-|x|)), summed over all elements and
+// divided by their count (8 * 2).
+// CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ALL:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func @sigmoid_cross_entropy
+// CHECK-SAME: (%[[LOGITS:.+]]: tensor<8x2xf32>, %[[TARGETS:.+]]: tensor<8x2xf32>)
+// CHECK: %[[TOTAL:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$ALL]]], iterator_types = ["reduction", "reduction"]}
+// CHECK-SAME: ins(%[[LOGITS]], %[[TARGETS]] : tensor<8x2xf32>, tensor<8x2xf32>) outs(%{{.+}} : tensor<f32>)
+// CHECK-NEXT: ^bb0(%[[X:.+]]: f32, %[[T:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[POS:.+]] = arith.maximumf %[[X]], %[[ZERO]] : f32
+// CHECK-NEXT: %[[ABS:.+]] = math.absf %[[X]] : f32
+// CHECK-NEXT: %[[NEG:.+]] = arith.negf %[[ABS]] : f32
+// CHECK-NEXT: %[[EXP:.+]] = math.exp %[[NEG]] : f32
+// CHECK-NEXT: %[[SOFTPLUS:.+]] = math.log1p %[[EXP]] : f32
+// CHECK-NEXT: %[[XT:.+]] = arith.mulf %[[X]], %[[T]] : f32
+// CHECK-NEXT: %[[LINEAR:.+]] = arith.subf %[[POS]], %[[XT]] : f32
+// CHECK-NEXT: %[[LOSS:.+]] = arith.addf %[[LINEAR]], %[[SOFTPLUS]] : f32
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[LOSS]], %[[ACC]] : f32
+// CHECK-NEXT: linalg.yield %[[NEXT]] : f32
+// CHECK: %[[COUNT:.+]] = arith.constant 1.600000e+01 : f32
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[TOTAL]] : tensor<f32>)
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: arith.divf %[[S]], %[[COUNT]] : f32
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @sigmoid_cross_entropy(%l: tensor<8x2xf32>, %t: tensor<8x2xf32>) -> tensor<f32> {
+  %0 = kiln.sigmoid_cross_entropy %l, %t : tensor<8x2xf32> -> tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+// Tests that mean squared error sums (p - t)^2 over all elements, in f32
+// for bf16 inputs, and divides by the count before rounding to bf16.
+// CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-DAG: #[[$ALL:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-LABEL: func @mean_squared_error
+// CHECK-SAME: (%[[P:.+]]: tensor<8x1xbf16>, %[[T:.+]]: tensor<8x1xbf16>)
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[TOTAL:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]], #[[$ALL]]], iterator_types = ["reduction", "reduction"]}
+// CHECK-SAME: ins(%[[P]], %[[T]] : tensor<8x1xbf16>, tensor<8x1xbf16>) outs(%{{.+}} : tensor<f32>)
+// CHECK-NEXT: ^bb0(%[[X:.+]]: bf16, %[[Y:.+]]: bf16, %[[ACC:.+]]: f32):
+// CHECK-NEXT: %[[WX:.+]] = arith.extf %[[X]] : bf16 to f32
+// CHECK-NEXT: %[[WY:.+]] = arith.extf %[[Y]] : bf16 to f32
+// CHECK-NEXT: %[[D:.+]] = arith.subf %[[WX]], %[[WY]] : f32
+// CHECK-NEXT: %[[D2:.+]] = arith.mulf %[[D]], %[[D]] : f32
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[D2]], %[[ACC]] : f32
+// CHECK-NEXT: linalg.yield %[[NEXT]] : f32
+// CHECK: %[[COUNT:.+]] = arith.constant 8.000000e+00 : f32
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[TOTAL]] : tensor<f32>) outs(%{{.+}} : tensor<bf16>)
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %{{.+}}: bf16):
+// CHECK-NEXT: %[[MEAN:.+]] = arith.divf %[[S]], %[[COUNT]] : f32
+// CHECK-NEXT: %[[NARROW:.+]] = arith.truncf %[[MEAN]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[NARROW]] : bf16
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @mean_squared_error(%p: tensor<8x1xbf16>, %t: tensor<8x1xbf16>) -> tensor<bf16> {
+  %0 = kiln.mean_squared_error %p, %t : tensor<8x1xbf16> -> tensor<bf16>
+  return %0 : tensor<bf16>
+}

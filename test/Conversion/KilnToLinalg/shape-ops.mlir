@@ -1,0 +1,198 @@
+// RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck --enable-var-scope %s
+
+// Tests that reshape becomes tensor.reshape with the result shape as a
+// constant, so that it stays a view after bufferization.
+// CHECK-LABEL: func @reshape
+// CHECK-SAME: (%[[X:.+]]: tensor<4x6xf32>)
+// CHECK: %[[SHAPE:.+]] = arith.constant dense<[2, 3, 4]> : tensor<3xi64>
+// CHECK: %[[R:.+]] = tensor.reshape %[[X]](%[[SHAPE]]) : (tensor<4x6xf32>, tensor<3xi64>) -> tensor<2x3x4xf32>
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @reshape(%a: tensor<4x6xf32>) -> tensor<2x3x4xf32> {
+  %0 = kiln.reshape %a : tensor<4x6xf32> -> tensor<2x3x4xf32>
+  return %0 : tensor<2x3x4xf32>
+}
+
+// -----
+
+// Tests that a reshape to rank 0 uses an empty shape.
+// CHECK-LABEL: func @reshape_to_scalar
+// CHECK-SAME: (%[[X:.+]]: tensor<1x1xi64>)
+// CHECK: %[[SHAPE:.+]] = arith.constant dense<> : tensor<0xi64>
+// CHECK: %[[R:.+]] = tensor.reshape %[[X]](%[[SHAPE]]) : (tensor<1x1xi64>, tensor<0xi64>) -> tensor<i64>
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @reshape_to_scalar(%a: tensor<1x1xi64>) -> tensor<i64> {
+  %0 = kiln.reshape %a : tensor<1x1xi64> -> tensor<i64>
+  return %0 : tensor<i64>
+}
+
+// -----
+
+// Tests that broadcast aligns dimensions from the right: an added leading
+// dimension is not read.
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1) -> (d1)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @broadcast_leading
+// CHECK-SAME: (%[[X:.+]]: tensor<8xf32>)
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<4x8xf32>
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[X]] : tensor<8xf32>) outs(%[[INIT]] : tensor<4x8xf32>)
+// CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @broadcast_leading(%a: tensor<8xf32>) -> tensor<4x8xf32> {
+  %0 = kiln.broadcast %a : tensor<8xf32> -> tensor<4x8xf32>
+  return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a size-1 operand dimension under a larger result dimension is
+// read at 0, while one under a size-1 result dimension is read as is.
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1, d2, d3) -> (d1, 0, d3)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+// CHECK-LABEL: func @broadcast_unit_dims
+// CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%{{.+}} : tensor<3x1x1xbf16>) outs(%{{.+}} : tensor<2x3x4x1xbf16>)
+// CHECK-NOT: kiln.
+// CHECK: return
+func.func @broadcast_unit_dims(%a: tensor<3x1x1xbf16>) -> tensor<2x3x4x1xbf16> {
+  %0 = kiln.broadcast %a : tensor<3x1x1xbf16> -> tensor<2x3x4x1xbf16>
+  return %0 : tensor<2x3x4x1xbf16>
+}
+
+// -----
+
+// Tests that a rank-0 operand broadcasts through an empty map.
+// CHECK-DAG: #[[$IN:.+]] = affine_map<(d0, d1) -> ()>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @broadcast_scalar
+// CHECK: linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%{{.+}} : tensor<i1>) outs(%{{.+}} : tensor<2x3xi1>)
+// CHECK-NOT: kiln.
+// CHECK: return
+func.func @broadcast_scalar(%a: tensor<i1>) -> tensor<2x3xi1> {
+  %0 = kiln.broadcast %a : tensor<i1> -> tensor<2x3xi1>
+  return %0 : tensor<2x3xi1>
+}
+
+// -----
+
+// Tests that transpose becomes linalg.transpose with the same permutation
+// (result dim i is operand dim permutation[i] in both).
+// CHECK-LABEL: func @transpose
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<4x2x3xf32>
+// CHECK: %[[R:.+]] = linalg.transpose ins(%[[X]] : tensor<2x3x4xf32>) outs(%[[INIT]] : tensor<4x2x3xf32>) permutation = [2, 0, 1]
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @transpose(%a: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %0 = kiln.transpose %a [2, 0, 1] : tensor<2x3x4xf32> -> tensor<4x2x3xf32>
+  return %0 : tensor<4x2x3xf32>
+}
+
+// -----
+
+// Tests that concat is one generic over the result that reads each element
+// from the input holding it: columns [0, 2) from the first input, [2, 5)
+// from the second at column - 2, [5, 6) from the third at column - 5. No
+// insert_slice: its copy between strided views would lower to a call into
+// MLIR's runner library.
+// CHECK: #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @concat
+// CHECK-SAME: (%[[A:.+]]: tensor<4x2xf32>, %[[B:.+]]: tensor<4x3xf32>, %[[C:.+]]: tensor<4x1xf32>)
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<4x6xf32>
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID]]], iterator_types = ["parallel", "parallel"]} outs(%[[INIT]] : tensor<4x6xf32>)
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[COL:.+]] = linalg.index 1 : index
+// CHECK: %[[END_A:.+]] = arith.constant 2 : index
+// CHECK: %[[IN_A:.+]] = arith.cmpi ult, %[[COL]], %[[END_A]] : index
+// CHECK: %[[V:.+]] = scf.if %[[IN_A]] -> (f32) {
+// CHECK-NEXT: %[[EA:.+]] = tensor.extract %[[A]][%[[ROW]], %[[COL]]] : tensor<4x2xf32>
+// CHECK-NEXT: scf.yield %[[EA]] : f32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[END_B:.+]] = arith.constant 5 : index
+// CHECK-NEXT: %[[IN_B:.+]] = arith.cmpi ult, %[[COL]], %[[END_B]] : index
+// CHECK-NEXT: %[[VB:.+]] = scf.if %[[IN_B]] -> (f32) {
+// CHECK-NEXT: %[[OFF_B:.+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[COL_B:.+]] = arith.subi %[[COL]], %[[OFF_B]] : index
+// CHECK-NEXT: %[[EB:.+]] = tensor.extract %[[B]][%[[ROW]], %[[COL_B]]] : tensor<4x3xf32>
+// CHECK-NEXT: scf.yield %[[EB]] : f32
+// CHECK-NEXT: } else {
+// CHECK-NEXT: %[[OFF_C:.+]] = arith.constant 5 : index
+// CHECK-NEXT: %[[COL_C:.+]] = arith.subi %[[COL]], %[[OFF_C]] : index
+// CHECK-NEXT: %[[EC:.+]] = tensor.extract %[[C]][%[[ROW]], %[[COL_C]]] : tensor<4x1xf32>
+// CHECK-NEXT: scf.yield %[[EC]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.yield %[[VB]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: linalg.yield %[[V]] : f32
+// CHECK-NOT: tensor.insert_slice
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @concat(%a: tensor<4x2xf32>, %b: tensor<4x3xf32>, %c: tensor<4x1xf32>) -> tensor<4x6xf32> {
+  %0 = kiln.concat %a, %b, %c axis = 1 : (tensor<4x2xf32>, tensor<4x3xf32>, tensor<4x1xf32>) -> tensor<4x6xf32>
+  return %0 : tensor<4x6xf32>
+}
+
+// -----
+
+// Tests that concat on axis 0 offsets the row, and that an input of size 0
+// along the axis is never read.
+// CHECK-LABEL: func @concat_axis0
+// CHECK-SAME: (%[[A:.+]]: tensor<2x4xi32>, %[[EMPTY:.+]]: tensor<0x4xi32>, %[[C:.+]]: tensor<3x4xi32>)
+// CHECK: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK: %[[COL:.+]] = linalg.index 1 : index
+// CHECK: %[[END_A:.+]] = arith.constant 2 : index
+// CHECK: %[[IN_A:.+]] = arith.cmpi ult, %[[ROW]], %[[END_A]] : index
+// CHECK: scf.if %[[IN_A]] -> (i32) {
+// CHECK-NEXT: tensor.extract %[[A]][%[[ROW]], %[[COL]]] : tensor<2x4xi32>
+// CHECK: } else {
+// CHECK-NEXT: %[[OFF_C:.+]] = arith.constant 2 : index
+// CHECK-NEXT: %[[ROW_C:.+]] = arith.subi %[[ROW]], %[[OFF_C]] : index
+// CHECK-NEXT: tensor.extract %[[C]][%[[ROW_C]], %[[COL]]] : tensor<3x4xi32>
+// CHECK-NOT: tensor.extract %[[EMPTY]]
+// CHECK-NOT: kiln.
+// CHECK: return
+func.func @concat_axis0(%a: tensor<2x4xi32>, %b: tensor<0x4xi32>, %c: tensor<3x4xi32>) -> tensor<5x4xi32> {
+  %0 = kiln.concat %a, %b, %c axis = 0 : (tensor<2x4xi32>, tensor<0x4xi32>, tensor<3x4xi32>) -> tensor<5x4xi32>
+  return %0 : tensor<5x4xi32>
+}
+
+// -----
+
+// Tests that a strided slice reads element start + step * i: rows as they
+// are, columns 2, 4, 6. No extract_slice view, which would be copied out
+// through MLIR's runner library.
+// CHECK-DAG: #[[$WINDOW:.+]] = affine_map<(d0, d1) -> (d0, d1 * 2 + 2)>
+// CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @slice
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<4x3xf32>
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$WINDOW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[X]] : tensor<4x8xf32>) outs(%[[INIT]] : tensor<4x3xf32>)
+// CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK-NOT: tensor.extract_slice
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @slice(%a: tensor<4x8xf32>) -> tensor<4x3xf32> {
+  %0 = kiln.slice %a start [0, 2] limit [4, 8] step [1, 2] : tensor<4x8xf32> -> tensor<4x3xf32>
+  return %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests that an empty slice (start = limit = size) reads nothing: its window
+// map (d1 + 8) would fail linalg's check that reads stay inside the operand.
+// CHECK-LABEL: func @slice_empty
+// CHECK-NEXT: %[[R:.+]] = tensor.empty() : tensor<4x0xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: kiln.
+// CHECK-NEXT: return %[[R]]
+func.func @slice_empty(%a: tensor<4x8xf32>) -> tensor<4x0xf32> {
+  %0 = kiln.slice %a start [0, 8] limit [4, 8] step [1, 1] : tensor<4x8xf32> -> tensor<4x0xf32>
+  return %0 : tensor<4x0xf32>
+}
