@@ -2,7 +2,7 @@
 BUILD ?= build
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure build test demo clean
+.PHONY: all deps configure build test demo bench clean
 
 all: build
 
@@ -20,6 +20,9 @@ test: build
 
 demo: build
 	@bash scripts/demo.sh $(BUILD)
+
+bench: build
+	@$(BUILD)/bin/kiln-bench
 
 clean:
 	rm -rf $(BUILD)

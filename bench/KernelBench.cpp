@@ -1,0 +1,214 @@
+//===- KernelBench.cpp - Kiln's CPU path against standalone references ----===//
+//
+//   build/bin/kiln-bench [--quick]
+//
+// Measures, in one run so that machine noise hits both sides alike:
+//   gemm         Kiln running a compiled f32 matmul (N x N x N) vs oneDNN's
+//                dnnl_sgemm called directly on the same buffers' sizes.
+//   dispatch     the runtime's cost per instruction of a program of 1000
+//                kernels on 1-element tensors (kernel work included).
+//   elementwise  a compiled `add` over tensors far larger than the L2 cache,
+//                as bytes moved per second, vs memcpy's bytes per second.
+// Each timing is the median of repeated runs after a warm-up; Kiln's is the
+// program alone (bind + run, less bind). Results are ratios;
+// docs/performance.md records them with this command.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/ModelImporter.h"
+#include "compiler/Pipelines/Pipelines.h"
+#include "compiler/RegisterAll.h"
+#include "compiler/Target/ArtifactWriter.h"
+#include "compiler/Target/CompileToArtifact.h"
+#include "runtime/api/kiln.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <dnnl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+/// Median seconds of `repeats` calls after one warm-up call.
+double medianSeconds(int repeats, const std::function<void()> &body) {
+  body();
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    auto start = Clock::now();
+    body();
+    times.push_back(std::chrono::duration<double>(Clock::now() - start).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times[times.size() / 2];
+}
+
+[[noreturn]] void die(const std::string &message) {
+  llvm::errs() << "kiln-bench: " << message << "\n";
+  std::exit(1);
+}
+
+void check(kiln_status *status) {
+  if (status)
+    die(kiln_status_message(status));
+}
+
+/// A compiled graph, loaded into a session with its feeds bound.
+class CompiledGraph {
+public:
+  CompiledGraph(MLIRContext &context, const std::string &text) {
+    llvm::SmallString<128> dir;
+    if (llvm::sys::fs::createUniqueDirectory("kiln-bench", dir))
+      die("cannot create a temporary folder");
+    std::string graph = (dir + "/graph.pbtxt").str();
+    std::string artifactPath = (dir + "/graph.kiln").str();
+    {
+      std::error_code ec;
+      llvm::raw_fd_ostream os(graph, ec);
+      os << text;
+    }
+    OwningOpRef<ModuleOp> module = kiln::importModelFile(graph, context, {});
+    PassManager pm(&context);
+    kiln::buildImportCleanupPipeline(pm);
+    if (!module || failed(pm.run(*module)))
+      die("cannot import the benchmark graph");
+    std::unique_ptr<kiln::CompiledModel> compiled = kiln::compileKernels(*module);
+    if (!compiled || failed(kiln::finishArtifact(*compiled, *module)) ||
+        failed(kiln::writeArtifactFile(compiled->artifact, artifactPath,
+                                       module->getLoc())))
+      die("cannot compile the benchmark graph");
+    instructions = compiled->plan.steps.size();
+    check(kiln_artifact_load(artifactPath.c_str(), &artifact));
+    check(kiln_session_create(artifact, &session));
+    check(kiln_session_run(session, "init"));
+    llvm::sys::fs::remove_directories(dir);
+  }
+  ~CompiledGraph() {
+    kiln_session_free(session);
+    kiln_artifact_free(artifact);
+  }
+
+  /// Binds every f32 feed to ones and runs forward.
+  void bindAndRun() {
+    bind();
+    check(kiln_session_run(session, "forward"));
+  }
+
+  /// Binds every feed (a run consumes the bindings, see kiln.h).
+  void bind() {
+    size_t count = 0;
+    check(kiln_artifact_binding_count(artifact, "forward", KILN_FEED, &count));
+    for (size_t i = 0; i < count; ++i) {
+      kiln_tensor_info info;
+      check(kiln_artifact_binding_info(artifact, "forward", KILN_FEED, i, &info));
+      feedData.assign(info.byte_size / 4, 1.0f);
+      check(kiln_session_bind_feed(session, "forward", info.name, info.dtype,
+                                   feedData.data(), info.byte_size));
+    }
+  }
+
+  /// Median seconds of the program alone: binding and running, less binding
+  /// alone (the copies of the caller's data are not the program's work).
+  double programSeconds(int repeats) {
+    return medianSeconds(repeats, [&] { bindAndRun(); }) -
+           medianSeconds(repeats, [&] { bind(); });
+  }
+
+  size_t instructions = 0;
+
+private:
+  kiln_artifact *artifact = nullptr;
+  kiln_session *session = nullptr;
+  std::vector<float> feedData;
+};
+
+std::string matmulGraph(int n) {
+  std::string dims = "[" + std::to_string(n) + ", " + std::to_string(n) + "]";
+  return "inputs { name: \"a\" dtype: DT_FLOAT32 shape: " + dims + " }\n"
+         "inputs { name: \"b\" dtype: DT_FLOAT32 shape: " + dims + " }\n"
+         "nodes { name: \"c\" op: \"matmul\" inputs: [\"a\", \"b\"] }\n"
+         "outputs: [\"c\"]\n";
+}
+
+void benchGemm(MLIRContext &context, bool quick) {
+  llvm::outs() << "gemm (f32, square), GFLOP/s: kiln / oneDNN standalone = ratio\n";
+  for (int n : {512, 1024, 2048}) {
+    if (quick && n > 512)
+      break;
+    CompiledGraph graph(context, matmulGraph(n));
+    int repeats = n >= 2048 ? 5 : 15;
+    double kiln = graph.programSeconds(repeats);
+    std::vector<float> a(size_t(n) * n, 1.0f), b(a), c(a);
+    double onednn = medianSeconds(repeats, [&] {
+      if (dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.data(), n, b.data(), n, 0.0f,
+                     c.data(), n) != dnnl_success)
+        die("dnnl_sgemm failed");
+    });
+    double flops = 2.0 * n * n * n;
+    llvm::outs() << llvm::format("  %4d: %7.1f / %7.1f = %.3f\n", n, flops / kiln / 1e9,
+                                 flops / onednn / 1e9, onednn / kiln);
+  }
+}
+
+void benchDispatch(MLIRContext &context) {
+  // A chain of 1000 negations of one float: the kernels do nearly nothing.
+  std::string text = "inputs { name: \"x\" dtype: DT_FLOAT32 shape: [1] }\n";
+  std::string previous = "x";
+  for (int i = 0; i < 1000; ++i) {
+    std::string name = "n" + std::to_string(i);
+    text += "nodes { name: \"" + name + "\" op: \"" + (i % 2 ? "relu" : "neg") +
+            "\" inputs: [\"" + previous + "\"] }\n";
+    previous = name;
+  }
+  text += "outputs: [\"" + previous + "\"]\n";
+  CompiledGraph graph(context, text);
+  double seconds = graph.programSeconds(200);
+  llvm::outs() << llvm::format(
+      "dispatch: %zu instructions, %.1f ns per instruction (kernel work included)\n",
+      graph.instructions, seconds / graph.instructions * 1e9);
+}
+
+void benchElementwise(MLIRContext &context, bool quick) {
+  int64_t n = quick ? (int64_t(1) << 22) : (int64_t(1) << 24); // 16 or 64 MiB per tensor
+  std::string dims = "[" + std::to_string(n) + "]";
+  CompiledGraph graph(context,
+                      "inputs { name: \"a\" dtype: DT_FLOAT32 shape: " + dims + " }\n"
+                      "inputs { name: \"b\" dtype: DT_FLOAT32 shape: " + dims + " }\n"
+                      "nodes { name: \"c\" op: \"add\" inputs: [\"a\", \"b\"] }\n"
+                      "outputs: [\"c\"]\n");
+  double add = graph.programSeconds(9);
+  std::vector<float> src(n, 1.0f), dst(n, 0.0f);
+  double copy = medianSeconds(9, [&] { std::memcpy(dst.data(), src.data(), n * 4); });
+  double addBytes = 3.0 * n * 4, copyBytes = 2.0 * n * 4; // reads + writes
+  llvm::outs() << llvm::format(
+      "elementwise add of %lld floats: %.1f GB/s; memcpy %.1f GB/s; ratio %.3f\n",
+      (long long)n, addBytes / add / 1e9, copyBytes / copy / 1e9,
+      (addBytes / add) / (copyBytes / copy));
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+  DialectRegistry registry;
+  kiln::registerAllDialects(registry);
+  kiln::registerAllPasses();
+  MLIRContext context(registry);
+  benchGemm(context, quick);
+  benchDispatch(context);
+  benchElementwise(context, quick);
+  return 0;
+}
