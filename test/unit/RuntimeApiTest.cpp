@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 
 using namespace kiln::test;
@@ -211,6 +212,69 @@ TEST_F(RuntimeApiTest, UnboundFeedsAndUnreadableFetchesFailPreconditions) {
   result = take(kiln_session_read_fetch(session, "forward", "out",
                                         KILN_DTYPE_F32, out, sizeof out));
   EXPECT_EQ(result.code, KILN_FAILED_PRECONDITION);
+}
+
+TEST_F(RuntimeApiTest, ReadsAndWritesVariables) {
+  size_t count = 0;
+  ASSERT_EQ(take(kiln_artifact_variable_count(artifact, &count)).code, KILN_OK);
+  ASSERT_EQ(count, 1u);
+  kiln_tensor_info info;
+  ASSERT_EQ(take(kiln_artifact_variable_info(artifact, 0, &info)).code, KILN_OK);
+  EXPECT_STREQ(info.name, "w");
+  ASSERT_EQ(info.rank, 2u);
+  EXPECT_EQ(info.shape[0], 4);
+  EXPECT_EQ(info.byte_size, 48u);
+  EXPECT_EQ(take(kiln_artifact_variable_info(artifact, 1, &info)).code,
+            KILN_NOT_FOUND);
+
+  ASSERT_EQ(take(kiln_session_run(session, "init")).code, KILN_OK);
+  std::vector<float> initial(12, 0.0f), written(12), read(12);
+  ASSERT_EQ(take(kiln_session_read_variable(session, "w", KILN_DTYPE_F32,
+                                            initial.data(), 48))
+                .code,
+            KILN_OK);
+  // Glorot uniform of a [4, 3] matrix: nonzero, within +-sqrt(6/7).
+  for (float v : initial) {
+    EXPECT_NE(v, 0.0f);
+    EXPECT_LE(std::fabs(v), std::sqrt(6.0f / 7.0f));
+  }
+  for (size_t i = 0; i < written.size(); ++i)
+    written[i] = static_cast<float>(i) - 5.5f;
+  ASSERT_EQ(take(kiln_session_write_variable(session, "w", KILN_DTYPE_F32,
+                                             written.data(), 48))
+                .code,
+            KILN_OK);
+  ASSERT_EQ(take(kiln_session_read_variable(session, "w", KILN_DTYPE_F32,
+                                            read.data(), 48))
+                .code,
+            KILN_OK);
+  EXPECT_EQ(read, written);
+
+  StatusResult unknown =
+      take(kiln_session_read_variable(session, "v", KILN_DTYPE_F32, read.data(), 48));
+  EXPECT_EQ(unknown.code, KILN_NOT_FOUND);
+  EXPECT_EQ(unknown.message, "no variable 'v'");
+  StatusResult wrongSize =
+      take(kiln_session_write_variable(session, "w", KILN_DTYPE_F32, read.data(), 44));
+  EXPECT_EQ(wrongSize.code, KILN_INVALID_ARGUMENT);
+  EXPECT_NE(wrongSize.message.find("48 bytes"), std::string::npos) << wrongSize.message;
+  EXPECT_EQ(take(kiln_session_read_variable(session, "w", KILN_DTYPE_I32,
+                                            read.data(), 48))
+                .code,
+            KILN_INVALID_ARGUMENT);
+}
+
+TEST_F(RuntimeApiTest, FillingTheArenaDropsBindingsAndPoisonsFetches) {
+  ASSERT_EQ(take(kiln_session_run(session, "init")).code, KILN_OK);
+  ASSERT_EQ(bind("x", KILN_DTYPE_F32, 32).code, KILN_OK);
+  ASSERT_EQ(take(kiln_session_fill_arena(session, 0xFF)).code, KILN_OK);
+  // The binding went with the arena's old contents.
+  EXPECT_EQ(take(kiln_session_run(session, "forward")).code,
+            KILN_FAILED_PRECONDITION);
+  EXPECT_EQ(take(kiln_session_fill_arena(session, 256)).code,
+            KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(take(kiln_session_fill_arena(nullptr, 0)).code,
+            KILN_INVALID_ARGUMENT);
 }
 
 TEST(RuntimeApiStatusTest, NullStatusIsSuccess) {
