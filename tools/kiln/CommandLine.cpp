@@ -78,12 +78,15 @@ bool takeArtifact(ArgumentReader &reader, std::string &artifact,
 const char *usage() {
   return "usage: kiln run ARTIFACT [--program NAME] [--feed NAME=FILE.npy]... "
          "[--fetch NAME=FILE.npy]...\n"
+         "                [--synthetic-feeds] [--summary]\n"
          "       kiln inspect ARTIFACT [--json]\n"
          "\n"
          "run      runs the artifact's init program, then --program (default "
          "forward),\n"
          "         with each feed read from a .npy file and each fetch "
-         "written to one\n"
+         "written to one;\n"
+         "         --synthetic-feeds makes up the feeds not given, --summary "
+         "prints the fetches\n"
          "inspect  prints what the artifact holds, as text or JSON\n";
 }
 
@@ -117,6 +120,12 @@ bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options,
     } else if (reader.at("--program")) {
       if (!reader.takeValue("--program", options.program, error))
         return false;
+    } else if (reader.current() == "--synthetic-feeds") {
+      options.syntheticFeeds = true;
+      reader.take();
+    } else if (reader.current() == "--summary") {
+      options.summary = true;
+      reader.take();
     } else if (reader.current().size() > 1 && reader.current()[0] == '-') {
       return unknownArgument(reader.current(), error);
     } else if (!takeArtifact(reader, options.artifact, error)) {

@@ -15,11 +15,16 @@ struct NamedFile {
 };
 
 /// kiln run ARTIFACT [--program NAME] [--feed NAME=FILE]... [--fetch ...]...
+///          [--synthetic-feeds] [--summary]
 struct RunOptions {
   std::string artifact;
   std::string program = "forward";
   std::vector<NamedFile> feeds;
   std::vector<NamedFile> fetches;
+  /// Feeds without --feed get made-up data (SyntheticFeeds.h).
+  bool syntheticFeeds = false;
+  /// Print every fetch's shape, min, mean and max after the run.
+  bool summary = false;
 };
 
 /// kiln inspect ARTIFACT [--json]

@@ -9,6 +9,7 @@
 #include "runtime/api/kiln.h"
 #include "runtime/support/PrintableText.h"
 #include "runtime/support/StagedFile.h"
+#include "tools/kiln/SyntheticFeeds.h"
 #include "tools/kiln/TensorFiles.h"
 
 #include <iostream>
@@ -135,10 +136,14 @@ bool prepareFeeds(const RunOptions &options,
     for (const NamedFile &feed : options.feeds)
       if (feed.name == info.name)
         given = &feed;
+    if (!given && options.syntheticFeeds) {
+      data.push_back({&info, syntheticFeed(info)});
+      continue;
+    }
     if (!given)
       return report("kiln: error: " + where + " needs feed '" + info.name +
                     "' (" + describeTensor(info) + "): add --feed " +
-                    info.name + "=FILE.npy");
+                    info.name + "=FILE.npy or --synthetic-feeds");
     data::NpyArray array;
     std::string error;
     FeedData feed{&info, {}};
@@ -209,6 +214,14 @@ int runCommand(const RunOptions &options) {
   if (failed(kiln_session_run(session.get(), program)))
     return 1;
 
+  if (options.summary)
+    for (const kiln_tensor_info &info : fetches) {
+      std::vector<uint8_t> bytes(info.byte_size);
+      if (failed(kiln_session_read_fetch(session.get(), program, info.name,
+                                         info.dtype, bytes.data(), bytes.size())))
+        return 1;
+      std::cout << summarizeTensor(info, bytes) << "\n";
+    }
   std::vector<std::vector<uint8_t>> results;
   for (const NamedFile &fetch : options.fetches) {
     const kiln_tensor_info &info = *findBinding(fetches, fetch.name);
