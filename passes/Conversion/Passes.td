@@ -11,7 +11,8 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg"> {
     Elementwise ops, broadcasts, slices, concats, reductions, softmax, layer
     norm, gather and the losses become `linalg.generic` ops on tensors;
     transpose becomes `linalg.transpose`, matmul `linalg.matmul` /
-    `linalg.batch_matmul`, reshape `tensor.reshape` and constants
+    `linalg.batch_matmul`, reshape `tensor.collapse_shape` + `tensor.expand_shape`
+    (views) and constants
     `arith.constant`. Variables and their reads are left alone: the execution
     plan gives them memory. Shapes must be static (run `kiln-infer-shapes`
     first); an op with a dynamic dimension is reported and the pass fails.

@@ -227,14 +227,44 @@ Value divValues(OpBuilder &b, Location loc, Value x, Value y) {
   return b.create<arith::DivSIOp>(loc, x, y);
 }
 
+/// All dimensions of `rank` in one group (none for rank 0).
+static SmallVector<ReassociationIndices> oneGroup(int64_t rank) {
+  if (rank == 0)
+    return {};
+  ReassociationIndices all;
+  for (int64_t d = 0; d < rank; ++d)
+    all.push_back(d);
+  return {all};
+}
+
 Value reshapeTensor(OpBuilder &b, Location loc, Value input,
                     RankedTensorType resultType) {
-  if (input.getType() == resultType)
+  auto inputType = llvm::cast<RankedTensorType>(input.getType());
+  if (inputType == resultType)
     return input;
-  auto shapeType = RankedTensorType::get({resultType.getRank()}, b.getI64Type());
-  Value shape = b.create<arith::ConstantOp>(
-      loc, DenseIntElementsAttr::get(shapeType, resultType.getShape()));
-  return b.create<tensor::ReshapeOp>(loc, resultType, input, shape);
+  // Through one dimension: collapse_shape and expand_shape of a contiguous
+  // buffer are views after bufferization, where tensor.reshape would copy.
+  // A rank-0 side holds one element, so it needs no group.
+  Value flat = input;
+  if (inputType.getRank() != 1) {
+    auto flatType = RankedTensorType::get(
+        {inputType.getRank() == 0 ? 1 : inputType.getNumElements()},
+        inputType.getElementType());
+    flat = inputType.getRank() == 0
+               ? b.create<tensor::ExpandShapeOp>(loc, flatType, input,
+                                                 ArrayRef<ReassociationIndices>{})
+                     .getResult()
+               : b.create<tensor::CollapseShapeOp>(loc, flatType, input,
+                                                   oneGroup(inputType.getRank()))
+                     .getResult();
+  }
+  if (resultType.getRank() == 1)
+    return flat;
+  if (resultType.getRank() == 0)
+    return b.create<tensor::CollapseShapeOp>(loc, resultType, flat,
+                                             ArrayRef<ReassociationIndices>{});
+  return b.create<tensor::ExpandShapeOp>(loc, resultType, flat,
+                                         oneGroup(resultType.getRank()));
 }
 
 } // namespace kiln

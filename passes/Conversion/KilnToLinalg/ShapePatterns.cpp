@@ -1,6 +1,7 @@
 //===- ShapePatterns.cpp - Shape ops of kiln to linalg and tensor ---------===//
 //
-// reshape becomes a view after bufferization (tensor.reshape); broadcast,
+// reshape becomes a view after bufferization (collapse_shape to one
+// dimension, then expand_shape); broadcast,
 // transpose, slice and concat copy through linalg. Slice and concat are
 // generics rather than tensor.extract_slice / tensor.insert_slice: those
 // bufferize to copies between strided views, which the CPU pipeline lowers

@@ -39,14 +39,14 @@ func.func @matmul_transposed(%a: tensor<8x4xf32>, %b: tensor<16x8xf32>) -> tenso
 // CHECK-LABEL: func @batch_matmul
 // CHECK-SAME: (%[[A:.+]]: tensor<2x3x4x8xf32>, %[[B:.+]]: tensor<2x3x8x5xf32>)
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
-// CHECK: %[[A_SHAPE:.+]] = arith.constant dense<[6, 4, 8]> : tensor<3xi64>
-// CHECK: %[[A3:.+]] = tensor.reshape %[[A]](%[[A_SHAPE]]) : (tensor<2x3x4x8xf32>, tensor<3xi64>) -> tensor<6x4x8xf32>
-// CHECK: %[[B_SHAPE:.+]] = arith.constant dense<[6, 8, 5]> : tensor<3xi64>
-// CHECK: %[[B3:.+]] = tensor.reshape %[[B]](%[[B_SHAPE]]) : (tensor<2x3x8x5xf32>, tensor<3xi64>) -> tensor<6x8x5xf32>
+// CHECK: %[[A1:.+]] = tensor.collapse_shape %[[A]] {{\[}}[0, 1, 2, 3]] : tensor<2x3x4x8xf32> into tensor<192xf32>
+// CHECK-NEXT: %[[A3:.+]] = tensor.expand_shape %[[A1]] {{\[}}[0, 1, 2]] output_shape [6, 4, 8] : tensor<192xf32> into tensor<6x4x8xf32>
+// CHECK: %[[B1:.+]] = tensor.collapse_shape %[[B]] {{\[}}[0, 1, 2, 3]] : tensor<2x3x8x5xf32> into tensor<240xf32>
+// CHECK-NEXT: %[[B3:.+]] = tensor.expand_shape %[[B1]] {{\[}}[0, 1, 2]] output_shape [6, 8, 5] : tensor<240xf32> into tensor<6x8x5xf32>
 // CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<6x4x5xf32>)
 // CHECK: %[[P:.+]] = linalg.batch_matmul ins(%[[A3]], %[[B3]] : tensor<6x4x8xf32>, tensor<6x8x5xf32>) outs(%[[INIT]] : tensor<6x4x5xf32>)
-// CHECK: %[[R_SHAPE:.+]] = arith.constant dense<[2, 3, 4, 5]> : tensor<4xi64>
-// CHECK: %[[R:.+]] = tensor.reshape %[[P]](%[[R_SHAPE]]) : (tensor<6x4x5xf32>, tensor<4xi64>) -> tensor<2x3x4x5xf32>
+// CHECK: %[[P1:.+]] = tensor.collapse_shape %[[P]] {{\[}}[0, 1, 2]] : tensor<6x4x5xf32> into tensor<120xf32>
+// CHECK-NEXT: %[[R:.+]] = tensor.expand_shape %[[P1]] {{\[}}[0, 1, 2, 3]] output_shape [2, 3, 4, 5] : tensor<120xf32> into tensor<2x3x4x5xf32>
 // CHECK-NOT: kiln.
 // CHECK: return %[[R]]
 func.func @batch_matmul(%a: tensor<2x3x4x8xf32>, %b: tensor<2x3x8x5xf32>) -> tensor<2x3x4x5xf32> {
@@ -68,7 +68,7 @@ func.func @batch_matmul(%a: tensor<2x3x4x8xf32>, %b: tensor<2x3x8x5xf32>) -> ten
 // CHECK-SAME: ins(%[[BT]] : tensor<8x5xf32>) outs(%{{.+}} : tensor<6x8x5xf32>)
 // CHECK: %[[INIT:.+]] = linalg.fill
 // CHECK: %[[R:.+]] = linalg.batch_matmul ins(%[[A]], %[[B3]] : tensor<6x4x8xf32>, tensor<6x8x5xf32>) outs(%[[INIT]] : tensor<6x4x5xf32>)
-// CHECK-NOT: tensor.reshape
+// CHECK-NOT: tensor.collapse_shape
 // CHECK-NOT: kiln.
 // CHECK: return %[[R]]
 func.func @batch_matmul_shared_rhs(%a: tensor<6x4x8xf32>, %b: tensor<5x8xf32>) -> tensor<6x4x5xf32> {

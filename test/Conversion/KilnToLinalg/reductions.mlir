@@ -35,8 +35,7 @@ func.func @reduce_sum(%a: tensor<4x8xf32>) -> tensor<4xf32> {
 // CHECK-SAME: outs(%[[INIT]] : tensor<3xi32>)
 // CHECK-NEXT: ^bb0(%[[E:.+]]: i32, %[[ACC:.+]]: i32):
 // CHECK-NEXT: arith.addi %[[E]], %[[ACC]] : i32
-// CHECK: %[[SHAPE:.+]] = arith.constant dense<[1, 3, 1]> : tensor<3xi64>
-// CHECK: %[[R:.+]] = tensor.reshape %[[SUM]](%[[SHAPE]]) : (tensor<3xi32>, tensor<3xi64>) -> tensor<1x3x1xi32>
+// CHECK: %[[R:.+]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1, 2]] output_shape [1, 3, 1] : tensor<3xi32> into tensor<1x3x1xi32>
 // CHECK-NOT: kiln.
 // CHECK: return %[[R]]
 func.func @reduce_sum_keep_dims(%a: tensor<2x3x4xi32>) -> tensor<1x3x1xi32> {
@@ -146,8 +145,7 @@ func.func @reduce_mean(%a: tensor<2x3x4xf32>) -> tensor<3xf32> {
 // CHECK-NEXT: ^bb0(%[[E:.+]]: bf16, %[[ACC:.+]]: f32):
 // CHECK-NEXT: %[[WIDE:.+]] = arith.extf %[[E]] : bf16 to f32
 // CHECK-NEXT: arith.addf %[[WIDE]], %[[ACC]] : f32
-// CHECK: %[[SHAPE:.+]] = arith.constant dense<[4, 1]> : tensor<2xi64>
-// CHECK: %[[KEPT:.+]] = tensor.reshape %[[SUM]](%[[SHAPE]]) : (tensor<4xf32>, tensor<2xi64>) -> tensor<4x1xf32>
+// CHECK: %[[KEPT:.+]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
 // CHECK: %[[COUNT:.+]] = arith.constant 8.000000e+00 : f32
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: ins(%[[KEPT]] : tensor<4x1xf32>) outs(%{{.+}} : tensor<4x1xbf16>)

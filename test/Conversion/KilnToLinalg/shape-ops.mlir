@@ -1,12 +1,13 @@
 // RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck --enable-var-scope %s
 
-// Tests that reshape becomes tensor.reshape with the result shape as a
-// constant, so that it stays a view after bufferization.
+// Tests that reshape collapses to one dimension and expands to the result
+// shape, which stay views after bufferization (tensor.reshape would copy).
 // CHECK-LABEL: func @reshape
 // CHECK-SAME: (%[[X:.+]]: tensor<4x6xf32>)
-// CHECK: %[[SHAPE:.+]] = arith.constant dense<[2, 3, 4]> : tensor<3xi64>
-// CHECK: %[[R:.+]] = tensor.reshape %[[X]](%[[SHAPE]]) : (tensor<4x6xf32>, tensor<3xi64>) -> tensor<2x3x4xf32>
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<4x6xf32> into tensor<24xf32>
+// CHECK-NEXT: %[[R:.+]] = tensor.expand_shape %[[FLAT]] {{\[}}[0, 1, 2]] output_shape [2, 3, 4] : tensor<24xf32> into tensor<2x3x4xf32>
 // CHECK-NOT: kiln.
+// CHECK-NOT: tensor.reshape
 // CHECK: return %[[R]]
 func.func @reshape(%a: tensor<4x6xf32>) -> tensor<2x3x4xf32> {
   %0 = kiln.reshape %a : tensor<4x6xf32> -> tensor<2x3x4xf32>
@@ -15,11 +16,11 @@ func.func @reshape(%a: tensor<4x6xf32>) -> tensor<2x3x4xf32> {
 
 // -----
 
-// Tests that a reshape to rank 0 uses an empty shape.
+// Tests that a reshape to rank 0 collapses with no groups.
 // CHECK-LABEL: func @reshape_to_scalar
 // CHECK-SAME: (%[[X:.+]]: tensor<1x1xi64>)
-// CHECK: %[[SHAPE:.+]] = arith.constant dense<> : tensor<0xi64>
-// CHECK: %[[R:.+]] = tensor.reshape %[[X]](%[[SHAPE]]) : (tensor<1x1xi64>, tensor<0xi64>) -> tensor<i64>
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1]] : tensor<1x1xi64> into tensor<1xi64>
+// CHECK-NEXT: %[[R:.+]] = tensor.collapse_shape %[[FLAT]] [] : tensor<1xi64> into tensor<i64>
 // CHECK-NOT: kiln.
 // CHECK: return %[[R]]
 func.func @reshape_to_scalar(%a: tensor<1x1xi64>) -> tensor<i64> {
