@@ -122,7 +122,10 @@ void initializeVariable(const Variable &variable, const Buffer &buffer,
     return;
   }
   case InitKind_GlorotNormal: {
-    double stddev = std::sqrt(2.0 / (fans.in + fans.out));
+    // As Keras: the truncated values, not the normal before truncation, have
+    // stddev sqrt(2 / (fan_in + fan_out)); 0.8796... is the stddev of a
+    // standard normal truncated at +-2.
+    double stddev = std::sqrt(2.0 / (fans.in + fans.out)) / 0.87962566103423978;
     fillFloats(dtype, data, elementCount,
                [&] { return stddev * stream.truncatedNormal(); });
     return;
