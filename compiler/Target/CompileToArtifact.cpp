@@ -9,13 +9,20 @@ using namespace mlir;
 
 namespace kiln {
 
-std::unique_ptr<CompiledModel> compileKernels(ModuleOp module) {
+std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu) {
   auto model = std::make_unique<CompiledModel>();
   FailureOr<ExecutionPlan> plan = planForward(module);
   if (failed(plan))
     return nullptr;
   model->plan = std::move(*plan);
   model->host = detectHostTarget();
+  if (cpu != "host") {
+    // The CPU's own features, not this machine's.
+    model->host.cpu = cpu.str();
+    model->host.features.clear();
+  }
+  if (failed(checkTarget(model->host, module.getLoc())))
+    return nullptr;
   OwningOpRef<ModuleOp> kernels = buildKernelModule(model->plan, *module.getContext());
   if (failed(lowerKernelsToLLVMDialect(*kernels)))
     return nullptr;

@@ -29,8 +29,11 @@ struct CompiledModel {
 };
 
 /// Plans @forward of a verified kiln module and compiles its kernels to
-/// optimized LLVM IR. Emits one error and returns null on failure.
-std::unique_ptr<CompiledModel> compileKernels(mlir::ModuleOp module);
+/// optimized LLVM IR for `cpu` ("host": this machine's CPU and features;
+/// otherwise an LLVM CPU name such as "x86-64-v3", with its features). Emits
+/// one error and returns null on failure.
+std::unique_ptr<CompiledModel> compileKernels(mlir::ModuleOp module,
+                                              llvm::StringRef cpu = "host");
 
 /// Links the kernels into a shared object and serializes the artifact.
 mlir::LogicalResult finishArtifact(CompiledModel &model, mlir::ModuleOp module);

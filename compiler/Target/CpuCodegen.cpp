@@ -12,6 +12,7 @@
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/ADT/StringExtras.h"
@@ -108,6 +109,22 @@ HostTarget detectHostTarget() {
   llvm::sort(enabled);
   host.features = llvm::join(enabled, ",");
   return host;
+}
+
+LogicalResult checkTarget(const HostTarget &target, Location loc) {
+  llvm::InitializeNativeTarget();
+  std::string error;
+  const llvm::Target *llvmTarget =
+      llvm::TargetRegistry::lookupTarget(target.triple, error);
+  if (!llvmTarget)
+    return emitError(loc) << "cannot target " << target.triple << ": " << error;
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      llvmTarget->createMCSubtargetInfo(target.triple, "", ""));
+  if (!info || !info->isCPUStringValid(target.cpu))
+    return emitError(loc) << "unknown CPU '" << target.cpu << "' for "
+                          << target.triple
+                          << " (LLVM names such as x86-64-v3, skylake, znver4)";
+  return success();
 }
 
 LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels) {

@@ -24,6 +24,9 @@ struct HostTarget {
 
 HostTarget detectHostTarget();
 
+/// Fails with one error at `loc` if LLVM does not know the target's CPU.
+mlir::LogicalResult checkTarget(const HostTarget &target, mlir::Location loc);
+
 /// Lowers the kernel module (kiln ops in destination-passing functions) to
 /// the LLVM dialect: kiln → linalg → bufferization → loops → LLVM, with
 /// `void <symbol>(void **args)` entry points for the runtime. Emits one

@@ -53,6 +53,11 @@ cl::opt<Emit> emit(
                           "the compiled model for `kiln run` (needs -o)")));
 cl::opt<std::string> target("target", cl::desc("Target to compile for"),
                             cl::value_desc("cpu"), cl::init("cpu"));
+cl::opt<std::string> targetCpu(
+    "target-cpu",
+    cl::desc("CPU the kernels may assume: 'host' (this machine, the default) "
+             "or an LLVM CPU name such as x86-64-v3 for portable artifacts"),
+    cl::value_desc("name"), cl::init("host"));
 cl::list<std::string> dims("dim",
                            cl::desc("Size of a symbolic ONNX input dimension"),
                            cl::value_desc("NAME=SIZE"));
@@ -151,7 +156,8 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> kernels = kiln::buildKernelModule(*plan, context);
     return failed(writeText([&](llvm::raw_ostream &os) { kernels->print(os); })) ? 1 : 0;
   }
-  std::unique_ptr<kiln::CompiledModel> compiled = kiln::compileKernels(*module);
+  std::unique_ptr<kiln::CompiledModel> compiled =
+      kiln::compileKernels(*module, targetCpu);
   if (!compiled)
     return 1;
   if (report)
