@@ -29,6 +29,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/ADT/APFloat.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
 
 #include <cmath>
 #include <cstring>
@@ -465,6 +467,27 @@ TEST_F(NumericsTest, OnnxMlpExportedByPyTorch) {
   ImportOptions options;
   options.onnx.dimSizes["batch"] = 5;
   compileRunAndCompare(KILN_TEST_INPUTS "/onnx/torch_mlp.onnx", {}, options);
+}
+
+/// Every ONNX fixture that imports (the others test import errors) compiles,
+/// runs and matches the reference on random inputs.
+TEST_F(NumericsTest, EveryImportableOnnxFixtureMatchesTheReference) {
+  std::error_code ec;
+  int compiled = 0;
+  for (llvm::sys::fs::directory_iterator it(KILN_TEST_INPUTS "/onnx", ec), end;
+       it != end && !ec; it.increment(ec)) {
+    if (llvm::sys::path::extension(it->path()) != ".onnx")
+      continue;
+    ImportOptions options;
+    options.onnx.dimSizes["batch"] = 3;
+    errors.clear();
+    if (!importModelFile(it->path(), context, options))
+      continue;
+    SCOPED_TRACE(it->path());
+    compileRunAndCompare(it->path(), {}, options);
+    ++compiled;
+  }
+  EXPECT_GE(compiled, 10);
 }
 
 TEST_F(NumericsTest, OnnxMlpMatchesPyTorch) {
