@@ -127,7 +127,9 @@ flatbuffers::Offset<fb::Program> Serializer::forwardProgram() {
       args.push_back(kernel->output);
       kinds.push_back(fb::Instruction_KernelCall);
       instructions.push_back(
-          fb::CreateKernelCall(fbb, kernelIndex++, fbb.CreateVector(args)).Union());
+          fb::CreateKernelCall(fbb, kernelIndex++, fbb.CreateVector(args),
+                               /*outputs=*/1)
+              .Union());
       continue;
     }
     const auto &gemm = std::get<GemmStep>(step);

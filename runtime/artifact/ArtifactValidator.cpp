@@ -390,6 +390,15 @@ bool Validator::checkKernelCall(const std::string &field,
   for (flatbuffers::uoffset_t i = 0; i < sizeOf(args); ++i)
     if (!checkBufferIndex(indexed(field + ".args", i), args->Get(i)))
       return false;
+  // The buffers a kernel writes must be writable (0: an artifact from
+  // before the field, where only the read-only mapping guards constants).
+  if (call.outputs() > sizeOf(args))
+    return fail(field + ".outputs", std::to_string(call.outputs()) +
+                                        " outputs of " +
+                                        std::to_string(sizeOf(args)) + " args");
+  for (flatbuffers::uoffset_t i = sizeOf(args) - call.outputs(); i < sizeOf(args); ++i)
+    if (!checkWritable(indexed(field + ".args", i), args->Get(i)))
+      return false;
   return true;
 }
 

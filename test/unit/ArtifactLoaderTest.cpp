@@ -375,6 +375,19 @@ TEST(ArtifactLoaderTest, RejectsBadKernelCalls) {
       }),
       kForward + ".instructions[1] (KernelCall).args[2]: buffer 50 does "
                  "not exist (the artifact has 8 buffers)");
+  auto relu = [](ArtifactSpec &spec) -> KernelCallSpec & {
+    return std::get<KernelCallSpec>(forward(spec).instructions[ReluCall]);
+  };
+  EXPECT_EQ(rejection([&](ArtifactSpec &spec) { relu(spec).outputs = 4; }),
+            kForward + ".instructions[1] (KernelCall).outputs: 4 outputs of 3 "
+                       "args");
+  EXPECT_EQ(rejection([&](ArtifactSpec &spec) {
+              relu(spec).outputs = 1;
+              relu(spec).args[2] =
+                  spec.addBuffer(Region_Constants, DType_F32, {2, 4});
+            }),
+            kForward + ".instructions[1] (KernelCall).args[2]: buffer 8 is in "
+                       "the read-only constants region");
 }
 
 TEST(ArtifactLoaderTest, RejectsBadGemmOperands) {

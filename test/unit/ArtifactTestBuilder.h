@@ -48,6 +48,7 @@ struct BindingSpec {
 struct KernelCallSpec {
   uint32_t kernel = 0;
   std::vector<uint32_t> args;
+  uint32_t outputs = 0; ///< Trailing args written; 0 = not stated.
 };
 
 struct GemmSpec {
