@@ -5,6 +5,7 @@
 #include "runtime/artifact/ArtifactFile.h"
 #include "runtime/artifact/ArtifactValidator.h"
 #include "runtime/support/PrintableText.h"
+#include "runtime/support/ReadAt.h"
 
 #include <cctype>
 #include <cerrno>
@@ -70,24 +71,6 @@ bool checkFileLength(uint64_t fileSize, const uint8_t *footer,
     return false;
   }
   return true;
-}
-
-/// Reads `size` bytes at `offset`; returns 0 or the errno of the failure
-/// (EIO when the file ends early).
-int readAt(int fd, uint8_t *out, size_t size, off_t offset) {
-  while (size > 0) {
-    ssize_t got = ::pread(fd, out, size, offset);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0)
-      return errno;
-    if (got == 0)
-      return EIO;
-    out += got;
-    size -= static_cast<size_t>(got);
-    offset += got;
-  }
-  return 0;
 }
 
 /// Reads the whole artifact file into `bytes` after checking its length

@@ -4,6 +4,7 @@
 
 #include "runtime/data/NpyHeader.h"
 #include "runtime/support/PrintableText.h"
+#include "runtime/support/ReadAt.h"
 #include "runtime/support/StagedFile.h"
 
 #include <algorithm>
@@ -29,24 +30,6 @@ bool checkBools(const NpyArray &array, std::string &problem) {
             " of the |b1 data is " + std::to_string(*bad) +
             "; bools are 0 or 1";
   return false;
-}
-
-/// Reads `size` bytes at `offset`; returns 0 or the errno of the failure
-/// (EIO when the file ends early).
-int readAt(int fd, uint8_t *out, size_t size, off_t offset) {
-  while (size > 0) {
-    ssize_t got = ::pread(fd, out, size, offset);
-    if (got < 0 && errno == EINTR)
-      continue;
-    if (got < 0)
-      return errno;
-    if (got == 0)
-      return EIO;
-    out += got;
-    size -= static_cast<size_t>(got);
-    offset += got;
-  }
-  return 0;
 }
 
 bool readFile(int fd, NpyArray &array, std::string &problem) {

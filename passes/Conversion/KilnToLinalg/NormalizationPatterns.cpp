@@ -26,42 +26,32 @@ namespace {
 
 Value first(OpBuilder &, Location, ValueRange args) { return args[0]; }
 
-struct SoftmaxLowering : public OpRewritePattern<SoftmaxOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SoftmaxOp op, PatternRewriter &rewriter) const override {
+/// softmax (y = e / s) and log_softmax (y = (x - m) - log s) from the row
+/// max m and s = sum(exp(x - m)), computed in the accumulator type.
+template <typename OpTy, bool Log>
+struct SoftmaxLikeLowering : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     int64_t axis = op.getAxis();
     auto [max, sum] = maxAndSumOfExp(rewriter, op.getLoc(), op.getOperand(), axis);
     AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
-    AffineMap reduced = withoutAxis(getContext(), type.getRank(), axis);
-    Value result = mapElements(
-        rewriter, op.getLoc(), type, ValueRange{op.getOperand(), max, sum},
-        {identity, reduced, reduced}, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Value e = expOfDifference(b, l, args[0], args[1], args[2].getType());
-          Value p = b.create<arith::DivFOp>(l, e, args[2]);
-          return castFloat(b, l, p, type.getElementType());
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-struct LogSoftmaxLowering : public OpRewritePattern<LogSoftmaxOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(LogSoftmaxOp op, PatternRewriter &rewriter) const override {
-    auto type = llvm::cast<RankedTensorType>(op.getType());
-    int64_t axis = op.getAxis();
-    auto [max, sum] = maxAndSumOfExp(rewriter, op.getLoc(), op.getOperand(), axis);
-    AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
-    AffineMap reduced = withoutAxis(getContext(), type.getRank(), axis);
+    AffineMap reduced = withoutAxis(rewriter.getContext(), type.getRank(), axis);
     Value result = mapElements(
         rewriter, op.getLoc(), type, ValueRange{op.getOperand(), max, sum},
         {identity, reduced, reduced}, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Type accType = args[2].getType();
-          Value wideX = castFloat(b, l, args[0], accType);
-          Value wideMax = castFloat(b, l, args[1], accType);
-          Value shifted = b.create<arith::SubFOp>(l, wideX, wideMax);
-          Value y = b.create<arith::SubFOp>(l, shifted, b.create<math::LogOp>(l, args[2]));
+          Value y;
+          if (Log) {
+            // One op per statement: argument evaluation order is unspecified.
+            Value x = castFloat(b, l, args[0], accType);
+            Value m = castFloat(b, l, args[1], accType);
+            Value shifted = b.create<arith::SubFOp>(l, x, m);
+            y = b.create<arith::SubFOp>(l, shifted, b.create<math::LogOp>(l, args[2]));
+          } else {
+            Value e = expOfDifference(b, l, args[0], args[1], accType);
+            y = b.create<arith::DivFOp>(l, e, args[2]);
+          }
           return castFloat(b, l, y, type.getElementType());
         });
     rewriter.replaceOp(op, result);
@@ -135,7 +125,8 @@ struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
 } // namespace
 
 void populateNormalizationToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<SoftmaxLowering, LogSoftmaxLowering, LayerNormLowering>(
+  patterns.add<SoftmaxLikeLowering<SoftmaxOp, false>,
+               SoftmaxLikeLowering<LogSoftmaxOp, true>, LayerNormLowering>(
       patterns.getContext());
 }
 
