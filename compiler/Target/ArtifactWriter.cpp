@@ -83,7 +83,7 @@ std::vector<uint8_t> bytesOf(DenseElementsAttr value) {
 
 class Serializer {
 public:
-  Serializer(const ExecutionPlan &plan) : plan(plan) {}
+  explicit Serializer(const ExecutionPlan &plan) : plan(plan) {}
 
   std::vector<uint8_t> run(const std::vector<uint8_t> &kernelObject,
                            const HostTarget &host, StringRef modelName);
