@@ -90,7 +90,7 @@ public:
         failed(kiln::writeArtifactFile(compiled->artifact, artifactPath,
                                        module->getLoc())))
       die("cannot compile the benchmark graph");
-    instructions = compiled->plan.steps.size();
+    instructions = compiled->plan.programs.front().steps.size();
     check(kiln_artifact_load(artifactPath.c_str(), &artifact));
     check(kiln_session_create(artifact, &session));
     check(kiln_session_run(session, "init"));

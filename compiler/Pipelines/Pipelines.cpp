@@ -16,7 +16,17 @@ void buildImportCleanupPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
+void buildTrainingPipeline(mlir::OpPassManager &pm) {
+  pm.addPass(createKilnAutodiff());
+  pm.addPass(createKilnExpandOptimizer());
+  pm.addPass(mlir::createCanonicalizerPass());
+  pm.addPass(mlir::createCSEPass());
+}
+
 void registerPipelines() {
+  mlir::PassPipelineRegistration<>(
+      "kiln-training", "Autodiff and the optimizer update, then clean-up",
+      buildTrainingPipeline);
   mlir::PassPipelineRegistration<>(
       "kiln-import-cleanup",
       "Shape refinement, canonicalization and CSE after import",

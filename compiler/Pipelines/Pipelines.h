@@ -13,7 +13,12 @@ namespace kiln {
 /// kiln folders) and common subexpression elimination.
 void buildImportCleanupPipeline(mlir::OpPassManager &pm);
 
-/// Registers the pipelines above by name (`kiln-import-cleanup`).
+/// What turns a model with a train spec into a training model: autodiff,
+/// the optimizer's update, then canonicalization and CSE of the result.
+void buildTrainingPipeline(mlir::OpPassManager &pm);
+
+/// Registers the pipelines above by name (`kiln-import-cleanup`,
+/// `kiln-training`).
 void registerPipelines();
 
 } // namespace kiln

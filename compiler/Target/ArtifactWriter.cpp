@@ -81,6 +81,16 @@ std::vector<uint8_t> bytesOf(DenseElementsAttr value) {
   return bytes;
 }
 
+fb::Optimizer optimizerOf(OptimizerKind kind) {
+  switch (kind) {
+  case OptimizerKind::sgd: return fb::Optimizer_Sgd;
+  case OptimizerKind::momentum: return fb::Optimizer_Momentum;
+  case OptimizerKind::adam: return fb::Optimizer_Adam;
+  case OptimizerKind::adagrad: return fb::Optimizer_Adagrad;
+  }
+  llvm_unreachable("unknown optimizer");
+}
+
 class Serializer {
 public:
   explicit Serializer(const ExecutionPlan &plan) : plan(plan) {}
@@ -89,20 +99,27 @@ public:
                            const HostTarget &host, StringRef modelName);
 
 private:
+  using Instructions =
+      std::pair<std::vector<uint8_t>, std::vector<flatbuffers::Offset<void>>>;
+
   flatbuffers::Offset<fb::Program> initProgram();
-  flatbuffers::Offset<fb::Program> forwardProgram();
+  flatbuffers::Offset<fb::Program> program(const ProgramPlan &program);
+  void addStep(const Step &step, Instructions &out);
+  flatbuffers::Offset<fb::Training> training();
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>>
-  bindings(ArrayRef<std::pair<std::string, int>> named);
+  bindings(ArrayRef<NamedBuffer> named);
 
   const ExecutionPlan &plan;
   flatbuffers::FlatBufferBuilder fbb;
+  unsigned kernelIndex = 0; // Kernels are numbered across programs, in order.
 };
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>>
-Serializer::bindings(ArrayRef<std::pair<std::string, int>> named) {
+Serializer::bindings(ArrayRef<NamedBuffer> named) {
   std::vector<flatbuffers::Offset<fb::Binding>> list;
-  for (const auto &[name, buffer] : named)
-    list.push_back(fb::CreateBinding(fbb, fbb.CreateString(name), buffer));
+  for (const NamedBuffer &binding : named)
+    list.push_back(fb::CreateBinding(fbb, fbb.CreateString(binding.name), binding.buffer,
+                                     binding.idBound));
   return fbb.CreateVector(list);
 }
 
@@ -117,31 +134,60 @@ flatbuffers::Offset<fb::Program> Serializer::initProgram() {
                            fbb.CreateVector(instructions), bindings({}), bindings({}));
 }
 
-flatbuffers::Offset<fb::Program> Serializer::forwardProgram() {
-  std::vector<uint8_t> kinds;
-  std::vector<flatbuffers::Offset<void>> instructions;
-  unsigned kernelIndex = 0;
-  for (const Step &step : plan.steps) {
-    if (const auto *kernel = std::get_if<KernelStep>(&step)) {
-      std::vector<uint32_t> args(kernel->inputs.begin(), kernel->inputs.end());
-      args.push_back(kernel->output);
-      kinds.push_back(fb::Instruction_KernelCall);
-      instructions.push_back(
-          fb::CreateKernelCall(fbb, kernelIndex++, fbb.CreateVector(args),
-                               /*outputs=*/1)
-              .Union());
-      continue;
-    }
-    const auto &gemm = std::get<GemmStep>(step);
-    kinds.push_back(fb::Instruction_Gemm);
-    instructions.push_back(fb::CreateGemm(fbb, gemm.a, gemm.b, gemm.c, gemm.batch,
-                                          gemm.m, gemm.n, gemm.k, gemm.transposeA,
-                                          gemm.transposeB, gemm.sharedB)
+void Serializer::addStep(const Step &step, Instructions &out) {
+  auto &[kinds, instructions] = out;
+  if (const auto *kernel = std::get_if<KernelStep>(&step)) {
+    std::vector<uint32_t> args(kernel->inputs.begin(), kernel->inputs.end());
+    args.insert(args.end(), kernel->outputs.begin(), kernel->outputs.end());
+    kinds.push_back(fb::Instruction_KernelCall);
+    instructions.push_back(fb::CreateKernelCall(fbb, kernelIndex++, fbb.CreateVector(args),
+                                                kernel->outputs.size())
                                .Union());
+  } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
+    kinds.push_back(fb::Instruction_Gemm);
+    instructions.push_back(fb::CreateGemm(fbb, gemm->a, gemm->b, gemm->c, gemm->batch,
+                                          gemm->m, gemm->n, gemm->k, gemm->transposeA,
+                                          gemm->transposeB, gemm->sharedB)
+                               .Union());
+  } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
+    kinds.push_back(fb::Instruction_Copy);
+    instructions.push_back(fb::CreateCopy(fbb, copy->src, copy->dst).Union());
+  } else {
+    const auto &apply = std::get<SparseApplyStep>(step);
+    SparseApplyOp op = apply.op;
+    std::vector<uint32_t> slots(apply.slots.begin(), apply.slots.end());
+    kinds.push_back(fb::Instruction_SparseApply);
+    instructions.push_back(
+        fb::CreateSparseApply(fbb, optimizerOf(op.getOptimizer()), apply.param,
+                              fbb.CreateVector(slots), apply.indices, apply.rows, apply.lr,
+                              apply.step, op.getMomentum().convertToDouble(),
+                              op.getNesterov(), op.getBeta1().convertToDouble(),
+                              op.getBeta2().convertToDouble(),
+                              op.getEpsilon().convertToDouble(),
+                              op.getWeightDecay().convertToDouble())
+            .Union());
   }
-  return fb::CreateProgram(fbb, fbb.CreateString("forward"), fbb.CreateVector(kinds),
-                           fbb.CreateVector(instructions), bindings(plan.feeds),
-                           bindings(plan.fetches));
+}
+
+flatbuffers::Offset<fb::Program> Serializer::program(const ProgramPlan &program) {
+  Instructions instructions;
+  for (const Step &step : program.steps)
+    addStep(step, instructions);
+  return fb::CreateProgram(fbb, fbb.CreateString(program.name),
+                           fbb.CreateVector(instructions.first),
+                           fbb.CreateVector(instructions.second), bindings(program.feeds),
+                           bindings(program.fetches));
+}
+
+flatbuffers::Offset<fb::Training> Serializer::training() {
+  if (!plan.training)
+    return 0;
+  const TrainingInfo &info = *plan.training;
+  return fb::CreateTraining(fbb, fbb.CreateString(info.loss), fbb.CreateString(info.label),
+                            fbb.CreateString(info.lossKind),
+                            fbb.CreateString(info.prediction), info.batchSize,
+                            fbb.CreateString(info.optimizer),
+                            fbb.CreateString(info.stepVariable));
 }
 
 std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
@@ -175,8 +221,10 @@ std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
     std::copy(bytes.begin(), bytes.end(), constants.begin() + plan.slots[slot].offset);
   }
 
-  std::vector<flatbuffers::Offset<fb::Program>> programs = {initProgram(),
-                                                            forwardProgram()};
+  std::vector<flatbuffers::Offset<fb::Program>> programs = {initProgram()};
+  for (const ProgramPlan &planned : plan.programs)
+    programs.push_back(program(planned));
+  auto trainingTable = training();
   std::vector<std::string> symbols;
   for (unsigned i = 0; i < plan.numKernels(); ++i)
     symbols.push_back(kernelSymbol(i));
@@ -189,7 +237,7 @@ std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
       fbb, kArtifactFormatVersion, fbb.CreateString("cpu"), fbb.CreateString("kilnc 0.1"),
       fbb.CreateString(modelName.str()), plan.arenaBytes, plan.stateBytes,
       fbb.CreateVector(constants), fbb.CreateVector(buffers), fbb.CreateVector(variables),
-      fbb.CreateVector(programs), kernels);
+      fbb.CreateVector(programs), kernels, trainingTable);
   fb::FinishArtifactBuffer(fbb, artifact);
   return std::vector<uint8_t>(fbb.GetBufferPointer(),
                               fbb.GetBufferPointer() + fbb.GetSize());

@@ -14,8 +14,9 @@ namespace kiln {
 constexpr uint32_t kArtifactFormatVersion = 1;
 
 /// Serializes the artifact: the plan's buffers, variables, the `init`
-/// program (one InitVariable per variable), the `forward` program and the
-/// kernels' shared object.
+/// program (one InitVariable per variable), the planned programs
+/// (`forward`, `train_step`), the training facts and the kernels' shared
+/// object.
 std::vector<uint8_t> serializeArtifact(const ExecutionPlan &plan,
                                        const std::vector<uint8_t> &kernelObject,
                                        const HostTarget &host,

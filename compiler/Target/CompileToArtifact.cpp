@@ -11,7 +11,7 @@ namespace kiln {
 
 std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu) {
   auto model = std::make_unique<CompiledModel>();
-  FailureOr<ExecutionPlan> plan = planForward(module);
+  FailureOr<ExecutionPlan> plan = planModule(module);
   if (failed(plan))
     return nullptr;
   model->plan = std::move(*plan);

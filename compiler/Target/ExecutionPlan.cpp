@@ -1,4 +1,4 @@
-//===- ExecutionPlan.cpp - From @forward to steps over planned memory -----===//
+//===- ExecutionPlan.cpp - From kiln functions to steps over planned memory ===//
 
 #include "compiler/Target/ExecutionPlan.h"
 
@@ -15,13 +15,105 @@ uint64_t tensorBytes(RankedTensorType type) {
   return type.getNumElements() * std::max(1u, bits / 8);
 }
 
-unsigned ExecutionPlan::numKernels() const {
+unsigned ProgramPlan::numKernels() const {
   return llvm::count_if(steps, [](const Step &step) {
     return std::holds_alternative<KernelStep>(step);
   });
 }
 
+unsigned ExecutionPlan::numKernels() const {
+  unsigned count = 0;
+  for (const ProgramPlan &program : programs)
+    count += program.numKernels();
+  return count;
+}
+
+const ProgramPlan *ExecutionPlan::program(StringRef name) const {
+  for (const ProgramPlan &program : programs)
+    if (program.name == name)
+      return &program;
+  return nullptr;
+}
+
 namespace {
+
+/// Whether a kernel for `op` may write its result over one of its operands:
+/// each output element then depends only on the same element of each input.
+bool isElementwiseUpdate(Operation *op) {
+  return op->hasTrait<OpTrait::Elementwise>() ||
+         llvm::isa<ApplySgdOp, ApplyMomentumOp, ApplyAdamOp, ApplyAdagradOp>(op);
+}
+
+/// The exclusive bound of the ids an integer value indexes: the rows of the
+/// tables it gathers from, the classes it labels; 0 when it indexes nothing.
+int64_t idBoundOf(Value value) {
+  int64_t bound = 0;
+  auto tighten = [&](int64_t size) {
+    if (size > 0)
+      bound = bound == 0 ? size : std::min(bound, size);
+  };
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (auto reshape = llvm::dyn_cast<ReshapeOp>(user)) {
+      tighten(idBoundOf(reshape.getResult()));
+    } else if (auto gather = llvm::dyn_cast<GatherOp>(user)) {
+      if (use.getOperandNumber() == 1)
+        tighten(llvm::cast<RankedTensorType>(gather.getTable().getType())
+                    .getDimSize(gather.getAxis()));
+    } else if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(user)) {
+      if (use.getOperandNumber() == 1)
+        tighten(llvm::cast<RankedTensorType>(loss.getLogits().getType()).getShape().back());
+    } else if (auto hot = llvm::dyn_cast<OneHotOp>(user)) {
+      tighten(llvm::cast<RankedTensorType>(hot.getType()).getShape().back());
+    }
+  }
+  return bound;
+}
+
+/// The training facts the runtime needs, from the train spec and @forward.
+TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
+  TrainingInfo info;
+  auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+  auto text = [&](DictionaryAttr dict, StringRef key) {
+    auto value = dict ? dict.getAs<StringAttr>(key) : StringAttr();
+    return value ? value.str() : std::string();
+  };
+  info.loss = text(spec, "loss");
+  info.label = text(spec, "label");
+  info.optimizer = text(spec ? spec.getAs<DictionaryAttr>("optimizer") : DictionaryAttr(),
+                        "kind");
+  info.stepVariable = "global_step";
+  info.lossKind = "other";
+  auto ret = llvm::cast<func::ReturnOp>(forward.getBody().back().getTerminator());
+  auto nameOf = [&](unsigned i) {
+    auto name = forward.getResultAttrOfType<StringAttr>(i, KilnDialect::kNameAttrName);
+    return name ? name.str() : std::string();
+  };
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    if (nameOf(i) != info.loss)
+      continue;
+    Operation *loss = value.getDefiningOp();
+    if (!loss)
+      break;
+    if (llvm::isa<SoftmaxCrossEntropyOp>(loss))
+      info.lossKind = "softmax_cross_entropy";
+    else if (llvm::isa<SigmoidCrossEntropyOp>(loss))
+      info.lossKind = "sigmoid_cross_entropy";
+    else if (llvm::isa<MeanSquaredErrorOp>(loss))
+      info.lossKind = "mean_squared_error";
+    if (info.lossKind != "other")
+      for (auto [j, other] : llvm::enumerate(ret.getOperands()))
+        if (other == loss->getOperand(0))
+          info.prediction = nameOf(j);
+  }
+  for (BlockArgument arg : forward.getArguments())
+    if (auto type = llvm::dyn_cast<RankedTensorType>(arg.getType()))
+      if (type.getRank() > 0) {
+        info.batchSize = type.getDimSize(0);
+        break;
+      }
+  return info;
+}
 
 class Planner {
 public:
@@ -41,8 +133,10 @@ private:
   }
   /// A buffer whose bytes are a fresh arena slot, alive from step `step`.
   int newArenaBuffer(RankedTensorType type, int step) {
-    int buffer = newBuffer(newSlot(Region::Arena, tensorBytes(type)), type);
-    ranges[plan.buffers[buffer].slot] = {step, step};
+    int slot = newSlot(Region::Arena, tensorBytes(type));
+    arenaSlots.push_back(slot);
+    int buffer = newBuffer(slot, type);
+    ranges[slot] = {step, step};
     return buffer;
   }
   /// Keeps the buffer's slot alive through `step`.
@@ -52,41 +146,55 @@ private:
       range.last = std::max(range.last, step);
   }
 
-  LogicalResult planVariables();
-  void planFeeds(func::FuncOp forward);
+  void planVariables();
+  LogicalResult planFunction(func::FuncOp func);
+  void planFeeds(func::FuncOp func);
   LogicalResult planOp(Operation *op);
+  LogicalResult planKernel(Operation *op);
+  LogicalResult planAssign(AssignOp assign);
+  LogicalResult planSparseApply(SparseApplyOp apply);
   /// The buffer of `value`, giving a constant a constants slot on first need.
   int bufferOf(Value value);
-  void planFetches(func::FuncOp forward);
-  void placeRegions();
+  void planFetches(func::FuncOp func);
+  /// Whether `writer` may overwrite variable `name` in place: no read of it
+  /// (or view of a read) is used after `writer` or returned.
+  bool canWriteInPlace(StringRef name, Operation *writer);
+  /// The state buffer `result` goes to when its only use assigns it and
+  /// `writer` may write there; -1 otherwise.
+  int inPlaceTarget(Value result, Operation *writer);
 
   static constexpr int kNotPlaced = -2;
   ModuleOp module;
   ExecutionPlan plan;
   SmallVector<LiveRange> ranges; // by slot; arena slots only
-  DenseMap<Value, int> buffers;
   llvm::StringMap<int> variableBuffers;
+  // Per function:
+  ProgramPlan *program = nullptr;
+  func::FuncOp function;
+  DenseMap<Value, int> buffers;
+  SmallVector<int> arenaSlots;
+  DenseSet<Operation *> assignedInPlace;
 };
 
-LogicalResult Planner::planVariables() {
+void Planner::planVariables() {
   for (auto variable : module.getOps<VariableOp>()) {
     RankedTensorType type = variable.getTensorType();
     int buffer = newBuffer(newSlot(Region::State, tensorBytes(type)), type);
     variableBuffers[variable.getSymName()] = buffer;
     plan.variables.push_back({variable, buffer});
   }
-  return success();
 }
 
-void Planner::planFeeds(func::FuncOp forward) {
-  for (BlockArgument arg : forward.getArguments()) {
+void Planner::planFeeds(func::FuncOp func) {
+  for (BlockArgument arg : func.getArguments()) {
     auto type = llvm::cast<RankedTensorType>(arg.getType());
     int buffer = newArenaBuffer(type, /*step=*/-1);
     buffers[arg] = buffer;
-    auto name = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                     KilnDialect::kNameAttrName);
-    plan.feeds.push_back(
-        {name ? name.str() : "arg" + std::to_string(arg.getArgNumber()), buffer});
+    auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                  KilnDialect::kNameAttrName);
+    program->feeds.push_back(
+        {name ? name.str() : "arg" + std::to_string(arg.getArgNumber()), buffer,
+         llvm::isa<IntegerType>(type.getElementType()) ? idBoundOf(arg) : 0});
   }
 }
 
@@ -105,6 +213,38 @@ int Planner::bufferOf(Value value) {
   return buffer;
 }
 
+bool Planner::canWriteInPlace(StringRef name, Operation *writer) {
+  SmallVector<Value> views;
+  function.walk([&](ReadOp read) {
+    if (read.getVariable() == name)
+      views.push_back(read.getResult());
+  });
+  while (!views.empty()) {
+    Value view = views.pop_back_val();
+    for (Operation *user : view.getUsers()) {
+      if (user == writer)
+        continue;
+      if (auto reshape = llvm::dyn_cast<ReshapeOp>(user)) {
+        views.push_back(reshape.getResult());
+        continue;
+      }
+      if (llvm::isa<func::ReturnOp>(user) || writer->isBeforeInBlock(user))
+        return false;
+    }
+  }
+  return true;
+}
+
+int Planner::inPlaceTarget(Value result, Operation *writer) {
+  if (!result.hasOneUse())
+    return -1;
+  auto assign = llvm::dyn_cast<AssignOp>(*result.getUsers().begin());
+  if (!assign || !canWriteInPlace(assign.getVariable(), writer))
+    return -1;
+  assignedInPlace.insert(assign);
+  return variableBuffers.lookup(assign.getVariable());
+}
+
 LogicalResult Planner::planOp(Operation *op) {
   if (!llvm::isa_and_nonnull<KilnDialect>(op->getDialect()))
     return op->emitOpError("cannot be compiled for the CPU yet");
@@ -118,7 +258,11 @@ LogicalResult Planner::planOp(Operation *op) {
   }
   if (llvm::isa<ConstantOp>(op))
     return success(); // Inlined into kernels, or placed by bufferOf.
-  int step = plan.steps.size();
+  if (auto assign = llvm::dyn_cast<AssignOp>(op))
+    return planAssign(assign);
+  if (auto apply = llvm::dyn_cast<SparseApplyOp>(op))
+    return planSparseApply(apply);
+  int step = program->steps.size();
   if (auto reshape = llvm::dyn_cast<ReshapeOp>(op)) {
     // A view: the same bytes, another shape.
     int source = bufferOf(reshape.getOperand());
@@ -150,11 +294,15 @@ LogicalResult Planner::planOp(Operation *op) {
     use(gemm.b, step);
     gemm.c = newArenaBuffer(resultType, step);
     buffers[matmul.getResult()] = gemm.c;
-    plan.steps.push_back(gemm);
+    program->steps.push_back(gemm);
     return success();
   }
+  return planKernel(op);
+}
 
-  KernelStep kernel{op, {}, {}, -1};
+LogicalResult Planner::planKernel(Operation *op) {
+  int step = program->steps.size();
+  KernelStep kernel{op, {}, {}, {}};
   for (Value operand : op->getOperands()) {
     if (operand.getDefiningOp<ConstantOp>() && !buffers.count(operand)) {
       kernel.operandInputs.push_back(-1); // Cloned into the kernel.
@@ -167,65 +315,123 @@ LogicalResult Planner::planOp(Operation *op) {
       kernel.inputs.push_back(buffer);
     use(buffer, step);
   }
-  kernel.output = newArenaBuffer(resultType, step);
-  buffers[op->getResult(0)] = kernel.output;
-  plan.steps.push_back(kernel);
+  for (Value result : op->getResults()) {
+    int target = isElementwiseUpdate(op) ? inPlaceTarget(result, op) : -1;
+    int buffer = target >= 0 ? target
+                             : newArenaBuffer(llvm::cast<RankedTensorType>(result.getType()),
+                                              step);
+    kernel.outputs.push_back(buffer);
+    buffers[result] = buffer;
+  }
+  program->steps.push_back(kernel);
   return success();
 }
 
-void Planner::planFetches(func::FuncOp forward) {
-  auto ret = llvm::cast<func::ReturnOp>(forward.getBody().back().getTerminator());
+LogicalResult Planner::planAssign(AssignOp assign) {
+  if (assignedInPlace.contains(assign))
+    return success();
+  if (!canWriteInPlace(assign.getVariable(), assign))
+    return assign.emitOpError("cannot update @")
+           << assign.getVariable() << ": its old value is used after the assign";
+  int step = program->steps.size();
+  int source = bufferOf(assign.getValue());
+  use(source, step);
+  program->steps.push_back(CopyStep{source, variableBuffers.lookup(assign.getVariable())});
+  return success();
+}
+
+LogicalResult Planner::planSparseApply(SparseApplyOp apply) {
+  // Every result must go back into the variable its operand was read from.
+  SmallVector<Value> state = {apply.getParam()};
+  llvm::append_range(state, apply.getSlots());
+  SparseApplyStep step{apply, -1, {}, -1, -1, -1, -1};
+  for (auto [operand, result] : llvm::zip(state, apply->getResults())) {
+    auto read = operand.getDefiningOp<ReadOp>();
+    auto assign = result.hasOneUse() ? llvm::dyn_cast<AssignOp>(*result.getUsers().begin())
+                                     : AssignOp();
+    if (!read || !assign || assign.getVariable() != read.getVariable() ||
+        !canWriteInPlace(read.getVariable(), apply))
+      return apply.emitOpError("must read its parameter and slots from variables and "
+                               "assign each result back to its own variable, with no "
+                               "later use of the old values");
+    assignedInPlace.insert(assign);
+    int buffer = variableBuffers.lookup(read.getVariable());
+    buffers[result] = buffer;
+    if (step.param < 0)
+      step.param = buffer;
+    else
+      step.slots.push_back(buffer);
+  }
+  int index = program->steps.size();
+  step.indices = bufferOf(apply.getIndices());
+  step.rows = bufferOf(apply.getRows());
+  step.lr = bufferOf(apply.getLr());
+  step.step = bufferOf(apply.getStep());
+  for (int buffer : {step.indices, step.rows, step.lr, step.step})
+    use(buffer, index);
+  program->steps.push_back(step);
+  return success();
+}
+
+void Planner::planFetches(func::FuncOp func) {
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().back().getTerminator());
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     int buffer = bufferOf(value);
     use(buffer, std::numeric_limits<int>::max());
-    auto name = forward.getResultAttrOfType<StringAttr>(i, KilnDialect::kNameAttrName);
-    plan.fetches.push_back({name ? name.str() : "result" + std::to_string(i), buffer});
+    auto name = func.getResultAttrOfType<StringAttr>(i, KilnDialect::kNameAttrName);
+    program->fetches.push_back({name ? name.str() : "result" + std::to_string(i), buffer});
   }
 }
 
-void Planner::placeRegions() {
-  SmallVector<int> arena;
-  uint64_t state = 0, constants = 0;
-  for (auto [index, slot] : llvm::enumerate(plan.slots)) {
-    switch (slot.region) {
-    case Region::Arena:
-      arena.push_back(index);
-      break;
-    case Region::State:
-      slot.offset = state;
-      state = alignTo(state + slot.bytes);
-      break;
-    case Region::Constants:
-      slot.offset = constants;
-      constants = alignTo(constants + slot.bytes);
-      break;
-    }
-  }
-  plan.stateBytes = state;
-  plan.constantsBytes = constants;
-  plan.arenaBytes = assignArenaOffsets(plan.slots, arena, ranges);
+LogicalResult Planner::planFunction(func::FuncOp func) {
+  if (!func.getBody().hasOneBlock())
+    return func.emitOpError("must have one block to be compiled");
+  plan.programs.push_back({func.getSymName().str(), {}, {}, {}});
+  program = &plan.programs.back();
+  function = func;
+  buffers.clear();
+  arenaSlots.clear();
+  assignedInPlace.clear();
+  planFeeds(func);
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (failed(planOp(&op)))
+      return failure();
+  planFetches(func);
+  plan.arenaBytes =
+      std::max(plan.arenaBytes, assignArenaOffsets(plan.slots, arenaSlots, ranges));
+  return success();
 }
 
 FailureOr<ExecutionPlan> Planner::run() {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward || forward.isExternal())
     return module.emitError("the module has no @forward function to compile");
-  if (!forward.getBody().hasOneBlock())
-    return forward.emitOpError("must have one block to be compiled");
-  if (failed(planVariables()))
+  planVariables();
+  if (failed(planFunction(forward)))
     return failure();
-  planFeeds(forward);
-  for (Operation &op : forward.getBody().front().without_terminator())
-    if (failed(planOp(&op)))
+  if (auto train = module.lookupSymbol<func::FuncOp>("train_step")) {
+    if (failed(planFunction(train)))
       return failure();
-  planFetches(forward);
-  placeRegions();
+    plan.training = trainingInfo(module, forward);
+  }
+  uint64_t state = 0, constants = 0;
+  for (Slot &slot : plan.slots) {
+    if (slot.region == Region::State) {
+      slot.offset = state;
+      state = alignTo(state + slot.bytes);
+    } else if (slot.region == Region::Constants) {
+      slot.offset = constants;
+      constants = alignTo(constants + slot.bytes);
+    }
+  }
+  plan.stateBytes = state;
+  plan.constantsBytes = constants;
   return std::move(plan);
 }
 
 } // namespace
 
-FailureOr<ExecutionPlan> planForward(ModuleOp module) {
+FailureOr<ExecutionPlan> planModule(ModuleOp module) {
   return Planner(module).run();
 }
 

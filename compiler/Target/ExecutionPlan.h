@@ -1,6 +1,7 @@
 //===- ExecutionPlan.h - From @forward to steps over planned memory -*- C++ -*-===//
 //
-// The plan turns the kiln function @forward into what the runtime executes:
+// The plan turns the kiln functions @forward and, in a training model,
+// @train_step into what the runtime executes (one program each):
 //
 //   - memory: every tensor is a Buffer (a typed view) of a Slot (a byte
 //     range of the arena, the state or the constants region). Variables get
@@ -13,7 +14,14 @@
 //     compiled kernel for every other op. Constants a kernel reads are cloned
 //     into it rather than given memory.
 //
-// It is computed from the IR in one pass, with no allocation at run time.
+//   - updates: a kiln.assign whose value an elementwise kernel computes
+//     becomes that kernel writing straight into the variable's state buffer
+//     (when nothing reads the old value later); any other assign is a copy.
+//     kiln.sparse_apply is a runtime step working in place on its variables.
+//
+// Programs share the state and constants regions; each has its own arena
+// layout, and the arena is as large as the largest. It is computed from the
+// IR in one pass per program, with no allocation at run time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +32,10 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 namespace kiln {
 
@@ -48,14 +58,15 @@ struct Buffer {
 };
 
 /// A compiled kernel computing `op`: it reads the distinct buffers `inputs`
-/// and writes the buffer `output`. `operandInputs[i]` is the position in
-/// `inputs` of the op's operand i, or -1 for a constant cloned into the
-/// kernel.
+/// and writes the buffers `outputs`, one per result. `operandInputs[i]` is
+/// the position in `inputs` of the op's operand i, or -1 for a constant
+/// cloned into the kernel. An output may be one of the inputs (an
+/// elementwise update in place).
 struct KernelStep {
   mlir::Operation *op;
   llvm::SmallVector<int> inputs;
   llvm::SmallVector<int> operandInputs;
-  int output;
+  llvm::SmallVector<int> outputs;
 };
 
 /// C = A x B through the GEMM library (see artifact.fbs, table Gemm).
@@ -65,7 +76,38 @@ struct GemmStep {
   bool transposeA, transposeB, sharedB;
 };
 
-using Step = std::variant<KernelStep, GemmStep>;
+/// dst = src, same bytes.
+struct CopyStep {
+  int src, dst;
+};
+
+/// A kiln.sparse_apply run by the runtime in place on state buffers.
+struct SparseApplyStep {
+  SparseApplyOp op;
+  int param;
+  llvm::SmallVector<int> slots;
+  int indices, rows, lr, step;
+};
+
+using Step = std::variant<KernelStep, GemmStep, CopyStep, SparseApplyStep>;
+
+/// A model input or output and its buffer. For an integer input, `idBound`
+/// is the exclusive bound its values index (an embedding table's rows, a
+/// classifier's classes); 0 when it indexes nothing.
+struct NamedBuffer {
+  std::string name;
+  int buffer;
+  int64_t idBound = 0;
+};
+
+/// One function as a program: steps in order, its inputs and outputs.
+struct ProgramPlan {
+  std::string name;
+  llvm::SmallVector<Step> steps;
+  llvm::SmallVector<NamedBuffer> feeds, fetches;
+
+  unsigned numKernels() const;
+};
 
 /// A variable's state buffer and initializer.
 struct PlannedVariable {
@@ -73,23 +115,33 @@ struct PlannedVariable {
   int buffer;
 };
 
+/// What a training run needs to know (artifact.fbs, table Training).
+struct TrainingInfo {
+  std::string loss, label, lossKind, prediction, optimizer, stepVariable;
+  int64_t batchSize = 0;
+};
+
 struct ExecutionPlan {
   llvm::SmallVector<Slot> slots;
   llvm::SmallVector<Buffer> buffers;
-  llvm::SmallVector<Step> steps;
   llvm::SmallVector<PlannedVariable> variables;
   /// Contents of the constants region's slots, by slot index.
   llvm::DenseMap<int, mlir::DenseElementsAttr> constantData;
-  /// Model input and output names with their buffers, in @forward's order.
-  llvm::SmallVector<std::pair<std::string, int>> feeds, fetches;
+  /// "forward", then "train_step" when the module has one.
+  std::vector<ProgramPlan> programs;
+  /// Set when the module has a @train_step.
+  std::optional<TrainingInfo> training;
   uint64_t arenaBytes = 0, stateBytes = 0, constantsBytes = 0;
 
+  /// Kernels of all programs, numbered in program order.
   unsigned numKernels() const;
+  const ProgramPlan *program(llvm::StringRef name) const;
 };
 
-/// Plans @forward of `module`. Emits one error and fails on what the plan
-/// cannot place (dynamic shapes, ops outside the kiln dialect).
-mlir::FailureOr<ExecutionPlan> planForward(mlir::ModuleOp module);
+/// Plans @forward of `module`, and @train_step when there is one. Emits one
+/// error and fails on what the plan cannot place (dynamic shapes, ops
+/// outside the kiln dialect, an update that cannot happen in place).
+mlir::FailureOr<ExecutionPlan> planModule(mlir::ModuleOp module);
 
 /// Bytes of a tensor in memory (bools take a byte each).
 uint64_t tensorBytes(mlir::RankedTensorType type);

@@ -27,7 +27,8 @@ void buildKernel(const ExecutionPlan &plan, const KernelStep &step,
   SmallVector<Type> argTypes;
   for (int buffer : step.inputs)
     argTypes.push_back(memrefOf(plan, buffer));
-  argTypes.push_back(memrefOf(plan, step.output));
+  for (int buffer : step.outputs)
+    argTypes.push_back(memrefOf(plan, buffer));
   auto func = builder.create<func::FuncOp>(loc, kernelSymbol(index),
                                            builder.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
@@ -48,9 +49,10 @@ void buildKernel(const ExecutionPlan &plan, const KernelStep &step,
     mapping.map(operand, constant->getResult(0));
   }
   Operation *computed = b.clone(*step.op, mapping);
-  b.create<bufferization::MaterializeInDestinationOp>(
-      loc, TypeRange{}, computed->getResult(0), body->getArguments().back(),
-      /*restrict=*/true, /*writable=*/true);
+  for (auto [i, result] : llvm::enumerate(computed->getResults()))
+    b.create<bufferization::MaterializeInDestinationOp>(
+        loc, TypeRange{}, result, body->getArgument(step.inputs.size() + i),
+        /*restrict=*/true, /*writable=*/true);
   b.create<func::ReturnOp>(loc);
 }
 
@@ -63,9 +65,10 @@ OwningOpRef<ModuleOp> buildKernelModule(const ExecutionPlan &plan,
   OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
   builder.setInsertionPointToEnd(module->getBody());
   unsigned index = 0;
-  for (const Step &step : plan.steps)
-    if (const auto *kernel = std::get_if<KernelStep>(&step))
-      buildKernel(plan, *kernel, index++, builder);
+  for (const ProgramPlan &program : plan.programs)
+    for (const Step &step : program.steps)
+      if (const auto *kernel = std::get_if<KernelStep>(&step))
+        buildKernel(plan, *kernel, index++, builder);
   return module;
 }
 

@@ -7,9 +7,15 @@
 namespace kiln {
 
 void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
-  unsigned kernels = plan.numKernels();
-  os << "  steps:     " << plan.steps.size() << " (" << kernels << " kernels, "
-     << plan.steps.size() - kernels << " GEMM calls)\n";
+  for (const ProgramPlan &program : plan.programs) {
+    unsigned kernels = program.numKernels();
+    unsigned gemms = llvm::count_if(program.steps, [](const Step &step) {
+      return std::holds_alternative<GemmStep>(step);
+    });
+    os << "  " << program.name << ": " << program.steps.size() << " steps (" << kernels
+       << " kernels, " << gemms << " GEMM calls, "
+       << program.steps.size() - kernels - gemms << " copies and sparse updates)\n";
+  }
   uint64_t unshared = 0;
   for (const Slot &slot : plan.slots)
     if (slot.region == Region::Arena)

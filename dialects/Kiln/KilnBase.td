@@ -69,6 +69,12 @@ def Kiln_GeluApproximation : I32EnumAttr<"GeluApproximation",
   let cppNamespace = "::kiln";
 }
 
+def Kiln_OptimizerKind : I32EnumAttr<"OptimizerKind", "optimizer", [
+      I32EnumAttrCase<"sgd", 0>, I32EnumAttrCase<"momentum", 1>,
+      I32EnumAttrCase<"adam", 2>, I32EnumAttrCase<"adagrad", 3>]> {
+  let cppNamespace = "::kiln";
+}
+
 def Kiln_InitKind : I32EnumAttr<"InitKind", "variable initializer kind", [
       I32EnumAttrCase<"zeros", 0>, I32EnumAttrCase<"ones", 1>,
       I32EnumAttrCase<"constant", 2>, I32EnumAttrCase<"uniform", 3>,

@@ -73,6 +73,14 @@ LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned,
 LogicalResult KilnDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                                        unsigned resultIndex,
                                                        NamedAttribute attr) {
+  // kiln-autodiff's gradient results name their variable.
+  StringRef name = attr.getName().getValue();
+  if (name == kGradientAttr || name == kGradientIndicesAttr || name == kGradientRowsAttr) {
+    if (!llvm::isa<FlatSymbolRefAttr>(attr.getValue()))
+      return op->emitError("'") << name << "' of result #" << resultIndex
+                                << " must name a variable, got " << attr.getValue();
+    return success();
+  }
   return verifyNameAttr(op, "result", resultIndex, attr);
 }
 

@@ -147,6 +147,9 @@ def Kiln_SqrtOp : Kiln_UnaryOp<"sqrt", Kiln_FloatTensor> {
 def Kiln_RsqrtOp : Kiln_UnaryOp<"rsqrt", Kiln_FloatTensor> {
   let summary = "Elementwise reciprocal square root";
 }
+def Kiln_CosOp : Kiln_UnaryOp<"cos", Kiln_FloatTensor> {
+  let summary = "Elementwise cosine (cosine learning-rate decay)";
+}
 def Kiln_TanhOp : Kiln_UnaryOp<"tanh", Kiln_FloatTensor> {
   let summary = "Elementwise hyperbolic tangent";
 }
@@ -482,5 +485,7 @@ def Kiln_MeanSquaredErrorOp : Kiln_PointwiseLossOp<"mean_squared_error"> {
   let arguments = (ins Kiln_FloatTensor:$prediction, Kiln_FloatTensor:$target);
   let assemblyFormat = "$prediction `,` $target attr-dict `:` type($prediction) `->` type($result)";
 }
+
+include "dialects/Kiln/KilnTrainingOps.td"
 
 #endif // KILN_OPS_TD

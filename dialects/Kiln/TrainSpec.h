@@ -13,6 +13,13 @@
 
 namespace kiln {
 
+/// Result attributes of @train_step between kiln-autodiff and
+/// kiln-expand-optimizer: the dense gradient of a variable, or the two
+/// halves of a sparse one (row ids [N] and rows [N, ...]).
+constexpr llvm::StringLiteral kGradientAttr = "kiln.gradient";
+constexpr llvm::StringLiteral kGradientIndicesAttr = "kiln.gradient_indices";
+constexpr llvm::StringLiteral kGradientRowsAttr = "kiln.gradient_rows";
+
 /// Checks the keys, value kinds and enumerated values of a train spec, and
 /// that its `loss` names a result of the module's `forward` function.
 mlir::LogicalResult verifyTrainSpec(mlir::ModuleOp module, mlir::Attribute spec);

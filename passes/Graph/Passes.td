@@ -41,4 +41,55 @@ def KilnInferShapes : Pass<"kiln-infer-shapes", "::mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::KilnDialect", "::mlir::func::FuncDialect"];
 }
 
+def KilnAutodiff : Pass<"kiln-autodiff", "::mlir::ModuleOp"> {
+  let summary = "Builds @train_step: @forward plus the gradients of the loss";
+  let description = [{
+    Reverse mode from the train spec's `loss` output. @train_step returns
+    @forward's outputs, then for each trainable variable the loss depends
+    on either a dense gradient (`kiln.gradient = @var`) or, for a variable
+    only looked up by axis-0 gathers, a sparse one: the ids
+    (`kiln.gradient_indices`) and the rows' gradients (`kiln.gradient_rows`),
+    duplicates not merged. kiln-expand-optimizer consumes them.
+
+    Before:
+    ```
+    kiln.variable @w : tensor<4x2xf32> init <zeros>
+    func.func @forward(%x: tensor<8x4xf32>, %t: tensor<8x2xf32>) -> (tensor<f32> {kiln.name = "loss"}) {
+      %w = kiln.read @w : tensor<4x2xf32>
+      %y = kiln.matmul %x, %w : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+      %l = kiln.mean_squared_error %y, %t : tensor<8x2xf32> -> tensor<f32>
+      return %l : tensor<f32>
+    }
+    ```
+    After (@forward unchanged), in @train_step:
+    ```
+    %dy = ... 2 (y - t) / 16 ...
+    %dw = kiln.matmul %x, %dy {transpose_a} : (tensor<8x4xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+    return %l, %dw : tensor<f32>, tensor<4x2xf32>   // {kiln.gradient = @w}
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect", "::mlir::func::FuncDialect"];
+}
+
+def KilnExpandOptimizer : Pass<"kiln-expand-optimizer", "::mlir::ModuleOp"> {
+  let summary = "Replaces @train_step's gradients by the optimizer's update";
+  let description = [{
+    Adds a `global_step` counter and the optimizer's slot variables
+    (`<var>/m`, `<var>/v`, `<var>/momentum`, `<var>/accumulator`), computes
+    this step's learning rate from the schedule, clips by global norm when
+    asked, and updates each variable (kiln.apply_* for dense gradients,
+    kiln.sparse_apply for sparse ones) followed by kiln.assign. The gradient
+    results become one `learning_rate` output.
+
+    Before: `return %l, %dw : ... {kiln.gradient = @w}`. After:
+    ```
+    %w0 = kiln.read @w : tensor<4x2xf32>
+    %w1 = kiln.apply_sgd %w0, %dw, %lr : tensor<4x2xf32>, tensor<f32>
+    kiln.assign @w, %w1 : tensor<4x2xf32>
+    return %l, %lr : tensor<f32>, tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect", "::mlir::func::FuncDialect"];
+}
+
 #endif // KILN_PASSES_GRAPH_PASSES_TD

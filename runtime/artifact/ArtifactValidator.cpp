@@ -49,6 +49,8 @@ const char *instructionName(Instruction type) {
     return "Copy";
   case Instruction_InitVariable:
     return "InitVariable";
+  case Instruction_SparseApply:
+    return "SparseApply";
   case Instruction_NONE:
     break;
   }
@@ -123,6 +125,10 @@ private:
                         std::initializer_list<uint64_t> dims,
                         const std::string &expected);
   bool checkCopy(const std::string &field, const Copy &copy);
+  bool checkSparseApply(const std::string &field, const SparseApply &apply);
+  /// Checks that buffer `index` exists and has `dtype` (one of `dtypes`).
+  bool checkDType(const std::string &field, uint32_t index,
+                  std::initializer_list<DType> dtypes);
   bool checkBindings(
       const std::string &field,
       const flatbuffers::Vector<flatbuffers::Offset<Binding>> *bindings,
@@ -370,6 +376,8 @@ bool Validator::checkInstruction(const std::string &field, Instruction type,
                       " variables)");
     return true;
   }
+  case Instruction_SparseApply:
+    return checkSparseApply(kind, *static_cast<const SparseApply *>(instruction));
   case Instruction_NONE:
     break;
   }
@@ -464,6 +472,67 @@ bool Validator::checkCopy(const std::string &field, const Copy &copy) {
                            std::to_string(from) + " bytes, dst buffer " +
                            std::to_string(copy.dst()) + " has " +
                            std::to_string(to));
+  return true;
+}
+
+bool Validator::checkDType(const std::string &field, uint32_t index,
+                           std::initializer_list<DType> dtypes) {
+  if (!checkBufferIndex(field, index))
+    return false;
+  DType dtype = artifact_.buffers()->Get(index)->dtype();
+  for (DType allowed : dtypes)
+    if (dtype == allowed)
+      return true;
+  return fail(field, "buffer " + std::to_string(index) + " is " + dtypeName(dtype) +
+                         ", which this instruction does not take");
+}
+
+bool Validator::checkSparseApply(const std::string &field, const SparseApply &apply) {
+  size_t slots = 0;
+  switch (apply.optimizer()) {
+  case Optimizer_Sgd: slots = 0; break;
+  case Optimizer_Momentum: case Optimizer_Adagrad: slots = 1; break;
+  case Optimizer_Adam: slots = 2; break;
+  default:
+    return fail(field + ".optimizer", "unknown optimizer " +
+                                          std::to_string(static_cast<int>(apply.optimizer())));
+  }
+  if (sizeOf(apply.slots()) != slots)
+    return fail(field + ".slots", std::to_string(sizeOf(apply.slots())) + " slots; " +
+                                      EnumNameOptimizer(apply.optimizer()) + " has " +
+                                      std::to_string(slots));
+  std::vector<uint32_t> state = {apply.param()};
+  for (flatbuffers::uoffset_t i = 0; i < slots; ++i)
+    state.push_back(apply.slots()->Get(i));
+  for (uint32_t buffer : state)
+    if (!checkDType(field + ".param", buffer, {DType_F32}) ||
+        !checkWritable(field + ".param", buffer))
+      return false;
+  if (!checkDType(field + ".indices", apply.indices(), {DType_I32, DType_I64}) ||
+      !checkDType(field + ".rows", apply.rows(), {DType_F32}) ||
+      !checkDType(field + ".lr", apply.lr(), {DType_F32}) ||
+      !checkDType(field + ".step", apply.step(), {DType_F32}))
+    return false;
+  const Buffer &param = *artifact_.buffers()->Get(apply.param());
+  const Buffer &rows = *artifact_.buffers()->Get(apply.rows());
+  const Buffer &indices = *artifact_.buffers()->Get(apply.indices());
+  uint64_t n = buffers_[apply.indices()].elementCount;
+  if (sizeOf(param.shape()) < 1 || sizeOf(indices.shape()) != 1 ||
+      sizeOf(rows.shape()) != sizeOf(param.shape()) || rows.shape()->Get(0) < 0 ||
+      static_cast<uint64_t>(rows.shape()->Get(0)) != n)
+    return fail(field, "indices " + shapeString(indices.shape()) + " and rows " +
+                           shapeString(rows.shape()) + " do not fit param " +
+                           shapeString(param.shape()));
+  for (flatbuffers::uoffset_t d = 1; d < sizeOf(param.shape()); ++d)
+    if (rows.shape()->Get(d) != param.shape()->Get(d))
+      return fail(field + ".rows", "rows " + shapeString(rows.shape()) +
+                                       " do not match param " + shapeString(param.shape()));
+  for (uint32_t buffer : state)
+    if (buffers_[buffer].byteSize != buffers_[apply.param()].byteSize)
+      return fail(field + ".slots", "slot buffer " + std::to_string(buffer) +
+                                        " is not the size of param");
+  if (buffers_[apply.lr()].elementCount != 1 || buffers_[apply.step()].elementCount != 1)
+    return fail(field, "lr and step must be scalars");
   return true;
 }
 

@@ -10,6 +10,43 @@ namespace kiln::exec {
 
 using namespace artifact;
 
+ResolvedProgram::SparseStep
+ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &apply,
+                                    const BufferAddresses &addresses) {
+  SparseStep step;
+  cpu::SparseHyperParameters &hyper = step.hyper;
+  switch (apply.optimizer()) {
+  case Optimizer_Momentum: hyper.optimizer = cpu::SparseOptimizer::Momentum; break;
+  case Optimizer_Adam: hyper.optimizer = cpu::SparseOptimizer::Adam; break;
+  case Optimizer_Adagrad: hyper.optimizer = cpu::SparseOptimizer::Adagrad; break;
+  default: hyper.optimizer = cpu::SparseOptimizer::Sgd; break;
+  }
+  hyper.momentum = apply.momentum();
+  hyper.nesterov = apply.nesterov();
+  hyper.beta1 = apply.beta1();
+  hyper.beta2 = apply.beta2();
+  hyper.epsilon = apply.epsilon();
+  hyper.weightDecay = apply.weight_decay();
+  const Buffer &param = *root.buffers()->Get(apply.param());
+  const Buffer &rows = *root.buffers()->Get(apply.rows());
+  cpu::SparseUpdate &update = step.update;
+  update.param = reinterpret_cast<float *>(addresses[apply.param()]);
+  if (apply.slots())
+    for (uint32_t slot : *apply.slots())
+      update.slots.push_back(reinterpret_cast<float *>(addresses[slot]));
+  update.indices = addresses[apply.indices()];
+  update.indices64 = root.buffers()->Get(apply.indices())->dtype() == DType_I64;
+  update.rows = reinterpret_cast<const float *>(addresses[apply.rows()]);
+  update.count = rows.shape()->Get(0);
+  update.tableRows = param.shape()->Get(0);
+  update.rowWidth = 1;
+  for (flatbuffers::uoffset_t d = 1; d < param.shape()->size(); ++d)
+    update.rowWidth *= param.shape()->Get(d);
+  step.lr = reinterpret_cast<const float *>(addresses[apply.lr()]);
+  step.step = reinterpret_cast<const float *>(addresses[apply.step()]);
+  return step;
+}
+
 ResolvedProgram::ResolvedProgram(const Executable &executable,
                                  const Program &program,
                                  const BufferAddresses &addresses) {
@@ -66,6 +103,10 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
                    layout.elementCount, addresses[variable->buffer()]});
       break;
     }
+    case Instruction_SparseApply:
+      steps_.push_back(resolveSparseApply(root, *instructions->GetAs<SparseApply>(i),
+                                          addresses));
+      break;
     case Instruction_NONE:
       break; // The validator refuses these.
     }
@@ -85,6 +126,11 @@ bool ResolvedProgram::run(std::string &error) const {
       }
     } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
       std::memmove(copy->dst, copy->src, copy->size);
+    } else if (const auto *sparse = std::get_if<SparseStep>(&step)) {
+      cpu::SparseUpdate update = sparse->update;
+      update.lr = *sparse->lr;
+      update.step = *sparse->step;
+      cpu::sparseApply(sparse->hyper, update, sparseScratch_);
     } else {
       const auto &init = std::get<InitStep>(step);
       initializeVariable(*init.variable, *init.buffer, init.elementCount,

@@ -12,6 +12,7 @@
 
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/KernelLibrary.h"
+#include "runtime/cpu/SparseApply.h"
 #include "runtime/exec/Executable.h"
 
 #include <string>
@@ -63,9 +64,20 @@ private:
     uint64_t elementCount;
     void *data;
   };
-  using Step = std::variant<KernelStep, GemmStep, CopyStep, InitStep>;
+  struct SparseStep {
+    cpu::SparseHyperParameters hyper;
+    cpu::SparseUpdate update;
+    const float *lr, *step; ///< Read when the step runs.
+  };
+  using Step = std::variant<KernelStep, GemmStep, CopyStep, InitStep, SparseStep>;
+
+  static SparseStep resolveSparseApply(const artifact::Artifact &root,
+                                       const artifact::SparseApply &apply,
+                                       const BufferAddresses &addresses);
 
   std::vector<Step> steps_;
+  /// Sums of duplicate sparse rows; reused between runs.
+  mutable std::vector<float> sparseScratch_;
   /// The argument arrays of every KernelStep, one after another.
   std::vector<void *> kernelArgs_;
 };

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/ModelImporter.h"
+#include "dialects/Kiln/KilnDialect.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/RegisterAll.h"
 #include "compiler/Support/ModelReport.h"
@@ -63,6 +64,10 @@ cl::list<std::string> dims("dim",
                            cl::value_desc("NAME=SIZE"));
 cl::opt<bool> report("report",
                      cl::desc("Print a summary of the compiled model to stderr"));
+cl::opt<bool> inferenceOnly(
+    "inference-only",
+    cl::desc("Compile only @forward even when the model has a train spec "
+             "(by default such a model also gets a train_step program)"));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
                                  "shape refinement and canonicalization"));
@@ -141,6 +146,8 @@ int main(int argc, char **argv) {
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
     kiln::buildImportCleanupPipeline(pm);
+    if (!inferenceOnly && (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName))
+      kiln::buildTrainingPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }
@@ -150,7 +157,7 @@ int main(int argc, char **argv) {
     return failed(writeText([&](llvm::raw_ostream &os) { module->print(os); })) ? 1 : 0;
 
   if (emit == Emit::Kernels) {
-    FailureOr<kiln::ExecutionPlan> plan = kiln::planForward(*module);
+    FailureOr<kiln::ExecutionPlan> plan = kiln::planModule(*module);
     if (failed(plan))
       return 1;
     OwningOpRef<ModuleOp> kernels = kiln::buildKernelModule(*plan, context);

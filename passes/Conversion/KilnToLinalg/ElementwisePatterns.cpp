@@ -67,6 +67,9 @@ Value element(SqrtOp, OpBuilder &b, Location loc, ValueRange x) {
 Value element(RsqrtOp, OpBuilder &b, Location loc, ValueRange x) {
   return b.create<math::RsqrtOp>(loc, x[0]);
 }
+Value element(CosOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::CosOp>(loc, x[0]);
+}
 Value element(TanhOp, OpBuilder &b, Location loc, ValueRange x) {
   return b.create<math::TanhOp>(loc, x[0]);
 }
@@ -241,7 +244,7 @@ void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<MaximumOp>, ElementwiseLowering<MinimumOp>,
                ElementwiseLowering<NegOp>, ElementwiseLowering<ExpOp>,
                ElementwiseLowering<LogOp>, ElementwiseLowering<SqrtOp>,
-               ElementwiseLowering<RsqrtOp>, ElementwiseLowering<TanhOp>,
+               ElementwiseLowering<RsqrtOp>, ElementwiseLowering<TanhOp>, ElementwiseLowering<CosOp>,
                ElementwiseLowering<SigmoidOp>, ElementwiseLowering<ReluOp>,
                GeluLowering, CompareLowering, SelectLowering, CastLowering,
                ConstantLowering>(patterns.getContext());

@@ -58,6 +58,7 @@ struct ConvertKilnToLinalgPass
     populateNormalizationToLinalgPatterns(patterns);
     populateGatherAndLossToLinalgPatterns(patterns);
     populateMatmulToLinalgPatterns(patterns);
+    populateTrainingToLinalgPatterns(patterns);
 
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,

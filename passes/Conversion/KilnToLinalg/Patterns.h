@@ -17,6 +17,8 @@ void populateReductionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateNormalizationToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// gather and the three losses.
 void populateGatherAndLossToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// gelu_grad, one_hot, pad and the dense optimizer updates.
+void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// matmul as linalg named ops (used where no GEMM library call is made).
 void populateMatmulToLinalgPatterns(mlir::RewritePatternSet &patterns);
 

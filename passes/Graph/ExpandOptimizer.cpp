@@ -1,0 +1,353 @@
+//===- ExpandOptimizer.cpp - The kiln-expand-optimizer pass ---------------===//
+//
+// Turns the gradients @train_step returns (kiln-autodiff's kiln.gradient*
+// results) into the update: a step counter variable, the learning rate of
+// this step from the schedule, global-norm clipping, slot variables, and
+// one update op per variable followed by kiln.assign of the new values. The
+// gradient results are replaced by one `learning_rate` output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Graph/Passes.h"
+
+#include "dialects/Kiln/KilnOps.h"
+#include "dialects/Kiln/TrainSpec.h"
+#include "passes/Graph/GradientBuilder.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <cmath>
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNEXPANDOPTIMIZER
+#include "passes/Graph/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The name of the step counter variable.
+constexpr llvm::StringLiteral kStepVariable = "global_step";
+
+/// The optimizer part of the train spec, with its defaults.
+struct OptimizerSpec {
+  std::string kind = "sgd";
+  double lr = 0.01, momentum = 0.9, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  double weightDecay = 0.0, initialAccumulator = 0.0, clipGlobalNorm = 0.0;
+  bool nesterov = false;
+  std::string schedule = "constant";
+  int64_t warmupSteps = 0, decaySteps = 0;
+  double minLr = 0.0;
+
+  static OptimizerSpec from(DictionaryAttr dict);
+};
+
+double number(DictionaryAttr dict, StringRef key, double fallback) {
+  if (auto f = dict.getAs<FloatAttr>(key))
+    return f.getValueAsDouble();
+  if (auto i = dict.getAs<IntegerAttr>(key))
+    return static_cast<double>(i.getInt());
+  return fallback;
+}
+
+OptimizerSpec OptimizerSpec::from(DictionaryAttr dict) {
+  OptimizerSpec spec;
+  if (!dict)
+    return spec;
+  if (auto kind = dict.getAs<StringAttr>("kind"))
+    spec.kind = kind.str();
+  spec.lr = number(dict, "learning_rate", spec.lr);
+  spec.momentum = number(dict, "momentum", spec.momentum);
+  spec.beta1 = number(dict, "beta1", spec.beta1);
+  spec.beta2 = number(dict, "beta2", spec.beta2);
+  spec.epsilon = number(dict, "epsilon", spec.epsilon);
+  spec.weightDecay = number(dict, "weight_decay", spec.weightDecay);
+  spec.initialAccumulator = number(dict, "initial_accumulator", spec.initialAccumulator);
+  spec.clipGlobalNorm = number(dict, "clip_global_norm", spec.clipGlobalNorm);
+  if (auto nesterov = dict.getAs<BoolAttr>("nesterov"))
+    spec.nesterov = nesterov.getValue();
+  if (auto schedule = dict.getAs<DictionaryAttr>("schedule")) {
+    if (auto kind = schedule.getAs<StringAttr>("kind"))
+      spec.schedule = kind.str();
+    spec.warmupSteps = static_cast<int64_t>(number(schedule, "warmup_steps", 0));
+    spec.decaySteps = static_cast<int64_t>(number(schedule, "decay_steps", 0));
+    spec.minLr = number(schedule, "min_lr", 0.0);
+  }
+  return spec;
+}
+
+/// One variable's gradient as @train_step returns it.
+struct Gradient {
+  VariableOp variable;
+  Value dense, ids, rows;
+};
+
+class OptimizerExpansion {
+public:
+  OptimizerExpansion(ModuleOp module, func::FuncOp train, OptimizerSpec spec)
+      : module(module), train(train), spec(std::move(spec)),
+        builder(train.getBody().back().getTerminator()), gb(builder, train.getLoc()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult collectGradients();
+  VariableOp addVariable(StringRef name, RankedTensorType type, InitializerAttr init,
+                         bool trainable);
+  Value read(VariableOp variable) {
+    return builder.create<ReadOp>(gb.location(), variable.getType(), variable.getSymName());
+  }
+  void assign(VariableOp variable, Value value) {
+    builder.create<AssignOp>(gb.location(), variable.getSymName(), value);
+  }
+  /// The 1-based number of this step, as f32; assigns the counter.
+  Value countStep();
+  Value learningRate(Value step);
+  void clipGradients();
+  LogicalResult update(Gradient &gradient, Value lr, Value step);
+  SmallVector<VariableOp> slotsFor(VariableOp variable);
+
+  ModuleOp module;
+  func::FuncOp train;
+  OptimizerSpec spec;
+  OpBuilder builder;
+  GradientBuilder gb;
+  SmallVector<Gradient> gradients;
+  SmallVector<Value> kept;           // Results that stay.
+  SmallVector<DictionaryAttr> keptAttrs;
+};
+
+LogicalResult OptimizerExpansion::collectGradients() {
+  auto ret = llvm::cast<func::ReturnOp>(train.getBody().back().getTerminator());
+  llvm::MapVector<StringRef, Gradient> byName;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    DictionaryAttr attrs = train.getResultAttrDict(i);
+    FlatSymbolRefAttr target;
+    StringRef kind;
+    for (StringRef attr : {kGradientAttr, kGradientIndicesAttr, kGradientRowsAttr})
+      if (auto ref = attrs ? attrs.getAs<FlatSymbolRefAttr>(attr) : FlatSymbolRefAttr()) {
+        target = ref;
+        kind = attr;
+      }
+    if (!target) {
+      kept.push_back(value);
+      keptAttrs.push_back(attrs ? attrs : DictionaryAttr::get(train.getContext()));
+      continue;
+    }
+    auto variable = module.lookupSymbol<VariableOp>(target.getAttr());
+    if (!variable)
+      return train.emitOpError("returns the gradient of unknown variable ") << target;
+    Gradient &gradient = byName[variable.getSymName()];
+    gradient.variable = variable;
+    (kind == kGradientAttr ? gradient.dense
+                           : kind == kGradientIndicesAttr ? gradient.ids : gradient.rows) = value;
+  }
+  for (auto &[name, gradient] : byName) {
+    if (gradient.dense && gradient.ids)
+      return train.emitOpError("returns both a dense and a sparse gradient of @") << name;
+    if (bool(gradient.ids) != bool(gradient.rows))
+      return train.emitOpError("returns half of a sparse gradient of @") << name;
+    gradients.push_back(gradient);
+  }
+  if (gradients.empty())
+    return train.emitOpError("returns no gradients: run kiln-autodiff first, and give "
+                             "the loss a trainable variable to depend on");
+  return success();
+}
+
+VariableOp OptimizerExpansion::addVariable(StringRef name, RankedTensorType type,
+                                           InitializerAttr init, bool trainable) {
+  OpBuilder moduleBuilder(module.getBodyRegion());
+  moduleBuilder.setInsertionPoint(train);
+  auto variable = moduleBuilder.create<VariableOp>(train.getLoc(), name, type, init,
+                                                   trainable);
+  return variable;
+}
+
+Value OptimizerExpansion::countStep() {
+  MLIRContext *context = module.getContext();
+  auto counterType = RankedTensorType::get({}, IntegerType::get(context, 64));
+  VariableOp counter = addVariable(kStepVariable, counterType,
+                                   InitializerAttr::get(context, InitKind::zeros), false);
+  Value next = gb.add(read(counter), gb.splat(counterType, 1));
+  assign(counter, next);
+  auto f32 = RankedTensorType::get({}, Float32Type::get(context));
+  return builder.create<CastOp>(gb.location(), f32, next);
+}
+
+Value OptimizerExpansion::learningRate(Value step) {
+  auto constant = [&](double v) { return gb.splatLike(step, v); };
+  Value base = constant(spec.lr);
+  auto minOf = [&](Value x, Value y) { return builder.create<MinimumOp>(gb.location(), x, y); };
+  auto maxOf = [&](Value x, Value y) { return builder.create<MaximumOp>(gb.location(), x, y); };
+  double warmup = static_cast<double>(spec.warmupSteps);
+  Value warm = warmup > 0 ? gb.mul(base, minOf(gb.div(step, constant(warmup)), constant(1.0)))
+                          : base;
+  if (spec.schedule != "cosine_decay")
+    return spec.schedule == "linear_warmup" ? warm : base;
+  // After warm-up: min + (lr - min) (1 + cos(pi p)) / 2, p from 0 to 1 at decay_steps.
+  double span = std::max(1.0, static_cast<double>(spec.decaySteps) - warmup);
+  Value progress = minOf(maxOf(gb.div(gb.sub(step, constant(warmup)), constant(span)),
+                               constant(0.0)),
+                         constant(1.0));
+  Value cosine = builder.create<CosOp>(gb.location(), gb.scale(progress, M_PI));
+  Value decayed = gb.add(constant(spec.minLr),
+                         gb.scale(gb.add(cosine, constant(1.0)), 0.5 * (spec.lr - spec.minLr)));
+  if (warmup <= 0)
+    return decayed;
+  Value warming = gb.compare(ComparePredicate::le, step, constant(warmup));
+  return builder.create<SelectOp>(gb.location(), warming, warm, decayed);
+}
+
+void OptimizerExpansion::clipGradients() {
+  // TensorFlow's clip_by_global_norm: g * clip / max(norm, clip).
+  Value sumOfSquares;
+  auto addSquares = [&](Value g) {
+    Value squares = gb.mul(g, g);
+    SmallVector<int64_t> axes;
+    for (int64_t d = 0; d < tensorType(g).getRank(); ++d)
+      axes.push_back(d);
+    Value sum = gb.reduceSum(squares, axes, false);
+    sumOfSquares = sumOfSquares ? gb.add(sumOfSquares, sum) : sum;
+  };
+  for (Gradient &gradient : gradients)
+    addSquares(gradient.dense ? gradient.dense : gradient.rows);
+  Value norm = builder.create<SqrtOp>(gb.location(), sumOfSquares);
+  Value clip = gb.splatLike(norm, spec.clipGlobalNorm);
+  Value factor = gb.div(clip, builder.create<MaximumOp>(gb.location(), norm, clip));
+  for (Gradient &gradient : gradients) {
+    Value &g = gradient.dense ? gradient.dense : gradient.rows;
+    g = gb.mul(g, gb.broadcastTo(factor, tensorType(g)));
+  }
+}
+
+SmallVector<VariableOp> OptimizerExpansion::slotsFor(VariableOp variable) {
+  MLIRContext *context = module.getContext();
+  RankedTensorType type = variable.getTensorType();
+  SmallVector<StringRef> names;
+  if (spec.kind == "momentum")
+    names = {"momentum"};
+  else if (spec.kind == "adam" || spec.kind == "adamw")
+    names = {"m", "v"};
+  else if (spec.kind == "adagrad")
+    names = {"accumulator"};
+  SmallVector<VariableOp> slots;
+  for (StringRef slot : names) {
+    InitializerAttr init = InitializerAttr::get(context, InitKind::zeros);
+    if (slot == "accumulator" && spec.initialAccumulator != 0.0) {
+      auto value = DenseElementsAttr::get(
+          type, FloatAttr::get(type.getElementType(), spec.initialAccumulator));
+      init = InitializerAttr::get(context, InitKind::constant, APFloat(0.0), APFloat(0.0),
+                                  0, value);
+    }
+    std::string name = (variable.getSymName() + "/" + slot).str();
+    slots.push_back(addVariable(name, type, init, false));
+  }
+  return slots;
+}
+
+LogicalResult OptimizerExpansion::update(Gradient &gradient, Value lr, Value step) {
+  VariableOp variable = gradient.variable;
+  Type element = variable.getTensorType().getElementType();
+  if (!element.isF32()) {
+    auto scalar = RankedTensorType::get({}, element);
+    lr = builder.create<CastOp>(gb.location(), scalar, lr);
+    step = builder.create<CastOp>(gb.location(), scalar, step);
+  }
+  SmallVector<VariableOp> slots = slotsFor(variable);
+  Value param = read(variable);
+  SmallVector<Value> slotValues;
+  for (VariableOp slot : slots)
+    slotValues.push_back(read(slot));
+  Location loc = gb.location();
+  SmallVector<Value> results;
+  double decay = spec.kind == "adamw" ? spec.weightDecay : 0.0;
+  Type type = variable.getTensorType();
+  auto f64 = [&](double v) { return builder.getF64FloatAttr(v); };
+  if (gradient.ids) {
+    OptimizerKind kind = spec.kind == "sgd"        ? OptimizerKind::sgd
+                         : spec.kind == "momentum" ? OptimizerKind::momentum
+                         : spec.kind == "adagrad"  ? OptimizerKind::adagrad
+                                                   : OptimizerKind::adam;
+    SmallVector<Type> slotTypes(slots.size(), variable.getTensorType());
+    auto apply = builder.create<SparseApplyOp>(
+        loc, variable.getTensorType(), slotTypes,
+        OptimizerKindAttr::get(module.getContext(), kind), param, slotValues, gradient.ids, gradient.rows, lr, step,
+        builder.getF64FloatAttr(spec.momentum),
+        spec.nesterov ? builder.getUnitAttr() : UnitAttr(),
+        builder.getF64FloatAttr(spec.beta1), builder.getF64FloatAttr(spec.beta2),
+        builder.getF64FloatAttr(spec.epsilon), builder.getF64FloatAttr(decay));
+    results.assign(apply->result_begin(), apply->result_end());
+  } else if (spec.kind == "sgd") {
+    results = {builder.create<ApplySgdOp>(loc, type, param, gradient.dense, lr).getResult()};
+  } else if (spec.kind == "momentum") {
+    auto apply = builder.create<ApplyMomentumOp>(
+        loc, type, type, param, slotValues[0], gradient.dense, lr, f64(spec.momentum),
+        spec.nesterov ? builder.getUnitAttr() : UnitAttr());
+    results.assign(apply->result_begin(), apply->result_end());
+  } else if (spec.kind == "adam" || spec.kind == "adamw") {
+    auto apply = builder.create<ApplyAdamOp>(
+        loc, type, type, type, param, slotValues[0], slotValues[1], gradient.dense, lr, step,
+        f64(spec.beta1), f64(spec.beta2), f64(spec.epsilon), f64(decay));
+    results.assign(apply->result_begin(), apply->result_end());
+  } else if (spec.kind == "adagrad") {
+    auto apply = builder.create<ApplyAdagradOp>(loc, type, type, param, slotValues[0],
+                                                gradient.dense, lr, f64(spec.epsilon));
+    results.assign(apply->result_begin(), apply->result_end());
+  } else {
+    return train.emitOpError("unknown optimizer '") << spec.kind << "'";
+  }
+  assign(variable, results[0]);
+  for (auto [slot, value] : llvm::zip(slots, llvm::drop_begin(results)))
+    assign(slot, value);
+  return success();
+}
+
+LogicalResult OptimizerExpansion::run() {
+  if (module.lookupSymbol(kStepVariable))
+    return module.emitError("the model already has a variable named '")
+           << kStepVariable << "', which the optimizer's step counter needs";
+  if (failed(collectGradients()))
+    return failure();
+  Value step = countStep();
+  Value lr = learningRate(step);
+  if (spec.clipGlobalNorm > 0)
+    clipGradients();
+  for (Gradient &gradient : gradients)
+    if (failed(update(gradient, lr, step)))
+      return failure();
+
+  MLIRContext *context = module.getContext();
+  kept.push_back(lr);
+  keptAttrs.push_back(DictionaryAttr::get(
+      context, {NamedAttribute(StringAttr::get(context, KilnDialect::kNameAttrName),
+                               StringAttr::get(context, "learning_rate"))}));
+  auto ret = llvm::cast<func::ReturnOp>(train.getBody().back().getTerminator());
+  OpBuilder(ret).create<func::ReturnOp>(ret.getLoc(), kept);
+  ret.erase();
+  train.setType(FunctionType::get(context, train.getArgumentTypes(),
+                                  ValueRange(kept).getTypes()));
+  train.setAllResultAttrs(keptAttrs);
+  return success();
+}
+
+struct ExpandOptimizerPass
+    : public kiln::impl::KilnExpandOptimizerBase<ExpandOptimizerPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+    auto train = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!spec || !train) {
+      module.emitError("kiln-expand-optimizer needs a train spec and a @train_step "
+                       "(run kiln-autodiff first)");
+      return signalPassFailure();
+    }
+    OptimizerSpec optimizer = OptimizerSpec::from(spec.getAs<DictionaryAttr>("optimizer"));
+    if (failed(OptimizerExpansion(module, train, optimizer).run()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

@@ -1,0 +1,203 @@
+//===- GradientRulesNN.cpp - Gradients of matmul, reductions, norms, losses ===//
+//
+// matmul's operand gradients are matmuls with the transposes folded into
+// flags. Softmax-like and layer-norm rules use the closed forms (no
+// re-derivation through their pieces). Losses are means, so their
+// gradients carry 1 / count; a gather's table gradient here is the dense
+// one (kiln-autodiff keeps the sparse rows for variables read only by
+// gathers instead).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Graph/GradientRules.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+SmallVector<int64_t> axesFrom(int64_t first, int64_t rank) {
+  SmallVector<int64_t> axes;
+  for (int64_t d = first; d < rank; ++d)
+    axes.push_back(d);
+  return axes;
+}
+
+FailureOr<bool> matmulGradients(MatmulOp op, Value g, GradientBuilder &gb,
+                                SmallVectorImpl<Value> &grads) {
+  Value a = op.getLhs(), b = op.getRhs();
+  bool ta = op.getTransposeA(), tb = op.getTransposeB();
+  RankedTensorType aType = tensorType(a), bType = tensorType(b);
+  bool sharedB = aType.getRank() > 2 && bType.getRank() == 2;
+  if (sharedB && ta)
+    return op.emitOpError("has no gradient rule for a transposed lhs with a shared rhs"),
+           false;
+  Value da, db;
+  if (!ta && !tb)
+    da = gb.matmul(g, b, false, true);
+  else if (!ta && tb)
+    da = gb.matmul(g, b, false, false);
+  else if (ta && !tb)
+    da = gb.matmul(b, g, false, true);
+  else
+    da = gb.matmul(b, g, true, true);
+  // A shared rhs receives the sum over the batch: fold the batch into rows.
+  Value a2 = sharedB ? gb.flattenLeading(a, 1) : a;
+  Value g2 = sharedB ? gb.flattenLeading(g, 1) : g;
+  if (!ta && !tb)
+    db = gb.matmul(a2, g2, true, false);
+  else if (!ta && tb)
+    db = gb.matmul(g2, a2, true, false);
+  else if (ta && !tb)
+    db = gb.matmul(a2, g2, false, false);
+  else
+    db = gb.matmul(g2, a2, true, true);
+  grads.assign({da, db});
+  return true;
+}
+
+FailureOr<bool> reduceGradients(Operation *op, Value g, GradientBuilder &gb,
+                                SmallVectorImpl<Value> &grads) {
+  Value x = op->getOperand(0);
+  RankedTensorType type = tensorType(x);
+  ArrayRef<int64_t> axes = op->getAttrOfType<DenseI64ArrayAttr>("axes").asArrayRef();
+  Value spread = gb.expandReduced(g, axes, type);
+  if (llvm::isa<ReduceSumOp>(op)) {
+    grads.assign({spread});
+  } else if (llvm::isa<ReduceMeanOp>(op)) {
+    int64_t count = 1;
+    for (int64_t axis : axes)
+      count *= type.getDimSize(axis);
+    grads.assign({gb.scale(spread, 1.0 / static_cast<double>(count))});
+  } else {
+    // reduce_max: shared equally by the elements equal to the maximum.
+    Value max = gb.expandReduced(op->getResult(0), axes, type);
+    Value hit = gb.compare(ComparePredicate::eq, x, max);
+    Value mask = gb.where(hit, gb.splat(type, 1.0));
+    Value count = gb.expandReduced(gb.reduceSum(mask, axes, false), axes, type);
+    grads.assign({gb.div(gb.mul(spread, mask), count)});
+  }
+  return true;
+}
+
+FailureOr<bool> layerNormGradients(LayerNormOp op, Value g, GradientBuilder &gb,
+                                   SmallVectorImpl<Value> &grads) {
+  Value x = op.getInput();
+  RankedTensorType type = tensorType(x);
+  int64_t axis = op.getAxis();
+  SmallVector<int64_t> normAxes = axesFrom(axis, type.getRank());
+  SmallVector<int64_t> leadAxes;
+  for (int64_t d = 0; d < axis; ++d)
+    leadAxes.push_back(d);
+  // Recompute the normalized input from x (cheaper to keep than to store).
+  Value mean = gb.expandReduced(gb.reduceMean(x, normAxes, false), normAxes, type);
+  Value centered = gb.sub(x, mean);
+  Value var = gb.reduceMean(gb.mul(centered, centered), normAxes, false);
+  Value eps = gb.splatLike(var, op.getEpsilon().convertToDouble());
+  Value rstd = gb.expandReduced(gb.builder().create<RsqrtOp>(gb.location(), gb.add(var, eps)),
+                                normAxes, type);
+  Value xhat = gb.mul(centered, rstd);
+  RankedTensorType scaleType = tensorType(op.getScale());
+  Value dscale = gb.reduceSum(gb.mul(g, xhat), leadAxes, false);
+  Value dbias = op.getBias() ? gb.reduceSum(g, leadAxes, false) : Value();
+  Value dxhat = gb.mul(g, gb.broadcastTo(op.getScale(), type));
+  Value meanD = gb.expandReduced(gb.reduceMean(dxhat, normAxes, false), normAxes, type);
+  Value meanDX = gb.expandReduced(gb.reduceMean(gb.mul(dxhat, xhat), normAxes, false),
+                                  normAxes, type);
+  Value dx = gb.mul(rstd, gb.sub(gb.sub(dxhat, meanD), gb.mul(xhat, meanDX)));
+  grads.assign({dx, gb.reshape(dscale, scaleType)});
+  if (op.getBias())
+    grads.push_back(gb.reshape(dbias, tensorType(op.getBias())));
+  return true;
+}
+
+/// How many terms a loss averages: all elements, or the batch for softmax
+/// cross-entropy.
+double inverseCount(Value x, int64_t perTerm) {
+  return static_cast<double>(perTerm) / static_cast<double>(tensorType(x).getNumElements());
+}
+
+} // namespace
+
+Value scatterRowsDense(GradientBuilder &gb, Value ids, Value values,
+                       RankedTensorType tableType) {
+  RankedTensorType valuesType = tensorType(values);
+  int64_t n = tensorType(ids).getDimSize(0);
+  auto oneHotType = RankedTensorType::get({n, tableType.getDimSize(0)},
+                                          valuesType.getElementType());
+  Value hot = gb.builder().create<OneHotOp>(gb.location(), oneHotType, ids);
+  int64_t width = n == 0 ? 0 : valuesType.getNumElements() / n;
+  Value rows =
+      gb.reshape(values, RankedTensorType::get({n, width}, valuesType.getElementType()));
+  Value dense = gb.matmul(hot, rows, true, false);
+  return gb.reshape(dense, tableType);
+}
+
+FailureOr<bool> networkGradients(Operation *op, Value g, GradientBuilder &gb,
+                                 SmallVectorImpl<Value> &grads) {
+  if (auto matmul = llvm::dyn_cast<MatmulOp>(op))
+    return matmulGradients(matmul, g, gb, grads);
+  if (llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op))
+    return reduceGradients(op, g, gb, grads);
+  if (auto layerNorm = llvm::dyn_cast<LayerNormOp>(op))
+    return layerNormGradients(layerNorm, g, gb, grads);
+  if (auto softmax = llvm::dyn_cast<SoftmaxOp>(op)) {
+    // y * (g - sum(g * y))
+    Value y = softmax.getResult();
+    int64_t axis = softmax.getAxis();
+    Value dot = gb.expandReduced(gb.reduceSum(gb.mul(g, y), {axis}, false), {axis},
+                                 tensorType(y));
+    grads.assign({gb.mul(y, gb.sub(g, dot))});
+    return true;
+  }
+  if (auto logSoftmax = llvm::dyn_cast<LogSoftmaxOp>(op)) {
+    // g - exp(y) * sum(g)
+    Value y = logSoftmax.getResult();
+    int64_t axis = logSoftmax.getAxis();
+    Value sum = gb.expandReduced(gb.reduceSum(g, {axis}, false), {axis}, tensorType(y));
+    grads.assign({gb.sub(g, gb.mul(gb.builder().create<ExpOp>(gb.location(), y), sum))});
+    return true;
+  }
+  if (auto gather = llvm::dyn_cast<GatherOp>(op)) {
+    if (gather.getAxis() != 0)
+      return gather.emitOpError("has no gradient rule for axis ") << gather.getAxis()
+             << " (only 0, an embedding lookup)",
+             false;
+    RankedTensorType table = tensorType(gather.getTable());
+    RankedTensorType indices = tensorType(gather.getIndices());
+    int64_t n = indices.getNumElements();
+    Value ids = gb.reshape(gather.getIndices(),
+                           RankedTensorType::get({n}, indices.getElementType()));
+    grads.assign({scatterRowsDense(gb, ids, g, table), Value()});
+    return true;
+  }
+  if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(op)) {
+    // (softmax(x) - one_hot(labels)) * g / batch
+    Value logits = loss.getLogits();
+    RankedTensorType type = tensorType(logits);
+    int64_t classes = type.getShape().back();
+    Value probs = gb.builder().create<SoftmaxOp>(gb.location(), logits, type.getRank() - 1);
+    Value hot = gb.builder().create<OneHotOp>(gb.location(), type, loss.getLabels());
+    Value scaled = gb.scale(gb.broadcastTo(g, type), inverseCount(logits, classes));
+    grads.assign({gb.mul(gb.sub(probs, hot), scaled), Value()});
+    return true;
+  }
+  if (auto loss = llvm::dyn_cast<SigmoidCrossEntropyOp>(op)) {
+    // d/dx: (sigmoid(x) - t) g / n; d/dt: -x g / n.
+    Value x = loss.getLogits(), t = loss.getTargets();
+    Value scaled = gb.scale(gb.broadcastTo(g, tensorType(x)), inverseCount(x, 1));
+    Value p = gb.builder().create<SigmoidOp>(gb.location(), x);
+    grads.assign({gb.mul(gb.sub(p, t), scaled), gb.neg(gb.mul(x, scaled))});
+    return true;
+  }
+  if (auto loss = llvm::dyn_cast<MeanSquaredErrorOp>(op)) {
+    Value p = loss.getPrediction(), t = loss.getTarget();
+    Value scaled = gb.scale(gb.broadcastTo(g, tensorType(p)), 2.0 * inverseCount(p, 1));
+    Value dp = gb.mul(gb.sub(p, t), scaled);
+    grads.assign({dp, gb.neg(dp)});
+    return true;
+  }
+  return failure();
+}
+
+} // namespace kiln

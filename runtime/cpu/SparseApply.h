@@ -1,0 +1,46 @@
+//===- SparseApply.h - Lazy optimizer updates of embedding rows -*- C++ -*-===//
+//
+// The runtime side of kiln.sparse_apply (artifact.fbs, table SparseApply):
+// the gradient arrives as ids and rows; duplicate ids are summed first, in
+// order of first appearance, then each named row of the parameter and its
+// slots gets the dense optimizer's update. Ids outside [0, rows) are
+// skipped (the data readers reject them before a step runs). The parameter
+// servers will apply the same code to their shards.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CPU_SPARSEAPPLY_H
+#define KILN_RUNTIME_CPU_SPARSEAPPLY_H
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace kiln::cpu {
+
+enum class SparseOptimizer { Sgd, Momentum, Adam, Adagrad };
+
+struct SparseHyperParameters {
+  SparseOptimizer optimizer = SparseOptimizer::Sgd;
+  double momentum = 0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weightDecay = 0;
+  bool nesterov = false;
+};
+
+/// The tensors of one update; `param` and `slots` are [tableRows, rowWidth].
+struct SparseUpdate {
+  float *param;
+  std::vector<float *> slots;
+  const void *indices;
+  bool indices64;
+  const float *rows; ///< [count, rowWidth]
+  int64_t count, tableRows, rowWidth;
+  float lr, step;
+};
+
+/// Applies the update in place. `scratch` keeps its capacity between calls.
+void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
+                 std::vector<float> &scratch);
+
+} // namespace kiln::cpu
+
+#endif // KILN_RUNTIME_CPU_SPARSEAPPLY_H

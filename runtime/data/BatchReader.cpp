@@ -1,0 +1,171 @@
+//===- BatchReader.cpp - Batches of a data set for training ---------------===//
+//
+// prefetch + 1 slots circulate: the producer fills free slots in index
+// order and queues them; next() hands the oldest out and frees the one it
+// handed out before.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/data/BatchReader.h"
+
+#include "runtime/data/SplitMix.h"
+
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+namespace kiln::data {
+
+BatchReader::BatchReader(std::shared_ptr<const Dataset> data,
+                         BatchOptions options)
+    : data_(std::move(data)), options_(options) {
+  if (!data_ || data_->rows <= 0)
+    throw std::invalid_argument("BatchReader: the data set holds no examples");
+  if (options_.batchSize < 1)
+    throw std::invalid_argument("BatchReader: batch size " +
+                                std::to_string(options_.batchSize) +
+                                " is below 1");
+  if (options_.prefetch < 0)
+    throw std::invalid_argument("BatchReader: negative prefetch " +
+                                std::to_string(options_.prefetch));
+  if (options_.shuffle && data_->rows > (int64_t(1) << 32))
+    throw std::invalid_argument("BatchReader: shuffling more than 2^32 rows "
+                                "is not supported");
+  for (const FeedSpec &spec : data_->specs)
+    exampleBytes_.push_back(exampleBytes(spec));
+  slots_.resize(static_cast<size_t>(options_.prefetch) + 1);
+  for (Slot &slot : slots_)
+    for (size_t bytes : exampleBytes_)
+      slot.buffers.emplace_back(bytes * options_.batchSize);
+}
+
+BatchReader::~BatchReader() { stop(); }
+
+void BatchReader::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    stopping_ = true;
+  }
+  changed_.notify_all();
+  if (thread_.joinable())
+    thread_.join();
+}
+
+void BatchReader::start(int64_t first) {
+  if (first < 0)
+    throw std::invalid_argument("BatchReader: negative batch index " +
+                                std::to_string(first));
+  stop();
+  ready_.clear();
+  free_.resize(slots_.size());
+  std::iota(free_.begin(), free_.end(), 0);
+  handed_ = -1;
+  failure_ = nullptr;
+  stopping_ = false;
+  nextIndex_ = produceIndex_ = first;
+  started_ = true;
+  if (options_.prefetch > 0)
+    thread_ = std::thread([this] { produce(); });
+}
+
+const std::vector<std::vector<uint8_t>> &BatchReader::next() {
+  if (!started_)
+    throw std::logic_error("BatchReader: next() before start()");
+  if (options_.prefetch == 0) {
+    fill(slots_[0], nextIndex_);
+    ++nextIndex_;
+    return slots_[0].buffers;
+  }
+  std::unique_lock<std::mutex> lock(mutex_);
+  if (handed_ >= 0) {
+    free_.push_back(static_cast<size_t>(handed_));
+    handed_ = -1;
+    changed_.notify_all();
+  }
+  changed_.wait(lock, [this] { return !ready_.empty() || failure_; });
+  if (ready_.empty())
+    std::rethrow_exception(failure_);
+  handed_ = static_cast<long>(ready_.front());
+  ready_.pop_front();
+  ++nextIndex_;
+  return slots_[handed_].buffers;
+}
+
+void BatchReader::produce() {
+  for (;;) {
+    size_t slot;
+    int64_t index;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      changed_.wait(lock, [this] { return stopping_ || !free_.empty(); });
+      if (stopping_)
+        return;
+      slot = free_.back();
+      free_.pop_back();
+      index = produceIndex_++;
+    }
+    try {
+      fill(slots_[slot], index);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      failure_ = std::current_exception();
+      changed_.notify_all();
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ready_.push_back(slot);
+    }
+    changed_.notify_all();
+  }
+}
+
+const std::vector<uint32_t> &BatchReader::permutation(int64_t epoch) {
+  for (Permutation &cached : permutations_)
+    if (cached.epoch == epoch)
+      return cached.rows;
+  // Batches move forward: replace the older epoch.
+  Permutation &fresh = permutations_[0].epoch < permutations_[1].epoch
+                           ? permutations_[0]
+                           : permutations_[1];
+  fresh.epoch = epoch;
+  fresh.rows.resize(static_cast<size_t>(data_->rows));
+  std::iota(fresh.rows.begin(), fresh.rows.end(), 0u);
+  SplitMixStream stream(
+      splitMix(options_.seed ^ splitMix(static_cast<uint64_t>(epoch))));
+  for (uint64_t i = fresh.rows.size() - 1; i > 0; --i)
+    std::swap(fresh.rows[i], fresh.rows[stream.below(i + 1)]);
+  return fresh.rows;
+}
+
+void BatchReader::fill(Slot &slot, int64_t index) {
+  const Dataset &data = *data_;
+  int64_t batch = options_.batchSize;
+  uint64_t position = static_cast<uint64_t>(index) * batch;
+  uint64_t rows = static_cast<uint64_t>(data.rows);
+  for (int64_t done = 0; done < batch;) {
+    int64_t epoch = static_cast<int64_t>(position / rows);
+    uint64_t first = position % rows;
+    int64_t run = static_cast<int64_t>(
+        std::min<uint64_t>(rows - first, static_cast<uint64_t>(batch - done)));
+    const std::vector<uint32_t> *order =
+        options_.shuffle ? &permutation(epoch) : nullptr;
+    for (size_t f = 0; f < exampleBytes_.size(); ++f) {
+      size_t size = exampleBytes_[f];
+      uint8_t *out = slot.buffers[f].data() + done * size;
+      const uint8_t *in = data.columns[f].data();
+      if (!order) {
+        std::memcpy(out, in + first * size, run * size);
+        continue;
+      }
+      for (int64_t k = 0; k < run; ++k)
+        std::memcpy(out + k * size, in + (*order)[first + k] * size, size);
+    }
+    done += run;
+    position += run;
+  }
+}
+
+} // namespace kiln::data

@@ -1,0 +1,112 @@
+//===- BatchReader.h - Batches of a data set for training -------*- C++ -*-===//
+//
+// Cuts a Dataset into batches, optionally shuffled, prefetched on a
+// background thread. The batch at index k depends only on the data, the
+// options and k, never on what was read before: a run restored at step k
+// calls start(k) and sees exactly the batches an uninterrupted run would.
+//
+// Order. The examples form an endless stream: position g of the stream is
+// example g mod rows of epoch g / rows. Batch k holds positions
+// [k * batchSize, (k + 1) * batchSize), wrapping from the last row to the
+// first (into the next epoch) so that every batch is full. Without shuffle,
+// position r of every epoch is row r. With shuffle, it is row perm_e[r],
+// where perm_e is, for epoch e: the identity, then Fisher-Yates with the
+// SplitMix64 stream seeded with splitMix(seed ^ splitMix(e)) (SplitMix.h):
+// for i from rows - 1 down to 1, j = below(i + 1) (the high 64 bits of
+// next() * (i + 1)), swap perm_e[i] and perm_e[j]. Every row appears exactly
+// once per epoch.
+//
+// Threading. One thread (the training loop) calls start, next and
+// nextIndex; the reader's own thread only fills batches ahead of it. The
+// Dataset is shared read-only. A failure on the background thread (out of
+// memory) is rethrown by next().
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_DATA_BATCHREADER_H
+#define KILN_RUNTIME_DATA_BATCHREADER_H
+
+#include "runtime/data/Dataset.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace kiln::data {
+
+struct BatchOptions {
+  int64_t batchSize = 0; ///< Examples per batch, at least 1.
+  bool shuffle = false;
+  uint64_t seed = 0; ///< The shuffle's seed.
+  /// Batches prepared ahead on a background thread; 0 makes each batch in
+  /// next(), on the caller's thread.
+  int prefetch = 2;
+};
+
+class BatchReader {
+public:
+  /// Throws std::invalid_argument for a null or empty data set (or one of
+  /// more than 2^32 rows with shuffle), a batchSize below 1 or a negative
+  /// prefetch.
+  BatchReader(std::shared_ptr<const Dataset> data, BatchOptions options);
+  /// Stops and joins the prefetch thread.
+  ~BatchReader();
+  BatchReader(const BatchReader &) = delete;
+  BatchReader &operator=(const BatchReader &) = delete;
+
+  /// Starts producing batches from index `first` (0 for a new run, the
+  /// restored step for a resumed one), `prefetch` batches ahead. Calling it
+  /// again restarts from the new index.
+  void start(int64_t first);
+
+  /// The next batch: one contiguous buffer per feed (in the order of the
+  /// data set's specs), batchSize examples each. Blocks until it is ready;
+  /// valid until the following next() or start(). Throws std::logic_error
+  /// before start().
+  const std::vector<std::vector<uint8_t>> &next();
+
+  /// The index of the batch next() will return.
+  int64_t nextIndex() const { return nextIndex_; }
+
+private:
+  struct Slot {
+    std::vector<std::vector<uint8_t>> buffers;
+  };
+  struct Permutation {
+    int64_t epoch = -1;
+    std::vector<uint32_t> rows;
+  };
+
+  void stop();
+  void produce();
+  void fill(Slot &slot, int64_t index);
+  const std::vector<uint32_t> &permutation(int64_t epoch);
+
+  std::shared_ptr<const Dataset> data_;
+  BatchOptions options_;
+  std::vector<size_t> exampleBytes_;
+  std::vector<Slot> slots_;
+  Permutation permutations_[2]; ///< The two epochs a batch can span.
+  int64_t nextIndex_ = 0;
+  bool started_ = false;
+
+  // Shared with the background thread, under mutex_.
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<size_t> ready_; ///< Filled slots, in index order.
+  std::vector<size_t> free_; ///< Slots the producer may fill.
+  int64_t produceIndex_ = 0; ///< The index the producer fills next.
+  long handed_ = -1;         ///< The slot next() returned last.
+  bool stopping_ = false;
+  std::exception_ptr failure_;
+  std::thread thread_;
+};
+
+} // namespace kiln::data
+
+#endif // KILN_RUNTIME_DATA_BATCHREADER_H

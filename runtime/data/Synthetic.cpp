@@ -1,0 +1,184 @@
+//===- Synthetic.cpp - A deterministic, learnable CTR-like data set -------===//
+//
+// The exact rule (docs/runtime.md, "Training data"):
+//  - mix and the streams are SplitMix64 (SplitMix.h): mix(x) is its output
+//    function of x + 0x9e3779b97f4a7c15, a stream seeded with s returns
+//    mix(s), mix(s + g), ...; uniform() = (next >> 11) * 2^-53; normal() is
+//    Box-Muller, cosine branch, from two draws (the first moved to (0, 1]).
+//  - Row i draws from the stream seeded with mix(seed ^ mix(i)); the feeds
+//    other than the label, in `specs` order, element by element: f32 values
+//    normal(); ids floor((bound + 1)^uniform()) - 1, capped at bound - 1 (a
+//    log-uniform, Zipf-like law: id 0 is the most frequent), bound =
+//    idBound, or 1000 where idBound is 0.
+//  - Hidden weights: an f32 element e of feed f has weight
+//    normal() of the stream seeded with key(seed, f, e, -1, k), an id v in
+//    element e of feed f has effect normal() of key(seed, f, e, v, k), where
+//    k numbers the label output (label element times classes plus class)
+//    and key hashes its parts with mix in turn.
+//  - score_k = (sum of weight * value + sum of effects) * 2 / sqrt(terms).
+//    A float label element is 1 when uniform() < sigmoid(score - 1) (the
+//    draws continue the row's stream), else 0: a click rate near 0.3. An
+//    integer label element is the class c in [0, idBound) (2 classes where
+//    idBound is 0) with the highest score.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/data/Dataset.h"
+
+#include "runtime/data/DatasetRows.h"
+#include "runtime/data/SplitMix.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace kiln::data {
+
+namespace {
+
+constexpr int64_t kDefaultIdBound = 1000;
+constexpr int64_t kDefaultClasses = 2;
+
+uint64_t mix(uint64_t x) { return splitMix(x); }
+using Stream = SplitMixStream;
+
+uint64_t key(uint64_t seed, uint64_t feed, uint64_t element, int64_t value,
+             uint64_t output) {
+  uint64_t h = mix(seed);
+  for (uint64_t part : {feed, element, static_cast<uint64_t>(value), output})
+    h = mix(h ^ part);
+  return h;
+}
+
+int64_t idBoundOf(const FeedSpec &spec) {
+  return spec.idBound > 0 ? spec.idBound : kDefaultIdBound;
+}
+
+/// Draws one row's features; the label's column is left as it is.
+void drawFeatures(Dataset &data, size_t label, int64_t row, Stream &stream) {
+  for (size_t f = 0; f < data.specs.size(); ++f) {
+    if (f == label)
+      continue;
+    const FeedSpec &spec = data.specs[f];
+    int64_t count = exampleElements(spec);
+    uint8_t *out = data.columns[f].data() + row * exampleBytes(spec);
+    double logBound = std::log(static_cast<double>(idBoundOf(spec)) + 1.0);
+    for (int64_t e = 0; e < count; ++e) {
+      if (spec.type == ElementType::F32) {
+        float value = static_cast<float>(stream.normal());
+        std::memcpy(out + e * 4, &value, 4);
+        continue;
+      }
+      int64_t id =
+          static_cast<int64_t>(std::exp(stream.uniform() * logBound)) - 1;
+      id = std::min(std::max<int64_t>(id, 0), idBoundOf(spec) - 1);
+      if (spec.type == ElementType::I64) {
+        std::memcpy(out + e * 8, &id, 8);
+      } else {
+        int32_t narrow = static_cast<int32_t>(id);
+        std::memcpy(out + e * 4, &narrow, 4);
+      }
+    }
+  }
+}
+
+/// The hidden score of output `k` for one row.
+double score(const Dataset &data, size_t label, int64_t row, uint64_t seed,
+             uint64_t k) {
+  double sum = 0;
+  int64_t terms = 0;
+  for (size_t f = 0; f < data.specs.size(); ++f) {
+    if (f == label)
+      continue;
+    const FeedSpec &spec = data.specs[f];
+    int64_t count = exampleElements(spec);
+    const uint8_t *in = data.columns[f].data() + row * exampleBytes(spec);
+    for (int64_t e = 0; e < count; ++e, ++terms) {
+      if (spec.type == ElementType::F32) {
+        float value;
+        std::memcpy(&value, in + e * 4, 4);
+        sum += value * Stream(key(seed, f, e, -1, k)).normal();
+        continue;
+      }
+      int64_t id = 0;
+      if (spec.type == ElementType::I64) {
+        std::memcpy(&id, in + e * 8, 8);
+      } else {
+        int32_t narrow;
+        std::memcpy(&narrow, in + e * 4, 4);
+        id = narrow;
+      }
+      sum += Stream(key(seed, f, e, id, k)).normal();
+    }
+  }
+  return terms ? sum * 2.0 / std::sqrt(static_cast<double>(terms)) : 0.0;
+}
+
+void drawLabel(Dataset &data, size_t label, int64_t row, uint64_t seed,
+               Stream &stream) {
+  const FeedSpec &spec = data.specs[label];
+  int64_t count = exampleElements(spec);
+  uint8_t *out = data.columns[label].data() + row * exampleBytes(spec);
+  if (spec.type == ElementType::F32) {
+    for (int64_t e = 0; e < count; ++e) {
+      double z = score(data, label, row, seed, e) - 1.0;
+      float click = stream.uniform() < 1.0 / (1.0 + std::exp(-z)) ? 1.0f : 0.0f;
+      std::memcpy(out + e * 4, &click, 4);
+    }
+    return;
+  }
+  int64_t classes = spec.idBound > 0 ? spec.idBound : kDefaultClasses;
+  for (int64_t e = 0; e < count; ++e) {
+    int64_t best = 0;
+    double bestScore = -INFINITY;
+    for (int64_t c = 0; c < classes; ++c) {
+      double s = score(data, label, row, seed, e * classes + c);
+      if (s > bestScore) {
+        bestScore = s;
+        best = c;
+      }
+    }
+    if (spec.type == ElementType::I64) {
+      std::memcpy(out + e * 8, &best, 8);
+    } else {
+      int32_t narrow = static_cast<int32_t>(best);
+      std::memcpy(out + e * 4, &narrow, 4);
+    }
+  }
+}
+
+} // namespace
+
+Dataset syntheticDataset(const std::vector<FeedSpec> &specs,
+                         const std::string &labelFeed, int64_t rows,
+                         uint64_t seed) {
+  std::string problem;
+  if (!checkSpecs(specs, problem))
+    throw std::invalid_argument("syntheticDataset: " + problem);
+  if (rows < 0)
+    throw std::invalid_argument("syntheticDataset: negative row count " +
+                                std::to_string(rows));
+  size_t label = specs.size();
+  for (size_t f = 0; f < specs.size(); ++f)
+    if (specs[f].name == labelFeed)
+      label = f;
+  if (!labelFeed.empty() && label == specs.size())
+    throw std::invalid_argument("syntheticDataset: no input named '" +
+                                labelFeed + "' for the label");
+  Dataset data;
+  data.path = "synthetic(seed " + std::to_string(seed) + ")";
+  data.rows = rows;
+  data.specs = specs;
+  for (const FeedSpec &spec : specs)
+    data.columns.emplace_back(rows * exampleBytes(spec));
+  for (int64_t row = 0; row < rows; ++row) {
+    Stream stream(mix(seed ^ mix(static_cast<uint64_t>(row))));
+    drawFeatures(data, label, row, stream);
+    if (label < specs.size())
+      drawLabel(data, label, row, seed, stream);
+  }
+  return data;
+}
+
+} // namespace kiln::data

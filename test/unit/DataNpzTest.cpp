@@ -1,0 +1,441 @@
+//===- DataNpzTest.cpp - Data sets from numpy .npz archives ---------------===//
+//
+// The archives are built here byte by byte: stored members as np.savez
+// writes them, deflated ones (zlib) as np.savez_compressed does, with the
+// ZIP64 extra fields numpy puts in every local header.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/data/Dataset.h"
+#include "runtime/data/Npy.h"
+#include "runtime/data/Zip.h"
+
+#include "test/unit/RuntimeTestSupport.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <zlib.h>
+
+using namespace kiln::data;
+using namespace kiln::test;
+
+namespace {
+
+void put16(std::vector<uint8_t> &out, uint32_t value) {
+  out.push_back(uint8_t(value));
+  out.push_back(uint8_t(value >> 8));
+}
+void put32(std::vector<uint8_t> &out, uint32_t value) {
+  put16(out, value & 0xffff);
+  put16(out, value >> 16);
+}
+void put64(std::vector<uint8_t> &out, uint64_t value) {
+  put32(out, uint32_t(value));
+  put32(out, uint32_t(value >> 32));
+}
+
+/// Raw deflate (no zlib header or trailer) from zlib's compress.
+std::vector<uint8_t> deflateRaw(const std::vector<uint8_t> &data) {
+  uLongf size = compressBound(data.size());
+  std::vector<uint8_t> out(size);
+  EXPECT_EQ(compress2(out.data(), &size, data.data(), data.size(), 9), Z_OK);
+  return {out.begin() + 2, out.begin() + size - 4};
+}
+
+struct Member {
+  std::string name;
+  std::vector<uint8_t> data;
+};
+
+enum class Method { Stored, Deflated };
+
+/// A zip archive of `members`. With `numpyHeaders`, the local headers carry
+/// sizes 0xffffffff and a ZIP64 extra field, as numpy's force_zip64 writes.
+std::vector<uint8_t> zipBytes(const std::vector<Member> &members,
+                              Method method = Method::Stored,
+                              bool numpyHeaders = true) {
+  std::vector<uint8_t> out, directory;
+  for (const Member &member : members) {
+    std::vector<uint8_t> body =
+        method == Method::Stored ? member.data : deflateRaw(member.data);
+    uint32_t crc = crc32(0, member.data.data(), member.data.size());
+    uint16_t code = method == Method::Stored ? 0 : 8;
+    uint32_t offset = out.size();
+    put32(out, 0x04034b50);
+    put16(out, numpyHeaders ? 45 : 20);
+    put16(out, 0);
+    put16(out, code);
+    put32(out, 0); // Time and date.
+    put32(out, crc);
+    put32(out, numpyHeaders ? 0xffffffff : body.size());
+    put32(out, numpyHeaders ? 0xffffffff : member.data.size());
+    put16(out, member.name.size());
+    put16(out, numpyHeaders ? 20 : 0);
+    out.insert(out.end(), member.name.begin(), member.name.end());
+    if (numpyHeaders) {
+      put16(out, 1);
+      put16(out, 16);
+      put64(out, member.data.size());
+      put64(out, body.size());
+    }
+    out.insert(out.end(), body.begin(), body.end());
+
+    put32(directory, 0x02014b50);
+    put16(directory, 45);
+    put16(directory, numpyHeaders ? 45 : 20);
+    put16(directory, 0);
+    put16(directory, code);
+    put32(directory, 0);
+    put32(directory, crc);
+    put32(directory, body.size());
+    put32(directory, member.data.size());
+    put16(directory, member.name.size());
+    put16(directory, 0);
+    put16(directory, 0);
+    put16(directory, 0);
+    put16(directory, 0);
+    put32(directory, 0);
+    put32(directory, offset);
+    directory.insert(directory.end(), member.name.begin(), member.name.end());
+  }
+  uint32_t directoryOffset = out.size();
+  out.insert(out.end(), directory.begin(), directory.end());
+  put32(out, 0x06054b50);
+  put16(out, 0);
+  put16(out, 0);
+  put16(out, members.size());
+  put16(out, members.size());
+  put32(out, directory.size());
+  put32(out, directoryOffset);
+  put16(out, 0);
+  return out;
+}
+
+template <typename T>
+std::vector<uint8_t> npy(NpyDType dtype, std::vector<int64_t> shape,
+                         const std::vector<T> &values) {
+  NpyArray array{dtype, std::move(shape), {}};
+  array.data.resize(values.size() * sizeof(T));
+  std::memcpy(array.data.data(), values.data(), array.data.size());
+  return encodeNpy(array);
+}
+
+/// numpy's float64: an <i8 header renamed, the doubles' bits as data.
+std::vector<uint8_t> npyF64(std::vector<int64_t> shape,
+                            const std::vector<double> &values) {
+  std::vector<uint8_t> bytes = npy(NpyDType::I64, std::move(shape), values);
+  std::string text(bytes.begin(), bytes.end());
+  bytes[text.find("<i8") + 1] = 'f';
+  return bytes;
+}
+
+template <typename T> std::vector<T> column(const Dataset &data, size_t i) {
+  std::vector<T> values(data.columns[i].size() / sizeof(T));
+  std::memcpy(values.data(), data.columns[i].data(), data.columns[i].size());
+  return values;
+}
+
+std::vector<FeedSpec> ctrSpecs() {
+  return {{"dense", ElementType::F32, {2}, 0},
+          {"site", ElementType::I32, {}, 10},
+          {"click", ElementType::F32, {1}, 0}};
+}
+
+std::vector<Member> ctrMembers() {
+  return {{"dense.npy",
+           npy<float>(NpyDType::F32, {3, 2}, {1.5f, -2, 3, 4, 5, 6.25f})},
+          {"site.npy", npy<int64_t>(NpyDType::I64, {3}, {7, 0, 9})},
+          {"click.npy", npy<float>(NpyDType::F32, {3, 1}, {1, 0, 1})}};
+}
+
+class DataNpzTest : public ::testing::Test {
+protected:
+  /// Loads `bytes` written as t.npz; expects success.
+  Dataset load(const std::vector<uint8_t> &bytes,
+               const std::vector<FeedSpec> &specs, ReadOptions options = {}) {
+    writeFile(path(), bytes);
+    Dataset data;
+    std::string error;
+    EXPECT_TRUE(loadNpz(path(), specs, options, data, error)) << error;
+    return data;
+  }
+
+  /// Loads `bytes` written as t.npz; expects one line naming the file.
+  std::string loadError(const std::vector<uint8_t> &bytes,
+                        const std::vector<FeedSpec> &specs,
+                        ReadOptions options = {}) {
+    writeFile(path(), bytes);
+    Dataset data;
+    std::string error;
+    EXPECT_FALSE(loadNpz(path(), specs, options, data, error));
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+    EXPECT_EQ(error.rfind(path() + ": error: ", 0), 0u) << error;
+    return error.substr(std::min(error.size(), path().size() + 9));
+  }
+
+  std::string path() const { return dir_.file("t.npz"); }
+
+  TemporaryDirectory dir_;
+};
+
+TEST_F(DataNpzTest, ReadsNumpysStoredArchive) {
+  Dataset data = load(zipBytes(ctrMembers()), ctrSpecs());
+  EXPECT_EQ(data.path, path());
+  EXPECT_EQ(data.rows, 3);
+  EXPECT_EQ(data.skippedRows, 0);
+  ASSERT_EQ(data.columns.size(), 3u);
+  EXPECT_EQ(column<float>(data, 0),
+            (std::vector<float>{1.5f, -2, 3, 4, 5, 6.25f}));
+  EXPECT_EQ(column<int32_t>(data, 1), (std::vector<int32_t>{7, 0, 9}));
+  EXPECT_EQ(column<float>(data, 2), (std::vector<float>{1, 0, 1}));
+}
+
+TEST_F(DataNpzTest, ReadsDeflatedArchivesWithEitherLocalHeader) {
+  for (bool numpyHeaders : {true, false}) {
+    Dataset data = load(zipBytes(ctrMembers(), Method::Deflated, numpyHeaders),
+                        ctrSpecs());
+    EXPECT_EQ(data.rows, 3);
+    EXPECT_EQ(column<float>(data, 0),
+              (std::vector<float>{1.5f, -2, 3, 4, 5, 6.25f}));
+    EXPECT_EQ(column<int32_t>(data, 1), (std::vector<int32_t>{7, 0, 9}));
+  }
+  // A large, compressible member inflates across zlib's window.
+  std::vector<int64_t> ids(50000);
+  for (size_t i = 0; i < ids.size(); ++i)
+    ids[i] = int64_t(i % 97);
+  Dataset data = load(zipBytes({{"id.npy", npy(NpyDType::I64, {50000}, ids)}},
+                               Method::Deflated),
+                      {{"id", ElementType::I64, {}, 97}});
+  EXPECT_EQ(column<int64_t>(data, 0), ids);
+}
+
+TEST_F(DataNpzTest, ConvertsSafeDtypes) {
+  std::vector<FeedSpec> specs = {
+      {"f8", ElementType::F32, {}, 0}, {"f2", ElementType::F32, {}, 0},
+      {"b1", ElementType::F32, {}, 0}, {"i8label", ElementType::F32, {}, 0},
+      {"i4", ElementType::I64, {}, 0}, {"b1id", ElementType::I32, {}, 2}};
+  std::vector<Member> members = {
+      {"f8.npy", npyF64({2}, {0.1, -3e5})},
+      {"f2.npy", npy<uint16_t>(NpyDType::F16, {2}, {0x3c00, 0xc000})},
+      {"b1.npy", npy<uint8_t>(NpyDType::Bool, {2}, {1, 0})},
+      {"i8label.npy", npy<int64_t>(NpyDType::I64, {2}, {0, 16777216})},
+      {"i4.npy", npy<int32_t>(NpyDType::I32, {2}, {-5, 2147483647})},
+      {"b1id.npy", npy<uint8_t>(NpyDType::Bool, {2}, {0, 1})}};
+  Dataset data = load(zipBytes(members), specs);
+  EXPECT_EQ(column<float>(data, 0), (std::vector<float>{0.1f, -3e5f}));
+  EXPECT_EQ(column<float>(data, 1), (std::vector<float>{1, -2}));
+  EXPECT_EQ(column<float>(data, 2), (std::vector<float>{1, 0}));
+  EXPECT_EQ(column<float>(data, 3), (std::vector<float>{0, 16777216}));
+  EXPECT_EQ(column<int64_t>(data, 4), (std::vector<int64_t>{-5, 2147483647}));
+  EXPECT_EQ(column<int32_t>(data, 5), (std::vector<int32_t>{0, 1}));
+}
+
+TEST_F(DataNpzTest, TreatsRowsAndRowsByOneAlike) {
+  std::vector<FeedSpec> specs = {{"a", ElementType::F32, {}, 0},
+                                 {"b", ElementType::F32, {1}, 0}};
+  Dataset data =
+      load(zipBytes({{"a.npy", npy<float>(NpyDType::F32, {2, 1}, {1, 2})},
+                     {"b.npy", npy<float>(NpyDType::F32, {2}, {3, 4})}}),
+           specs);
+  EXPECT_EQ(column<float>(data, 0), (std::vector<float>{1, 2}));
+  EXPECT_EQ(column<float>(data, 1), (std::vector<float>{3, 4}));
+}
+
+TEST_F(DataNpzTest, NamesAMissingArray) {
+  std::vector<Member> members = ctrMembers();
+  members.pop_back();
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "no array 'click.npy' for input 'click' (the archive holds: "
+            "dense.npy, site.npy)");
+}
+
+TEST_F(DataNpzTest, NamesTheArrayOfAWrongDtype) {
+  std::vector<Member> members = ctrMembers();
+  members[1].data = npy<float>(NpyDType::F32, {3}, {7, 0, 9});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "array 'site.npy' is <f4; input 'site' is i32 (accepted: <i4, "
+            "<i8 (values that fit), |b1)");
+  members[1].data = npy<int64_t>(NpyDType::I64, {3}, {7, 5000000000, 9});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "row 2: array 'site.npy': value 5000000000 does not fit in i32 "
+            "(<i8 to i32)");
+  members = ctrMembers();
+  members[2].data = npy<int64_t>(NpyDType::I64, {3}, {1, 0, 16777217});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "row 3: array 'click.npy': value 16777217 is not exactly an f32 "
+            "(integers convert up to 2^24) (<i8 to f32)");
+}
+
+TEST_F(DataNpzTest, NamesArraysOfDifferentRowCounts) {
+  std::vector<Member> members = ctrMembers();
+  members[1].data = npy<int64_t>(NpyDType::I64, {2}, {7, 0});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "array 'site.npy' has 2 rows, array 'dense.npy' has 3");
+}
+
+TEST_F(DataNpzTest, NamesShapeMismatches) {
+  std::vector<Member> members = ctrMembers();
+  members[0].data = npy<float>(NpyDType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(
+      loadError(zipBytes(members), ctrSpecs()),
+      "array 'dense.npy' has shape [2, 3]; input 'dense' needs [rows, 2]");
+  members[0].data = npy<float>(NpyDType::F32, {}, {1});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "array 'dense.npy' has shape []; input 'dense' needs [rows, 2]");
+  members = ctrMembers();
+  members[1].data = npy<int64_t>(NpyDType::I64, {3, 2}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "array 'site.npy' has shape [3, 2]; input 'site' needs [rows]");
+}
+
+TEST_F(DataNpzTest, ReportsBadValuesByRowAndInput) {
+  std::vector<Member> members = ctrMembers();
+  members[0].data = npy<float>(NpyDType::F32, {3, 2}, {1, 2, 3, NAN, 5, 6});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "row 2: input dense: NaN at [1]");
+  members[0].data =
+      npy<float>(NpyDType::F32, {3, 2}, {1, 2, 3, 4, -INFINITY, 6});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "row 3: input dense: -Inf at [0]");
+  members = ctrMembers();
+  members[1].data = npy<int64_t>(NpyDType::I64, {3}, {7, 0, 12});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "row 3: input site: id 12 out of range [0, 10)");
+  members[1].data = npy<int64_t>(NpyDType::I64, {3}, {-1, 0, 1});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "row 1: input site: id -1 out of range [0, 10)");
+  members = ctrMembers();
+  members[2].data = npy<float>(NpyDType::F32, {3}, {NAN, 0, 1});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "row 1: input click: NaN");
+}
+
+TEST_F(DataNpzTest, SkipsBadRowsWhenAsked) {
+  std::vector<Member> members = ctrMembers();
+  members[0].data = npy<float>(NpyDType::F32, {3, 2}, {1, 2, 3, NAN, 5, 6});
+  members[1].data = npy<int64_t>(NpyDType::I64, {3}, {10, 4, 9});
+  Dataset data = load(zipBytes(members), ctrSpecs(), {true});
+  EXPECT_EQ(data.rows, 1);
+  EXPECT_EQ(data.skippedRows, 2);
+  EXPECT_EQ(column<float>(data, 0), (std::vector<float>{5, 6}));
+  EXPECT_EQ(column<int32_t>(data, 1), (std::vector<int32_t>{9}));
+  EXPECT_EQ(column<float>(data, 2), (std::vector<float>{1}));
+  members[2].data = npy<float>(NpyDType::F32, {3}, {1, 0, INFINITY});
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs(), {true}),
+            "holds no examples (all 3 rows were bad and skipped)");
+}
+
+TEST_F(DataNpzTest, NamesABrokenMember) {
+  std::vector<Member> members = ctrMembers();
+  members[0].data.resize(members[0].data.size() - 3);
+  EXPECT_EQ(loadError(zipBytes(members), ctrSpecs()),
+            "array 'dense.npy': truncated data: shape (3, 2) of <f4 needs 24 "
+            "bytes of data, the file holds 21");
+}
+
+TEST_F(DataNpzTest, RefusesWhatItDoesNotRead) {
+  std::vector<uint8_t> bytes = zipBytes(ctrMembers());
+  // The central directory entries start after the members.
+  size_t central = 0;
+  for (size_t i = 0; i + 4 <= bytes.size(); ++i)
+    if (bytes[i] == 0x50 && bytes[i + 1] == 0x4b && bytes[i + 2] == 1 &&
+        bytes[i + 3] == 2) {
+      central = i;
+      break;
+    }
+  ASSERT_NE(central, 0u);
+  std::vector<uint8_t> zip64 = bytes;
+  std::memset(&zip64[central + 20], 0xff, 4);
+  EXPECT_NE(loadError(zip64, ctrSpecs())
+                .find("ZIP64 archives are not "
+                      "supported"),
+            std::string::npos);
+  std::vector<uint8_t> encrypted = bytes;
+  encrypted[central + 8] = 1;
+  EXPECT_EQ(loadError(encrypted, ctrSpecs()),
+            "zip member 'dense.npy': encrypted members are not supported");
+  std::vector<uint8_t> bzip2 = bytes;
+  bzip2[central + 10] = 12;
+  EXPECT_EQ(loadError(bzip2, ctrSpecs()),
+            "zip member 'dense.npy': compression method 12 is not supported "
+            "(only stored and deflate: np.savez, np.savez_compressed)");
+  EXPECT_EQ(loadError(npy<float>(NpyDType::F32, {1}, {1}), ctrSpecs()),
+            "not a zip archive (no end of central directory record; a .npz "
+            "is written by np.savez or np.savez_compressed)");
+}
+
+TEST_F(DataNpzTest, ReportsCorruptData) {
+  std::vector<uint8_t> bytes = zipBytes(ctrMembers(), Method::Deflated);
+  // A flipped byte inside the first member's deflate stream.
+  std::vector<uint8_t> flipped = bytes;
+  flipped[30 + 9 + 20 + 4] ^= 0x55;
+  std::string error = loadError(flipped, ctrSpecs());
+  EXPECT_EQ(error.rfind("zip member 'dense.npy': ", 0), 0u) << error;
+  // Stored data whose CRC does not match.
+  std::vector<uint8_t> stored = zipBytes(ctrMembers());
+  stored[30 + 9 + 20 + 100] ^= 1;
+  error = loadError(stored, ctrSpecs());
+  EXPECT_EQ(error.rfind("zip member 'dense.npy': corrupt data: CRC-32 0x", 0),
+            0u)
+      << error;
+}
+
+TEST_F(DataNpzTest, NeverCrashesOnTruncatedOrDamagedArchives) {
+  for (Method method : {Method::Stored, Method::Deflated}) {
+    std::vector<uint8_t> bytes = zipBytes(ctrMembers(), method);
+    for (size_t size = 0; size < bytes.size(); ++size)
+      loadError({bytes.begin(), bytes.begin() + size}, ctrSpecs());
+    for (size_t i = 0; i < bytes.size(); ++i) {
+      std::vector<uint8_t> damaged = bytes;
+      damaged[i] ^= 0xa5;
+      writeFile(path(), damaged);
+      Dataset data;
+      std::string error;
+      if (!loadNpz(path(), ctrSpecs(), {}, data, error)) {
+        EXPECT_EQ(error.find('\n'), std::string::npos);
+        EXPECT_EQ(error.rfind(path() + ": error: ", 0), 0u) << error;
+      }
+    }
+  }
+}
+
+TEST_F(DataNpzTest, ReportsAFileThatCannotBeRead) {
+  Dataset data;
+  std::string error;
+  std::string missing = dir_.file("missing.npz");
+  EXPECT_FALSE(loadNpz(missing, ctrSpecs(), {}, data, error));
+  EXPECT_EQ(error, missing + ": error: cannot read: No such file or directory");
+}
+
+TEST_F(DataNpzTest, LoadDatasetOpensByExtension) {
+  writeFile(path(), zipBytes(ctrMembers()));
+  Dataset data;
+  std::string error;
+  EXPECT_TRUE(loadDataset(path(), ctrSpecs(), "click", {}, data, error))
+      << error;
+  EXPECT_EQ(data.rows, 3);
+  std::string parquet = dir_.file("t.parquet");
+  EXPECT_FALSE(loadDataset(parquet, ctrSpecs(), "click", {}, data, error));
+  EXPECT_EQ(error, parquet + ": error: unknown extension '.parquet'; data "
+                             "files are .npz, .csv, .tsv or .txt");
+  EXPECT_FALSE(
+      loadDataset(dir_.file("data"), ctrSpecs(), "click", {}, data, error));
+  EXPECT_EQ(error, dir_.file("data") +
+                       ": error: the name has no extension; data files are "
+                       ".npz, .csv, .tsv or .txt");
+}
+
+TEST_F(DataNpzTest, RefusesInvalidSpecs) {
+  std::vector<FeedSpec> specs = ctrSpecs();
+  specs[2].name = "dense";
+  EXPECT_EQ(loadError(zipBytes(ctrMembers()), specs),
+            "input 'dense' is asked for twice");
+  specs = ctrSpecs();
+  specs[1].idBound = -1;
+  EXPECT_EQ(loadError(zipBytes(ctrMembers()), specs),
+            "input 'site' has an invalid idBound -1");
+}
+
+} // namespace
