@@ -24,4 +24,14 @@ done
 # A model exported from PyTorch (torch.onnx.export), batch bound on the command line.
 run_model test/Inputs/onnx/torch_mlp.onnx torch_mlp --dim batch=32
 
+# Training: wide & deep on a generated click data set (Criteo layout, planted
+# model), then its loss and AUC on held-out rows.
+python3 scripts/make_ctr_data.py --rows 51200 --dense 13 --categorical 4 --seed 1 --out "$out/ctr_train.tsv"
+python3 scripts/make_ctr_data.py --rows 8192 --dense 13 --categorical 4 --seed 2 --model-seed 1 --out "$out/ctr_eval.tsv"
+echo "== kiln run $out/wide_deep.kiln --data $out/ctr_train.tsv --steps 400 --eval-data $out/ctr_eval.tsv --eval-every 200"
+"$build/bin/kiln" run "$out/wide_deep.kiln" --data "$out/ctr_train.tsv" --steps 400 \
+  --eval-data "$out/ctr_eval.tsv" --eval-every 200 --metrics-out "$out/wide_deep.jsonl" \
+  --save "$out/wide_deep_ckpt"
+echo
+
 echo "kiln demo: compiled and ran $(ls "$out"/*.kiln | wc -l) models; artifacts and IR in $out/"

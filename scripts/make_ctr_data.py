@@ -46,12 +46,16 @@ def main():
     parser.add_argument("--missing", type=float, default=0.0,
                         help="fraction of dense fields left empty")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--model-seed", type=int, default=None,
+                        help="seed of the planted model (default: --seed); give a held-out "
+                             "set the training set's model seed and another --seed")
     parser.add_argument("--out", required=True, help="output path, - for stdout")
     args = parser.parse_args()
     if args.rows < 0 or args.dense < 0 or args.categorical < 0 or args.vocab < 1:
         parser.error("--rows, --dense, --categorical must be >= 0, --vocab >= 1")
 
-    model = random.Random(f"kiln-ctr-model-{args.seed}")
+    model_seed = args.seed if args.model_seed is None else args.model_seed
+    model = random.Random(f"kiln-ctr-model-{model_seed}")
     weights = [model.gauss(0.0, 1.0) for _ in range(args.dense)]
     effects = [[model.gauss(0.0, 1.0) for _ in range(args.vocab)]
                for _ in range(args.categorical)]

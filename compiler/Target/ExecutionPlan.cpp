@@ -101,10 +101,17 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
       info.lossKind = "sigmoid_cross_entropy";
     else if (llvm::isa<MeanSquaredErrorOp>(loss))
       info.lossKind = "mean_squared_error";
+    // The loss's logits, or an output that is a monotonic function of them
+    // (sigmoid, softmax), scores examples for evaluation.
     if (info.lossKind != "other")
-      for (auto [j, other] : llvm::enumerate(ret.getOperands()))
-        if (other == loss->getOperand(0))
+      for (auto [j, other] : llvm::enumerate(ret.getOperands())) {
+        Operation *def = other.getDefiningOp();
+        bool scores = other == loss->getOperand(0) ||
+                      (llvm::isa_and_nonnull<SigmoidOp, SoftmaxOp>(def) &&
+                       def->getOperand(0) == loss->getOperand(0));
+        if (scores && info.prediction.empty())
           info.prediction = nameOf(j);
+      }
   }
   for (BlockArgument arg : forward.getArguments())
     if (auto type = llvm::dyn_cast<RankedTensorType>(arg.getType()))

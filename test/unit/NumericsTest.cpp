@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CompiledModelTestSupport.h"
 #include "ImportTestBase.h"
 #include "reference/ReferenceInterpreter.h"
 
@@ -23,17 +24,14 @@
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/ArtifactWriter.h"
 #include "compiler/Target/CompileToArtifact.h"
-#include "runtime/api/kiln.h"
 #include "runtime/data/Npy.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassManager.h"
-#include "llvm/ADT/APFloat.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
 #include <cmath>
-#include <cstring>
 #include <random>
 
 using namespace mlir;
@@ -45,73 +43,6 @@ namespace {
 struct FeedRange {
   double low = -3, high = 3;
 };
-
-/// Frees a kiln_status and fails the test with its message.
-void check(kiln_status *status, const char *what) {
-  if (!status)
-    return;
-  ADD_FAILURE() << what << ": " << kiln_status_message(status);
-  kiln_status_free(status);
-}
-
-size_t elementBytes(kiln_dtype dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_F32: case KILN_DTYPE_I32: return 4;
-  case KILN_DTYPE_F16: case KILN_DTYPE_BF16: return 2;
-  case KILN_DTYPE_I64: return 8;
-  case KILN_DTYPE_I1: return 1;
-  }
-  return 1;
-}
-
-const llvm::fltSemantics *semanticsOf(kiln_dtype dtype) {
-  switch (dtype) {
-  case KILN_DTYPE_F32: return &llvm::APFloat::IEEEsingle();
-  case KILN_DTYPE_F16: return &llvm::APFloat::IEEEhalf();
-  case KILN_DTYPE_BF16: return &llvm::APFloat::BFloat();
-  default: return nullptr;
-  }
-}
-
-/// Encodes doubles as the dtype's bytes (floats rounded to nearest even);
-/// returns the values the bytes hold, for the reference.
-std::vector<uint8_t> encode(kiln_dtype dtype, std::vector<double> &values) {
-  size_t width = elementBytes(dtype);
-  std::vector<uint8_t> bytes(values.size() * width);
-  for (size_t i = 0; i < values.size(); ++i) {
-    uint64_t raw = 0;
-    if (const llvm::fltSemantics *semantics = semanticsOf(dtype)) {
-      llvm::APFloat f(values[i]);
-      bool lost = false;
-      f.convert(*semantics, llvm::APFloat::rmNearestTiesToEven, &lost);
-      values[i] = f.convertToDouble();
-      raw = f.bitcastToAPInt().getZExtValue();
-    } else {
-      raw = static_cast<uint64_t>(static_cast<int64_t>(values[i]));
-    }
-    std::memcpy(&bytes[i * width], &raw, width);
-  }
-  return bytes;
-}
-
-std::vector<double> decode(kiln_dtype dtype, const std::vector<uint8_t> &bytes) {
-  size_t width = elementBytes(dtype);
-  std::vector<double> values(bytes.size() / width);
-  for (size_t i = 0; i < values.size(); ++i) {
-    uint64_t raw = 0;
-    std::memcpy(&raw, &bytes[i * width], width);
-    if (const llvm::fltSemantics *semantics = semanticsOf(dtype)) {
-      values[i] = llvm::APFloat(*semantics, llvm::APInt(width * 8, raw)).convertToDouble();
-    } else if (dtype == KILN_DTYPE_I32) {
-      values[i] = static_cast<int32_t>(raw);
-    } else if (dtype == KILN_DTYPE_I64) {
-      values[i] = static_cast<double>(static_cast<int64_t>(raw));
-    } else {
-      values[i] = raw;
-    }
-  }
-  return values;
-}
 
 class NumericsTest : public ImportTestBase {
 protected:

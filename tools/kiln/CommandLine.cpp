@@ -79,6 +79,10 @@ const char *usage() {
   return "usage: kiln run ARTIFACT [--program NAME] [--feed NAME=FILE.npy]... "
          "[--fetch NAME=FILE.npy]...\n"
          "                [--synthetic-feeds] [--summary]\n"
+         "       kiln run ARTIFACT --data FILE --steps N [--shuffle] [--seed S]\n"
+         "                [--skip-bad-rows] [--metrics-out FILE.jsonl] [--logdir DIR]\n"
+         "                [--save DIR] [--save-every N] [--keep N] [--restore DIR]\n"
+         "                [--eval-data FILE] [--eval-every N]\n"
          "       kiln inspect ARTIFACT [--json]\n"
          "\n"
          "run      runs the artifact's init program, then --program (default "
@@ -87,8 +91,62 @@ const char *usage() {
          "written to one;\n"
          "         --synthetic-feeds makes up the feeds not given, --summary "
          "prints the fetches\n"
+         "         with --data, trains: N is the step to stop at (docs/training.md)\n"
          "inspect  prints what the artifact holds, as text or JSON\n";
 }
+
+namespace {
+
+/// Reads a non-negative integer flag value.
+bool parseCount(const std::string &flag, const std::string &value, int64_t &out,
+                std::string &error) {
+  try {
+    size_t used = 0;
+    long long parsed = std::stoll(value, &used);
+    if (used == value.size() && parsed >= 0) {
+      out = parsed;
+      return true;
+    }
+  } catch (const std::exception &) {
+  }
+  error = "kiln: error: " + flag + " '" + value + "': expected a whole number >= 0";
+  return false;
+}
+
+/// Takes one of the training flags that carry a value; returns whether the
+/// current argument was one (with `error` set when its value is bad).
+bool takeTrainingFlag(ArgumentReader &reader, train::TrainOptions &training,
+                      std::string &error) {
+  const std::pair<const char *, std::string *> paths[] = {
+      {"--data", &training.data},          {"--metrics-out", &training.metricsOut},
+      {"--logdir", &training.logdir},      {"--save", &training.saveDir},
+      {"--restore", &training.restore},    {"--eval-data", &training.evalData}};
+  for (const auto &[flag, target] : paths)
+    if (reader.at(flag)) {
+      reader.takeValue(flag, *target, error);
+      return true;
+    }
+  int64_t keep = training.keep, seed = 0;
+  const std::pair<const char *, int64_t *> counts[] = {{"--steps", &training.steps},
+                                                       {"--save-every", &training.saveEvery},
+                                                       {"--eval-every", &training.evalEvery},
+                                                       {"--keep", &keep},
+                                                       {"--seed", &seed}};
+  for (const auto &[flag, target] : counts)
+    if (reader.at(flag)) {
+      std::string value;
+      if (reader.takeValue(flag, value, error))
+        parseCount(flag, value, *target, error);
+      if (std::string(flag) == "--keep")
+        training.keep = static_cast<int>(keep);
+      if (std::string(flag) == "--seed")
+        training.seed = static_cast<uint64_t>(seed);
+      return true;
+    }
+  return false;
+}
+
+} // namespace
 
 bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options,
                      std::string &error) {
@@ -126,6 +184,15 @@ bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options,
     } else if (reader.current() == "--summary") {
       options.summary = true;
       reader.take();
+    } else if (reader.current() == "--shuffle") {
+      options.training.shuffle = true;
+      reader.take();
+    } else if (reader.current() == "--skip-bad-rows") {
+      options.training.skipBadRows = true;
+      reader.take();
+    } else if (takeTrainingFlag(reader, options.training, error)) {
+      if (!error.empty())
+        return false;
     } else if (reader.current().size() > 1 && reader.current()[0] == '-') {
       return unknownArgument(reader.current(), error);
     } else if (!takeArtifact(reader, options.artifact, error)) {
@@ -134,6 +201,19 @@ bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options,
   }
   if (options.artifact.empty()) {
     error = "kiln: error: kiln run needs an artifact file";
+    return false;
+  }
+  train::TrainOptions &training = options.training;
+  training.artifact = options.artifact;
+  bool trainingFlags = training.steps != 0 || !training.metricsOut.empty() ||
+                       !training.logdir.empty() || !training.saveDir.empty() ||
+                       !training.restore.empty() || !training.evalData.empty();
+  if (training.data.empty() && trainingFlags) {
+    error = "kiln: error: training flags need --data FILE (or --data synthetic)";
+    return false;
+  }
+  if (!training.data.empty() && training.steps < 1) {
+    error = "kiln: error: --data needs --steps N (the step to stop at, N >= 1)";
     return false;
   }
   return true;

@@ -3,6 +3,8 @@
 #ifndef KILN_TOOLS_KILN_COMMANDLINE_H
 #define KILN_TOOLS_KILN_COMMANDLINE_H
 
+#include "runtime/train/TrainingLoop.h"
+
 #include <string>
 #include <vector>
 
@@ -25,6 +27,8 @@ struct RunOptions {
   bool syntheticFeeds = false;
   /// Print every fetch's shape, min, mean and max after the run.
   bool summary = false;
+  /// With --data: train (runtime/train/TrainingLoop.h) instead of one run.
+  train::TrainOptions training;
 };
 
 /// kiln inspect ARTIFACT [--json]

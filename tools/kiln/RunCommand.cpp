@@ -179,6 +179,8 @@ bool writeFetches(const RunOptions &options,
 } // namespace
 
 int runCommand(const RunOptions &options) {
+  if (!options.training.data.empty())
+    return train::runTraining(options.training, std::cout, std::cerr);
   kiln_artifact *rawArtifact = nullptr;
   if (failed(kiln_artifact_load(options.artifact.c_str(), &rawArtifact)))
     return 1;

@@ -14,11 +14,31 @@
 #include "tools/kiln/InspectCommand.h"
 #include "tools/kiln/RunCommand.h"
 
+#include <cstdlib>
 #include <iostream>
+#include <unistd.h>
 
 using namespace kiln::tool;
 
+namespace {
+
+/// oneDNN's OpenMP threads spin after each GEMM by default, taking the cores
+/// the single-threaded kernels between GEMMs need (40x slower training of
+/// examples/mlp.pbtxt on 2 cores). libgomp reads its settings when it loads,
+/// before main: so set OMP_WAIT_POLICY=passive, unless the user chose one,
+/// and start again.
+void useSleepingOpenMpThreads(char **argv) {
+  if (std::getenv("OMP_WAIT_POLICY"))
+    return;
+  setenv("OMP_WAIT_POLICY", "passive", 1);
+  execv("/proc/self/exe", argv);
+  // Not re-executed (no /proc): run on with libgomp's defaults.
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
+  useSleepingOpenMpThreads(argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
     std::cerr << usage();

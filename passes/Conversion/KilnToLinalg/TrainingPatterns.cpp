@@ -29,16 +29,26 @@ namespace {
 /// Computes the outputs' elements from the inputs' (already in f32).
 using ManyFn = llvm::function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)>;
 
-/// One generic over `type` with `results` outputs of that type; inputs are
-/// numpy-broadcast (scalars read through rank-0 maps) and computed in f32.
+/// One generic over `type` with `results` outputs of that type, computed in
+/// f32. Scalar (rank-0) inputs are read once before the loop and captured,
+/// so the body's math on them (Adam's bias corrections) is loop-invariant;
+/// other inputs are numpy-broadcast.
 SmallVector<Value> mapToMany(OpBuilder &b, Location loc, RankedTensorType type,
                              ValueRange inputs, unsigned results, ManyFn body) {
   int64_t rank = type.getRank();
   SmallVector<AffineMap> maps;
-  for (Value input : inputs)
-    maps.push_back(broadcastMap(b.getContext(),
-                                llvm::cast<RankedTensorType>(input.getType()).getShape(),
-                                type.getShape()));
+  SmallVector<Value> tensors;
+  SmallVector<Value> scalars(inputs.size());
+  for (auto [i, input] : llvm::enumerate(inputs)) {
+    auto inputType = llvm::cast<RankedTensorType>(input.getType());
+    if (inputType.getRank() == 0 && rank > 0) {
+      Value scalar = b.create<tensor::ExtractOp>(loc, input, ValueRange{});
+      scalars[i] = castFloat(b, loc, scalar, b.getF32Type());
+      continue;
+    }
+    tensors.push_back(input);
+    maps.push_back(broadcastMap(b.getContext(), inputType.getShape(), type.getShape()));
+  }
   SmallVector<Value> inits;
   for (unsigned i = 0; i < results; ++i) {
     inits.push_back(emptyTensor(b, loc, type));
@@ -48,11 +58,12 @@ SmallVector<Value> mapToMany(OpBuilder &b, Location loc, RankedTensorType type,
   SmallVector<Type> resultTypes(results, type);
   Type element = type.getElementType();
   auto generic = b.create<linalg::GenericOp>(
-      loc, resultTypes, inputs, inits, maps, iterators,
+      loc, resultTypes, tensors, inits, maps, iterators,
       [&](OpBuilder &nb, Location l, ValueRange args) {
         SmallVector<Value> wide;
-        for (Value arg : args.take_front(inputs.size()))
-          wide.push_back(castFloat(nb, l, arg, nb.getF32Type()));
+        unsigned next = 0;
+        for (Value scalar : scalars)
+          wide.push_back(scalar ? scalar : castFloat(nb, l, args[next++], nb.getF32Type()));
         SmallVector<Value> out = body(nb, l, wide);
         for (Value &value : out)
           value = castFloat(nb, l, value, element);
@@ -211,22 +222,49 @@ struct OneHotLowering : public OpRewritePattern<OneHotOp> {
   }
 };
 
+/// Each result element reads the operand where its index, less `low`, is a
+/// multiple of `interior + 1` inside the operand, and is zero elsewhere (a
+/// generic with tensor.extract: a strided insert_slice would need a runtime
+/// memref copy).
 struct PadLowering : public OpRewritePattern<PadOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(PadOp op, PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     auto operand = llvm::cast<RankedTensorType>(op.getOperand().getType());
-    Location loc = op.getLoc();
-    Value zeros = filledTensor(rewriter, loc, type,
-                               scalarConstant(rewriter, loc, type.getElementType(), 0.0));
-    SmallVector<OpFoldResult> offsets, sizes, strides;
-    for (int64_t d = 0; d < type.getRank(); ++d) {
-      offsets.push_back(rewriter.getIndexAttr(op.getLow()[d]));
-      sizes.push_back(rewriter.getIndexAttr(operand.getDimSize(d)));
-      strides.push_back(rewriter.getIndexAttr(op.getInterior()[d] + 1));
-    }
-    rewriter.replaceOpWithNewOp<tensor::InsertSliceOp>(op, op.getOperand(), zeros, offsets,
-                                                       sizes, strides);
+    Value source = op.getOperand();
+    Value result = mapElements(
+        rewriter, op.getLoc(), type, ValueRange{}, {},
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          Value inside;
+          SmallVector<Value> indices;
+          for (int64_t d = 0; d < type.getRank(); ++d) {
+            Value i = b.create<linalg::IndexOp>(loc, d);
+            Value low = b.create<arith::ConstantIndexOp>(loc, op.getLow()[d]);
+            Value stride = b.create<arith::ConstantIndexOp>(loc, op.getInterior()[d] + 1);
+            Value shifted = b.create<arith::SubIOp>(loc, i, low);
+            Value index = b.create<arith::DivSIOp>(loc, shifted, stride);
+            Value zero = b.create<arith::ConstantIndexOp>(loc, 0);
+            Value size = b.create<arith::ConstantIndexOp>(loc, operand.getDimSize(d));
+            Value hit = b.create<arith::AndIOp>(
+                loc,
+                b.create<arith::AndIOp>(
+                    loc, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::sge, shifted, zero),
+                    b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, index, size)),
+                b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                        b.create<arith::RemSIOp>(loc, shifted, stride), zero));
+            inside = inside ? b.create<arith::AndIOp>(loc, inside, hit).getResult() : hit;
+            // Clamped so the read stays inside the operand when not `hit`.
+            Value last = b.create<arith::ConstantIndexOp>(loc, operand.getDimSize(d) - 1);
+            indices.push_back(b.create<arith::MinSIOp>(
+                loc, b.create<arith::MaxSIOp>(loc, index, zero), last));
+          }
+          Value element = b.create<tensor::ExtractOp>(loc, source, indices);
+          Value zero = scalarConstant(b, loc, type.getElementType(), 0.0);
+          if (!inside)
+            return element;
+          return b.create<arith::SelectOp>(loc, inside, element, zero).getResult();
+        });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };

@@ -88,8 +88,9 @@ double gelu(double x, bool tanhApprox) {
 
 class Interpreter {
 public:
-  Interpreter(ModuleOp module, const llvm::StringMap<Tensor> &variables)
-      : module(module), variables(variables) {}
+  Interpreter(ModuleOp module, const llvm::StringMap<Tensor> &variables,
+              Rounding rounding)
+      : module(module), variables(variables), rounding(rounding) {}
 
   Tensor evaluate(Operation *op);
   Tensor &valueOf(Value v) { return values[v.getAsOpaquePointer()]; }
@@ -106,12 +107,15 @@ private:
 
   ModuleOp module;
   const llvm::StringMap<Tensor> &variables;
+  Rounding rounding;
   llvm::DenseMap<void *, Tensor> values;
 };
 
 Tensor Interpreter::map(Operation *op, const std::function<double(ArrayRef<double>)> &f) {
   Tensor out = zeros(shapeOf(op->getResult(0)));
   Type type = getElementTypeOrSelf(op->getResult(0).getType());
+  if (rounding == Rounding::None && llvm::isa<FloatType>(type))
+    type = Float64Type::get(op->getContext());
   std::vector<double> args(op->getNumOperands());
   for (int64_t i = 0; i < out.size(); ++i) {
     for (unsigned k = 0; k < op->getNumOperands(); ++k)
@@ -300,6 +304,8 @@ Tensor Interpreter::evaluate(Operation *op) {
       .Case([&](CastOp c) {
         Type from = getElementTypeOrSelf(c.getOperand().getType());
         Type to = getElementTypeOrSelf(c.getType());
+        if (rounding == Rounding::None && llvm::isa<FloatType>(to))
+          to = Float64Type::get(op->getContext());
         return map(op, [from, to](ArrayRef<double> x) { return castTo(from, to, x[0]); });
       })
       .Case([&](MatmulOp m) { return matmul(m); })
@@ -418,9 +424,10 @@ Tensor Interpreter::evaluate(Operation *op) {
 
 llvm::StringMap<Tensor> evaluateForward(ModuleOp module,
                                         const llvm::StringMap<Tensor> &inputs,
-                                        const llvm::StringMap<Tensor> &variables) {
+                                        const llvm::StringMap<Tensor> &variables,
+                                        Rounding rounding) {
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  Interpreter interpreter(module, variables);
+  Interpreter interpreter(module, variables, rounding);
   for (BlockArgument arg : forward.getArguments()) {
     auto name = forward.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "kiln.name");
     interpreter.bind(arg, inputs.lookup(name.getValue()));

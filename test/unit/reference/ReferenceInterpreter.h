@@ -29,12 +29,19 @@ struct Tensor {
   int64_t size() const;
 };
 
+/// What elementwise ops and casts do with their float results: round them
+/// to the element type, as the compiled kernels do, or keep every float in
+/// float64 (finite differences, where a rounding of 1e-7 divided by a step of
+/// 1e-4 would swamp the derivative).
+enum class Rounding { ToElementType, None };
+
 /// Evaluates @forward with `inputs` (by kiln.name) and `variables` (by
 /// symbol name); returns the results by kiln.name. Aborts the test binary
 /// with a message on an op it does not know (a test bug, not a user error).
 llvm::StringMap<Tensor> evaluateForward(mlir::ModuleOp module,
                                         const llvm::StringMap<Tensor> &inputs,
-                                        const llvm::StringMap<Tensor> &variables);
+                                        const llvm::StringMap<Tensor> &variables,
+                                        Rounding rounding = Rounding::ToElementType);
 
 } // namespace kiln::reference
 

@@ -1,0 +1,50 @@
+//===- TrainingLoop.h - kiln run --data: training an artifact ---*- C++ -*-===//
+//
+// Trains a training artifact (one with a `train_step` program) on a data
+// file: step k (from 1) feeds batch k-1 of the data (BatchReader's order),
+// runs train_step, and records the loss train_step computed before its
+// update. Around that: progress on the terminal, one JSON line per step,
+// TensorBoard scalars, checkpoints (variables, optimizer slots and the step
+// counter; the data position is the step), restore, and evaluation of the
+// `forward` program on another data file.
+//
+// `steps` is the step to stop at, counted from the start of training: a run
+// restored at step S trains steps S+1..steps and is bit-identical to one
+// that never stopped.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_TRAIN_TRAININGLOOP_H
+#define KILN_RUNTIME_TRAIN_TRAININGLOOP_H
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+
+namespace kiln::train {
+
+struct TrainOptions {
+  std::string artifact;
+  /// A .npz, .csv/.tsv file, or "synthetic" / "synthetic:ROWS".
+  std::string data;
+  int64_t steps = 0;
+  bool shuffle = false;
+  uint64_t seed = 0;
+  bool skipBadRows = false;
+  std::string metricsOut; ///< FILE.jsonl; empty = none.
+  std::string logdir;     ///< TensorBoard directory; empty = none.
+  std::string saveDir;    ///< Checkpoint directory; empty = none.
+  int64_t saveEvery = 0;  ///< 0 = only at the end.
+  int keep = 5;           ///< Checkpoints kept.
+  std::string restore;    ///< Checkpoint directory or ckpt-N; empty = none.
+  std::string evalData;   ///< Evaluated every `evalEvery` steps and at the end.
+  int64_t evalEvery = 0;  ///< 0 = only at the end.
+};
+
+/// Trains; prints one error line to `err` and returns 1 on failure, 0 on
+/// success. Summaries go to `out`.
+int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &err);
+
+} // namespace kiln::train
+
+#endif // KILN_RUNTIME_TRAIN_TRAININGLOOP_H

@@ -1,0 +1,229 @@
+//===- TrainingModel.cpp - What training needs of an artifact -------------===//
+
+#include "runtime/train/TrainingModel.h"
+
+#include "runtime/artifact/DTypes.h"
+
+namespace kiln::train {
+
+using namespace artifact;
+
+namespace {
+
+const Program *findProgram(const Artifact &root, const char *name) {
+  if (root.programs())
+    for (const Program *program : *root.programs())
+      if (program->name() && program->name()->str() == name)
+        return program;
+  return nullptr;
+}
+
+std::string text(const flatbuffers::String *value) { return value ? value->str() : ""; }
+
+bool toCheckpointType(DType dtype, checkpoint::DType &out) {
+  switch (dtype) {
+  case DType_F32: out = checkpoint::DType::F32; return true;
+  case DType_F16: out = checkpoint::DType::F16; return true;
+  case DType_BF16: out = checkpoint::DType::BF16; return true;
+  case DType_I32: out = checkpoint::DType::I32; return true;
+  case DType_I64: out = checkpoint::DType::I64; return true;
+  case DType_I1: out = checkpoint::DType::Bool; return true;
+  default: return false;
+  }
+}
+
+/// "session call failed" errors carry their own text.
+bool check(const std::optional<exec::SessionError> &failure) { return !failure; }
+
+} // namespace
+
+bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
+                             const std::string &path, std::string &error) {
+  executable_ = std::move(executable);
+  path_ = path;
+  const VerifiedArtifact &artifact = executable_->artifact();
+  const Artifact &root = artifact.root();
+  const Training *training = root.training();
+  const Program *train = findProgram(root, kTrainProgram);
+  if (!training || !train || !findProgram(root, kForwardProgram)) {
+    error = path + ": error: not a training artifact (it has no train_step program; compile "
+                   "a model with a train spec, or ONNX with kilnc --train)";
+    return false;
+  }
+  name_ = text(root.model());
+  loss_ = text(training->loss());
+  label_ = text(training->label());
+  lossKind_ = text(training->loss_kind());
+  prediction_ = text(training->prediction());
+  if (train->feeds())
+    for (const Binding *feed : *train->feeds()) {
+      const Buffer &buffer = *root.buffers()->Get(feed->buffer());
+      data::FeedSpec spec;
+      spec.name = text(feed->name());
+      switch (buffer.dtype()) {
+      case DType_F32: spec.type = data::ElementType::F32; break;
+      case DType_I32: spec.type = data::ElementType::I32; break;
+      case DType_I64: spec.type = data::ElementType::I64; break;
+      default:
+        error = path + ": error: feed '" + spec.name + "' is " + dtypeName(buffer.dtype()) +
+                "; training data can fill f32, i32 and i64 feeds";
+        return false;
+      }
+      if (!buffer.shape() || buffer.shape()->size() < 1) {
+        error = path + ": error: feed '" + spec.name +
+                "' is a scalar; training feeds have a batch dimension";
+        return false;
+      }
+      int64_t batch = buffer.shape()->Get(0);
+      if (batchSize_ != 0 && batch != batchSize_) {
+        error = path + ": error: feed '" + spec.name + "' has batch " + std::to_string(batch) +
+                ", another feed has " + std::to_string(batchSize_);
+        return false;
+      }
+      batchSize_ = batch;
+      spec.exampleShape.assign(buffer.shape()->begin() + 1, buffer.shape()->end());
+      spec.idBound = feed->id_bound();
+      specs_.push_back(spec);
+      feedTypes_.push_back(buffer.dtype());
+    }
+  if (root.variables())
+    for (const Variable *variable : *root.variables()) {
+      const Buffer &buffer = *root.buffers()->Get(variable->buffer());
+      VariableInfo info{text(variable->name()), buffer.dtype(), {},
+                        static_cast<size_t>(artifact.buffer(variable->buffer()).byteSize)};
+      if (buffer.shape())
+        info.shape.assign(buffer.shape()->begin(), buffer.shape()->end());
+      variables_.push_back(info);
+    }
+  return true;
+}
+
+bool TrainingModel::loadData(const std::string &path, const data::ReadOptions &options,
+                             std::shared_ptr<const data::Dataset> &out,
+                             std::string &error) const {
+  auto dataset = std::make_shared<data::Dataset>();
+  const std::string synthetic = "synthetic";
+  if (path.compare(0, synthetic.size(), synthetic) == 0) {
+    int64_t rows = 64 * batchSize_;
+    if (path.size() > synthetic.size()) {
+      try {
+        rows = std::stoll(path.substr(synthetic.size() + 1));
+      } catch (const std::exception &) {
+        rows = 0;
+      }
+      if (path[synthetic.size()] != ':' || rows < 1) {
+        error = "kiln: error: --data '" + path + "': expected synthetic or synthetic:ROWS";
+        return false;
+      }
+    }
+    *dataset = data::syntheticDataset(specs_, label_, rows, /*seed=*/1);
+  } else if (!data::loadDataset(path, specs_, label_, options, *dataset, error)) {
+    return false;
+  }
+  if (dataset->rows < 1) {
+    error = path + ": error: no usable rows";
+    return false;
+  }
+  out = std::move(dataset);
+  return true;
+}
+
+bool TrainingModel::run(exec::Session &session, const char *program,
+                        std::string &error) const {
+  return check(session.run(program, error));
+}
+
+bool TrainingModel::runInit(exec::Session &session, std::string &error) const {
+  return run(session, "init", error);
+}
+bool TrainingModel::runTrainStep(exec::Session &session, std::string &error) const {
+  return run(session, kTrainProgram, error);
+}
+bool TrainingModel::runForward(exec::Session &session, std::string &error) const {
+  return run(session, kForwardProgram, error);
+}
+
+bool TrainingModel::bindBatch(exec::Session &session, const char *program,
+                              const std::vector<std::vector<uint8_t>> &batch,
+                              std::string &error) const {
+  for (size_t i = 0; i < specs_.size(); ++i)
+    if (!check(session.bindFeed(program, specs_[i].name, feedTypes_[i], batch[i].data(),
+                                batch[i].size(), error)))
+      return false;
+  return true;
+}
+
+bool TrainingModel::readScalar(const exec::Session &session, const char *program,
+                               const std::string &fetch, double &value,
+                               std::string &error) const {
+  float scalar = 0;
+  if (!check(session.readFetch(program, fetch, DType_F32, &scalar, sizeof(scalar), error)))
+    return false;
+  value = scalar;
+  return true;
+}
+
+bool TrainingModel::readFloats(const exec::Session &session, const char *program,
+                               const std::string &fetch, std::vector<float> &values,
+                               std::string &error) const {
+  const Artifact &root = executable_->artifact().root();
+  const Program *found = findProgram(root, program);
+  if (found && found->fetches())
+    for (const Binding *binding : *found->fetches())
+      if (text(binding->name()) == fetch) {
+        values.resize(executable_->artifact().buffer(binding->buffer()).elementCount);
+        return check(session.readFetch(program, fetch, DType_F32, values.data(),
+                                       values.size() * sizeof(float), error));
+      }
+  error = path_ + ": error: program " + program + " has no fetch '" + fetch + "'";
+  return false;
+}
+
+std::vector<checkpoint::TensorSpec> TrainingModel::checkpointSpecs() const {
+  std::vector<checkpoint::TensorSpec> specs;
+  for (const VariableInfo &variable : variables_) {
+    checkpoint::TensorSpec spec;
+    spec.name = variable.name;
+    toCheckpointType(variable.dtype, spec.dtype);
+    spec.shape = variable.shape;
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
+bool TrainingModel::writeVariable(exec::Session &session, const std::string &name,
+                                  const std::vector<uint8_t> &bytes, std::string &error) const {
+  for (const VariableInfo &variable : variables_)
+    if (variable.name == name)
+      return check(session.writeVariable(name, variable.dtype, bytes.data(), bytes.size(),
+                                         error));
+  error = path_ + ": error: the model has no variable '" + name + "'";
+  return false;
+}
+
+bool TrainingModel::checkpointRequest(const exec::Session &session, int64_t step,
+                                      std::vector<std::vector<uint8_t>> &storage,
+                                      checkpoint::SaveRequest &request,
+                                      std::string &error) const {
+  request.model = name_;
+  request.step = step;
+  request.data["batches_consumed"] = step;
+  storage.assign(variables_.size(), {});
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    const VariableInfo &variable = variables_[i];
+    storage[i].resize(variable.bytes);
+    if (!check(session.readVariable(variable.name, variable.dtype, storage[i].data(),
+                                    storage[i].size(), error)))
+      return false;
+    checkpoint::TensorRef ref;
+    ref.name = variable.name;
+    toCheckpointType(variable.dtype, ref.dtype);
+    ref.shape = variable.shape;
+    ref.data = storage[i].data();
+    ref.bytes = storage[i].size();
+    request.tensors.push_back(ref);
+  }
+  return true;
+}
+
+} // namespace kiln::train

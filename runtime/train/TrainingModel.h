@@ -1,0 +1,88 @@
+//===- TrainingModel.h - What training needs of an artifact -----*- C++ -*-===//
+//
+// Reads a training artifact's facts (its Training table, the feeds of
+// train_step, its variables) once, and wraps the session calls the loop
+// makes: binding a batch, running a program, reading a scalar fetch,
+// reading and writing the variables a checkpoint holds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_TRAIN_TRAININGMODEL_H
+#define KILN_RUNTIME_TRAIN_TRAININGMODEL_H
+
+#include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/data/Dataset.h"
+#include "runtime/exec/Session.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::train {
+
+constexpr const char *kTrainProgram = "train_step";
+constexpr const char *kForwardProgram = "forward";
+
+class TrainingModel {
+public:
+  /// Reads the facts of `executable` (loaded from `path`); fails with
+  /// "PATH: error: ..." for an artifact that cannot train.
+  bool describe(std::shared_ptr<const exec::Executable> executable,
+                const std::string &path, std::string &error);
+
+  const std::string &name() const { return name_; }
+  const std::string &lossName() const { return loss_; }
+  const std::string &labelName() const { return label_; }
+  const std::string &lossKind() const { return lossKind_; }
+  const std::string &predictionName() const { return prediction_; }
+  int64_t batchSize() const { return batchSize_; }
+  const std::vector<data::FeedSpec> &feedSpecs() const { return specs_; }
+
+  /// Loads `path` (a data file, or "synthetic[:ROWS]") for the model's feeds.
+  bool loadData(const std::string &path, const data::ReadOptions &options,
+                std::shared_ptr<const data::Dataset> &out, std::string &error) const;
+
+  bool runInit(exec::Session &session, std::string &error) const;
+  bool runTrainStep(exec::Session &session, std::string &error) const;
+  bool runForward(exec::Session &session, std::string &error) const;
+  /// Binds one batch (a buffer per feed spec) to `program`'s feeds.
+  bool bindBatch(exec::Session &session, const char *program,
+                 const std::vector<std::vector<uint8_t>> &batch, std::string &error) const;
+  /// Reads an f32 scalar fetch of the program that ran last.
+  bool readScalar(const exec::Session &session, const char *program,
+                  const std::string &fetch, double &value, std::string &error) const;
+  /// Reads an f32 fetch of any shape.
+  bool readFloats(const exec::Session &session, const char *program,
+                  const std::string &fetch, std::vector<float> &values,
+                  std::string &error) const;
+
+  /// Every variable (parameters, optimizer slots, the step counter).
+  std::vector<checkpoint::TensorSpec> checkpointSpecs() const;
+  bool writeVariable(exec::Session &session, const std::string &name,
+                     const std::vector<uint8_t> &bytes, std::string &error) const;
+  /// A save request for every variable at `step`; `storage` holds the bytes.
+  bool checkpointRequest(const exec::Session &session, int64_t step,
+                         std::vector<std::vector<uint8_t>> &storage,
+                         checkpoint::SaveRequest &request, std::string &error) const;
+
+private:
+  struct VariableInfo {
+    std::string name;
+    artifact::DType dtype;
+    std::vector<int64_t> shape;
+    size_t bytes;
+  };
+
+  bool run(exec::Session &session, const char *program, std::string &error) const;
+
+  std::shared_ptr<const exec::Executable> executable_;
+  std::string path_, name_, loss_, label_, lossKind_, prediction_;
+  int64_t batchSize_ = 0;
+  std::vector<data::FeedSpec> specs_;
+  std::vector<artifact::DType> feedTypes_;
+  std::vector<VariableInfo> variables_;
+};
+
+} // namespace kiln::train
+
+#endif // KILN_RUNTIME_TRAIN_TRAININGMODEL_H
