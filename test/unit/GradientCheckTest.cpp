@@ -557,16 +557,10 @@ TEST_F(GradientCheckTest, StridedSlice) {
 }
 
 /// concat's gradient is one slice of the upstream gradient per input; the
-/// first starts at 0 with step 1 on the concat axis, where a slice lowered
-/// through a strided window map degenerates to the identity and linalg takes
-/// the loop bound from the input (13) instead of the result (4).
+/// first starts at 0 with step 1 on the concat axis and is shorter than the
+/// gradient (a slice lowered through an indexing map folded to the identity
+/// there, and linalg took the loop bound from the input: 13 instead of 4).
 TEST_F(GradientCheckTest, Concat) {
-  GTEST_SKIP() << "known lowering bug: concat's gradient slices its first input at "
-                  "[0, k) with step 1, and a slice that starts at 0 with step 1 but is "
-                  "shorter than its input fails to compile ('linalg.generic' operand "
-                  "dimension 13 vs 4): stridedWindowMap makes that dimension an "
-                  "identity index, so linalg takes the input's size as the loop bound "
-                  "(passes/Conversion/KilnToLinalg/ShapePatterns.cpp)";
   ModuleText m;
   m.variable("x", "tensor<2x3x4xf32>");
   m.variable("y", "tensor<2x3x5xf32>");
@@ -579,11 +573,6 @@ TEST_F(GradientCheckTest, Concat) {
 }
 
 TEST_F(GradientCheckTest, ConcatOfOneValueTwice) {
-  GTEST_SKIP()
-      << "known bug, not in the gradient rule: compiling a kiln.concat "
-         "that takes the same value twice fails in the CPU lowering "
-         "('linalg.generic' operand shape 13 vs 4); the kernel's deduplicated "
-         "inputs meet the concat pattern's per-operand views";
   ModuleText m;
   m.variable("x", "tensor<2x3x4xf32>");
   m.variable("y", "tensor<2x3x5xf32>");

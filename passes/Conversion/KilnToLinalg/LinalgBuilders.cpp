@@ -83,14 +83,6 @@ AffineMap broadcastMap(MLIRContext *context, ArrayRef<int64_t> operandShape,
   return AffineMap::get(resultShape.size(), 0, exprs, context);
 }
 
-AffineMap stridedWindowMap(MLIRContext *context, ArrayRef<int64_t> start,
-                           ArrayRef<int64_t> step) {
-  SmallVector<AffineExpr> exprs;
-  for (auto [d, offset] : llvm::enumerate(start))
-    exprs.push_back(getAffineDimExpr(d, context) * step[d] + offset);
-  return AffineMap::get(start.size(), 0, exprs, context);
-}
-
 Value mapElements(OpBuilder &b, Location loc, RankedTensorType resultType,
                   ValueRange inputs, ArrayRef<AffineMap> inputMaps,
                   ElementFn body) {

@@ -59,12 +59,6 @@ mlir::AffineMap broadcastMap(mlir::MLIRContext *context,
                              llvm::ArrayRef<int64_t> operandShape,
                              llvm::ArrayRef<int64_t> resultShape);
 
-/// The map that reads element `start + step * i` of an operand while
-/// iterating over `i` (a strided window of it, one entry per dimension).
-mlir::AffineMap stridedWindowMap(mlir::MLIRContext *context,
-                                 llvm::ArrayRef<int64_t> start,
-                                 llvm::ArrayRef<int64_t> step);
-
 /// An elementwise `linalg.generic` producing `resultType` from `inputs`,
 /// each read through its map.
 mlir::Value mapElements(mlir::OpBuilder &b, mlir::Location loc,

@@ -138,11 +138,27 @@ struct SliceLowering : public OpRewritePattern<SliceOp> {
       rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
       return success();
     }
-    AffineMap window =
-        stridedWindowMap(getContext(), op.getStart(), op.getStep());
+    // The input is read with tensor.extract rather than through an indexing
+    // map: a window starting at 0 with step 1 would fold to an identity map,
+    // and linalg would then take that loop's bound from the (larger) input.
+    Value input = op.getOperand();
+    ArrayRef<int64_t> start = op.getStart(), step = op.getStep();
     Value result = mapElements(
-        rewriter, op.getLoc(), type, op.getOperand(), {window},
-        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+        rewriter, op.getLoc(), type, ValueRange{}, {},
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < type.getRank(); ++d) {
+            Value index = b.create<linalg::IndexOp>(loc, d);
+            if (step[d] != 1)
+              index = b.create<arith::MulIOp>(
+                  loc, index, b.create<arith::ConstantIndexOp>(loc, step[d]));
+            if (start[d] != 0)
+              index = b.create<arith::AddIOp>(
+                  loc, index, b.create<arith::ConstantIndexOp>(loc, start[d]));
+            coords.push_back(index);
+          }
+          return b.create<tensor::ExtractOp>(loc, input, coords).getResult();
+        });
     rewriter.replaceOp(op, result);
     return success();
   }
