@@ -3,6 +3,9 @@
 #include "compiler/Import/ModelImporter.h"
 
 #include "compiler/Import/Graph/GraphImporter.h"
+#include "compiler/Import/TrainFromFlags.h"
+
+#include "dialects/Kiln/KilnDialect.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -17,8 +20,9 @@ OwningOpRef<ModuleOp> importModelFile(llvm::StringRef path,
                                       const ImportOptions &options) {
   llvm::StringRef ext = llvm::sys::path::extension(path);
   OwningOpRef<ModuleOp> module;
-  if (ext == ".pb" || ext == ".pbtxt") {
-    module = importGraphFile(path, context);
+  bool graphFile = ext == ".pb" || ext == ".pbtxt";
+  if (graphFile) {
+    module = importGraphFile(path, context, options.train);
   } else if (ext == ".onnx") {
     module = importOnnxFile(path, context, options.onnx);
   } else if (ext == ".mlir") {
@@ -30,6 +34,11 @@ OwningOpRef<ModuleOp> importModelFile(llvm::StringRef path,
     return nullptr;
   }
   if (!module || failed(verify(*module)))
+    return nullptr;
+  bool specFromFile =
+      graphFile && (*module)->hasAttr(KilnDialect::kTrainSpecAttrName);
+  if (failed(applyTrainFlags(*module, options.train, specFromFile)) ||
+      failed(verify(*module)))
     return nullptr;
   return module;
 }

@@ -2,6 +2,9 @@
 //
 //   kilnc MODEL (.pb | .pbtxt | .onnx | .mlir) [--emit=artifact|llvm|mlir]
 //         [-o OUT] [--report]
+//         [--train [--loss=KIND --output=NAME --label=NAME]
+//                  [--optimizer=KIND] [--lr=F] [--batch=N]
+//                  [--accumulate-steps=N]]
 //
 // Imports the model, verifies it, runs the import clean-up pipeline and
 // writes the kiln IR (--emit=mlir), or compiles it for the host CPU and
@@ -26,6 +29,7 @@
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/InitLLVM.h"
@@ -68,6 +72,36 @@ cl::opt<bool> inferenceOnly(
     "inference-only",
     cl::desc("Compile only @forward even when the model has a train spec "
              "(by default such a model also gets a train_step program)"));
+cl::OptionCategory trainCategory(
+    "Training (a model without a train spec, such as ONNX, or overrides of a "
+    "graph file's spec)");
+cl::opt<bool> train("train", cl::desc("Compile a training step"),
+                    cl::cat(trainCategory));
+cl::opt<std::string> lossKind(
+    "loss", cl::desc("Loss to add, the mean over the batch"),
+    cl::value_desc("softmax_cross_entropy|sigmoid_cross_entropy|mse"),
+    cl::cat(trainCategory));
+cl::opt<std::string> lossOutput(
+    "output", cl::desc("The model output the loss reads (default: the only one)"),
+    cl::value_desc("name"), cl::cat(trainCategory));
+cl::opt<std::string> labelName(
+    "label",
+    cl::desc("The input holding the targets, added if the model has none "
+             "(default: label)"),
+    cl::value_desc("name"), cl::cat(trainCategory));
+cl::opt<std::string> optimizerKind(
+    "optimizer", cl::desc("Optimizer"),
+    cl::value_desc("sgd|momentum|adam|adamw|adagrad"), cl::cat(trainCategory));
+cl::opt<double> learningRate("lr", cl::desc("Base learning rate"),
+                             cl::value_desc("rate"), cl::cat(trainCategory));
+cl::opt<int64_t> batchSize(
+    "batch",
+    cl::desc("Examples per step; also sizes a symbolic ONNX batch dimension"),
+    cl::value_desc("N"), cl::cat(trainCategory));
+cl::opt<int64_t> accumulateSteps(
+    "accumulate-steps",
+    cl::desc("Micro-batches whose gradients make one update"),
+    cl::value_desc("N"), cl::cat(trainCategory));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
                                  "shape refinement and canonicalization"));
@@ -83,6 +117,56 @@ LogicalResult parseDims(kiln::OnnxImportOptions &options) {
       return failure();
     }
     options.dimSizes[name] = value;
+  }
+  return success();
+}
+
+/// Copies the --train flags into `options`; prints one line on a value
+/// no model could take.
+LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
+  kiln::TrainFlags &flags = options.train;
+  flags.train = train;
+  flags.loss = lossKind;
+  if (!flags.loss.empty() && flags.loss != "softmax_cross_entropy" &&
+      flags.loss != "sigmoid_cross_entropy" && flags.loss != "mse") {
+    llvm::errs() << "kilnc: error: --loss=" << flags.loss
+                 << ": expected softmax_cross_entropy, sigmoid_cross_entropy "
+                    "or mse\n";
+    return failure();
+  }
+  flags.output = lossOutput;
+  flags.label = labelName;
+  flags.optimizer = optimizerKind;
+  if (!flags.optimizer.empty() &&
+      !llvm::is_contained({"sgd", "momentum", "adam", "adamw", "adagrad"},
+                          flags.optimizer)) {
+    llvm::errs() << "kilnc: error: --optimizer=" << flags.optimizer
+                 << ": expected sgd, momentum, adam, adamw or adagrad\n";
+    return failure();
+  }
+  if (learningRate.getNumOccurrences())
+    flags.learningRate = learningRate;
+  if (batchSize.getNumOccurrences()) {
+    if (batchSize < 1) {
+      llvm::errs() << "kilnc: error: --batch=" << batchSize
+                   << ": expected a size >= 1\n";
+      return failure();
+    }
+    flags.batchSize = batchSize;
+    options.onnx.batchSize = batchSize;
+  }
+  if (accumulateSteps.getNumOccurrences()) {
+    if (accumulateSteps < 1) {
+      llvm::errs() << "kilnc: error: --accumulate-steps=" << accumulateSteps
+                   << ": expected a count >= 1\n";
+      return failure();
+    }
+    flags.accumulateSteps = accumulateSteps;
+  }
+  if (flags.train && inferenceOnly) {
+    llvm::errs() << "kilnc: error: --train and --inference-only contradict "
+                    "each other\n";
+    return failure();
   }
   return success();
 }
@@ -118,7 +202,7 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln compiler\n");
 
   kiln::ImportOptions options;
-  if (failed(parseDims(options.onnx)))
+  if (failed(parseDims(options.onnx)) || failed(parseTrainFlags(options)))
     return 1;
   if (target != "cpu") {
     llvm::errs() << "kilnc: error: --target=" << target

@@ -351,7 +351,8 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
       return nullptr;
   if (graph.has_train()) {
     FailureOr<DictionaryAttr> spec =
-        importTrainSpec(graph, file.locate(context, file.trainLine, ""));
+        importTrainSpec(graph.train(), graphTrainSpecNames(graph),
+                        file.locate(context, file.trainLine, ""));
     if (failed(spec))
       return nullptr;
     (*module)->setAttr(KilnDialect::kTrainSpecAttrName, *spec);
@@ -363,10 +364,15 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
 
 } // namespace
 
-OwningOpRef<ModuleOp> importGraphFile(StringRef path, MLIRContext &context) {
+OwningOpRef<ModuleOp> importGraphFile(StringRef path, MLIRContext &context,
+                                      const TrainFlags &trainFlags) {
   context.loadDialect<KilnDialect, func::FuncDialect>();
   std::unique_ptr<GraphFile> file = readGraphFile(path, context);
   if (!file)
+    return nullptr;
+  if (trainFlags.train && file->graph.has_train() &&
+      failed(applyTrainOverrides(trainFlags, *file->graph.mutable_train(),
+                                 file->locate(context, file->trainLine, ""))))
     return nullptr;
   return GraphImporter(*file, context).run();
 }

@@ -3,6 +3,8 @@
 #ifndef KILN_COMPILER_IMPORT_GRAPH_GRAPHIMPORTER_H
 #define KILN_COMPILER_IMPORT_GRAPH_GRAPHIMPORTER_H
 
+#include "compiler/Import/Graph/TrainFlags.h"
+
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
@@ -13,8 +15,10 @@ namespace kiln {
 /// outputs the results of @forward, and the train spec the module's
 /// `kiln.train_spec`. On failure, emits one error (naming the file and the
 /// node, variable, input or field) on the context and returns null.
-mlir::OwningOpRef<mlir::ModuleOp> importGraphFile(llvm::StringRef path,
-                                                  mlir::MLIRContext &context);
+/// `trainFlags` overrides parts of the file's train spec (kilnc --train).
+mlir::OwningOpRef<mlir::ModuleOp>
+importGraphFile(llvm::StringRef path, mlir::MLIRContext &context,
+                const TrainFlags &trainFlags = {});
 
 } // namespace kiln
 

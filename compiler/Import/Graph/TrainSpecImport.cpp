@@ -22,8 +22,9 @@ std::string number(double value) {
 /// Builds the dictionary and reports errors at one location.
 class SpecBuilder {
 public:
-  SpecBuilder(const graph::GraphDef &graph, Location loc)
-      : graph(graph), loc(loc), b(loc.getContext()) {}
+  SpecBuilder(const graph::TrainSpec &spec, const TrainSpecNames &names,
+              Location loc)
+      : spec(spec), names(names), loc(loc), b(loc.getContext()) {}
 
   FailureOr<DictionaryAttr> build();
 
@@ -68,21 +69,8 @@ private:
     return b.getNamedAttr(key, value);
   }
 
-  bool isNode(const std::string &name) const {
-    return llvm::any_of(graph.nodes(),
-                        [&](const graph::Node &n) { return n.name() == name; });
-  }
-  bool isInput(const std::string &name) const {
-    return llvm::any_of(graph.inputs(),
-                        [&](const graph::Input &i) { return i.name() == name; });
-  }
-  bool isVariable(const std::string &name) const {
-    return llvm::any_of(graph.variables(), [&](const graph::Variable &v) {
-      return v.name() == name;
-    });
-  }
-
-  const graph::GraphDef &graph;
+  const graph::TrainSpec &spec;
+  const TrainSpecNames &names;
   Location loc;
   Builder b;
 };
@@ -209,7 +197,7 @@ FailureOr<DictionaryAttr> SpecBuilder::partitioner(const graph::Partitioner &p) 
     return error("partitioner.num_shards") << "must be > 0 for fixed shards";
   SmallVector<Attribute> tables;
   for (const std::string &name : p.hash_embeddings()) {
-    if (!isVariable(name))
+    if (!names.isVariable(name))
       return error("partitioner.hash_embeddings")
              << "names '" << name << "', which is not a variable";
     tables.push_back(b.getStringAttr(name));
@@ -250,20 +238,17 @@ FailureOr<DictionaryAttr> SpecBuilder::checkpoint(const graph::CheckpointPolicy 
 }
 
 FailureOr<DictionaryAttr> SpecBuilder::build() {
-  const graph::TrainSpec &spec = graph.train();
   if (spec.loss().empty())
     return error("loss") << "is missing: name the node whose output is minimized";
-  if (!isNode(spec.loss()))
+  if (!names.isLossCandidate(spec.loss()))
     return error("loss") << "names '" << spec.loss() << "', which is not a node";
-  if (!spec.label().empty() && !isInput(spec.label()))
+  if (!spec.label().empty() && !names.isInput(spec.label()))
     return error("label") << "names '" << spec.label()
                           << "', which is not an input";
   if (failed(checkCount("batch_size", spec.batch_size())) ||
       failed(checkCount("accumulate_steps", spec.accumulate_steps())))
     return failure();
-  int64_t batch = spec.batch_size();
-  if (batch == 0 && graph.inputs_size() > 0 && graph.inputs(0).shape_size() > 0)
-    batch = graph.inputs(0).shape(0);
+  int64_t batch = spec.batch_size() ? spec.batch_size() : names.defaultBatch;
 
   FailureOr<DictionaryAttr> opt = optimizer(spec.optimizer());
   if (failed(opt))
@@ -306,9 +291,30 @@ FailureOr<DictionaryAttr> SpecBuilder::build() {
 
 } // namespace
 
-FailureOr<DictionaryAttr> importTrainSpec(const graph::GraphDef &graph,
+FailureOr<DictionaryAttr> importTrainSpec(const graph::TrainSpec &spec,
+                                          const TrainSpecNames &names,
                                           Location loc) {
-  return SpecBuilder(graph, loc).build();
+  return SpecBuilder(spec, names, loc).build();
+}
+
+TrainSpecNames graphTrainSpecNames(const graph::GraphDef &graph) {
+  TrainSpecNames names;
+  names.isLossCandidate = [&graph](const std::string &name) {
+    return llvm::any_of(graph.nodes(),
+                        [&](const graph::Node &n) { return n.name() == name; });
+  };
+  names.isInput = [&graph](const std::string &name) {
+    return llvm::any_of(graph.inputs(),
+                        [&](const graph::Input &i) { return i.name() == name; });
+  };
+  names.isVariable = [&graph](const std::string &name) {
+    return llvm::any_of(graph.variables(), [&](const graph::Variable &v) {
+      return v.name() == name;
+    });
+  };
+  if (graph.inputs_size() > 0 && graph.inputs(0).shape_size() > 0)
+    names.defaultBatch = graph.inputs(0).shape(0);
+  return names;
 }
 
 } // namespace kiln

@@ -185,6 +185,10 @@ OnnxGraphImporter::getInputType(const onnx::ValueInfoProto &input,
       shape.push_back(dim.dim_value());
     } else if (dim.has_dim_param()) {
       auto it = options.dimSizes.find(dim.dim_param());
+      if (it == options.dimSizes.end() && i == 0 && options.batchSize > 0) {
+        shape.push_back(options.batchSize);
+        continue;
+      }
       if (it == options.dimSizes.end())
         return emitError(loc)
                << "has dimension " << i << " ('" << printable(dim.dim_param())

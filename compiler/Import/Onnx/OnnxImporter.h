@@ -13,6 +13,9 @@ struct OnnxImportOptions {
   /// Sizes for symbolic (dim_param) dimensions of graph inputs, by name,
   /// e.g. {"batch": 32} (kilnc --dim batch=32).
   llvm::StringMap<int64_t> dimSizes;
+  /// Size for a symbolic dimension 0 that `dimSizes` does not bind: the
+  /// batch (kilnc --train --batch=N); 0 = none.
+  int64_t batchSize = 0;
 };
 
 /// Reads an ONNX model file into a kiln module: initializers become

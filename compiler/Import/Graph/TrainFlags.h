@@ -1,0 +1,57 @@
+//===- TrainFlags.h - kilnc's --train flags ---------------------*- C++ -*-===//
+//
+// `kilnc MODEL --train ...` either overrides parts of a graph file's train
+// spec (optimizer, learning rate, batch, accumulation) or, for a model
+// without one (ONNX), names the loss to add: its kind, the output it reads
+// and the label input it compares against.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_IMPORT_GRAPH_TRAINFLAGS_H
+#define KILN_COMPILER_IMPORT_GRAPH_TRAINFLAGS_H
+
+#include "proto/kiln/graph.pb.h"
+
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+struct TrainFlags {
+  /// --train: compile a training step.
+  bool train = false;
+  /// --loss: softmax_cross_entropy, sigmoid_cross_entropy or mse.
+  std::string loss;
+  /// --output: the @forward result the loss reads (empty: the only one).
+  std::string output;
+  /// --label: the input holding the targets (empty: "label").
+  std::string label;
+  /// --optimizer: sgd, momentum, adam, adamw or adagrad.
+  std::string optimizer;
+  std::optional<double> learningRate;
+  std::optional<int64_t> batchSize;
+  std::optional<int64_t> accumulateSteps;
+
+  /// Whether any flag names the loss to add.
+  bool addsLoss() const {
+    return !loss.empty() || !output.empty() || !label.empty();
+  }
+  /// Whether any flag changes a train spec's optimizer or batch.
+  bool overridesSpec() const {
+    return !optimizer.empty() || learningRate || batchSize || accumulateSteps;
+  }
+};
+
+/// Writes the optimizer, learning rate, batch size and accumulation steps
+/// the flags set into `spec`; other fields stay. Fails, with one error at
+/// `loc` naming the flag, on an unknown optimizer.
+mlir::LogicalResult applyTrainOverrides(const TrainFlags &flags,
+                                        graph::TrainSpec &spec,
+                                        mlir::Location loc);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_IMPORT_GRAPH_TRAINFLAGS_H

@@ -1,0 +1,260 @@
+//===- TrainFromFlags.cpp - kilnc --train on an imported model ------------===//
+
+#include "compiler/Import/TrainFromFlags.h"
+
+#include "compiler/Import/Graph/TrainSpecImport.h"
+#include "compiler/Import/KilnOpBuilder.h"
+
+#include "dialects/Kiln/KilnDialect.h"
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// The `kiln.name` of each argument or result of @forward.
+SmallVector<std::string> argumentNames(func::FuncOp forward) {
+  SmallVector<std::string> names;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto name = forward.getArgAttrOfType<StringAttr>(i, KilnDialect::kNameAttrName);
+    names.push_back(name ? name.str() : "");
+  }
+  return names;
+}
+
+SmallVector<std::string> resultNames(func::FuncOp forward) {
+  SmallVector<std::string> names;
+  for (unsigned i = 0; i < forward.getNumResults(); ++i) {
+    auto name =
+        forward.getResultAttrOfType<StringAttr>(i, KilnDialect::kNameAttrName);
+    names.push_back(name ? name.str() : "");
+  }
+  return names;
+}
+
+std::string joined(ArrayRef<std::string> names) {
+  std::string text;
+  for (const std::string &name : names)
+    text += (text.empty() ? "'" : ", '") + name + "'";
+  return text;
+}
+
+/// Adds the loss the flags name to @forward; returns the name of its result.
+class LossBuilder {
+public:
+  LossBuilder(ModuleOp module, func::FuncOp forward, const TrainFlags &flags)
+      : module(module), forward(forward), flags(flags),
+        loc(NameLoc::get(StringAttr::get(module.getContext(), "--loss"),
+                         module.getLoc())) {}
+
+  FailureOr<std::string> build();
+  StringRef labelName() const { return label; }
+
+private:
+  FailureOr<unsigned> findOutput();
+  FailureOr<Value> labelArgument(RankedTensorType type);
+  FailureOr<Value> loss(Value output, Value labels);
+  std::string uniqueResultName() const;
+
+  ModuleOp module;
+  func::FuncOp forward;
+  const TrainFlags &flags;
+  Location loc;
+  std::string label;
+};
+
+FailureOr<unsigned> LossBuilder::findOutput() {
+  SmallVector<std::string> names = resultNames(forward);
+  if (flags.output.empty()) {
+    if (names.size() == 1)
+      return 0u;
+    return emitError(loc) << "the model has " << names.size() << " outputs ("
+                          << joined(names)
+                          << "): name the one the loss reads with --output";
+  }
+  auto it = llvm::find(names, flags.output);
+  if (it == names.end())
+    return emitError(loc) << "--output=" << flags.output
+                          << " is not an output of the model (its outputs: "
+                          << joined(names) << ")";
+  return static_cast<unsigned>(it - names.begin());
+}
+
+/// The label argument: an existing input of that name (its type checked)
+/// or a new argument of `type` at the end of @forward.
+FailureOr<Value> LossBuilder::labelArgument(RankedTensorType type) {
+  SmallVector<std::string> names = argumentNames(forward);
+  auto it = llvm::find(names, label);
+  if (it != names.end()) {
+    Value existing = forward.getArgument(it - names.begin());
+    if (existing.getType() != type)
+      return emitError(loc) << "--label=" << label << " names an input of type "
+                            << existing.getType() << "; the " << flags.loss
+                            << " loss needs " << type;
+    return existing;
+  }
+  unsigned index = forward.getNumArguments();
+  Builder b(module.getContext());
+  NamedAttribute name(b.getStringAttr(KilnDialect::kNameAttrName),
+                      b.getStringAttr(label));
+  forward.insertArgument(index, type, b.getDictionaryAttr({name}), loc);
+  return forward.getArgument(index);
+}
+
+FailureOr<Value> LossBuilder::loss(Value output, Value labels) {
+  OpBuilder builder(forward.getBody().front().getTerminator());
+  KilnOpBuilder kiln(builder);
+  kiln.setLoc(loc);
+  if (flags.loss == "softmax_cross_entropy") {
+    // Logits [..., C] against class ids [...]: flattened to [N, C] and [N]
+    // when there are several leading dimensions (a sequence model).
+    ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(output);
+    int64_t classes = shape.back();
+    int64_t rows = 1;
+    for (int64_t size : shape.drop_back())
+      rows *= size;
+    if (shape.size() > 2) {
+      FailureOr<Value> flatLogits = kiln.reshape(output, {rows, classes});
+      FailureOr<Value> flatLabels = kiln.reshape(labels, {rows});
+      if (failed(flatLogits) || failed(flatLabels))
+        return failure();
+      output = *flatLogits;
+      labels = *flatLabels;
+    }
+    return kiln.softmaxCrossEntropy(output, labels);
+  }
+  if (flags.loss == "sigmoid_cross_entropy")
+    return kiln.sigmoidCrossEntropy(output, labels);
+  return kiln.meanSquaredError(output, labels);
+}
+
+std::string LossBuilder::uniqueResultName() const {
+  SmallVector<std::string> names = resultNames(forward);
+  llvm::StringSet<> taken;
+  for (const std::string &name : names)
+    taken.insert(name);
+  std::string name = "loss";
+  for (int suffix = 1; taken.contains(name); ++suffix)
+    name = "loss_" + std::to_string(suffix);
+  return name;
+}
+
+FailureOr<std::string> LossBuilder::build() {
+  label = flags.label.empty() ? "label" : flags.label;
+  FailureOr<unsigned> outputIndex = findOutput();
+  if (failed(outputIndex))
+    return failure();
+  auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+  Value output = returnOp.getOperand(*outputIndex);
+  auto outputType = cast<RankedTensorType>(output.getType());
+  if (!isa<FloatType>(outputType.getElementType()))
+    return emitError(loc) << "the output '" << resultNames(forward)[*outputIndex]
+                          << "' is " << outputType
+                          << "; a loss needs a float tensor";
+  RankedTensorType labelType = outputType;
+  if (flags.loss == "softmax_cross_entropy") {
+    if (outputType.getRank() < 2)
+      return emitError(loc) << "softmax_cross_entropy needs logits of rank >= 2 "
+                               "([batch, classes]), the output is "
+                            << outputType;
+    labelType = RankedTensorType::get(
+        outputType.getShape().drop_back(),
+        IntegerType::get(module.getContext(), 32));
+  }
+  FailureOr<Value> labels = labelArgument(labelType);
+  if (failed(labels))
+    return failure();
+  FailureOr<Value> value = loss(output, *labels);
+  if (failed(value))
+    return failure();
+
+  std::string name = uniqueResultName();
+  Builder b(module.getContext());
+  NamedAttribute nameAttr(b.getStringAttr(KilnDialect::kNameAttrName),
+                          b.getStringAttr(name));
+  unsigned index = forward.getNumResults();
+  forward.insertResult(index, value->getType(), b.getDictionaryAttr({nameAttr}));
+  returnOp->insertOperands(returnOp.getNumOperands(), *value);
+  return name;
+}
+
+/// The names a spec built from flags may refer to, read off the module.
+TrainSpecNames moduleTrainSpecNames(ModuleOp module, func::FuncOp forward,
+                                    Value label) {
+  TrainSpecNames names;
+  auto results = std::make_shared<SmallVector<std::string>>(resultNames(forward));
+  auto arguments =
+      std::make_shared<SmallVector<std::string>>(argumentNames(forward));
+  auto variables = std::make_shared<llvm::StringSet<>>();
+  module.walk([&](VariableOp variable) { variables->insert(variable.getSymName()); });
+  names.isLossCandidate = [results](const std::string &name) {
+    return llvm::is_contained(*results, name);
+  };
+  names.isInput = [arguments](const std::string &name) {
+    return llvm::is_contained(*arguments, name);
+  };
+  names.isVariable = [variables](const std::string &name) {
+    return variables->contains(name);
+  };
+  auto type = cast<RankedTensorType>(label.getType());
+  names.defaultBatch = type.getRank() > 0 ? type.getDimSize(0) : 1;
+  return names;
+}
+
+} // namespace
+
+LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
+                              bool hadSpecInFile) {
+  Location loc = module.getLoc();
+  if (!flags.train) {
+    if (flags.addsLoss() || flags.overridesSpec())
+      return emitError(loc) << "--loss, --output, --label, --optimizer, --lr, "
+                               "--batch and --accumulate-steps need --train";
+    return success();
+  }
+  if (module->hasAttr(KilnDialect::kTrainSpecAttrName)) {
+    if (flags.addsLoss())
+      return emitError(loc)
+             << "the model has a train spec naming its loss; --loss, --output "
+                "and --label are for models without one (ONNX)";
+    if (!hadSpecInFile && flags.overridesSpec())
+      return emitError(loc) << "--optimizer, --lr, --batch and "
+                               "--accumulate-steps override a graph file's "
+                               "train spec; this model's spec is already IR";
+    return success();
+  }
+  if (flags.loss.empty())
+    return emitError(loc) << "the model has no train spec: name its loss with "
+                             "--loss=softmax_cross_entropy|"
+                             "sigmoid_cross_entropy|mse (and --output, --label)";
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  if (!forward || forward.isExternal())
+    return emitError(loc) << "the model has no @forward function to train";
+
+  LossBuilder builder(module, forward, flags);
+  FailureOr<std::string> lossName = builder.build();
+  if (failed(lossName))
+    return failure();
+
+  graph::TrainSpec spec;
+  spec.set_loss(*lossName);
+  spec.set_label(builder.labelName().str());
+  if (failed(applyTrainOverrides(flags, spec, loc)))
+    return failure();
+  SmallVector<std::string> arguments = argumentNames(forward);
+  Value label = forward.getArgument(
+      llvm::find(arguments, builder.labelName().str()) - arguments.begin());
+  FailureOr<DictionaryAttr> dict =
+      importTrainSpec(spec, moduleTrainSpecNames(module, forward, label), loc);
+  if (failed(dict))
+    return failure();
+  module->setAttr(KilnDialect::kTrainSpecAttrName, *dict);
+  return success();
+}
+
+} // namespace kiln
