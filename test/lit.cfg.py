@@ -1,5 +1,6 @@
 # lit configuration of kiln's IR and tool tests (see test/README.md).
 import os
+import sys
 
 import lit.formats
 
@@ -18,6 +19,9 @@ config.environment["PATH"] = os.pathsep.join(path)
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%FileCheck", "FileCheck --enable-var-scope"))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))
+# The standard-library scripts some tests run: %python %scripts/NAME.py
+config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%scripts", os.path.join(config.kiln_src_root, "scripts")))
 # Encodes a text graph file as binary: %encode-graph < in.pbtxt > out.pb
 config.substitutions.append(("%encode-graph",
     "protoc --proto_path=%s --encode=kiln.graph.GraphDef kiln/graph.proto"

@@ -18,6 +18,7 @@ void buildImportCleanupPipeline(mlir::OpPassManager &pm) {
 
 void buildTrainingPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createKilnAutodiff());
+  pm.addPass(createKilnAccumulateGradients());
   pm.addPass(createKilnExpandOptimizer());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

@@ -187,7 +187,7 @@ flatbuffers::Offset<fb::Training> Serializer::training() {
                             fbb.CreateString(info.lossKind),
                             fbb.CreateString(info.prediction), info.batchSize,
                             fbb.CreateString(info.optimizer),
-                            fbb.CreateString(info.stepVariable));
+                            fbb.CreateString(info.stepVariable), info.accumulateSteps);
 }
 
 std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,

@@ -83,6 +83,8 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
   info.optimizer = text(spec ? spec.getAs<DictionaryAttr>("optimizer") : DictionaryAttr(),
                         "kind");
   info.stepVariable = "global_step";
+  if (auto steps = spec ? spec.getAs<IntegerAttr>("accumulate_steps") : IntegerAttr())
+    info.accumulateSteps = std::max<int64_t>(1, steps.getInt());
   info.lossKind = "other";
   auto ret = llvm::cast<func::ReturnOp>(forward.getBody().back().getTerminator());
   auto nameOf = [&](unsigned i) {
@@ -417,7 +419,8 @@ FailureOr<ExecutionPlan> Planner::run() {
   if (failed(planFunction(forward)))
     return failure();
   if (auto train = module.lookupSymbol<func::FuncOp>("train_step")) {
-    if (failed(planFunction(train)))
+    auto accumulate = module.lookupSymbol<func::FuncOp>("accumulate_step");
+    if ((accumulate && failed(planFunction(accumulate))) || failed(planFunction(train)))
       return failure();
     plan.training = trainingInfo(module, forward);
   }

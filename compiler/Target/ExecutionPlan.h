@@ -119,6 +119,9 @@ struct PlannedVariable {
 struct TrainingInfo {
   std::string loss, label, lossKind, prediction, optimizer, stepVariable;
   int64_t batchSize = 0;
+  /// Micro-batches per update: above 1, `accumulate_step` runs on each
+  /// micro-batch and `train_step` (without feeds) makes the update.
+  int64_t accumulateSteps = 1;
 };
 
 struct ExecutionPlan {
@@ -127,7 +130,8 @@ struct ExecutionPlan {
   llvm::SmallVector<PlannedVariable> variables;
   /// Contents of the constants region's slots, by slot index.
   llvm::DenseMap<int, mlir::DenseElementsAttr> constantData;
-  /// "forward", then "train_step" when the module has one.
+  /// "forward", then "accumulate_step" and "train_step" when the module has
+  /// them.
   std::vector<ProgramPlan> programs;
   /// Set when the module has a @train_step.
   std::optional<TrainingInfo> training;

@@ -71,6 +71,39 @@ def KilnAutodiff : Pass<"kiln-autodiff", "::mlir::ModuleOp"> {
   let dependentDialects = ["::kiln::KilnDialect", "::mlir::func::FuncDialect"];
 }
 
+def KilnAccumulateGradients : Pass<"kiln-accumulate-gradients", "::mlir::ModuleOp"> {
+  let summary = "Splits @train_step into per-micro-batch accumulation and one update";
+  let description = [{
+    Only when the train spec's `accumulate_steps` N is above 1. kiln-autodiff's
+    @train_step becomes @accumulate_step (run on each micro-batch): it keeps
+    @forward's outputs and adds each dense gradient into `<var>/gradient_sum`;
+    a sparse gradient's K ids and rows are shifted into `<var>/gradient_ids`
+    [N*K] and `<var>/gradient_rows` [N*K, ...]. A new @train_step without
+    arguments returns the accumulated gradients (sums and rows divided by N,
+    with their kiln.gradient* attributes) and zeroes the sums, for
+    kiln-expand-optimizer to turn into the update.
+
+    After, for a dense @w and N = 4:
+    ```
+    func.func @accumulate_step(%x: ..., %t: ...) -> (tensor<f32> {kiln.name = "loss"}) {
+      ...
+      %s = kiln.read @"w/gradient_sum" : tensor<4x2xf32>
+      %s1 = kiln.add %s, %dw : tensor<4x2xf32>
+      kiln.assign @"w/gradient_sum", %s1 : tensor<4x2xf32>
+      return %l : tensor<f32>
+    }
+    func.func @train_step() -> (tensor<4x2xf32> {kiln.gradient = @w}) {
+      %s = kiln.read @"w/gradient_sum" : tensor<4x2xf32>
+      %g = kiln.mul %s, %quarter : tensor<4x2xf32>
+      %z = kiln.mul %s, %zero : tensor<4x2xf32>
+      kiln.assign @"w/gradient_sum", %z : tensor<4x2xf32>
+      return %g : tensor<4x2xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect", "::mlir::func::FuncDialect"];
+}
+
 def KilnExpandOptimizer : Pass<"kiln-expand-optimizer", "::mlir::ModuleOp"> {
   let summary = "Replaces @train_step's gradients by the optimizer's update";
   let description = [{

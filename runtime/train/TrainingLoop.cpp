@@ -34,7 +34,9 @@ public:
 private:
   bool openLogs(std::string &error);
   bool restore(std::string &error);
-  bool step(int64_t index, double &loss, double &lr, std::string &error);
+  /// One update: the batch (or each micro-batch) through the model, then
+  /// the optimizer; `loss` is the mean over the micro-batches.
+  bool step(data::BatchReader &reader, double &loss, double &lr, std::string &error);
   bool save(int64_t step, std::string &error);
   bool evaluate(int64_t step, std::string &error);
 
@@ -74,11 +76,24 @@ bool Trainer::restore(std::string &error) {
   return true;
 }
 
-bool Trainer::step(int64_t index, double &loss, double &lr, std::string &error) {
-  (void)index;
-  return model.runTrainStep(*session, error) && model.readScalar(*session, kTrainProgram,
-                                                                  model.lossName(), loss,
-                                                                  error) &&
+bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::string &error) {
+  const char *batchProgram = model.batchProgram();
+  if (model.accumulateSteps() == 1)
+    return model.bindBatch(*session, batchProgram, reader.next(), error) &&
+           model.runTrainStep(*session, error) &&
+           model.readScalar(*session, batchProgram, model.lossName(), loss, error) &&
+           model.readScalar(*session, kTrainProgram, "learning_rate", lr, error);
+  double sum = 0;
+  for (int64_t micro = 0; micro < model.accumulateSteps(); ++micro) {
+    double microLoss = 0;
+    if (!model.bindBatch(*session, batchProgram, reader.next(), error) ||
+        !model.runAccumulateStep(*session, error) ||
+        !model.readScalar(*session, batchProgram, model.lossName(), microLoss, error))
+      return false;
+    sum += microLoss;
+  }
+  loss = sum / static_cast<double>(model.accumulateSteps());
+  return model.runTrainStep(*session, error) &&
          model.readScalar(*session, kTrainProgram, "learning_rate", lr, error);
 }
 
@@ -146,13 +161,12 @@ bool Trainer::run(std::string &error) {
     return false;
 
   data::BatchReader reader(trainData, {model.batchSize(), options.shuffle, options.seed, 2});
-  reader.start(startStep);
+  reader.start(startStep * model.accumulateSteps());
   metrics::ProgressLine progress(options.steps, startStep);
   Clock::time_point begin = Clock::now(), last = begin;
   double loss = 0, lr = 0;
   for (int64_t step = startStep + 1; step <= options.steps; ++step) {
-    if (!model.bindBatch(*session, kTrainProgram, reader.next(), error) ||
-        !this->step(step, loss, lr, error))
+    if (!this->step(reader, loss, lr, error))
       return false;
     if (!std::isfinite(loss)) {
       error = options.artifact + ": error: step " + std::to_string(step) + ": loss is " +
@@ -162,7 +176,8 @@ bool Trainer::run(std::string &error) {
     Clock::time_point now = Clock::now();
     double seconds = std::chrono::duration<double>(now - last).count();
     last = now;
-    double examplesPerSecond = seconds > 0 ? model.batchSize() / seconds : 0;
+    int64_t examplesPerStep = model.batchSize() * model.accumulateSteps();
+    double examplesPerSecond = seconds > 0 ? examplesPerStep / seconds : 0;
     progress.update(step, loss, examplesPerSecond);
     if (!options.metricsOut.empty() &&
         !jsonl.write({{"step", double(step)},
@@ -185,7 +200,8 @@ bool Trainer::run(std::string &error) {
   double total = std::chrono::duration<double>(Clock::now() - begin).count();
   int64_t trained = options.steps - startStep;
   out << "trained steps " << startStep + 1 << ".." << options.steps << ": final loss "
-      << loss << ", " << static_cast<int64_t>(trained * model.batchSize() / total)
+      << loss << ", "
+      << static_cast<int64_t>(trained * model.batchSize() * model.accumulateSteps() / total)
       << " examples/s\n";
   if (events && !events->flush(error))
     return false;

@@ -50,13 +50,29 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
                    "a model with a train spec, or ONNX with kilnc --train)";
     return false;
   }
+  accumulateSteps_ = training->accumulate_steps();
+  if (accumulateSteps_ < 1) {
+    error = path + ": error: training.accumulate_steps is " + std::to_string(accumulateSteps_) +
+            ", expected >= 1";
+    return false;
+  }
+  const Program *batchProgram = train;
+  if (accumulateSteps_ > 1) {
+    batchProgram = findProgram(root, kAccumulateProgram);
+    if (!batchProgram) {
+      error = path + ": error: training.accumulate_steps is " +
+              std::to_string(accumulateSteps_) + " but there is no " + kAccumulateProgram +
+              " program";
+      return false;
+    }
+  }
   name_ = text(root.model());
   loss_ = text(training->loss());
   label_ = text(training->label());
   lossKind_ = text(training->loss_kind());
   prediction_ = text(training->prediction());
-  if (train->feeds())
-    for (const Binding *feed : *train->feeds()) {
+  if (batchProgram->feeds())
+    for (const Binding *feed : *batchProgram->feeds()) {
       const Buffer &buffer = *root.buffers()->Get(feed->buffer());
       data::FeedSpec spec;
       spec.name = text(feed->name());
@@ -139,6 +155,9 @@ bool TrainingModel::runInit(exec::Session &session, std::string &error) const {
 bool TrainingModel::runTrainStep(exec::Session &session, std::string &error) const {
   return run(session, kTrainProgram, error);
 }
+bool TrainingModel::runAccumulateStep(exec::Session &session, std::string &error) const {
+  return run(session, kAccumulateProgram, error);
+}
 bool TrainingModel::runForward(exec::Session &session, std::string &error) const {
   return run(session, kForwardProgram, error);
 }
@@ -207,7 +226,7 @@ bool TrainingModel::checkpointRequest(const exec::Session &session, int64_t step
                                       std::string &error) const {
   request.model = name_;
   request.step = step;
-  request.data["batches_consumed"] = step;
+  request.data["batches_consumed"] = step * accumulateSteps_;
   storage.assign(variables_.size(), {});
   for (size_t i = 0; i < variables_.size(); ++i) {
     const VariableInfo &variable = variables_[i];

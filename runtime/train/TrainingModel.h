@@ -21,6 +21,7 @@
 namespace kiln::train {
 
 constexpr const char *kTrainProgram = "train_step";
+constexpr const char *kAccumulateProgram = "accumulate_step";
 constexpr const char *kForwardProgram = "forward";
 
 class TrainingModel {
@@ -35,7 +36,15 @@ public:
   const std::string &labelName() const { return label_; }
   const std::string &lossKind() const { return lossKind_; }
   const std::string &predictionName() const { return prediction_; }
+  /// Examples per micro-batch (the feeds' first dimension).
   int64_t batchSize() const { return batchSize_; }
+  /// Micro-batches per step (gradient accumulation); 1 without.
+  int64_t accumulateSteps() const { return accumulateSteps_; }
+  /// The program that takes the batches and fetches the loss:
+  /// accumulate_step with accumulation, else train_step.
+  const char *batchProgram() const {
+    return accumulateSteps_ > 1 ? kAccumulateProgram : kTrainProgram;
+  }
   const std::vector<data::FeedSpec> &feedSpecs() const { return specs_; }
 
   /// Loads `path` (a data file, or "synthetic[:ROWS]") for the model's feeds.
@@ -44,6 +53,7 @@ public:
 
   bool runInit(exec::Session &session, std::string &error) const;
   bool runTrainStep(exec::Session &session, std::string &error) const;
+  bool runAccumulateStep(exec::Session &session, std::string &error) const;
   bool runForward(exec::Session &session, std::string &error) const;
   /// Binds one batch (a buffer per feed spec) to `program`'s feeds.
   bool bindBatch(exec::Session &session, const char *program,
@@ -78,6 +88,7 @@ private:
   std::shared_ptr<const exec::Executable> executable_;
   std::string path_, name_, loss_, label_, lossKind_, prediction_;
   int64_t batchSize_ = 0;
+  int64_t accumulateSteps_ = 1;
   std::vector<data::FeedSpec> specs_;
   std::vector<artifact::DType> feedTypes_;
   std::vector<VariableInfo> variables_;

@@ -153,12 +153,19 @@ std::vector<uint8_t> ArtifactSpec::flatbuffer() const {
         fbb, fbb.CreateString(kernels->format), fbb.CreateString(kernels->cpu),
         fbb.CreateString(kernels->features), fbb.CreateVector(kernels->object),
         fbb.CreateVectorOfStrings(kernels->symbols));
+  flatbuffers::Offset<Training> builtTraining = 0;
+  if (training)
+    builtTraining = CreateTraining(
+        fbb, fbb.CreateString(training->loss), fbb.CreateString(training->label),
+        fbb.CreateString(training->lossKind), fbb.CreateString(training->prediction),
+        training->batchSize, fbb.CreateString(training->optimizer),
+        fbb.CreateString(training->stepVariable), training->accumulateSteps);
   auto root = CreateArtifact(
       fbb, formatVersion, fbb.CreateString(target), fbb.CreateString(producer),
       fbb.CreateString(model), arenaBytes, stateBytes,
       fbb.CreateVector(constants), fbb.CreateVector(builtBuffers),
       fbb.CreateVector(builtVariables), fbb.CreateVector(builtPrograms),
-      builtKernels);
+      builtKernels, builtTraining);
   FinishArtifactBuffer(fbb, root);
   return {fbb.GetBufferPointer(), fbb.GetBufferPointer() + fbb.GetSize()};
 }

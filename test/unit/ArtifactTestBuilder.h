@@ -87,6 +87,13 @@ struct KernelsSpec {
   std::vector<std::string> symbols;
 };
 
+struct TrainingSpec {
+  std::string loss = "loss", label, lossKind = "other", prediction;
+  int64_t batchSize = 0;
+  std::string optimizer = "sgd", stepVariable = "global_step";
+  int64_t accumulateSteps = 1;
+};
+
 struct ArtifactSpec {
   uint32_t formatVersion = 1;
   std::string target = "cpu";
@@ -98,6 +105,7 @@ struct ArtifactSpec {
   std::vector<VariableSpec> variables;
   std::vector<ProgramSpec> programs;
   std::optional<KernelsSpec> kernels;
+  std::optional<TrainingSpec> training;
 
   /// Appends a buffer at the next 64-byte boundary of `region`, growing the
   /// region (and zero-filling constants) to hold it; returns its index.

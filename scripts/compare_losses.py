@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Compares the per-step losses of a kiln run with a reference's.
+
+    python3 scripts/compare_losses.py EXPECTED.jsonl ACTUAL.jsonl [--steps 50] [--rtol 1e-4]
+
+Both files hold one JSON object per line; lines with a "loss" give the loss
+of their "step" (kiln run --metrics-out writes these, and so does
+scripts/train_reference.py for the fixtures in test/Inputs/agreement/).
+Steps 1..N must be in both. Prints the worst step's relative difference
+|actual - expected| / |expected|; exits 1 when a step is missing or any step
+differs by more than --rtol (every such step is listed). Standard library
+only: test/Tools/kiln-agreement.test runs it.
+"""
+
+import argparse
+import json
+import os
+import sys
+
+
+def read_losses(path):
+    """{step: loss} of the lines that carry a loss."""
+    losses = {}
+    with open(path) as f:
+        for number, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except ValueError as e:
+                raise SystemExit("%s:%d: error: not JSON: %s" % (path, number, e))
+            if "loss" in record:
+                losses[record["step"]] = float(record["loss"])
+    return losses
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("expected")
+    parser.add_argument("actual")
+    parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--rtol", type=float, default=1e-4)
+    args = parser.parse_args()
+
+    name = os.path.splitext(os.path.basename(args.expected))[0]
+    expected, actual = read_losses(args.expected), read_losses(args.actual)
+    missing = [(path, step) for path, losses in ((args.expected, expected),
+                                                 (args.actual, actual))
+               for step in range(1, args.steps + 1) if step not in losses]
+    if missing:
+        path, step = missing[0]
+        print("%s: error: %s has no loss for step %d (%d steps missing)"
+              % (name, path, step, len(missing)))
+        return 1
+
+    differences = []
+    for step in range(1, args.steps + 1):
+        e, a = expected[step], actual[step]
+        relative = abs(a - e) / abs(e) if e != 0 else abs(a)
+        if relative != relative:  # NaN
+            relative = float("inf")
+        differences.append((relative, step, e, a))
+    worst = max(differences)
+    bad = [d for d in differences if d[0] > args.rtol]
+    for relative, step, e, a in bad:
+        print("%s: step %d: loss %.9g, expected %.9g: relative difference %.3g "
+              "exceeds %g" % (name, step, a, e, relative, args.rtol))
+    relative, step, e, a = worst
+    print("%s: %s: %d steps, worst relative difference %.2e at step %d "
+          "(loss %.9g, expected %.9g), tolerance %g"
+          % (name, "FAILED" if bad else "agree", args.steps, relative, step, a, e,
+             args.rtol))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
