@@ -14,7 +14,9 @@ int64_t idAt(const SparseUpdate &update, int64_t i) {
                           : static_cast<const int32_t *>(update.indices)[i];
 }
 
-/// One row's update; the same math as the dense kiln.apply_* lowering, in f32.
+/// One row's update in f32: the dense kiln.apply_* lowering's math, except
+/// Adam, which is PyTorch's SparseAdam (TensorFlow's LazyAdam): epsilon is
+/// added to sqrt(v) before the bias correction, not after.
 void updateRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t row,
                const float *g) {
   int64_t width = u.rowWidth;
@@ -37,14 +39,20 @@ void updateRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t ro
   case SparseOptimizer::Adam: {
     float *m = u.slots[0] + row * width, *v = u.slots[1] + row * width;
     float b1 = static_cast<float>(h.beta1), b2 = static_cast<float>(h.beta2);
-    float c1 = 1.0f - std::pow(b1, u.step), c2 = 1.0f - std::pow(b2, u.step);
+    // 1 - beta from the double beta: 1 - f32(0.999) is 1.3e-5 off 0.001.
+    float oneMinusB1 = static_cast<float>(1.0 - h.beta1);
+    float oneMinusB2 = static_cast<float>(1.0 - h.beta2);
+    // The bias corrections in double, as PyTorch computes them.
+    double c1 = 1.0 - std::pow(h.beta1, static_cast<double>(u.step));
+    double c2 = 1.0 - std::pow(h.beta2, static_cast<double>(u.step));
+    float stepSize = static_cast<float>(static_cast<double>(lr) * std::sqrt(c2) / c1);
     float eps = static_cast<float>(h.epsilon);
     float decay = 1.0f - lr * static_cast<float>(h.weightDecay);
     for (int64_t j = 0; j < width; ++j) {
       float param = h.weightDecay != 0 ? p[j] * decay : p[j];
-      m[j] = b1 * m[j] + (1.0f - b1) * g[j];
-      v[j] = b2 * v[j] + (1.0f - b2) * (g[j] * g[j]);
-      p[j] = param - lr * (m[j] / c1) / (std::sqrt(v[j] / c2) + eps);
+      m[j] = b1 * m[j] + oneMinusB1 * g[j];
+      v[j] = b2 * v[j] + oneMinusB2 * (g[j] * g[j]);
+      p[j] = param - stepSize * (m[j] / (std::sqrt(v[j]) + eps));
     }
     break;
   }
