@@ -88,6 +88,11 @@ struct SaveRequest {
 /// failure: the next save tries again.
 bool saveCheckpoint(const SaveRequest &request, std::string &error);
 
+/// Creates `directory` (mkdir -p) and checks that files can be written in
+/// it, so a run can refuse an unusable --save directory before it trains.
+/// On failure sets `error` as saveCheckpoint would and returns false.
+bool checkCheckpointDirectory(const std::string &directory, std::string &error);
+
 struct LoadedTensor {
   std::string name;
   DType dtype;

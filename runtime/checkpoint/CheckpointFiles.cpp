@@ -62,21 +62,6 @@ int listStepDirectories(const std::string &directory,
   return 0;
 }
 
-int makeDirectories(const std::string &path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string prefix = path.substr(0, slash);
-    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0777) != 0 &&
-        errno != EEXIST)
-      return errno;
-    if (slash == std::string::npos)
-      break;
-  }
-  struct stat info;
-  if (::stat(path.c_str(), &info) != 0)
-    return errno;
-  return S_ISDIR(info.st_mode) ? 0 : ENOTDIR;
-}
-
 int syncDirectory(const std::string &path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)

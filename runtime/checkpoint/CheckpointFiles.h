@@ -39,8 +39,6 @@ struct StepDirectory {
 int listStepDirectories(const std::string &directory,
                         std::vector<StepDirectory> &out);
 
-/// mkdir -p; returns 0 or the errno of the failure.
-int makeDirectories(const std::string &path);
 
 /// fsyncs a directory, making the entries created in it durable; returns 0
 /// or the errno of the failure.

@@ -18,6 +18,8 @@
 #include "runtime/checkpoint/CheckpointFiles.h"
 #include "runtime/checkpoint/Json.h"
 #include "runtime/checkpoint/Safetensors.h"
+#include "runtime/support/Directories.h"
+#include "runtime/support/JsonText.h"
 #include "runtime/support/StagedFile.h"
 
 #include <algorithm>
@@ -87,7 +89,7 @@ std::string integerArray(const std::vector<int64_t> &values) {
 std::string stringArray(const std::vector<std::string> &values) {
   std::string text = "[";
   for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? "," : "") + jsonQuote(values[i]);
+    text += (i ? "," : "") + jsonString(values[i]);
   return text + "]";
 }
 
@@ -95,12 +97,12 @@ std::string
 manifestText(const SaveRequest &request, const std::vector<std::string> &shards,
              const std::vector<std::vector<const TensorRef *>> &assignment) {
   std::string text = "{\"format\":\"kiln-checkpoint\",\"version\":1,\n";
-  text += "\"model\":" + jsonQuote(request.model) + ",\n";
+  text += "\"model\":" + jsonString(request.model) + ",\n";
   text += "\"step\":" + std::to_string(request.step) + ",\n";
   text += "\"data\":{";
   bool first = true;
   for (const auto &[key, value] : request.data) {
-    text += (first ? "" : ",") + jsonQuote(key) + ":" + std::to_string(value);
+    text += (first ? "" : ",") + jsonString(key) + ":" + std::to_string(value);
     first = false;
   }
   text += "},\n\"shards\":" + stringArray(shards) + ",\n\"tensors\":{";
@@ -109,7 +111,7 @@ manifestText(const SaveRequest &request, const std::vector<std::string> &shards,
     for (const TensorRef *tensor : assignment[shard]) {
       text += first ? "\n" : ",\n";
       first = false;
-      text += jsonQuote(tensor->name) + ":{\"dtype\":\"" +
+      text += jsonString(tensor->name) + ":{\"dtype\":\"" +
               dtypeName(tensor->dtype) +
               "\",\"shape\":" + integerArray(tensor->shape) +
               ",\"shard\":" + std::to_string(shard) + ",\"fnv1a64\":\"" +
@@ -147,7 +149,7 @@ void updateIndexAndPrune(const std::string &dir, const SaveRequest &request) {
   for (const StepDirectory &entry : steps)
     if (entry.committed && kept.count(entry.step))
       all.push_back(entry.name);
-  std::string index = "{\"latest\":" + jsonQuote(checkpointName(request.step)) +
+  std::string index = "{\"latest\":" + jsonString(checkpointName(request.step)) +
                       ",\"all\":" + stringArray(all) + "}\n";
   std::string ignored;
   writeFileAtomically(dir + "/" + kIndexName, {{index.data(), index.size()}},
@@ -161,6 +163,14 @@ void updateIndexAndPrune(const std::string &dir, const SaveRequest &request) {
 }
 
 } // namespace
+
+bool checkCheckpointDirectory(const std::string &directory, std::string &error) {
+  if (int failure = probeWritableDirectory(directory)) {
+    error = directory + ": error: cannot write checkpoint: " + std::strerror(failure);
+    return false;
+  }
+  return true;
+}
 
 bool saveCheckpoint(const SaveRequest &request, std::string &error) {
   std::string dir = request.directory.empty() ? "." : request.directory;

@@ -403,27 +403,4 @@ bool parseJson(const char *text, size_t size, JsonValue &out,
   return Parser(text, size, offsetBase).parseDocument(out, problem);
 }
 
-std::string jsonQuote(const std::string &text) {
-  std::string quoted = "\"";
-  for (unsigned char c : text) {
-    if (c == '"' || c == '\\') {
-      quoted += '\\';
-      quoted += char(c);
-    } else if (c == '\n') {
-      quoted += "\\n";
-    } else if (c == '\t') {
-      quoted += "\\t";
-    } else if (c == '\r') {
-      quoted += "\\r";
-    } else if (c < 0x20) {
-      char escape[8];
-      std::snprintf(escape, sizeof escape, "\\u%04x", c);
-      quoted += escape;
-    } else {
-      quoted += char(c);
-    }
-  }
-  return quoted + "\"";
-}
-
 } // namespace kiln::checkpoint

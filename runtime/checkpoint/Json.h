@@ -75,10 +75,6 @@ private:
 bool parseJson(const char *text, size_t size, JsonValue &out,
                std::string &problem, size_t offsetBase = 0);
 
-/// `text` as a JSON string literal, with its quotes. Bytes are copied as
-/// they are; quotes, backslashes and control characters are escaped.
-std::string jsonQuote(const std::string &text);
-
 } // namespace kiln::checkpoint
 
 #endif // KILN_RUNTIME_CHECKPOINT_JSON_H

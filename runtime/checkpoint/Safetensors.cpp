@@ -4,6 +4,7 @@
 
 #include "runtime/checkpoint/CheckpointFiles.h"
 #include "runtime/checkpoint/Json.h"
+#include "runtime/support/JsonText.h"
 #include "runtime/support/ReadAt.h"
 
 #include <cerrno>
@@ -91,13 +92,13 @@ std::string encodeSafetensorsHeader(
     const std::vector<std::pair<std::string, std::string>> &metadata) {
   std::string json = "{\"" + std::string(kMetadataKey) + "\":{";
   for (size_t i = 0; i < metadata.size(); ++i)
-    json += (i ? "," : "") + jsonQuote(metadata[i].first) + ":" +
-            jsonQuote(metadata[i].second);
+    json += (i ? "," : "") + jsonString(metadata[i].first) + ":" +
+            jsonString(metadata[i].second);
   json += "}";
   int64_t offset = 0;
   for (const TensorRef *tensor : tensors) {
     int64_t end = offset + int64_t(tensor->bytes);
-    json += "," + jsonQuote(tensor->name) + ":{\"dtype\":\"" +
+    json += "," + jsonString(tensor->name) + ":{\"dtype\":\"" +
             dtypeName(tensor->dtype) +
             "\",\"shape\":" + integerList(tensor->shape) +
             ",\"data_offsets\":" + integerList({offset, end}) + "}";

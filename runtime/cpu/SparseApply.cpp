@@ -21,7 +21,7 @@ void updateRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t ro
                const float *g) {
   int64_t width = u.rowWidth;
   float *p = u.param + row * width;
-  float lr = u.lr;
+  float lr = *u.lr;
   switch (h.optimizer) {
   case SparseOptimizer::Sgd:
     for (int64_t j = 0; j < width; ++j)
@@ -43,8 +43,8 @@ void updateRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t ro
     float oneMinusB1 = static_cast<float>(1.0 - h.beta1);
     float oneMinusB2 = static_cast<float>(1.0 - h.beta2);
     // The bias corrections in double, as PyTorch computes them.
-    double c1 = 1.0 - std::pow(h.beta1, static_cast<double>(u.step));
-    double c2 = 1.0 - std::pow(h.beta2, static_cast<double>(u.step));
+    double c1 = 1.0 - std::pow(h.beta1, static_cast<double>(*u.step));
+    double c2 = 1.0 - std::pow(h.beta2, static_cast<double>(*u.step));
     float stepSize = static_cast<float>(static_cast<double>(lr) * std::sqrt(c2) / c1);
     float eps = static_cast<float>(h.epsilon);
     float decay = 1.0f - lr * static_cast<float>(h.weightDecay);

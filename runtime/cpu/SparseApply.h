@@ -34,7 +34,9 @@ struct SparseUpdate {
   bool indices64;
   const float *rows; ///< [count, rowWidth]
   int64_t count, tableRows, rowWidth;
-  float lr, step;
+  /// Scalars an earlier kernel of the same program writes: read when the
+  /// update runs.
+  const float *lr, *step;
 };
 
 /// Applies the update in place. `scratch` keeps its capacity between calls.

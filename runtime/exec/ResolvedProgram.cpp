@@ -42,8 +42,8 @@ ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &app
   update.rowWidth = 1;
   for (flatbuffers::uoffset_t d = 1; d < param.shape()->size(); ++d)
     update.rowWidth *= param.shape()->Get(d);
-  step.lr = reinterpret_cast<const float *>(addresses[apply.lr()]);
-  step.step = reinterpret_cast<const float *>(addresses[apply.step()]);
+  update.lr = reinterpret_cast<const float *>(addresses[apply.lr()]);
+  update.step = reinterpret_cast<const float *>(addresses[apply.step()]);
   return step;
 }
 
@@ -127,10 +127,7 @@ bool ResolvedProgram::run(std::string &error) const {
     } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
       std::memmove(copy->dst, copy->src, copy->size);
     } else if (const auto *sparse = std::get_if<SparseStep>(&step)) {
-      cpu::SparseUpdate update = sparse->update;
-      update.lr = *sparse->lr;
-      update.step = *sparse->step;
-      cpu::sparseApply(sparse->hyper, update, sparseScratch_);
+      cpu::sparseApply(sparse->hyper, sparse->update, sparseScratch_);
     } else {
       const auto &init = std::get<InitStep>(step);
       initializeVariable(*init.variable, *init.buffer, init.elementCount,

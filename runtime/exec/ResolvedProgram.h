@@ -67,7 +67,6 @@ private:
   struct SparseStep {
     cpu::SparseHyperParameters hyper;
     cpu::SparseUpdate update;
-    const float *lr, *step; ///< Read when the step runs.
   };
   using Step = std::variant<KernelStep, GemmStep, CopyStep, InitStep, SparseStep>;
 

@@ -2,6 +2,8 @@
 
 #include "runtime/metrics/EventWriter.h"
 
+#include "runtime/support/Directories.h"
+
 #include "runtime/metrics/TfRecord.h"
 
 #include <cerrno>
@@ -67,21 +69,6 @@ double unixSeconds() {
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
 
-/// mkdir -p; returns 0 or the errno of the failure.
-int makeDirectories(const std::string &path) {
-  for (size_t slash = path.find('/', 1);; slash = path.find('/', slash + 1)) {
-    std::string prefix = path.substr(0, slash);
-    if (!prefix.empty() && ::mkdir(prefix.c_str(), 0777) != 0 &&
-        errno != EEXIST)
-      return errno;
-    if (slash == std::string::npos)
-      break;
-  }
-  struct stat info;
-  if (::stat(path.c_str(), &info) != 0)
-    return errno;
-  return S_ISDIR(info.st_mode) ? 0 : ENOTDIR;
-}
 
 std::string hostName() {
   char name[256] = {};

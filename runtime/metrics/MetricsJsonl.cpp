@@ -2,6 +2,8 @@
 
 #include "runtime/metrics/MetricsJsonl.h"
 
+#include "runtime/support/JsonText.h"
+
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -11,54 +13,6 @@
 #include <unistd.h>
 
 namespace kiln::metrics {
-
-std::string jsonNumber(double value) {
-  if (!std::isfinite(value))
-    return "null";
-  char text[32];
-  if (value == std::trunc(value) && std::fabs(value) < 9007199254740992.0) {
-    std::snprintf(text, sizeof text, "%lld", static_cast<long long>(value));
-    return text;
-  }
-  for (int digits = 9; digits <= 17; ++digits) {
-    std::snprintf(text, sizeof text, "%.*g", digits, value);
-    if (std::strtod(text, nullptr) == value)
-      break;
-  }
-  return text;
-}
-
-std::string jsonString(const std::string &text) {
-  std::string quoted = "\"";
-  for (unsigned char c : text) {
-    switch (c) {
-    case '"':
-      quoted += "\\\"";
-      break;
-    case '\\':
-      quoted += "\\\\";
-      break;
-    case '\n':
-      quoted += "\\n";
-      break;
-    case '\t':
-      quoted += "\\t";
-      break;
-    case '\r':
-      quoted += "\\r";
-      break;
-    default:
-      if (c < 0x20) {
-        char escape[8];
-        std::snprintf(escape, sizeof escape, "\\u%04x", c);
-        quoted += escape;
-      } else {
-        quoted += char(c);
-      }
-    }
-  }
-  return quoted + "\"";
-}
 
 MetricsJsonl::~MetricsJsonl() { close(); }
 

@@ -22,12 +22,6 @@
 
 namespace kiln::metrics {
 
-/// `value` as MetricsJsonl writes it ("120", "0.431234866", "null").
-std::string jsonNumber(double value);
-
-/// `text` as a JSON string literal, with its quotes.
-std::string jsonString(const std::string &text);
-
 class MetricsJsonl {
 public:
   MetricsJsonl() = default;

@@ -157,6 +157,9 @@ bool Trainer::run(std::string &error) {
         << options.steps << "\n";
     return true;
   }
+  // Refuse an unusable --save directory now, not after the first N steps.
+  if (!options.saveDir.empty() && !checkpoint::checkCheckpointDirectory(options.saveDir, error))
+    return false;
   if (!openLogs(error))
     return false;
 

@@ -1,6 +1,7 @@
 //===- CheckpointJsonTest.cpp - The checkpoint's JSON reader --------------===//
 
 #include "runtime/checkpoint/Json.h"
+#include "runtime/support/JsonText.h"
 
 #include <gtest/gtest.h>
 
@@ -8,6 +9,7 @@
 #include <limits>
 
 using namespace kiln::checkpoint;
+using kiln::jsonString;
 
 namespace {
 
@@ -77,7 +79,7 @@ TEST(CheckpointJsonTest, StringEscapes) {
 
 TEST(CheckpointJsonTest, QuoteRoundTrips) {
   std::string text = "a\"b\\c\n\t\r\x01 \xc3\xa9";
-  std::string quoted = jsonQuote(text);
+  std::string quoted = jsonString(text);
   EXPECT_EQ(quoted, "\"a\\\"b\\\\c\\n\\t\\r\\u0001 \xc3\xa9\"");
   EXPECT_EQ(parse(quoted).asString(), text);
 }

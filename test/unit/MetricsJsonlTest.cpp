@@ -1,6 +1,7 @@
 //===- MetricsJsonlTest.cpp - Training logs as JSON lines -----------------===//
 
 #include "runtime/metrics/MetricsJsonl.h"
+#include "runtime/support/JsonText.h"
 
 #include "test/unit/RuntimeTestSupport.h"
 
@@ -13,6 +14,8 @@
 #include <sys/stat.h>
 
 using namespace kiln::metrics;
+using kiln::jsonNumber;
+using kiln::jsonString;
 using namespace kiln::test;
 
 namespace {

@@ -2,42 +2,12 @@
 
 #include "tools/kiln/JsonWriter.h"
 
+#include "runtime/support/JsonText.h"
+
 #include <cstdio>
 
 namespace kiln::tool {
 
-namespace {
-
-std::string quote(std::string_view text) {
-  std::string quoted = "\"";
-  for (char c : text) {
-    switch (c) {
-    case '"':
-      quoted += "\\\"";
-      break;
-    case '\\':
-      quoted += "\\\\";
-      break;
-    case '\n':
-      quoted += "\\n";
-      break;
-    case '\t':
-      quoted += "\\t";
-      break;
-    default:
-      if (static_cast<unsigned char>(c) < 0x20) {
-        char escaped[7];
-        std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-        quoted += escaped;
-      } else {
-        quoted += c;
-      }
-    }
-  }
-  return quoted + "\"";
-}
-
-} // namespace
 
 void JsonWriter::separate() {
   if (afterKey_) {
@@ -68,11 +38,11 @@ void JsonWriter::close(char bracket) {
 
 void JsonWriter::key(std::string_view name) {
   separate();
-  text_ += quote(name) + ": ";
+  text_ += jsonString(name) + ": ";
   afterKey_ = true;
 }
 
-void JsonWriter::value(std::string_view text) { scalar(quote(text)); }
+void JsonWriter::value(std::string_view text) { scalar(jsonString(text)); }
 
 void JsonWriter::scalar(const std::string &text) {
   separate();
