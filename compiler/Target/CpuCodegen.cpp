@@ -35,8 +35,7 @@ namespace {
 /// memref arguments passed as bare pointers.
 /// (Anchored on the module the pass manager runs on.)
 constexpr const char *kLoweringPipeline =
-    "convert-kiln-to-linalg, canonicalize, cse,"
-    "eliminate-empty-tensors,"
+    "convert-kiln-to-linalg, eliminate-empty-tensors, canonicalize, cse,"
     "one-shot-bufferize,"
     "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536}),"
     "buffer-deallocation-pipeline,"
