@@ -35,8 +35,9 @@ namespace {
 /// memref arguments passed as bare pointers.
 /// (Anchored on the module the pass manager runs on.)
 constexpr const char *kLoweringPipeline =
-    "convert-kiln-to-linalg, eliminate-empty-tensors, canonicalize, cse,"
-    "one-shot-bufferize,"
+    "convert-kiln-to-linalg, func.func(kiln-write-in-place),"
+    "eliminate-empty-tensors, canonicalize, cse,"
+    "one-shot-bufferize, canonicalize,"
     "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536}),"
     "buffer-deallocation-pipeline,"
     "convert-linalg-to-loops, lower-affine, convert-scf-to-cf,"

@@ -34,10 +34,20 @@ void buildKernel(const ExecutionPlan &plan, const KernelStep &step,
   Block *body = func.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(body);
 
+  // An output written in place over an input (the planner's in-place
+  // updates) is materialized into that input's argument: the kernel then
+  // reads and writes one pointer, and LLVM's vectorizer needs no runtime
+  // alias check between them (which fails when the two arguments are equal,
+  // falling back to scalar code). The output's own argument goes unused.
+  SmallVector<int> overInput(step.outputs.size(), -1);
+  for (auto [i, output] : llvm::enumerate(step.outputs))
+    if (auto *found = llvm::find(step.inputs, output); found != step.inputs.end())
+      overInput[i] = found - step.inputs.begin();
   SmallVector<Value> tensors;
   for (unsigned i = 0; i < step.inputs.size(); ++i)
     tensors.push_back(b.create<bufferization::ToTensorOp>(
-        loc, body->getArgument(i), /*restrict=*/true, /*writable=*/false));
+        loc, body->getArgument(i), /*restrict=*/true,
+        /*writable=*/llvm::is_contained(overInput, static_cast<int>(i))));
   IRMapping mapping;
   for (auto [operand, position] :
        llvm::zip(step.op->getOperands(), step.operandInputs)) {
@@ -49,10 +59,13 @@ void buildKernel(const ExecutionPlan &plan, const KernelStep &step,
     mapping.map(operand, constant->getResult(0));
   }
   Operation *computed = b.clone(*step.op, mapping);
-  for (auto [i, result] : llvm::enumerate(computed->getResults()))
+  for (auto [i, result] : llvm::enumerate(computed->getResults())) {
+    bool inPlace = overInput[i] >= 0;
+    unsigned destination = inPlace ? overInput[i] : step.inputs.size() + i;
     b.create<bufferization::MaterializeInDestinationOp>(
-        loc, TypeRange{}, result, body->getArgument(step.inputs.size() + i),
-        /*restrict=*/true, /*writable=*/true);
+        loc, TypeRange{}, result, body->getArgument(destination),
+        /*restrict=*/!inPlace, /*writable=*/true);
+  }
   b.create<func::ReturnOp>(loc);
 }
 

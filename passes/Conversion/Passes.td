@@ -39,4 +39,31 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg"> {
   ];
 }
 
+def KilnWriteInPlace : Pass<"kiln-write-in-place", "::mlir::func::FuncOp"> {
+  let summary = "Makes a kernel's elementwise generic write over the input it updates";
+  let description = [{
+    For a kernel (a function over memrefs) whose result is materialized into
+    the same memref one of its inputs is read from (the planner's in-place
+    updates), rewrites the producing `linalg.generic` to use that input
+    tensor as its `outs` operand, in place of its `tensor.empty`: one-shot
+    bufferization then writes the result over the input with no copy, and the
+    loop reads and writes one pointer, so LLVM's vectorizer needs no runtime
+    alias check between them (a check that fails when the two are equal and
+    falls back to scalar code). Only all-parallel generics where the input
+    and the result share an identity indexing map are rewritten: each
+    element is read before it is overwritten, at the same index.
+
+    Before:
+    ```
+    %p = bufferization.to_tensor %arg0 restrict writable : memref<4xf32>
+    %e = tensor.empty() : tensor<4xf32>
+    %r = linalg.generic {...} ins(%p, %g : ...) outs(%e : tensor<4xf32>) {...}
+    bufferization.materialize_in_destination %r in writable %arg0 : ...
+    ```
+    After: `outs(%p : tensor<4xf32>)`.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::bufferization::BufferizationDialect"];
+}
+
 #endif // KILN_PASSES_CONVERSION_PASSES_TD
