@@ -41,7 +41,7 @@ constexpr const char *kLoweringPipeline =
     "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536}),"
     "buffer-deallocation-pipeline,"
     "convert-linalg-to-loops, lower-affine, convert-scf-to-cf,"
-    "math-legalize-to-f32,"
+    "math-legalize-to-f32, kiln-approximate-math,"
     "expand-strided-metadata, finalize-memref-to-llvm,"
     "convert-math-to-llvm, convert-math-to-libm,"
     // bf16 arithmetic through f32: without avx512_bf16 LLVM would call

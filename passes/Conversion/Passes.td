@@ -39,6 +39,21 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg"> {
   ];
 }
 
+def KilnApproximateMath : Pass<"kiln-approximate-math"> {
+  let summary = "Replaces f32 transcendental calls by polynomial approximations";
+  let description = [{
+    MLIR's polynomial approximations of f32 `math` ops (exp, expm1, log,
+    log1p, log2, tanh, erf, sin, cos, atan, ...): arithmetic the loop
+    vectorizer can widen, instead of one scalar libm call per element
+    (softmax's exp and GELU's tanh were a quarter of a transformer training
+    step). f64 ops are left to libm. Runs on loops, before
+    `convert-math-to-llvm`; the numerics tests bound the error.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
 def KilnWriteInPlace : Pass<"kiln-write-in-place", "::mlir::func::FuncOp"> {
   let summary = "Makes a kernel's elementwise generic write over the input it updates";
   let description = [{
