@@ -47,7 +47,7 @@ constexpr const char *kLoweringPipeline =
     // bf16 arithmetic through f32: without avx512_bf16 LLVM would call
     // __truncsfbf2, which Debian 12's libgcc lacks.
     "arith-emulate-unsupported-floats{source-types=bf16 target-type=f32},"
-    "arith-expand{include-bf16=true},"
+    "kiln-expand-arith,"
     "convert-arith-to-llvm,"
     "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
     "convert-cf-to-llvm, reconcile-unrealized-casts";

@@ -39,6 +39,18 @@ def ConvertKilnToLinalg : Pass<"convert-kiln-to-linalg"> {
   ];
 }
 
+def KilnExpandArith : Pass<"kiln-expand-arith"> {
+  let summary = "arith-expand without the min/max expansions";
+  let description = [{
+    Expands what the LLVM lowering cannot take (bf16 extensions and
+    truncations, ceil/floor divisions) but leaves `maximumf`/`minimumf`
+    to become `llvm.maximum`/`llvm.minimum`: arith-expand's compare-and-
+    select form of them hides a max reduction (softmax's row max) from
+    LLVM's vectorizer.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def KilnApproximateMath : Pass<"kiln-approximate-math"> {
   let summary = "Replaces f32 transcendental calls by polynomial approximations";
   let description = [{

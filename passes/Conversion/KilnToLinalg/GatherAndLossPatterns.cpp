@@ -111,7 +111,7 @@ struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropy
               b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
           return b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
         },
-        addValues);
+        sumValues);
     rewriter.replaceOp(op, meanOf(rewriter, loc, total, type, batch));
     return success();
   }
@@ -134,7 +134,7 @@ struct PointwiseLossLowering : public OpRewritePattern<OpTy> {
           Value rhs = castFloat(b, l, args[1], accType);
           return term(b, l, lhs, rhs);
         },
-        addValues);
+        sumValues);
     rewriter.replaceOp(op, meanOf(rewriter, loc, total, type,
                                   inputType.getNumElements()));
     return success();

@@ -191,8 +191,14 @@ std::pair<Value, Value> maxAndSumOfExp(OpBuilder &b, Location loc, Value x,
       [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
         return expOfDifference(nb, l, args[0], args[1], accType);
       },
-      addValues, {identity, reduced});
+      sumValues, {identity, reduced});
   return {max, sum};
+}
+
+Value sumValues(OpBuilder &b, Location loc, Value x, Value y) {
+  if (llvm::isa<FloatType>(x.getType()))
+    return b.create<arith::AddFOp>(loc, x, y, arith::FastMathFlags::reassoc);
+  return b.create<arith::AddIOp>(loc, x, y);
 }
 
 Value addValues(OpBuilder &b, Location loc, Value x, Value y) {

@@ -89,6 +89,11 @@ mlir::Value reduceAxes(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange 
 mlir::AffineMap selectDims(mlir::MLIRContext *context, int64_t rank,
                            llvm::ArrayRef<int64_t> dims);
 
+/// A reduction's accumulation: add, with the float add free to reassociate
+/// so that LLVM vectorizes the loop (partial sums in vector lanes).
+mlir::Value sumValues(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                      mlir::Value y);
+
 /// The element type's add, multiply, max and divide.
 mlir::Value addValues(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                       mlir::Value y);

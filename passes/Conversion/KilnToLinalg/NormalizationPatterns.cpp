@@ -85,7 +85,7 @@ struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
     Value n = scalarConstant(rewriter, loc, accType, static_cast<double>(count));
     Value x = op.getInput();
 
-    Value sum = reduceAxes(rewriter, loc, x, normalized, zero, first, addValues);
+    Value sum = reduceAxes(rewriter, loc, x, normalized, zero, first, sumValues);
     Value squares = reduceAxes(
         rewriter, loc, ValueRange{x, sum}, normalized, zero,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -94,7 +94,7 @@ struct LayerNormLowering : public OpRewritePattern<LayerNormOp> {
               b.create<arith::SubFOp>(l, castFloat(b, l, args[0], accType), mean);
           return b.create<arith::MulFOp>(l, centered, centered);
         },
-        addValues, {identity, outerMap});
+        sumValues, {identity, outerMap});
 
     SmallVector<Value> inputs = {x, sum, squares, op.getScale()};
     SmallVector<AffineMap> maps = {identity, outerMap, outerMap, innerMap};

@@ -33,7 +33,7 @@ struct ReduceSumLowering : public OpRewritePattern<ReduceSumOp> {
   LogicalResult matchAndRewrite(ReduceSumOp op, PatternRewriter &rewriter) const override {
     Type elementType = getElementTypeOrSelf(op.getType());
     Value zero = scalarConstant(rewriter, op.getLoc(), accumulatorType(elementType), 0.0);
-    Value sum = reduceAndReshape(op, rewriter, zero, addValues);
+    Value sum = reduceAndReshape(op, rewriter, zero, sumValues);
     rewriter.replaceOp(op, castFloatElements(rewriter, op.getLoc(), sum, elementType));
     return success();
   }
@@ -61,7 +61,7 @@ struct ReduceMeanLowering : public OpRewritePattern<ReduceMeanOp> {
       count *= inputType.getDimSize(axis);
     Type accType = accumulatorType(elementType);
     Value sum = reduceAndReshape(op, rewriter, scalarConstant(rewriter, loc, accType, 0.0),
-                                 addValues);
+                                 sumValues);
     Value divisor = scalarConstant(rewriter, loc, accType, static_cast<double>(count));
     Value mean = mapSameShape(rewriter, loc, type, sum,
                               [&](OpBuilder &b, Location l, ValueRange args) {

@@ -73,7 +73,7 @@ func.func @gather_axis1(%t: tensor<2x10x3xbf16>, %i: tensor<5xi32>) -> tensor<2x
 // CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[M:.+]]: f32, %[[ACC:.+]]: f32):
 // CHECK-NEXT: %[[SHIFTED:.+]] = arith.subf %[[E]], %[[M]] : f32
 // CHECK-NEXT: %[[EXP:.+]] = math.exp %[[SHIFTED]] : f32
-// CHECK-NEXT: arith.addf %[[EXP]], %[[ACC]] : f32
+// CHECK-NEXT: arith.addf %[[EXP]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<f32>)
 // CHECK: %[[TOTAL:.+]] = linalg.generic {indexing_maps = [#[[$ID1]], #[[$ID1]], #[[$ID1]], #[[$ALL]]], iterator_types = ["reduction"]}
@@ -89,7 +89,7 @@ func.func @gather_axis1(%t: tensor<2x10x3xbf16>, %i: tensor<5xi32>) -> tensor<2x
 // CHECK-NEXT: %[[LOG:.+]] = math.log %[[S]] : f32
 // CHECK-NEXT: %[[LSE:.+]] = arith.addf %[[M]], %[[LOG]] : f32
 // CHECK-NEXT: %[[LOSS:.+]] = arith.subf %[[LSE]], %[[PICKED]] : f32
-// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[LOSS]], %[[ACC]] : f32
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[LOSS]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK-NEXT: linalg.yield %[[NEXT]] : f32
 // CHECK: %[[BATCH:.+]] = arith.constant 8.000000e+00 : f32
 // CHECK: %[[R:.+]] = linalg.generic
@@ -117,7 +117,7 @@ func.func @softmax_cross_entropy(%l: tensor<8x10xf32>, %y: tensor<8xi32>) -> ten
 // CHECK-NEXT: %[[LSE:.+]] = arith.addf %[[WM]], %[[LOG]] : f32
 // CHECK-NEXT: %[[WP:.+]] = arith.extf %[[PICKED]] : f16 to f32
 // CHECK-NEXT: %[[LOSS:.+]] = arith.subf %[[LSE]], %[[WP]] : f32
-// CHECK-NEXT: arith.addf %[[LOSS]], %[[ACC]] : f32
+// CHECK-NEXT: arith.addf %[[LOSS]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK: %[[BATCH:.+]] = arith.constant 8.000000e+00 : f32
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: ins(%[[TOTAL]] : tensor<f32>) outs(%{{.+}} : tensor<f16>)
@@ -153,7 +153,7 @@ func.func @softmax_cross_entropy_f16(%l: tensor<8x10xf16>, %y: tensor<8xi64>) ->
 // CHECK-NEXT: %[[XT:.+]] = arith.mulf %[[X]], %[[T]] : f32
 // CHECK-NEXT: %[[LINEAR:.+]] = arith.subf %[[POS]], %[[XT]] : f32
 // CHECK-NEXT: %[[LOSS:.+]] = arith.addf %[[LINEAR]], %[[SOFTPLUS]] : f32
-// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[LOSS]], %[[ACC]] : f32
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[LOSS]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK-NEXT: linalg.yield %[[NEXT]] : f32
 // CHECK: %[[COUNT:.+]] = arith.constant 1.600000e+01 : f32
 // CHECK: %[[R:.+]] = linalg.generic
@@ -183,7 +183,7 @@ func.func @sigmoid_cross_entropy(%l: tensor<8x2xf32>, %t: tensor<8x2xf32>) -> te
 // CHECK-NEXT: %[[WY:.+]] = arith.extf %[[Y]] : bf16 to f32
 // CHECK-NEXT: %[[D:.+]] = arith.subf %[[WX]], %[[WY]] : f32
 // CHECK-NEXT: %[[D2:.+]] = arith.mulf %[[D]], %[[D]] : f32
-// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[D2]], %[[ACC]] : f32
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[D2]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK-NEXT: linalg.yield %[[NEXT]] : f32
 // CHECK: %[[COUNT:.+]] = arith.constant 8.000000e+00 : f32
 // CHECK: %[[R:.+]] = linalg.generic

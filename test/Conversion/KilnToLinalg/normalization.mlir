@@ -20,7 +20,7 @@
 // CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[M:.+]]: f32, %[[ACC:.+]]: f32):
 // CHECK-NEXT: %[[SHIFTED:.+]] = arith.subf %[[E]], %[[M]] : f32
 // CHECK-NEXT: %[[EXP:.+]] = math.exp %[[SHIFTED]] : f32
-// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[EXP]], %[[ACC]] : f32
+// CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[EXP]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK-NEXT: linalg.yield %[[NEXT]] : f32
 // CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
 // CHECK-SAME: ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<4x10xf32>, tensor<4xf32>, tensor<4xf32>)
@@ -80,7 +80,7 @@ func.func @softmax_axis0(%a: tensor<4x10xf32>) -> tensor<4x10xf32> {
 // CHECK-NEXT: %[[WM:.+]] = arith.extf %[[M]] : bf16 to f32
 // CHECK-NEXT: %[[SHIFTED:.+]] = arith.subf %[[WE]], %[[WM]] : f32
 // CHECK-NEXT: %[[EXP:.+]] = math.exp %[[SHIFTED]] : f32
-// CHECK-NEXT: arith.addf %[[EXP]], %[[ACC]] : f32
+// CHECK-NEXT: arith.addf %[[EXP]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: ins(%{{.+}}, %[[MAX]], %[[SUM]] : tensor<4x10xbf16>, tensor<4xbf16>, tensor<4xf32>) outs(%{{.+}} : tensor<4x10xbf16>)
 // CHECK-NEXT: ^bb0(%[[E:.+]]: bf16, %[[M:.+]]: bf16, %[[S:.+]]: f32, %{{.+}}: bf16):
@@ -170,14 +170,14 @@ func.func @log_softmax_axis0(%a: tensor<4x10xf16>) -> tensor<4x10xf16> {
 // CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$OUTER]]], iterator_types = ["parallel", "reduction", "reduction"]}
 // CHECK-SAME: ins(%[[X]] : tensor<2x3x4xf32>) outs(%{{.+}} : tensor<2xf32>)
 // CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[ACC:.+]]: f32):
-// CHECK-NEXT: arith.addf %[[E]], %[[ACC]] : f32
+// CHECK-NEXT: arith.addf %[[E]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK: %[[SQUARES:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$OUTER]], #[[$OUTER]]], iterator_types = ["parallel", "reduction", "reduction"]}
 // CHECK-SAME: ins(%[[X]], %[[SUM]] : tensor<2x3x4xf32>, tensor<2xf32>) outs(%{{.+}} : tensor<2xf32>)
 // CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[S:.+]]: f32, %[[ACC:.+]]: f32):
 // CHECK-NEXT: %[[MEAN:.+]] = arith.divf %[[S]], %[[N]] : f32
 // CHECK-NEXT: %[[C:.+]] = arith.subf %[[E]], %[[MEAN]] : f32
 // CHECK-NEXT: %[[C2:.+]] = arith.mulf %[[C]], %[[C]] : f32
-// CHECK-NEXT: arith.addf %[[C2]], %[[ACC]] : f32
+// CHECK-NEXT: arith.addf %[[C2]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK: %[[EPS:.+]] = arith.constant 9.99999974E-6 : f32
 // CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$OUTER]], #[[$OUTER]], #[[$INNER]], #[[$INNER]], #[[$ID]]], iterator_types = ["parallel", "parallel", "parallel"]}
 // CHECK-SAME: ins(%[[X]], %[[SUM]], %[[SQUARES]], %[[SCALE]], %[[BIAS]] :
@@ -212,7 +212,7 @@ func.func @layer_norm_bias(%x: tensor<2x3x4xf32>, %g: tensor<3x4xf32>, %b: tenso
 // CHECK-SAME: ins(%[[X]] : tensor<4x8xbf16>) outs(%{{.+}} : tensor<4xf32>)
 // CHECK-NEXT: ^bb0(%[[E:.+]]: bf16, %[[ACC:.+]]: f32):
 // CHECK-NEXT: %[[W:.+]] = arith.extf %[[E]] : bf16 to f32
-// CHECK-NEXT: arith.addf %[[W]], %[[ACC]] : f32
+// CHECK-NEXT: arith.addf %[[W]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK: %[[SQUARES:.+]] = linalg.generic
 // CHECK-SAME: outs(%{{.+}} : tensor<4xf32>)
 // CHECK: %[[EPS:.+]] = arith.constant 1.000000e-03 : f32

@@ -12,7 +12,7 @@
 // CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "reduction"]}
 // CHECK-SAME: ins(%[[X]] : tensor<4x8xf32>) outs(%[[INIT]] : tensor<4xf32>)
 // CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[ACC:.+]]: f32):
-// CHECK-NEXT: %[[S:.+]] = arith.addf %[[E]], %[[ACC]] : f32
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[E]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK-NEXT: linalg.yield %[[S]] : f32
 // CHECK-NOT: kiln.
 // CHECK: return %[[R]]
@@ -54,7 +54,7 @@ func.func @reduce_sum_keep_dims(%a: tensor<2x3x4xi32>) -> tensor<1x3x1xi32> {
 // CHECK-SAME: ins(%{{.+}} : tensor<4x8xbf16>) outs(%[[INIT]] : tensor<4xf32>)
 // CHECK-NEXT: ^bb0(%[[E:.+]]: bf16, %[[ACC:.+]]: f32):
 // CHECK-NEXT: %[[WIDE:.+]] = arith.extf %[[E]] : bf16 to f32
-// CHECK-NEXT: %[[S:.+]] = arith.addf %[[WIDE]], %[[ACC]] : f32
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[WIDE]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK-NEXT: linalg.yield %[[S]] : f32
 // CHECK: %[[R:.+]] = linalg.generic
 // CHECK-SAME: ins(%[[SUM]] : tensor<4xf32>) outs(%{{.+}} : tensor<4xbf16>)
@@ -144,7 +144,7 @@ func.func @reduce_mean(%a: tensor<2x3x4xf32>) -> tensor<3xf32> {
 // CHECK-SAME: outs(%{{.+}} : tensor<4xf32>)
 // CHECK-NEXT: ^bb0(%[[E:.+]]: bf16, %[[ACC:.+]]: f32):
 // CHECK-NEXT: %[[WIDE:.+]] = arith.extf %[[E]] : bf16 to f32
-// CHECK-NEXT: arith.addf %[[WIDE]], %[[ACC]] : f32
+// CHECK-NEXT: arith.addf %[[WIDE]], %[[ACC]] fastmath<reassoc> : f32
 // CHECK: %[[KEPT:.+]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1]] output_shape [4, 1] : tensor<4xf32> into tensor<4x1xf32>
 // CHECK: %[[COUNT:.+]] = arith.constant 8.000000e+00 : f32
 // CHECK: %[[R:.+]] = linalg.generic
