@@ -174,12 +174,7 @@ LogicalResult Accumulation::run() {
   applyBuilder.create<func::ReturnOp>(micro.getLoc(), applied);
   train.setType(FunctionType::get(context, {}, ValueRange(applied).getTypes()));
   train.setAllResultAttrs(gradientAttrs);
-
-  microBuilder.create<func::ReturnOp>(ret.getLoc(), kept);
-  ret.erase();
-  micro.setType(FunctionType::get(context, micro.getArgumentTypes(),
-                                  ValueRange(kept).getTypes()));
-  micro.setAllResultAttrs(keptAttrs);
+  setFunctionResults(micro, kept, keptAttrs);
   return success();
 }
 

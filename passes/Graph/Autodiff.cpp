@@ -207,11 +207,7 @@ void ReverseSweep::returnGradients(GradientBuilder &gb) {
       add(concatAll(gradient.rows, gb), kGradientRowsAttr, name);
     }
   }
-  OpBuilder(ret).create<func::ReturnOp>(ret.getLoc(), results);
-  ret.erase();
-  train.setType(FunctionType::get(context, train.getArgumentTypes(),
-                                  ValueRange(results).getTypes()));
-  train.setAllResultAttrs(attrs);
+  setFunctionResults(train, results, attrs);
 }
 
 LogicalResult ReverseSweep::run(StringRef lossName) {

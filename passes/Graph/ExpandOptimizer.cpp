@@ -324,12 +324,7 @@ LogicalResult OptimizerExpansion::run() {
   keptAttrs.push_back(DictionaryAttr::get(
       context, {NamedAttribute(StringAttr::get(context, KilnDialect::kNameAttrName),
                                StringAttr::get(context, "learning_rate"))}));
-  auto ret = llvm::cast<func::ReturnOp>(train.getBody().back().getTerminator());
-  OpBuilder(ret).create<func::ReturnOp>(ret.getLoc(), kept);
-  ret.erase();
-  train.setType(FunctionType::get(context, train.getArgumentTypes(),
-                                  ValueRange(kept).getTypes()));
-  train.setAllResultAttrs(keptAttrs);
+  setFunctionResults(train, kept, keptAttrs);
   return success();
 }
 

@@ -8,6 +8,16 @@ using namespace mlir;
 
 namespace kiln {
 
+void setFunctionResults(func::FuncOp func, ValueRange values,
+                        ArrayRef<DictionaryAttr> attrs) {
+  Operation *ret = func.getBody().back().getTerminator();
+  OpBuilder(ret).create<func::ReturnOp>(ret->getLoc(), values);
+  ret->erase();
+  func.setType(FunctionType::get(func.getContext(), func.getArgumentTypes(),
+                                 values.getTypes()));
+  func.setAllResultAttrs(attrs);
+}
+
 Value GradientBuilder::splat(RankedTensorType type, double value) {
   Type element = type.getElementType();
   Attribute scalar;

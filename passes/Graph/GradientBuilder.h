@@ -11,6 +11,7 @@
 
 #include "dialects/Kiln/KilnOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace kiln {
@@ -63,6 +64,11 @@ private:
   mlir::OpBuilder &b;
   mlir::Location loc;
 };
+
+/// Makes `values` the results of `func` (one block): a new return, the
+/// function type and one attribute dictionary per result.
+void setFunctionResults(mlir::func::FuncOp func, mlir::ValueRange values,
+                        llvm::ArrayRef<mlir::DictionaryAttr> attrs);
 
 /// The tensor type of a value.
 inline mlir::RankedTensorType tensorType(mlir::Value v) {
