@@ -249,6 +249,11 @@ FailureOr<DictionaryAttr> SpecBuilder::build() {
       failed(checkCount("accumulate_steps", spec.accumulate_steps())))
     return failure();
   int64_t batch = spec.batch_size() ? spec.batch_size() : names.defaultBatch;
+  // The graph is static: a step takes exactly the batch its inputs have.
+  if (spec.batch_size() && names.defaultBatch && spec.batch_size() != names.defaultBatch)
+    return error("batch_size") << "is " << spec.batch_size()
+                               << ", but the model's inputs have batch "
+                               << names.defaultBatch << " (their dimension 0)";
 
   FailureOr<DictionaryAttr> opt = optimizer(spec.optimizer());
   if (failed(opt))
