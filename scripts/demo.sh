@@ -5,6 +5,8 @@
 set -euo pipefail
 build=${1:-build}
 out="$build/demo"
+# Each demo trains from step 0: last run's checkpoints and logs go first.
+rm -rf "$out/wide_deep_ckpt" "$out/wide_deep.jsonl"
 mkdir -p "$out"
 
 run_model() {

@@ -89,9 +89,12 @@ struct SaveRequest {
 bool saveCheckpoint(const SaveRequest &request, std::string &error);
 
 /// Creates `directory` (mkdir -p) and checks that files can be written in
-/// it, so a run can refuse an unusable --save directory before it trains.
-/// On failure sets `error` as saveCheckpoint would and returns false.
-bool checkCheckpointDirectory(const std::string &directory, std::string &error);
+/// it and that it holds no committed checkpoint of a step in
+/// (firstStep, lastStep], one the run would have to save again: so a run
+/// refuses an unusable --save directory before it trains. On failure sets
+/// `error` as saveCheckpoint would and returns false.
+bool checkCheckpointDirectory(const std::string &directory, int64_t firstStep,
+                              int64_t lastStep, std::string &error);
 
 struct LoadedTensor {
   std::string name;

@@ -164,11 +164,22 @@ void updateIndexAndPrune(const std::string &dir, const SaveRequest &request) {
 
 } // namespace
 
-bool checkCheckpointDirectory(const std::string &directory, std::string &error) {
-  if (int failure = probeWritableDirectory(directory)) {
-    error = directory + ": error: cannot write checkpoint: " + std::strerror(failure);
+bool checkCheckpointDirectory(const std::string &directory, int64_t firstStep,
+                              int64_t lastStep, std::string &error) {
+  auto fail = [&](const std::string &reason) {
+    error = directory + ": error: cannot write checkpoint: " + reason;
     return false;
-  }
+  };
+  if (int failure = probeWritableDirectory(directory))
+    return fail(std::strerror(failure));
+  std::vector<StepDirectory> steps;
+  if (int failure = listStepDirectories(directory, steps))
+    return fail(std::strerror(failure));
+  for (const StepDirectory &existing : steps)
+    if (existing.committed && existing.step > firstStep && existing.step <= lastStep)
+      return fail(existing.name + " is already committed, and this run would reach step " +
+                  std::to_string(existing.step) +
+                  " again (--restore from the directory, or save to another one)");
   return true;
 }
 

@@ -158,7 +158,8 @@ bool Trainer::run(std::string &error) {
     return true;
   }
   // Refuse an unusable --save directory now, not after the first N steps.
-  if (!options.saveDir.empty() && !checkpoint::checkCheckpointDirectory(options.saveDir, error))
+  if (!options.saveDir.empty() &&
+      !checkpoint::checkCheckpointDirectory(options.saveDir, startStep, options.steps, error))
     return false;
   if (!openLogs(error))
     return false;
