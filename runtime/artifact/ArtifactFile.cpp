@@ -22,16 +22,6 @@ uint64_t loadLittleEndian64(const uint8_t *in) {
 
 } // namespace
 
-uint64_t fnv1a64(const void *data, size_t size) {
-  const uint8_t *bytes = static_cast<const uint8_t *>(data);
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= bytes[i];
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
 ArtifactFooter decodeArtifactFooter(const uint8_t *footer) {
   return {loadLittleEndian64(footer), loadLittleEndian64(footer + 8)};
 }

@@ -11,6 +11,8 @@
 #ifndef KILN_RUNTIME_ARTIFACT_ARTIFACTFILE_H
 #define KILN_RUNTIME_ARTIFACT_ARTIFACTFILE_H
 
+#include "runtime/support/Fnv1a.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -20,8 +22,8 @@ namespace kiln::artifact {
 /// Size of the footer after the FlatBuffer.
 constexpr size_t kFooterSize = 16;
 
-/// FNV-1a 64 of `size` bytes at `data`.
-uint64_t fnv1a64(const void *data, size_t size);
+/// The footer's checksum (runtime/support/Fnv1a.h).
+using kiln::fnv1a64;
 
 /// Writes `flatbuffer` and its footer to `path` through a temporary file in
 /// the same directory, fsynced and renamed over `path`: afterwards `path`

@@ -116,16 +116,6 @@ int readWholeFile(const std::string &path, std::string &bytes) {
   return failure;
 }
 
-uint64_t fnv1a64(const void *data, size_t size) {
-  const uint8_t *bytes = static_cast<const uint8_t *>(data);
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= bytes[i];
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
 std::string hex64(uint64_t value) {
   char text[17];
   std::snprintf(text, sizeof text, "%016llx",

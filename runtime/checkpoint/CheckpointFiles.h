@@ -8,6 +8,8 @@
 #ifndef KILN_RUNTIME_CHECKPOINT_CHECKPOINTFILES_H
 #define KILN_RUNTIME_CHECKPOINT_CHECKPOINTFILES_H
 
+#include "runtime/support/Fnv1a.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -55,8 +57,8 @@ bool fileExists(const std::string &path);
 /// the failure.
 int readWholeFile(const std::string &path, std::string &bytes);
 
-/// The FNV-1a 64-bit hash of `size` bytes at `data`.
-uint64_t fnv1a64(const void *data, size_t size);
+/// The manifest's per-tensor checksum (runtime/support/Fnv1a.h).
+using kiln::fnv1a64;
 
 /// `value` as 16 lowercase hex digits.
 std::string hex64(uint64_t value);

@@ -39,15 +39,6 @@ size_t exampleBytes(const FeedSpec &spec) {
   return static_cast<size_t>(exampleElements(spec)) * elementSize(spec.type);
 }
 
-uint64_t fnv1a64(const char *bytes, size_t size) {
-  uint64_t hash = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i < size; ++i) {
-    hash ^= static_cast<uint8_t>(bytes[i]);
-    hash *= 0x100000001b3ull;
-  }
-  return hash;
-}
-
 std::string dataError(const std::string &path, const std::string &problem) {
   return printableText(path + ": error: " + problem);
 }

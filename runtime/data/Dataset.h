@@ -18,6 +18,8 @@
 #ifndef KILN_RUNTIME_DATA_DATASET_H
 #define KILN_RUNTIME_DATA_DATASET_H
 
+#include "runtime/support/Fnv1a.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -117,9 +119,8 @@ Dataset syntheticDataset(const std::vector<FeedSpec> &specs,
                          const std::string &labelFeed, int64_t rows,
                          uint64_t seed);
 
-/// FNV-1a, 64-bit (offset basis 0xcbf29ce484222325, prime 0x100000001b3):
-/// how loadCriteo turns categorical strings into ids.
-uint64_t fnv1a64(const char *bytes, size_t size);
+/// How loadCriteo turns categorical strings into ids (runtime/support/Fnv1a.h).
+using kiln::fnv1a64;
 
 } // namespace kiln::data
 
