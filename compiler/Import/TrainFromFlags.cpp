@@ -187,19 +187,16 @@ FailureOr<std::string> LossBuilder::build() {
 TrainSpecNames moduleTrainSpecNames(ModuleOp module, func::FuncOp forward,
                                     Value label) {
   TrainSpecNames names;
-  auto results = std::make_shared<SmallVector<std::string>>(resultNames(forward));
-  auto arguments =
-      std::make_shared<SmallVector<std::string>>(argumentNames(forward));
-  auto variables = std::make_shared<llvm::StringSet<>>();
-  module.walk([&](VariableOp variable) { variables->insert(variable.getSymName()); });
-  names.isLossCandidate = [results](const std::string &name) {
-    return llvm::is_contained(*results, name);
+  llvm::StringSet<> variables;
+  module.walk([&](VariableOp variable) { variables.insert(variable.getSymName()); });
+  names.isLossCandidate = [results = resultNames(forward)](const std::string &name) {
+    return llvm::is_contained(results, name);
   };
-  names.isInput = [arguments](const std::string &name) {
-    return llvm::is_contained(*arguments, name);
+  names.isInput = [arguments = argumentNames(forward)](const std::string &name) {
+    return llvm::is_contained(arguments, name);
   };
-  names.isVariable = [variables](const std::string &name) {
-    return variables->contains(name);
+  names.isVariable = [variables = std::move(variables)](const std::string &name) {
+    return variables.contains(name);
   };
   auto type = cast<RankedTensorType>(label.getType());
   names.defaultBatch = type.getRank() > 0 ? type.getDimSize(0) : 1;

@@ -77,23 +77,21 @@ bool Trainer::restore(std::string &error) {
 }
 
 bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::string &error) {
+  // Without accumulation the batch program is train_step itself.
   const char *batchProgram = model.batchProgram();
-  if (model.accumulateSteps() == 1)
-    return model.bindBatch(*session, batchProgram, reader.next(), error) &&
-           model.runTrainStep(*session, error) &&
-           model.readScalar(*session, batchProgram, model.lossName(), loss, error) &&
-           model.readScalar(*session, kTrainProgram, "learning_rate", lr, error);
+  bool accumulating = model.accumulateSteps() > 1;
   double sum = 0;
   for (int64_t micro = 0; micro < model.accumulateSteps(); ++micro) {
     double microLoss = 0;
     if (!model.bindBatch(*session, batchProgram, reader.next(), error) ||
-        !model.runAccumulateStep(*session, error) ||
+        !(accumulating ? model.runAccumulateStep(*session, error)
+                       : model.runTrainStep(*session, error)) ||
         !model.readScalar(*session, batchProgram, model.lossName(), microLoss, error))
       return false;
     sum += microLoss;
   }
   loss = sum / static_cast<double>(model.accumulateSteps());
-  return model.runTrainStep(*session, error) &&
+  return (!accumulating || model.runTrainStep(*session, error)) &&
          model.readScalar(*session, kTrainProgram, "learning_rate", lr, error);
 }
 
