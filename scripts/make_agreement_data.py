@@ -4,12 +4,15 @@
 
     python3 scripts/make_agreement_data.py OUT_DIR
 
-writes OUT_DIR/mlp.npz, wide_deep.npz, transformer.npz and onnx_mlp.npz, each
+writes OUT_DIR/mlp.npz, wide_deep.npz, transformer.npz and onnx_mlp.npz, and
+the data of the framework models in test/Inputs/frameworks/ (ff_head.npz,
+encoder.npz, cnn.npz, cnn_bn.npz, keras_dense.npz, keras_conv.npz), each
 holding four batches of its model (kiln run wraps over them: step k trains on
 rows [(k-1)B, kB) modulo the rows). Standard library only: test/Tools/
-kiln-agreement.test runs it, and scripts/train_reference.py reads the same
-files, so both sides train on the same bytes. The output depends on nothing
-but this file (its own SplitMix64 generator, fixed zip timestamps).
+kiln-agreement.test runs it, and scripts/train_reference.py and
+scripts/make_framework_fixtures.py read the same files, so both sides train
+on the same bytes. The output depends on nothing but this file (its own
+SplitMix64 generator, fixed zip timestamps).
 """
 
 import argparse
@@ -135,8 +138,88 @@ def onnx_mlp_data():
     return {"x": Array("<f4", [rows, 32], x), "label": Array("<i4", [rows], label)}
 
 
+def uniform_inputs(rng, shape):
+    """Values in [-1, 1) filling `shape` row-major, each an exact f32."""
+    count = 1
+    for dim in shape:
+        count *= dim
+    return Array("<f4", shape, [rng.uniform(-1.0, 1.0) for _ in range(count)])
+
+
+def argmax_labels(x, row_size, classes):
+    """Per row of x: the index of the largest of `classes` values taken
+    evenly across the row, so the label depends on the whole input."""
+    stride = row_size // classes
+    label = []
+    for start in range(0, len(x.values), row_size):
+        picked = x.values[start:start + stride * classes:stride]
+        label.append(picked.index(max(picked)))
+    return Array("<i4", [len(label)], label)
+
+
+def features_data(seed, batch, features, classes):
+    """x: [4B, features] and the label of each row (see argmax_labels)."""
+    rng = SplitMix64(seed)
+    x = uniform_inputs(rng, [batch * BATCHES, features])
+    return {"x": x, "label": argmax_labels(x, features, classes)}
+
+
+def image_data(seed, batch, shape, classes):
+    """x: [4B, *shape] images (NCHW or NHWC, one channel) and a label."""
+    rng = SplitMix64(seed)
+    x = uniform_inputs(rng, [batch * BATCHES] + shape)
+    size = 1
+    for dim in shape:
+        size *= dim
+    return {"x": x, "label": argmax_labels(x, size, classes)}
+
+
+def ff_head_data():
+    """Inputs of test/Inputs/frameworks/ff_head_*.onnx (x: [8, 16])."""
+    return features_data(5, 8, 16, 4)
+
+
+def encoder_data():
+    """Ids of test/Inputs/frameworks/encoder_*.onnx (ids: [4, 8] below 50):
+    arithmetic progressions modulo 50; the label of each position is the
+    next token."""
+    rng = SplitMix64(6)
+    rows, length, vocab = 4 * BATCHES, 8, 50
+    ids, label = [], []
+    for _ in range(rows):
+        start, step = rng.below(vocab), 1 + rng.below(7)
+        sequence = [(start + i * step) % vocab for i in range(length + 1)]
+        ids += sequence[:-1]
+        label += sequence[1:]
+    return {"ids": Array("<i8", [rows, length], ids),
+            "label": Array("<i4", [rows, length], label)}
+
+
+def cnn_data():
+    """Images of test/Inputs/frameworks/cnn_opset17.onnx (x: [4, 1, 12, 12])."""
+    return image_data(7, 4, [1, 12, 12], 10)
+
+
+def cnn_bn_data():
+    """Images of test/Inputs/frameworks/cnn_bn_opset17.onnx (x: [4, 1, 12, 12])."""
+    return image_data(8, 4, [1, 12, 12], 10)
+
+
+def keras_dense_data():
+    """Inputs of test/Inputs/frameworks/keras_dense.pb (x: [8, 16])."""
+    return features_data(9, 8, 16, 4)
+
+
+def keras_conv_data():
+    """Images of test/Inputs/frameworks/keras_conv.pb (x: [4, 12, 12, 1], NHWC)."""
+    return image_data(10, 4, [12, 12, 1], 10)
+
+
 DATASETS = {"mlp": mlp_data, "wide_deep": wide_deep_data,
-            "transformer": transformer_data, "onnx_mlp": onnx_mlp_data}
+            "transformer": transformer_data, "onnx_mlp": onnx_mlp_data,
+            "ff_head": ff_head_data, "encoder": encoder_data, "cnn": cnn_data,
+            "cnn_bn": cnn_bn_data, "keras_dense": keras_dense_data,
+            "keras_conv": keras_conv_data}
 
 
 def write_npz(path, arrays):

@@ -420,7 +420,8 @@ def make_bad_files():
 
 
 def make_bad_graphs():
-    save(add_model(nodes=[helper.make_node("Erf", ["x"], ["y"], name="erf")]),
+    save(add_model(nodes=[helper.make_node("Einsum", ["x"], ["y"], name="einsum",
+                                           equation="ij->ij")]),
          "unsupported_op.onnx")
     save(add_model(nodes=[helper.make_node("Add", ["x", "w", "x"], ["y"],
                                            name="add3")]),

@@ -2,6 +2,7 @@
 
 #include "compiler/Import/KilnOpBuilder.h"
 
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
@@ -14,6 +15,24 @@ int64_t KilnOpBuilder::rankOf(Value value) {
 
 ArrayRef<int64_t> KilnOpBuilder::shapeOf(Value value) {
   return llvm::cast<RankedTensorType>(value.getType()).getShape();
+}
+
+Value KilnOpBuilder::foldOverConstants(Operation *op) {
+  Value result = op->getResult(0);
+  if (op->getNumOperands() == 0 || op->getNumResults() != 1 ||
+      !llvm::all_of(op->getOperands(),
+                    [](Value v) { return matchPattern(v, m_Constant()); }))
+    return result;
+  SmallVector<OpFoldResult> folded;
+  if (failed(op->fold(folded)) || folded.size() != 1)
+    return result;
+  auto value = llvm::dyn_cast_if_present<ElementsAttr>(
+      llvm::dyn_cast_if_present<Attribute>(folded.front()));
+  if (!value || value.getType() != result.getType())
+    return result;
+  Value constant = builder.create<ConstantOp>(loc, value);
+  op->erase();
+  return constant;
 }
 
 KilnOpBuilder::Result KilnOpBuilder::constant(ElementsAttr value) {
@@ -202,6 +221,77 @@ KilnOpBuilder::Result KilnOpBuilder::gather(Value table, Value indices,
     return failure();
   return create<GatherOp>(*type, table, indices,
                           builder.getI64IntegerAttr(axis));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::gatherElements(Value input, Value indices,
+                                                    int64_t axis) {
+  InferredType type = inferGatherElementsType(
+      diag(GatherElementsOp::getOperationName()), input.getType(),
+      indices.getType(), axis);
+  if (failed(type))
+    return failure();
+  return create<GatherElementsOp>(*type, input, indices,
+                                  builder.getI64IntegerAttr(axis));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::mod(Value lhs, Value rhs, bool fmod) {
+  FailureOr<SmallVector<Value>> operands =
+      broadcastOperands(ModOp::getOperationName(), {lhs, rhs});
+  if (failed(operands))
+    return failure();
+  return create<ModOp>((*operands)[0].getType(), (*operands)[0], (*operands)[1],
+                       fmod ? builder.getUnitAttr() : UnitAttr());
+}
+
+KilnOpBuilder::Result KilnOpBuilder::conv(Value input, Value filter,
+                                          const WindowAttrs &window,
+                                          int64_t groups) {
+  InferredType type =
+      inferConvType(diag(ConvOp::getOperationName()), input.getType(),
+                    filter.getType(), window, groups);
+  if (failed(type))
+    return failure();
+  return create<ConvOp>(*type, input, filter,
+                        builder.getDenseI64ArrayAttr(window.strides),
+                        builder.getDenseI64ArrayAttr(window.dilations),
+                        builder.getDenseI64ArrayAttr(window.padLow),
+                        builder.getDenseI64ArrayAttr(window.padHigh),
+                        builder.getI64IntegerAttr(groups));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::maxPool(Value input,
+                                             const WindowAttrs &window) {
+  InferredType type = inferPoolType(diag(MaxPoolOp::getOperationName()),
+                                    input.getType(), window);
+  if (failed(type))
+    return failure();
+  return create<MaxPoolOp>(
+      *type, input, builder.getDenseI64ArrayAttr(window.kernel),
+      builder.getDenseI64ArrayAttr(window.strides),
+      builder.getDenseI64ArrayAttr(window.dilations),
+      builder.getDenseI64ArrayAttr(window.padLow),
+      builder.getDenseI64ArrayAttr(window.padHigh),
+      window.ceilMode ? builder.getUnitAttr() : UnitAttr());
+}
+
+KilnOpBuilder::Result KilnOpBuilder::avgPool(Value input,
+                                             const WindowAttrs &window,
+                                             bool excludePad) {
+  StringRef name = AvgPoolOp::getOperationName();
+  if (llvm::any_of(window.dilations, [](int64_t d) { return d != 1; }))
+    return diag(name).fail("expects dilations of 1, got ",
+                           formatShape(window.dilations));
+  InferredType type = inferPoolType(diag(name), input.getType(), window);
+  if (failed(type))
+    return failure();
+  return create<AvgPoolOp>(
+      *type, input, builder.getDenseI64ArrayAttr(window.kernel),
+      builder.getDenseI64ArrayAttr(window.strides),
+      builder.getDenseI64ArrayAttr(window.dilations),
+      builder.getDenseI64ArrayAttr(window.padLow),
+      builder.getDenseI64ArrayAttr(window.padHigh),
+      window.ceilMode ? builder.getUnitAttr() : UnitAttr(),
+      excludePad ? builder.getUnitAttr() : UnitAttr());
 }
 
 KilnOpBuilder::Result KilnOpBuilder::softmaxCrossEntropy(Value logits,

@@ -5,7 +5,10 @@
 // model becomes one diagnostic at the current location instead of a crash,
 // then builds the op with its result type. Binary ops broadcast their
 // operands numpy-style by inserting `kiln.broadcast`, as both the graph
-// format and ONNX define them.
+// format and ONNX define them. An op whose operands are all constants is
+// folded as it is built, so the shape arithmetic exported graphs compute at
+// run time (Shape -> Gather -> Concat -> Reshape) becomes constants; other
+// simplifications are left to canonicalization.
 //
 // Every method returns failure after emitting exactly one error.
 //
@@ -97,6 +100,15 @@ public:
   Result layerNorm(mlir::Value input, mlir::Value scale, mlir::Value bias,
                    int64_t axis, double epsilon);
   Result gather(mlir::Value table, mlir::Value indices, int64_t axis);
+  Result gatherElements(mlir::Value input, mlir::Value indices, int64_t axis);
+  /// Floored remainder, or truncated (C's fmod) with `fmod`, broadcast.
+  Result mod(mlir::Value lhs, mlir::Value rhs, bool fmod);
+
+  /// kiln.conv of `input` [N, C, D...] with `filter` (window.kernel unused).
+  Result conv(mlir::Value input, mlir::Value filter, const WindowAttrs &window,
+              int64_t groups);
+  Result maxPool(mlir::Value input, const WindowAttrs &window);
+  Result avgPool(mlir::Value input, const WindowAttrs &window, bool excludePad);
 
   Result softmaxCrossEntropy(mlir::Value logits, mlir::Value labels);
   Result sigmoidCrossEntropy(mlir::Value logits, mlir::Value targets);
@@ -116,8 +128,12 @@ private:
 
   template <typename OpTy, typename... Args>
   Result create(Args &&...args) {
-    return builder.create<OpTy>(loc, std::forward<Args>(args)...).getResult();
+    auto op = builder.create<OpTy>(loc, std::forward<Args>(args)...);
+    return foldOverConstants(op.getOperation());
   }
+
+  /// `op`'s result, or the constant it folds to when every operand is one.
+  mlir::Value foldOverConstants(mlir::Operation *op);
 
   mlir::OpBuilder &builder;
   mlir::Location loc;

@@ -111,21 +111,8 @@ FailureOr<Value> LossBuilder::loss(Value output, Value labels) {
   KilnOpBuilder kiln(builder);
   kiln.setLoc(loc);
   if (flags.loss == "softmax_cross_entropy") {
-    // Logits [..., C] against class ids [...]: flattened to [N, C] and [N]
-    // when there are several leading dimensions (a sequence model).
-    ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(output);
-    int64_t classes = shape.back();
-    int64_t rows = 1;
-    for (int64_t size : shape.drop_back())
-      rows *= size;
-    if (shape.size() > 2) {
-      FailureOr<Value> flatLogits = kiln.reshape(output, {rows, classes});
-      FailureOr<Value> flatLabels = kiln.reshape(labels, {rows});
-      if (failed(flatLogits) || failed(flatLabels))
-        return failure();
-      output = *flatLogits;
-      labels = *flatLabels;
-    }
+    // Logits [..., C] against class ids [...]: the op averages over every
+    // position (a sequence model's tokens).
     return kiln.softmaxCrossEntropy(output, labels);
   }
   if (flags.loss == "sigmoid_cross_entropy")

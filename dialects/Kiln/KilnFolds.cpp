@@ -8,6 +8,8 @@
 
 #include "dialects/Kiln/KilnOps.h"
 
+#include "dialects/Kiln/KilnConstantEval.h"
+
 #include "mlir/Dialect/CommonFolders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -123,15 +125,55 @@ OpFoldResult SelectOp::fold(FoldAdaptor adaptor) {
   auto condition = llvm::dyn_cast_if_present<SplatElementsAttr>(
       adaptor.getCondition());
   if (!condition)
-    return {};
+    return evalSelect(adaptor.getCondition(), adaptor.getOnTrue(),
+                      adaptor.getOnFalse(), getType());
   Value chosen = condition.getSplatValue<bool>() ? getOnTrue() : getOnFalse();
   return chosen.getType() == getType() ? chosen : Value();
 }
 
-OpFoldResult CastOp::fold(FoldAdaptor) {
+OpFoldResult CastOp::fold(FoldAdaptor adaptor) {
   if (getOperand().getType() == getType())
     return getOperand();
-  return {};
+  return evalCast(adaptor.getOperand(), getType());
+}
+
+OpFoldResult CompareOp::fold(FoldAdaptor adaptor) {
+  return evalCompare(getPredicate(), adaptor.getLhs(), adaptor.getRhs(), getType());
+}
+
+OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
+  return evalUnary(
+      adaptor.getOperand(), getType(),
+      [](const APInt &x) -> std::optional<APInt> { return -x; },
+      [](const APFloat &x) -> std::optional<APFloat> { return -x; });
+}
+
+OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
+  bool truncated = getFmod();
+  return foldConstants(
+      getType(), adaptor.getOperands(),
+      [&](APFloat a, APFloat b) -> std::optional<APFloat> {
+        APFloat r = a;
+        if (r.mod(b) & APFloat::opInvalidOp)
+          return std::nullopt;
+        if (!truncated && !r.isZero() && r.isNegative() != b.isNegative())
+          r.add(b, APFloat::rmNearestTiesToEven);
+        return r;
+      },
+      [&](APInt a, APInt b) -> std::optional<APInt> {
+        if (b.isZero())
+          return APInt(a.getBitWidth(), 0);
+        if (a.isMinSignedValue() && b.isAllOnes())
+          return APInt(a.getBitWidth(), 0);
+        APInt r = a.srem(b);
+        if (!truncated && !r.isZero() && r.isNegative() != b.isNegative())
+          r += b;
+        return r;
+      });
+}
+
+OpFoldResult GatherOp::fold(FoldAdaptor adaptor) {
+  return evalGather(adaptor.getTable(), adaptor.getIndices(), getAxis(), getType());
 }
 
 OpFoldResult ReshapeOp::fold(FoldAdaptor adaptor) {
@@ -154,7 +196,9 @@ OpFoldResult BroadcastOp::fold(FoldAdaptor adaptor) {
     getOperandMutable().assign(inner.getOperand());
     return getResult();
   }
-  return resplat(adaptor.getOperand(), getType());
+  if (Attribute splat = resplat(adaptor.getOperand(), getType()))
+    return splat;
+  return evalBroadcast(adaptor.getOperand(), getType());
 }
 
 OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
@@ -171,13 +215,17 @@ OpFoldResult TransposeOp::fold(FoldAdaptor adaptor) {
     getOperandMutable().assign(inner.getOperand());
     return getResult();
   }
-  return resplat(adaptor.getOperand(), getType());
+  if (Attribute splat = resplat(adaptor.getOperand(), getType()))
+    return splat;
+  return evalTranspose(adaptor.getOperand(), perm, getType());
 }
 
-OpFoldResult ConcatOp::fold(FoldAdaptor) {
+OpFoldResult ConcatOp::fold(FoldAdaptor adaptor) {
   if (getInputs().size() == 1 && getInputs().front().getType() == getType())
     return getInputs().front();
-  return {};
+  if (!getType().hasStaticShape())
+    return {};
+  return evalConcat(adaptor.getInputs(), getAxis(), getType());
 }
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
@@ -185,7 +233,11 @@ OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
       llvm::all_of(getStart(), [](int64_t s) { return s == 0; }) &&
       llvm::all_of(getStep(), [](int64_t s) { return s == 1; }))
     return getOperand();
-  return resplat(adaptor.getOperand(), getType());
+  if (Attribute splat = resplat(adaptor.getOperand(), getType()))
+    return splat;
+  if (!getType().hasStaticShape())
+    return {};
+  return evalSlice(adaptor.getOperand(), getStart(), getStep(), getType());
 }
 
 template <typename ReduceOp>
@@ -195,8 +247,18 @@ static OpFoldResult foldEmptyReduction(ReduceOp op) {
   return {};
 }
 
-OpFoldResult ReduceSumOp::fold(FoldAdaptor) { return foldEmptyReduction(*this); }
+OpFoldResult ReduceSumOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult same = foldEmptyReduction(*this))
+    return same;
+  return evalIntReduce(adaptor.getOperand(), getAxes(), getType(),
+                       [](const APInt &a, const APInt &b) { return a + b; });
+}
 OpFoldResult ReduceMeanOp::fold(FoldAdaptor) {
   return foldEmptyReduction(*this);
 }
-OpFoldResult ReduceMaxOp::fold(FoldAdaptor) { return foldEmptyReduction(*this); }
+OpFoldResult ReduceMaxOp::fold(FoldAdaptor adaptor) {
+  if (OpFoldResult same = foldEmptyReduction(*this))
+    return same;
+  return evalIntReduce(adaptor.getOperand(), getAxes(), getType(),
+                       [](const APInt &a, const APInt &b) { return a.sge(b) ? a : b; });
+}

@@ -134,6 +134,7 @@ def Kiln_MinimumOp : Kiln_BinaryOp<"minimum", [Commutative]> {
 
 def Kiln_NegOp : Kiln_UnaryOp<"neg", Kiln_NumericTensor, [Involution]> {
   let summary = "Elementwise negation";
+  let hasFolder = 1;
 }
 def Kiln_ExpOp : Kiln_UnaryOp<"exp", Kiln_FloatTensor> {
   let summary = "Elementwise e^x";
@@ -158,6 +159,44 @@ def Kiln_SigmoidOp : Kiln_UnaryOp<"sigmoid", Kiln_FloatTensor> {
 }
 def Kiln_ReluOp : Kiln_UnaryOp<"relu", Kiln_NumericTensor, [Idempotent]> {
   let summary = "Elementwise max(x, 0)";
+}
+def Kiln_ErfOp : Kiln_UnaryOp<"erf", Kiln_FloatTensor> {
+  let summary = "Elementwise Gauss error function";
+}
+def Kiln_AbsOp : Kiln_UnaryOp<"abs", Kiln_NumericTensor, [Idempotent]> {
+  let summary = "Elementwise absolute value";
+}
+
+def Kiln_PowOp : Kiln_ElementwiseOp<"pow"> {
+  let summary = "Elementwise lhs raised to the power rhs (floats)";
+  let description = [{
+    As C's `pow`: a negative base with an integral exponent is defined, with
+    any other exponent it is NaN.
+    ```
+    %y = kiln.pow %x, %e : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$lhs, Kiln_FloatTensor:$rhs);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+}
+
+def Kiln_ModOp : Kiln_ElementwiseOp<"mod"> {
+  let summary = "Elementwise remainder: floored (sign of rhs), or truncated with `fmod`";
+  let description = [{
+    Without `fmod` the result has the sign of the divisor, as Python's `%`
+    and ONNX's `Mod` with fmod = 0; with `fmod` it has the sign of the
+    dividend, as C's `fmod`. An integer remainder by zero is 0.
+    ```
+    %r = kiln.mod %a, %b : tensor<4xi64>
+    %f = kiln.mod %x, %y {fmod} : tensor<4xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_NumericTensor:$lhs, Kiln_NumericTensor:$rhs,
+                       UnitAttr:$fmod);
+  let results = (outs Kiln_NumericTensor:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` type($result)";
+  let hasFolder = 1;
 }
 
 def Kiln_GeluOp : Kiln_ElementwiseOp<"gelu"> {
@@ -189,6 +228,7 @@ def Kiln_CompareOp : Kiln_InferredOp<"compare",
                        Kiln_Tensor:$lhs, Kiln_Tensor:$rhs);
   let results = (outs Kiln_BoolTensor:$result);
   let assemblyFormat = "$predicate `,` $lhs `,` $rhs attr-dict `:` type($lhs)";
+  let hasFolder = 1;
 }
 
 def Kiln_SelectOp : Kiln_InferredOp<"select",
@@ -430,6 +470,27 @@ def Kiln_GatherOp : Kiln_InferredOp<"gather", [Pure]> {
   let assemblyFormat = [{
     $table `[` $indices `]` attr-dict `:` functional-type(operands, results)
   }];
+  let hasFolder = 1;
+}
+
+def Kiln_GatherElementsOp : Kiln_InferredOp<"gather_elements", [Pure]> {
+  let summary = "Picks input elements along `axis` at per-element indices";
+  let description = [{
+    `result[i][j][k] = input[index[i][j][k]][j][k]` for `axis = 0` (and so on
+    for other axes), as ONNX `GatherElements` and `torch.gather`. The indices
+    have the input's rank and at most its size in every other dimension; the
+    result has their shape. A negative index counts from the end; an index
+    outside the dimension is clamped.
+    ```
+    %g = kiln.gather_elements %x[%idx] axis = 1 : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$input, Kiln_IndexTensor:$indices,
+                       I64Attr:$axis);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = [{
+    $input `[` $indices `]` `axis` `=` $axis attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 //===----------------------------------------------------------------------===//
@@ -437,8 +498,12 @@ def Kiln_GatherOp : Kiln_InferredOp<"gather", [Pure]> {
 //===----------------------------------------------------------------------===//
 
 def Kiln_SoftmaxCrossEntropyOp : Kiln_InferredOp<"softmax_cross_entropy", [Pure]> {
-  let summary = "Mean softmax cross-entropy of logits [B, C] against class ids [B]";
+  let summary = "Mean softmax cross-entropy of logits [B..., C] against class ids [B...]";
   let description = [{
+    The mean is over every position of the leading dimensions: logits `[B,
+    T, C]` with labels `[B, T]` average over B * T tokens, as PyTorch's
+    `cross_entropy` on flattened tokens and Keras' sparse categorical
+    cross-entropy do.
     ```
     %l = kiln.softmax_cross_entropy %logits, %labels : (tensor<32x10xf32>, tensor<32xi32>) -> tensor<f32>
     ```
@@ -487,5 +552,6 @@ def Kiln_MeanSquaredErrorOp : Kiln_PointwiseLossOp<"mean_squared_error"> {
 }
 
 include "dialects/Kiln/KilnTrainingOps.td"
+include "dialects/Kiln/KilnConvOps.td"
 
 #endif // KILN_OPS_TD

@@ -9,18 +9,14 @@
 using namespace mlir;
 
 namespace kiln {
-namespace {
 
-constexpr int64_t kDynamic = ShapedType::kDynamic;
-
-/// "[4, ?, 8]" for diagnostics.
 std::string formatShape(ArrayRef<int64_t> shape) {
   std::string text = "[";
   llvm::raw_string_ostream os(text);
   llvm::interleave(
       shape, os,
       [&](int64_t d) {
-        if (d == kDynamic)
+        if (d == ShapedType::kDynamic)
           os << "?";
         else
           os << d;
@@ -31,8 +27,19 @@ std::string formatShape(ArrayRef<int64_t> shape) {
 }
 
 std::string formatDim(int64_t d) {
-  return d == kDynamic ? std::string("?") : std::to_string(d);
+  return d == ShapedType::kDynamic ? std::string("?") : std::to_string(d);
 }
+
+FailureOr<RankedTensorType> ranked(const ShapeDiag &diag, Type type,
+                                   StringRef what) {
+  if (auto tensor = llvm::dyn_cast_or_null<RankedTensorType>(type))
+    return tensor;
+  return diag.fail("expects ", what, " to be a ranked tensor, got ", type);
+}
+
+namespace {
+
+constexpr int64_t kDynamic = ShapedType::kDynamic;
 
 bool compatibleDims(int64_t a, int64_t b) {
   return a == kDynamic || b == kDynamic || a == b;
@@ -40,14 +47,6 @@ bool compatibleDims(int64_t a, int64_t b) {
 
 /// The more static of two compatible dimensions.
 int64_t joinDims(int64_t a, int64_t b) { return a == kDynamic ? b : a; }
-
-/// The operand as a ranked tensor, or a diagnostic naming it.
-FailureOr<RankedTensorType> ranked(const ShapeDiag &diag, Type type,
-                                   StringRef what) {
-  if (auto tensor = llvm::dyn_cast_or_null<RankedTensorType>(type))
-    return tensor;
-  return diag.fail("expects ", what, " to be a ranked tensor, got ", type);
-}
 
 } // namespace
 
@@ -399,16 +398,18 @@ InferredType inferSoftmaxCrossEntropyType(const ShapeDiag &diag, Type logitsType
   FailureOr<RankedTensorType> labels = ranked(diag, labelsType, "labels");
   if (failed(logits) || failed(labels))
     return failure();
-  if (logits->getRank() != 2)
-    return diag.fail("expects logits of rank 2 [batch, classes], got ",
+  if (logits->getRank() < 2)
+    return diag.fail("expects logits of rank >= 2 [batch..., classes], got ",
                      formatShape(logits->getShape()));
-  if (labels->getRank() != 1)
-    return diag.fail("expects labels of rank 1 [batch], got ",
+  if (labels->getRank() != logits->getRank() - 1)
+    return diag.fail("expects labels of rank ", logits->getRank() - 1,
+                     " (the logits' without classes), got ",
                      formatShape(labels->getShape()));
-  if (!compatibleDims(logits->getDimSize(0), labels->getDimSize(0)))
-    return diag.fail("expects logits batch (", formatDim(logits->getDimSize(0)),
-                     ") to equal labels batch (",
-                     formatDim(labels->getDimSize(0)), ")");
+  for (int64_t d = 0; d < labels->getRank(); ++d)
+    if (!compatibleDims(logits->getDimSize(d), labels->getDimSize(d)))
+      return diag.fail("expects labels shaped like the logits without classes (",
+                       formatShape(logits->getShape().drop_back()), "), got ",
+                       formatShape(labels->getShape()));
   return RankedTensorType::get({}, logits->getElementType());
 }
 

@@ -21,6 +21,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <optional>
+#include <string>
 
 namespace kiln {
 
@@ -50,6 +51,14 @@ private:
 };
 
 using InferredType = mlir::FailureOr<mlir::RankedTensorType>;
+
+/// "[4, ?, 8]" and "?" or "8" for diagnostics.
+std::string formatShape(llvm::ArrayRef<int64_t> shape);
+std::string formatDim(int64_t d);
+
+/// `type` as a ranked tensor, or a diagnostic naming it as `what`.
+mlir::FailureOr<mlir::RankedTensorType> ranked(const ShapeDiag &diag, mlir::Type type,
+                                               llvm::StringRef what);
 
 /// Appends a successful inference to `types` (the `inferReturnTypes` shape).
 mlir::LogicalResult appendInferred(InferredType inferred,
@@ -95,6 +104,35 @@ InferredType inferGatherType(const ShapeDiag &diag, mlir::Type table,
 InferredType inferSoftmaxCrossEntropyType(const ShapeDiag &diag, mlir::Type logits,
                                           mlir::Type labels);
 InferredType inferPointwiseLossType(const ShapeDiag &diag, mlir::TypeRange operands);
+
+InferredType inferGatherElementsType(const ShapeDiag &diag, mlir::Type input,
+                                     mlir::Type indices, int64_t axis);
+
+/// A convolution's or pooling op's window, one entry per spatial dimension
+/// (KilnConvOps.td). `kernel` is empty for a convolution (the filter gives
+/// it); `ceilMode` rounds pooled sizes up.
+struct WindowAttrs {
+  llvm::ArrayRef<int64_t> kernel, strides, dilations, padLow, padHigh;
+  bool ceilMode = false;
+};
+
+/// The result of `kiln.conv` over `input` [N, C, D...] with `filter`
+/// [F, C / groups, K...].
+InferredType inferConvType(const ShapeDiag &diag, mlir::Type input,
+                           mlir::Type filter, const WindowAttrs &window,
+                           int64_t groups);
+/// The result of a pooling op over `input` [N, C, D...], with
+/// `elementType` (the input's when null).
+InferredType inferPoolType(const ShapeDiag &diag, mlir::Type input,
+                           const WindowAttrs &window,
+                           mlir::Type elementType = {});
+/// One spatial dimension of a window's output: floor (or with `ceilMode`
+/// PyTorch's ceil) of (size + low + high - dilation * (kernel - 1) - 1) /
+/// stride + 1; failure when the window does not fit.
+mlir::FailureOr<int64_t> windowOutputSize(int64_t size, int64_t kernel,
+                                          int64_t stride, int64_t dilation,
+                                          int64_t low, int64_t high,
+                                          bool ceilMode);
 
 /// Checks a reshape from `operand` to `result`: same element type and, where
 /// both are static, the same element count.

@@ -8,6 +8,8 @@
 
 #include "passes/Graph/GradientRules.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace kiln {
@@ -63,6 +65,31 @@ FailureOr<bool> elementwiseGradients(Operation *op, Value g, GradientBuilder &gb
   } else if (llvm::isa<ReluOp>(op)) {
     Value positive = gb.compare(ComparePredicate::gt, operand(0), gb.splatLike(operand(0), 0.0));
     grads.assign({gb.where(positive, g)});
+  } else if (llvm::isa<ErfOp>(op)) {
+    // 2 / sqrt(pi) * exp(-x^2)
+    Value x = operand(0);
+    Value bell = gb.builder().create<ExpOp>(gb.location(), gb.neg(gb.mul(x, x)));
+    grads.assign({gb.scale(gb.mul(g, bell), 2.0 / std::sqrt(M_PI))});
+  } else if (llvm::isa<AbsOp>(op)) {
+    // g * sign(x), with sign(0) = 0 as in PyTorch.
+    Value x = operand(0), zero = gb.splatLike(x, 0.0);
+    grads.assign({gb.sub(gb.where(gb.compare(ComparePredicate::gt, x, zero), g),
+                         gb.where(gb.compare(ComparePredicate::lt, x, zero), g))});
+  } else if (llvm::isa<PowOp>(op)) {
+    // d/da = b a^(b-1); d/db = a^b log(a), taken as 0 where a <= 0 (where
+    // the real power of a negative base is undefined or b is integral).
+    Value a = operand(0), b = operand(1);
+    Value lower = gb.builder().create<PowOp>(gb.location(), a,
+                                             gb.sub(b, gb.splatLike(b, 1.0)));
+    Value positive = gb.compare(ComparePredicate::gt, a, gb.splatLike(a, 0.0));
+    Value safeA = gb.builder().create<SelectOp>(gb.location(), positive, a,
+                                                gb.splatLike(a, 1.0));
+    Value logA = gb.builder().create<LogOp>(gb.location(), safeA);
+    grads.assign({gb.mul(g, gb.mul(b, lower)), gb.where(positive, gb.mul(g, gb.mul(y, logA)))});
+  } else if (llvm::isa<ModOp>(op)) {
+    // a = q b + r with q = (a - r) / b constant almost everywhere.
+    Value a = operand(0), b = operand(1);
+    grads.assign({g, gb.neg(gb.mul(g, gb.div(gb.sub(a, y), b)))});
   } else if (auto gelu = llvm::dyn_cast<GeluOp>(op)) {
     grads.assign({gb.builder().create<GeluGradOp>(gb.location(), operand(0), g,
                                              gelu.getApproximation())});
@@ -130,7 +157,8 @@ FailureOr<bool> shapeGradients(Operation *op, Value g, GradientBuilder &gb,
 LogicalResult buildOperandGradients(Operation *op, Value resultGrad, GradientBuilder &gb,
                                     SmallVectorImpl<Value> &operandGrads) {
   operandGrads.clear();
-  for (auto rule : {elementwiseGradients, shapeGradients, networkGradients}) {
+  for (auto rule :
+       {elementwiseGradients, shapeGradients, networkGradients, windowGradients}) {
     FailureOr<bool> done = rule(op, resultGrad, gb, operandGrads);
     if (succeeded(done))
       return success(*done);

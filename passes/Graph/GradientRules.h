@@ -3,7 +3,8 @@
 // Given the gradient of an op's result, a rule builds the gradient of each
 // of its operands (null where an operand has none: integer and boolean
 // operands, labels). Rules are split by op family: elementwise and shape ops
-// in GradientRules.cpp, the rest in GradientRulesNN.cpp.
+// in GradientRules.cpp, convolution and pooling in GradientRulesConv.cpp,
+// the rest in GradientRulesNN.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,9 @@ mlir::FailureOr<bool> shapeGradients(mlir::Operation *op, mlir::Value g,
 mlir::FailureOr<bool> networkGradients(mlir::Operation *op, mlir::Value g,
                                        GradientBuilder &gb,
                                        llvm::SmallVectorImpl<mlir::Value> &grads);
+mlir::FailureOr<bool> windowGradients(mlir::Operation *op, mlir::Value g,
+                                      GradientBuilder &gb,
+                                      llvm::SmallVectorImpl<mlir::Value> &grads);
 
 /// The dense gradient of an axis-0 gather's table: the rows of `values`
 /// (N ids' worth, any leading shape) scattered by `ids` ([N]) and summed,

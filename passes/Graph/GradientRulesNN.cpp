@@ -117,6 +117,81 @@ double inverseCount(Value x, int64_t perTerm) {
   return static_cast<double>(perTerm) / static_cast<double>(tensorType(x).getNumElements());
 }
 
+/// The table gradient of a gather along any axis: the gathered axis moved
+/// to the front, rows scattered as for an embedding, and moved back.
+Value gatherTableGradient(GatherOp gather, Value g, GradientBuilder &gb) {
+  RankedTensorType table = tensorType(gather.getTable());
+  RankedTensorType indices = tensorType(gather.getIndices());
+  int64_t axis = gather.getAxis(), rank = table.getRank();
+  int64_t indexRank = indices.getRank(), n = indices.getNumElements();
+  Value ids =
+      gb.reshape(gather.getIndices(), RankedTensorType::get({n}, indices.getElementType()));
+  if (axis == 0)
+    return scatterRowsDense(gb, ids, g, table);
+  // g is table[:axis] + indices + table[axis+1:]: indices first.
+  SmallVector<int64_t> toFront;
+  for (int64_t d = axis; d < axis + indexRank; ++d)
+    toFront.push_back(d);
+  for (int64_t d = 0; d < axis; ++d)
+    toFront.push_back(d);
+  for (int64_t d = axis + indexRank; d < tensorType(g).getRank(); ++d)
+    toFront.push_back(d);
+  Value rows = gb.builder().create<TransposeOp>(gb.location(), g, toFront);
+  SmallVector<int64_t> frontShape = {table.getDimSize(axis)};
+  SmallVector<int64_t> fromFront(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      frontShape.push_back(table.getDimSize(d));
+  // frontShape[0] is table dim `axis`, then the others in order.
+  fromFront[axis] = 0;
+  for (int64_t d = 0, k = 1; d < rank; ++d)
+    if (d != axis)
+      fromFront[d] = k++;
+  Value front = scatterRowsDense(
+      gb, ids, rows, RankedTensorType::get(frontShape, table.getElementType()));
+  return gb.builder().create<TransposeOp>(gb.location(), front, fromFront);
+}
+
+/// d input[.., j, ..] = sum over k of g[.., k, ..] where index[.., k, ..] = j
+/// (along the axis): one_hot(index) times g, summed over the indices' axis,
+/// the class dimension moved to the axis, zero-padded to the input's shape.
+Value gatherElementsGradient(GatherElementsOp gather, Value g, GradientBuilder &gb) {
+  OpBuilder &b = gb.builder();
+  Location loc = gb.location();
+  RankedTensorType input = tensorType(gather.getInput());
+  RankedTensorType indicesType = tensorType(gather.getIndices());
+  int64_t axis = gather.getAxis(), rank = input.getRank();
+  int64_t depth = input.getDimSize(axis);
+  // Negative indices count from the end, as in the forward op.
+  Value index = gather.getIndices();
+  Value zero = gb.splatLike(index, 0.0);
+  Value wrapped = gb.add(index, gb.splatLike(index, static_cast<double>(depth)));
+  index = b.create<SelectOp>(loc, gb.compare(ComparePredicate::lt, index, zero), wrapped,
+                             index);
+  SmallVector<int64_t> hotShape(indicesType.getShape());
+  hotShape.push_back(depth);
+  auto hotType = RankedTensorType::get(hotShape, input.getElementType());
+  Value hot = b.create<OneHotOp>(loc, hotType, index);
+  SmallVector<int64_t> gShape(indicesType.getShape());
+  gShape.push_back(1);
+  Value weighted = gb.mul(
+      hot, gb.broadcastTo(gb.reshape(g, RankedTensorType::get(gShape, input.getElementType())),
+                          hotType));
+  Value summed = gb.reduceSum(weighted, {axis}, false);
+  // summed: indices shape without the axis, then depth: move depth to axis.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    perm.push_back(d < axis ? d : (d == axis ? rank - 1 : d - 1));
+  Value dense = b.create<TransposeOp>(loc, summed, perm);
+  RankedTensorType denseType = tensorType(dense);
+  if (denseType == input)
+    return dense;
+  SmallVector<int64_t> low(rank, 0), high, interior(rank, 0);
+  for (int64_t d = 0; d < rank; ++d)
+    high.push_back(input.getDimSize(d) - denseType.getDimSize(d));
+  return b.create<PadOp>(loc, input, dense, low, high, interior);
+}
+
 } // namespace
 
 Value scatterRowsDense(GradientBuilder &gb, Value ids, Value values,
@@ -159,16 +234,11 @@ FailureOr<bool> networkGradients(Operation *op, Value g, GradientBuilder &gb,
     return true;
   }
   if (auto gather = llvm::dyn_cast<GatherOp>(op)) {
-    if (gather.getAxis() != 0)
-      return gather.emitOpError("has no gradient rule for axis ") << gather.getAxis()
-             << " (only 0, an embedding lookup)",
-             false;
-    RankedTensorType table = tensorType(gather.getTable());
-    RankedTensorType indices = tensorType(gather.getIndices());
-    int64_t n = indices.getNumElements();
-    Value ids = gb.reshape(gather.getIndices(),
-                           RankedTensorType::get({n}, indices.getElementType()));
-    grads.assign({scatterRowsDense(gb, ids, g, table), Value()});
+    grads.assign({gatherTableGradient(gather, g, gb), Value()});
+    return true;
+  }
+  if (auto gather = llvm::dyn_cast<GatherElementsOp>(op)) {
+    grads.assign({gatherElementsGradient(gather, g, gb), Value()});
     return true;
   }
   if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(op)) {

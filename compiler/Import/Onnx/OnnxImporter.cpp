@@ -54,6 +54,7 @@ public:
     aliases[name] = resolve(source).str();
   }
   bool isUsed(StringRef name) override { return uses.lookup(name) > 0; }
+  bool copyInitializer(StringRef name, StringRef source) override;
 
 private:
   /// A value known at import time: an initializer or a Constant's output.
@@ -270,7 +271,8 @@ LogicalResult OnnxGraphImporter::convertNodes() {
     const OnnxOpConversion *op = lookupOnnxOp(proto.op_type());
     if (!op)
       return kiln.emitError()
-             << "unsupported ONNX op '" << printable(proto.op_type()) << "'";
+             << "unsupported ONNX op '" << printable(proto.op_type()) << "' (opset "
+             << opset << ")";
     OnnxNode node(proto, opset, modelDir, kiln, *this);
     if (failed(convertOnnxNode(*op, node)))
       return failure();
@@ -358,8 +360,25 @@ Value OnnxGraphImporter::lookup(StringRef name) {
 }
 
 DenseElementsAttr OnnxGraphImporter::lookupConstant(StringRef name) {
-  auto it = known.find(resolve(name));
-  return it == known.end() ? DenseElementsAttr() : it->second.value;
+  name = resolve(name);
+  auto it = known.find(name);
+  if (it != known.end())
+    return it->second.value;
+  // A value the builder folded into a constant (shape arithmetic).
+  Value value = values.lookup(name);
+  if (auto constant = value ? value.getDefiningOp<ConstantOp>() : ConstantOp())
+    return llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
+  return {};
+}
+
+bool OnnxGraphImporter::copyInitializer(StringRef name, StringRef source) {
+  auto it = known.find(resolve(source));
+  if (it == known.end() || !it->second.isInitializer ||
+      !llvm::isa<FloatType>(it->second.value.getElementType()) || known.count(name))
+    return false;
+  Location loc = namedLoc("initializer '" + printable(name) + "'");
+  known.try_emplace(name, Known{it->second.value, loc, /*isInitializer=*/true, {}});
+  return true;
 }
 
 Value OnnxGraphImporter::materialize(StringRef name, Known &entry) {

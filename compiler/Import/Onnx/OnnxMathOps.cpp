@@ -1,7 +1,8 @@
 //===- OnnxMathOps.cpp - ONNX elementwise and matrix ops ------------------===//
 //
-// Unary and binary math, comparisons, Where, Cast, Gelu, Gemm and MatMul.
-// Binary ops broadcast numpy-style through KilnOpBuilder.
+// Unary and binary math, comparisons and logic, Where, Cast, Clip, Pow,
+// Mod, Gelu, Gemm and MatMul. Binary ops broadcast numpy-style through
+// KilnOpBuilder.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,8 @@
 #include "compiler/Import/Onnx/OnnxTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
+
+#include <cmath>
 
 using namespace mlir;
 
@@ -73,6 +76,175 @@ LogicalResult convertCompare(OnnxNode &node) {
   return node.setResult(0, node.getBuilder().compare(Predicate, lhs, rhs));
 }
 
+LogicalResult convertReciprocal(OnnxNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result one = b.splatLike(x, 1.0);
+  if (failed(one))
+    return failure();
+  return node.setResult(0, b.binary<DivOp>(*one, x));
+}
+
+/// Pow with a float base. A constant exponent of 1, 2, 3, 0.5, -0.5 or -1
+/// becomes multiplications, sqrt, rsqrt or a division (what the exporters'
+/// x ** 2 and variance computations mean, exactly); any other exponent is
+/// kiln.pow, the exponent cast to the base's type.
+LogicalResult convertPow(OnnxNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "a base")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Type elementType = getElementTypeOrSelf(x.getType());
+  DenseElementsAttr constant = node.getConstantInput(1);
+  if (constant && constant.isSplat() && !constant.getElementType().isInteger(1)) {
+    double e = llvm::isa<FloatType>(constant.getElementType())
+                   ? constant.getSplatValue<APFloat>().convertToDouble()
+                   : static_cast<double>(constant.getSplatValue<APInt>().getSExtValue());
+    bool scalarShape = constant.getType().getNumElements() == 1;
+    if (scalarShape && (e == 1.0 || e == 2.0 || e == 3.0 || e == 0.5 || e == -0.5 ||
+                        e == -1.0)) {
+      // The exponent may broadcast the base to a larger rank.
+      Result base = b.broadcastTo(x, *broadcastShapes(KilnOpBuilder::shapeOf(x),
+                                                      constant.getType().getShape()));
+      if (failed(base))
+        return failure();
+      Value v = *base;
+      if (e == 1.0)
+        return node.setResult(0, v);
+      if (e == 2.0)
+        return node.setResult(0, b.binary<MulOp>(v, v));
+      if (e == 3.0) {
+        Result square = b.binary<MulOp>(v, v);
+        return node.setResult(0, failed(square) ? square : b.binary<MulOp>(*square, v));
+      }
+      if (e == 0.5)
+        return node.setResult(0, b.unary<SqrtOp>(v));
+      if (e == -0.5)
+        return node.setResult(0, b.unary<RsqrtOp>(v));
+      Result one = b.splatLike(v, 1.0);
+      return node.setResult(0, failed(one) ? one : b.binary<DivOp>(*one, v));
+    }
+  }
+  Value exponent = node.getInput(1);
+  if (failed(node.requireNumeric(exponent, "an exponent")))
+    return failure();
+  if (getElementTypeOrSelf(exponent.getType()) != elementType) {
+    Result cast = b.cast(exponent, elementType);
+    if (failed(cast))
+      return failure();
+    exponent = *cast;
+  }
+  return node.setResult(0, b.binary<PowOp>(x, exponent));
+}
+
+/// Clip(x, min, max) = min(max(x, min), max): bounds are attributes before
+/// opset 11, optional scalar inputs from then on.
+LogicalResult convertClip(OnnxNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireNumeric(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Value low, high;
+  if (node.getOpset() < 11) {
+    FailureOr<float> minAttr = node.getFloatAttr("min", -INFINITY);
+    FailureOr<float> maxAttr = node.getFloatAttr("max", INFINITY);
+    if (failed(minAttr) || failed(maxAttr))
+      return failure();
+    if (node.hasAttribute("min")) {
+      Result v = b.splatLike(x, *minAttr);
+      if (failed(v))
+        return failure();
+      low = *v;
+    }
+    if (node.hasAttribute("max")) {
+      Result v = b.splatLike(x, *maxAttr);
+      if (failed(v))
+        return failure();
+      high = *v;
+    }
+  } else {
+    if (failed(node.refuseAttr("min", "bounds are inputs from opset 11")) ||
+        failed(node.refuseAttr("max", "bounds are inputs from opset 11")))
+      return failure();
+    for (unsigned i : {1u, 2u}) {
+      if (!node.hasInput(i))
+        continue;
+      Value bound = node.getInput(i);
+      if (KilnOpBuilder::rankOf(bound) != 0 &&
+          staticElementCount(KilnOpBuilder::shapeOf(bound)).value_or(0) != 1)
+        return node.emitError() << "expects input #" << i << " ("
+                                << (i == 1 ? "min" : "max")
+                                << ") to be a scalar, got shape "
+                                << formatOnnxShape(KilnOpBuilder::shapeOf(bound));
+      (i == 1 ? low : high) = bound;
+    }
+  }
+  Value y = x;
+  if (low) {
+    Result clipped = b.binary<MaximumOp>(y, low);
+    if (failed(clipped))
+      return failure();
+    y = *clipped;
+  }
+  if (high) {
+    Result clipped = b.binary<MinimumOp>(y, high);
+    if (failed(clipped))
+      return failure();
+    y = *clipped;
+  }
+  if (KilnOpBuilder::shapeOf(y) != KilnOpBuilder::shapeOf(x))
+    return node.emitError() << "expects min and max that do not broadcast the input";
+  return node.setResult(0, y);
+}
+
+/// Not, And, Or and Xor over booleans.
+LogicalResult requireBool(OnnxNode &node, Value v) {
+  Type type = getElementTypeOrSelf(v.getType());
+  if (type.isInteger(1))
+    return success();
+  return node.emitError() << "expects BOOL inputs, got " << type;
+}
+
+LogicalResult convertNot(OnnxNode &node) {
+  Value x = node.getInput(0);
+  if (failed(requireBool(node, x)))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result no = b.splatLike(x, 0.0);
+  if (failed(no))
+    return failure();
+  return node.setResult(0, b.compare(ComparePredicate::eq, x, *no));
+}
+
+template <int Kind> LogicalResult convertLogical(OnnxNode &node) {
+  Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (failed(requireBool(node, lhs)) || failed(requireBool(node, rhs)))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  if (Kind == 2) // Xor
+    return node.setResult(0, b.compare(ComparePredicate::ne, lhs, rhs));
+  Result constant = b.splatLike(lhs, Kind == 0 ? 0.0 : 1.0);
+  if (failed(constant))
+    return failure();
+  // And: rhs where lhs, else false. Or: true where lhs, else rhs.
+  if (Kind == 0)
+    return node.setResult(0, b.select(lhs, rhs, *constant));
+  return node.setResult(0, b.select(lhs, *constant, rhs));
+}
+
+LogicalResult convertMod(OnnxNode &node) {
+  FailureOr<int64_t> fmod = node.getIntAttr("fmod", 0);
+  if (failed(fmod))
+    return failure();
+  Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (failed(node.requireNumeric(lhs, "inputs")) ||
+      failed(node.requireNumeric(rhs, "inputs")))
+    return failure();
+  return node.setResult(0, node.getBuilder().mod(lhs, rhs, *fmod != 0));
+}
+
 LogicalResult convertWhere(OnnxNode &node) {
   Value condition = node.getInput(0);
   Type conditionType = getElementTypeOrSelf(condition.getType());
@@ -99,6 +271,15 @@ LogicalResult convertCast(OnnxNode &node) {
   if (getElementTypeOrSelf(x.getType()) == *elementType)
     return node.setResult(0, x);
   return node.setResult(0, node.getBuilder().cast(x, *elementType));
+}
+
+/// CastLike: Cast to the element type of input #1.
+LogicalResult convertCastLike(OnnxNode &node) {
+  Value x = node.getInput(0);
+  Type elementType = getElementTypeOrSelf(node.getInput(1).getType());
+  if (getElementTypeOrSelf(x.getType()) == elementType)
+    return node.setResult(0, x);
+  return node.setResult(0, node.getBuilder().cast(x, elementType));
 }
 
 LogicalResult convertGelu(OnnxNode &node) {
@@ -244,6 +425,17 @@ constexpr OnnxOpConversion kMathOps[] = {
     {"Exp", 1, 1, 1, "", convertFloatUnary<ExpOp>},
     {"Log", 1, 1, 1, "", convertFloatUnary<LogOp>},
     {"Sqrt", 1, 1, 1, "", convertFloatUnary<SqrtOp>},
+    {"Erf", 1, 1, 1, "", convertFloatUnary<ErfOp>},
+    {"Abs", 1, 1, 1, "", convertNumericUnary<AbsOp>},
+    {"Reciprocal", 1, 1, 1, "", convertReciprocal},
+    {"Pow", 2, 2, 1, "", convertPow},
+    {"Clip", 1, 3, 1, "min max", convertClip},
+    {"Mod", 2, 2, 1, "fmod", convertMod, 10},
+    {"Not", 1, 1, 1, "", convertNot},
+    {"And", 2, 2, 1, "", convertLogical<0>},
+    {"Or", 2, 2, 1, "", convertLogical<1>},
+    {"Xor", 2, 2, 1, "", convertLogical<2>},
+    {"CastLike", 2, 2, 1, "saturate", convertCastLike, 15},
     {"Gelu", 1, 1, 1, "approximate", convertGelu, 20},
     {"Add", 2, 2, 1, "", convertArithmetic<AddOp>},
     {"Sub", 2, 2, 1, "", convertArithmetic<SubOp>},

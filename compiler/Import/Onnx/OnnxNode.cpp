@@ -201,6 +201,16 @@ void OnnxNode::setResultToInput(unsigned i, unsigned input) {
     scope.alias(proto.output(i), proto.input(input));
 }
 
+bool OnnxNode::setResultToInitializerCopy(unsigned i, unsigned input) {
+  if (i >= getNumOutputs() || proto.output(i).empty() || !hasInput(input) ||
+      !scope.copyInitializer(proto.output(i), proto.input(input)))
+    return false;
+  if (results.size() <= i)
+    results.resize(i + 1, false);
+  results[i] = true;
+  return true;
+}
+
 void OnnxNode::setConstantResult(unsigned i, DenseElementsAttr value) {
   if (results.size() <= i)
     results.resize(i + 1, false);

@@ -26,8 +26,9 @@ public:
   /// or a constant) or a Constant node's value on first use as data. The
   /// name is known to exist (the graph order checked it).
   virtual mlir::Value lookup(llvm::StringRef name) = 0;
-  /// The value of `name` if known at import time (an initializer or a
-  /// Constant node's output), else null. Never materializes anything.
+  /// The value of `name` if known at import time (an initializer, a
+  /// Constant node's output, or a value folded to a constant), else null.
+  /// Never materializes anything.
   virtual mlir::DenseElementsAttr lookupConstant(llvm::StringRef name) = 0;
   /// Binds a node output to a value.
   virtual void define(llvm::StringRef name, mlir::Value value) = 0;
@@ -41,6 +42,9 @@ public:
   virtual void alias(llvm::StringRef name, llvm::StringRef source) = 0;
   /// Whether any node or graph output reads `name`.
   virtual bool isUsed(llvm::StringRef name) = 0;
+  /// If `source` is a float initializer, makes `name` a new initializer
+  /// with the same value (its own variable) and returns true.
+  virtual bool copyInitializer(llvm::StringRef name, llvm::StringRef source) = 0;
 };
 
 class OnnxNode {
@@ -131,6 +135,9 @@ public:
   mlir::LogicalResult setResult(unsigned i, mlir::FailureOr<mlir::Value> value);
   /// Makes output `i` another name of input `input` (Identity).
   void setResultToInput(unsigned i, unsigned input);
+  /// Makes output `i` a new float initializer with input `input`'s value, if
+  /// that input is a float initializer; returns whether it was.
+  bool setResultToInitializerCopy(unsigned i, unsigned input);
   /// Binds output `i` to a value known at import time.
   void setConstantResult(unsigned i, mlir::DenseElementsAttr value);
   /// Whether output `i` was set by the conversion.

@@ -45,12 +45,13 @@ template <typename OpTy> LogicalResult convertSoftmax(OnnxNode &node) {
   return node.setResult(0, builder.reshape(*normalized, *shape));
 }
 
-/// ReduceSum, ReduceMean and ReduceMax: axes are an attribute before
-/// `axesInputSince` and an optional input from then on. No axes reduce all
-/// of them, or nothing with noop_with_empty_axes.
+/// ReduceSum, ReduceMean, ReduceMax and ReduceMin: axes are an attribute
+/// before `axesInputSince` and an optional input from then on. No axes
+/// reduce all of them, or nothing with noop_with_empty_axes. ReduceMin is
+/// -max(-x).
 template <typename OpTy>
 LogicalResult convertReduce(OnnxNode &node, int64_t axesInputSince,
-                            bool floatOnly) {
+                            bool floatOnly, bool negated = false) {
   Value x = node.getInput(0);
   if (failed(floatOnly ? node.requireFloat(x, "an input")
                        : node.requireNumeric(x, "an input")))
@@ -102,8 +103,15 @@ LogicalResult convertReduce(OnnxNode &node, int64_t axesInputSince,
       return failure();
     reduced = std::move(*normalized);
   }
-  return node.setResult(
-      0, node.getBuilder().reduce<OpTy>(x, reduced, *keepDims != 0));
+  KilnOpBuilder &b = node.getBuilder();
+  if (!negated)
+    return node.setResult(0, b.reduce<OpTy>(x, reduced, *keepDims != 0));
+  Result flipped = b.unary<NegOp>(x);
+  if (succeeded(flipped))
+    flipped = b.reduce<OpTy>(*flipped, reduced, *keepDims != 0);
+  if (succeeded(flipped))
+    flipped = b.unary<NegOp>(*flipped);
+  return node.setResult(0, flipped);
 }
 
 LogicalResult convertReduceSum(OnnxNode &node) {
@@ -114,6 +122,9 @@ LogicalResult convertReduceMean(OnnxNode &node) {
 }
 LogicalResult convertReduceMax(OnnxNode &node) {
   return convertReduce<ReduceMaxOp>(node, 18, /*floatOnly=*/false);
+}
+LogicalResult convertReduceMin(OnnxNode &node) {
+  return convertReduce<ReduceMaxOp>(node, 18, /*floatOnly=*/false, /*negated=*/true);
 }
 
 /// Scale and bias broadcast (one way) to the normalized dimensions.
@@ -170,6 +181,8 @@ constexpr OnnxOpConversion kNormOps[] = {
      convertReduceMean},
     {"ReduceMax", 1, 2, 1, "axes keepdims noop_with_empty_axes",
      convertReduceMax},
+    {"ReduceMin", 1, 2, 1, "axes keepdims noop_with_empty_axes",
+     convertReduceMin},
     {"LayerNormalization", 2, 3, 3, "axis epsilon stash_type", convertLayerNorm,
      17},
 };

@@ -16,7 +16,7 @@ using OpTable = llvm::StringMap<const OnnxOpConversion *>;
 OpTable buildTable() {
   OpTable table;
   for (ArrayRef<OnnxOpConversion> family :
-       {getOnnxMathOps(), getOnnxShapeOps(), getOnnxNormOps()})
+       {getOnnxMathOps(), getOnnxShapeOps(), getOnnxNormOps(), getOnnxNNOps()})
     for (const OnnxOpConversion &op : family)
       table[op.opType] = &op;
   return table;

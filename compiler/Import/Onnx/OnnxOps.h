@@ -3,7 +3,8 @@
 // One entry per supported ONNX op: how many inputs and outputs it takes, the
 // attributes its conversion reads (any other is refused, so an attribute that
 // would change the meaning is never silently dropped) and the conversion.
-// Each family's file (OnnxMathOps.cpp, OnnxShapeOps.cpp, OnnxNormOps.cpp)
+// Each family's file (OnnxMathOps.cpp, OnnxShapeOps.cpp, OnnxNormOps.cpp,
+// OnnxNNOps.cpp)
 // holds its conversions and its part of the table.
 //
 //===----------------------------------------------------------------------===//
@@ -45,6 +46,7 @@ mlir::LogicalResult convertOnnxNode(const OnnxOpConversion &op, OnnxNode &node);
 llvm::ArrayRef<OnnxOpConversion> getOnnxMathOps();  // OnnxMathOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxShapeOps(); // OnnxShapeOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxNormOps();  // OnnxNormOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxNNOps();    // OnnxNNOps.cpp
 
 } // namespace kiln
 

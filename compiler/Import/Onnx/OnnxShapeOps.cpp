@@ -1,8 +1,11 @@
 //===- OnnxShapeOps.cpp - ONNX shape, layout and constant ops -------------===//
 //
-// Identity, Constant, Reshape, Flatten, Transpose, Concat, Squeeze,
-// Unsqueeze, Expand and Gather. Shapes and axes given as inputs must be known
-// at import time (initializers or Constant outputs); all shapes are static.
+// Identity, Dropout, Constant, Shape, Size, ConstantOfShape, Range, Reshape,
+// Flatten, Transpose, Concat, Split, Slice, Tile, Squeeze, Unsqueeze, Expand,
+// Gather and GatherElements. Shapes, axes, starts and repeats given as inputs
+// must be known at import time: initializers, Constant outputs, or values
+// folded from them (Shape -> Gather -> Concat is, once input shapes are
+// static); all shapes are static.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +22,35 @@ namespace {
 
 using Result = KilnOpBuilder::Result;
 
+/// An Identity over a float initializer is a parameter of its own with the
+/// same initial value: torch.onnx.export writes parameters whose values are
+/// equal (LayerNorm weights of ones, zero biases) as one initializer and an
+/// Identity per duplicate, and training must update them separately.
 LogicalResult convertIdentity(OnnxNode &node) {
+  if (!node.setResultToInitializerCopy(0, 0))
+    node.setResultToInput(0, 0);
+  return success();
+}
+
+/// Dropout as in inference: the identity. A graph exported in training mode
+/// (training_mode true with a nonzero ratio) is refused: kiln does not draw
+/// dropout masks yet. Its mask output may not be used.
+LogicalResult convertDropout(OnnxNode &node) {
+  if (node.hasInput(2)) {
+    DenseElementsAttr training = node.getConstantInput(2);
+    if (!training)
+      return node.emitError() << "expects training_mode (input #2) known at "
+                                 "import time";
+    DenseElementsAttr ratio = node.getConstantInput(1);
+    bool zeroRatio = ratio && ratio.isSplat() &&
+                     llvm::isa<FloatType>(ratio.getElementType()) &&
+                     ratio.getSplatValue<APFloat>().isZero();
+    if (training.isSplat() && training.getSplatValue<bool>() && !zeroRatio)
+      return node.emitError()
+             << "is in training mode; kiln does not apply dropout: export "
+                "the model in eval mode (model.eval()), where Dropout is the "
+                "identity";
+  }
   node.setResultToInput(0, 0);
   return success();
 }
@@ -79,6 +110,108 @@ LogicalResult convertConstant(OnnxNode &node) {
   if (failed(value))
     return failure();
   node.setConstantResult(0, *value);
+  return success();
+}
+
+LogicalResult setShapeConstant(OnnxNode &node, ArrayRef<int64_t> values,
+                               bool scalar = false) {
+  Builder b(node.getContext());
+  SmallVector<int64_t> shape;
+  if (!scalar)
+    shape.push_back(values.size());
+  node.setConstantResult(0, DenseElementsAttr::get(
+                                RankedTensorType::get(shape, b.getI64Type()), values));
+  return success();
+}
+
+/// Shape: the input's static dimensions [start, end) as int64.
+LogicalResult convertShape(OnnxNode &node) {
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(node.getInput(0), "an input");
+  if (failed(shape))
+    return failure();
+  int64_t rank = shape->size();
+  FailureOr<int64_t> start = node.getIntAttr("start", 0);
+  FailureOr<int64_t> end = node.getIntAttr("end", rank);
+  if (failed(start) || failed(end))
+    return failure();
+  auto clampAxis = [&](int64_t a) {
+    return std::clamp<int64_t>(a < 0 ? a + rank : a, 0, rank);
+  };
+  int64_t first = clampAxis(*start), last = std::max(first, clampAxis(*end));
+  return setShapeConstant(node, shape->slice(first, last - first));
+}
+
+LogicalResult convertSize(OnnxNode &node) {
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(node.getInput(0), "an input");
+  if (failed(shape))
+    return failure();
+  return setShapeConstant(node, {*staticElementCount(*shape)}, /*scalar=*/true);
+}
+
+/// ConstantOfShape: a splat of `value` (a one-element tensor, default float
+/// 0) shaped by the constant input.
+LogicalResult convertConstantOfShape(OnnxNode &node) {
+  FailureOr<SmallVector<int64_t>> shape = node.getConstantInts(0, "shape");
+  if (failed(shape))
+    return failure();
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }) ||
+      failed(staticElementCount(*shape)))
+    return node.emitError() << "expects a shape of sizes >= 0, got "
+                            << formatOnnxShape(*shape);
+  Builder b(node.getContext());
+  Attribute element = b.getF32FloatAttr(0.0f);
+  if (const onnx::AttributeProto *attr = node.getAttribute("value")) {
+    if (attr->type() != onnx::AttributeProto::TENSOR)
+      return node.emitError() << "expects attribute 'value' to be a TENSOR";
+    FailureOr<DenseElementsAttr> value =
+        decodeOnnxTensor(attr->t(), node.getModelDir(), node.getLoc());
+    if (failed(value))
+      return failure();
+    if (value->getNumElements() != 1)
+      return node.emitError() << "expects a one-element 'value', got "
+                              << value->getNumElements() << " elements";
+    element = *value->getValues<Attribute>().begin();
+  }
+  auto type = RankedTensorType::get(*shape, llvm::cast<TypedAttr>(element).getType());
+  node.setConstantResult(0, SplatElementsAttr::get(type, element));
+  return success();
+}
+
+/// Range(start, limit, delta) of constant scalars.
+LogicalResult convertRange(OnnxNode &node) {
+  DenseElementsAttr bounds[3];
+  for (unsigned i = 0; i < 3; ++i) {
+    bounds[i] = node.getConstantInput(i);
+    if (!bounds[i] || bounds[i].getNumElements() != 1)
+      return node.emitError() << "expects input #" << i
+                              << " (a scalar) known at import time";
+  }
+  Type type = bounds[0].getElementType();
+  if (llvm::any_of(bounds, [&](DenseElementsAttr a) { return a.getElementType() != type; }))
+    return node.emitError() << "expects start, limit and delta of one type";
+  auto asDouble = [](DenseElementsAttr a) {
+    Attribute v = *a.getValues<Attribute>().begin();
+    if (auto f = llvm::dyn_cast<FloatAttr>(v))
+      return f.getValueAsDouble();
+    return static_cast<double>(llvm::cast<IntegerAttr>(v).getInt());
+  };
+  double start = asDouble(bounds[0]), limit = asDouble(bounds[1]),
+         delta = asDouble(bounds[2]);
+  if (delta == 0)
+    return node.emitError() << "expects a nonzero delta";
+  double count = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (count > (1 << 24))
+    return node.emitError() << "would make " << count << " elements";
+  SmallVector<Attribute> values;
+  auto resultType = RankedTensorType::get({static_cast<int64_t>(count)}, type);
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
+    if (llvm::isa<FloatType>(type))
+      values.push_back(FloatAttr::get(type, start + i * delta));
+    else
+      values.push_back(IntegerAttr::get(
+          type, static_cast<int64_t>(start) + i * static_cast<int64_t>(delta)));
+  }
+  node.setConstantResult(0, DenseElementsAttr::get(resultType, values));
   return success();
 }
 
@@ -181,6 +314,216 @@ LogicalResult convertConcat(OnnxNode &node) {
   if (failed(axis))
     return failure();
   return node.setResult(0, node.getBuilder().concat(inputs, *axis));
+}
+
+/// The reverse of `x` along `axis`: a gather of constant indices.
+KilnOpBuilder::Result reverse(OnnxNode &node, Value x, int64_t axis) {
+  int64_t size = KilnOpBuilder::shapeOf(x)[axis];
+  SmallVector<int64_t> indices;
+  for (int64_t i = size - 1; i >= 0; --i)
+    indices.push_back(i);
+  Builder b(node.getContext());
+  KilnOpBuilder &builder = node.getBuilder();
+  auto type = RankedTensorType::get({size}, b.getI64Type());
+  KilnOpBuilder::Result ids =
+      builder.constant(DenseElementsAttr::get(type, ArrayRef<int64_t>(indices)));
+  if (failed(ids))
+    return failure();
+  return builder.gather(x, *ids, axis);
+}
+
+/// Slice: starts, ends, axes and steps as attributes before opset 10, as
+/// (constant) inputs from then on. Out-of-range bounds clamp as the
+/// specification says; a negative step reads backwards (torch.flip).
+LogicalResult convertSlice(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  if (failed(shape))
+    return failure();
+  int64_t rank = shape->size();
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (node.getOpset() < 10) {
+    FailureOr<std::optional<SmallVector<int64_t>>> s = node.getIntsAttr("starts");
+    FailureOr<std::optional<SmallVector<int64_t>>> e = node.getIntsAttr("ends");
+    FailureOr<std::optional<SmallVector<int64_t>>> a = node.getIntsAttr("axes");
+    if (failed(s) || failed(e) || failed(a))
+      return failure();
+    if (!*s || !*e)
+      return node.emitError() << "expects attributes 'starts' and 'ends'";
+    starts = **s;
+    ends = **e;
+    if (*a)
+      axes = **a;
+  } else {
+    for (StringRef attr : {"starts", "ends", "axes"})
+      if (failed(node.refuseAttr(attr, "they are inputs from opset 10")))
+        return failure();
+    FailureOr<SmallVector<int64_t>> s = node.getConstantInts(1, "starts");
+    FailureOr<SmallVector<int64_t>> e = node.getConstantInts(2, "ends");
+    if (failed(s) || failed(e))
+      return failure();
+    starts = *s;
+    ends = *e;
+    if (node.hasInput(3)) {
+      FailureOr<SmallVector<int64_t>> a = node.getConstantInts(3, "axes");
+      if (failed(a))
+        return failure();
+      axes = *a;
+    }
+    if (node.hasInput(4)) {
+      FailureOr<SmallVector<int64_t>> st = node.getConstantInts(4, "steps");
+      if (failed(st))
+        return failure();
+      steps = *st;
+    }
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i)
+      axes.push_back(i);
+  if (steps.empty())
+    steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size())
+    return node.emitError() << "expects starts, ends, axes and steps of one length, got "
+                            << starts.size() << ", " << ends.size() << ", "
+                            << axes.size() << " and " << steps.size();
+  FailureOr<SmallVector<int64_t>> normalized = node.normalizeAxes(axes, rank);
+  if (failed(normalized))
+    return failure();
+  SmallVector<int64_t> start(rank, 0), limit(*shape), step(rank, 1);
+  SmallVector<int64_t> reversed;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
+    int64_t dim = (*shape)[axis], st = steps[i];
+    if (st == 0)
+      return node.emitError() << "expects nonzero steps";
+    int64_t first = starts[i], end = ends[i];
+    // INT64_MAX / INT64_MIN mean "to the end": keep them from overflowing.
+    first = first < 0 ? std::max<int64_t>(first, -dim) + dim : first;
+    end = end < 0 ? std::max<int64_t>(end, -dim - 1) + dim : end;
+    if (st > 0) {
+      first = std::clamp<int64_t>(first, 0, dim);
+      end = std::clamp<int64_t>(end, 0, dim);
+    } else {
+      first = std::clamp<int64_t>(first, 0, dim - 1);
+      end = std::clamp<int64_t>(end, -1, dim - 1);
+    }
+    int64_t count =
+        st > 0 ? std::max<int64_t>(0, (end - first + st - 1) / st)
+               : std::max<int64_t>(0, (first - end + (-st) - 1) / (-st));
+    if (st > 0) {
+      start[axis] = first;
+      step[axis] = st;
+    } else {
+      // The same elements read forwards from the last one, then reversed.
+      start[axis] = count ? first + (count - 1) * st : 0;
+      step[axis] = -st;
+      reversed.push_back(axis);
+    }
+    limit[axis] = count ? start[axis] + (count - 1) * step[axis] + 1 : start[axis];
+  }
+  KilnOpBuilder::Result y = node.getBuilder().slice(x, start, limit, step);
+  for (int64_t axis : reversed) {
+    if (failed(y))
+      return failure();
+    if (KilnOpBuilder::shapeOf(*y)[axis] > 1)
+      y = reverse(node, *y, axis);
+  }
+  return node.setResult(0, y);
+}
+
+/// Split into equal parts (the last smaller from opset 18's num_outputs) or
+/// by the sizes given as an attribute (before 13) or input.
+LogicalResult convertSplit(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", 0);
+  if (failed(shape) || failed(axisAttr))
+    return failure();
+  FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, shape->size());
+  if (failed(axis))
+    return failure();
+  int64_t dim = (*shape)[*axis], outputs = node.getNumOutputs();
+  SmallVector<int64_t> sizes;
+  if (node.getOpset() < 13) {
+    FailureOr<std::optional<SmallVector<int64_t>>> split = node.getIntsAttr("split");
+    if (failed(split))
+      return failure();
+    if (*split)
+      sizes = **split;
+  } else {
+    if (failed(node.refuseAttr("split", "sizes are input #1 from opset 13")))
+      return failure();
+    if (node.hasInput(1)) {
+      FailureOr<SmallVector<int64_t>> split = node.getConstantInts(1, "split");
+      if (failed(split))
+        return failure();
+      sizes = *split;
+    }
+  }
+  if (node.hasAttribute("num_outputs")) {
+    FailureOr<int64_t> n = node.getIntAttr("num_outputs", outputs);
+    if (failed(n))
+      return failure();
+    if (!sizes.empty() || *n != outputs || *n < 1)
+      return node.emitError() << "expects num_outputs (" << *n
+                              << ") to equal the outputs (" << outputs
+                              << ") and no split sizes";
+  }
+  if (sizes.empty()) {
+    int64_t part = node.getOpset() >= 18 ? (dim + outputs - 1) / outputs : dim / outputs;
+    if (node.getOpset() < 18 && dim % outputs)
+      return node.emitError() << "cannot split dimension " << *axis << " of size "
+                              << dim << " into " << outputs << " equal parts";
+    for (int64_t i = 0; i < outputs; ++i)
+      sizes.push_back(std::min(part, dim - i * part));
+  }
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    total += size;
+  if (static_cast<int64_t>(sizes.size()) != outputs || total != dim ||
+      llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+    return node.emitError() << "expects " << outputs << " split sizes summing to "
+                            << dim << ", got " << formatOnnxShape(sizes);
+  int64_t offset = 0;
+  for (int64_t i = 0; i < outputs; ++i) {
+    SmallVector<int64_t> start(shape->size(), 0), limit(*shape), step(shape->size(), 1);
+    start[*axis] = offset;
+    limit[*axis] = offset + sizes[i];
+    offset += sizes[i];
+    if (failed(node.setResult(i, node.getBuilder().slice(x, start, limit, step))))
+      return failure();
+  }
+  return success();
+}
+
+/// Tile: each dimension d repeated r times is x reshaped to [.., 1, d, ..],
+/// broadcast to [.., r, d, ..] and merged back to [.., r * d, ..].
+LogicalResult convertTile(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  FailureOr<SmallVector<int64_t>> repeats = node.getConstantInts(1, "repeats");
+  if (failed(shape) || failed(repeats))
+    return failure();
+  if (repeats->size() != shape->size() ||
+      llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
+    return node.emitError() << "expects " << shape->size()
+                            << " non-negative repeats, got " << formatOnnxShape(*repeats);
+  SmallVector<int64_t> split, expanded, merged;
+  for (auto [d, r] : llvm::zip(*shape, *repeats)) {
+    split.append({1, d});
+    expanded.append({r, d});
+    merged.push_back(r * d);
+  }
+  if (failed(staticElementCount(expanded)))
+    return node.emitError() << "would make too many elements";
+  KilnOpBuilder &b = node.getBuilder();
+  KilnOpBuilder::Result y = b.reshape(x, split);
+  if (succeeded(y))
+    y = b.broadcastTo(*y, expanded);
+  if (succeeded(y))
+    y = b.reshape(*y, merged);
+  return node.setResult(0, y);
 }
 
 /// The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input
@@ -313,8 +656,28 @@ LogicalResult convertGather(OnnxNode &node) {
   return node.setResult(0, node.getBuilder().gather(table, *indices, *axis));
 }
 
+LogicalResult convertGatherElements(OnnxNode &node) {
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", 0);
+  if (failed(axisAttr))
+    return failure();
+  Value input = node.getInput(0);
+  FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, KilnOpBuilder::rankOf(input));
+  if (failed(axis))
+    return failure();
+  return node.setResult(0, node.getBuilder().gatherElements(input, node.getInput(1), *axis));
+}
+
 constexpr OnnxOpConversion kShapeOps[] = {
     {"Identity", 1, 1, 1, "", convertIdentity},
+    {"Dropout", 1, 3, 2, "ratio seed", convertDropout},
+    {"Shape", 1, 1, 1, "start end", convertShape},
+    {"Size", 1, 1, 1, "", convertSize},
+    {"ConstantOfShape", 1, 1, 1, "value", convertConstantOfShape, 9},
+    {"Range", 3, 3, 1, "", convertRange, 11},
+    {"Slice", 1, 5, 1, "starts ends axes", convertSlice},
+    {"Split", 1, 2, OnnxOpConversion::kVariadic, "axis split num_outputs", convertSplit},
+    {"Tile", 2, 2, 1, "", convertTile},
+    {"GatherElements", 2, 2, 1, "axis", convertGatherElements, 11},
     {"Constant", 0, 0, 1, "value value_float value_floats value_int value_ints",
      convertConstant},
     {"Reshape", 2, 2, 1, "allowzero", convertReshape, 5},

@@ -82,6 +82,45 @@ Value element(SigmoidOp, OpBuilder &b, Location loc, ValueRange x) {
 Value element(ReluOp, OpBuilder &b, Location loc, ValueRange x) {
   return maxValues(b, loc, x[0], scalar(b, loc, x[0], 0.0));
 }
+Value element(ErfOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::ErfOp>(loc, x[0]);
+}
+Value element(AbsOp, OpBuilder &b, Location loc, ValueRange x) {
+  if (isFloat(x[0]))
+    return b.create<math::AbsFOp>(loc, x[0]);
+  return b.create<math::AbsIOp>(loc, x[0]);
+}
+Value element(PowOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::PowFOp>(loc, x[0], x[1]);
+}
+
+/// The remainder with the sign of the dividend (C's fmod, arith's rem), then
+/// for a floored remainder the divisor added where the signs differ.
+Value modulo(ModOp op, OpBuilder &b, Location loc, ValueRange x) {
+  Value lhs = x[0], rhs = x[1];
+  Value zero = scalar(b, loc, lhs, 0.0);
+  Value rem, remNegative, rhsNegative, nonzero;
+  if (isFloat(lhs)) {
+    rem = b.create<arith::RemFOp>(loc, lhs, rhs);
+    remNegative = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, rem, zero);
+    rhsNegative = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, rhs, zero);
+    nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, rem, zero);
+  } else {
+    // An integer remainder by zero traps: divide by 1 instead and give 0.
+    Value rhsZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rhs, zero);
+    Value safe = b.create<arith::SelectOp>(loc, rhsZero, scalar(b, loc, rhs, 1.0), rhs);
+    rem = b.create<arith::SelectOp>(loc, rhsZero, zero,
+                                    b.create<arith::RemSIOp>(loc, lhs, safe));
+    remNegative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, rem, zero);
+    rhsNegative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, rhs, zero);
+    nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, rem, zero);
+  }
+  if (op.getFmod())
+    return rem;
+  Value signsDiffer = b.create<arith::XOrIOp>(loc, remNegative, rhsNegative);
+  Value adjust = b.create<arith::AndIOp>(loc, signsDiffer, nonzero);
+  return b.create<arith::SelectOp>(loc, adjust, addValues(b, loc, rem, rhs), rem);
+}
 
 Value gelu(GeluOp op, OpBuilder &b, Location loc, Value x) {
   Value half = scalar(b, loc, x, 0.5);
@@ -188,6 +227,18 @@ struct GeluLowering : public OpRewritePattern<GeluOp> {
   }
 };
 
+struct ModLowering : public OpRewritePattern<ModOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ModOp op, PatternRewriter &rewriter) const override {
+    Value result = mapSameShape(rewriter, op.getLoc(), op.getType(), op->getOperands(),
+                                [&](OpBuilder &b, Location loc, ValueRange args) {
+                                  return modulo(op, b, loc, args);
+                                });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct CompareLowering : public OpRewritePattern<CompareOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CompareOp op, PatternRewriter &rewriter) const override {
@@ -246,7 +297,8 @@ void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<LogOp>, ElementwiseLowering<SqrtOp>,
                ElementwiseLowering<RsqrtOp>, ElementwiseLowering<TanhOp>, ElementwiseLowering<CosOp>,
                ElementwiseLowering<SigmoidOp>, ElementwiseLowering<ReluOp>,
-               GeluLowering, CompareLowering, SelectLowering, CastLowering,
+               ElementwiseLowering<ErfOp>, ElementwiseLowering<AbsOp>,
+               ElementwiseLowering<PowOp>, ModLowering, GeluLowering, CompareLowering, SelectLowering, CastLowering,
                ConstantLowering>(patterns.getContext());
 }
 

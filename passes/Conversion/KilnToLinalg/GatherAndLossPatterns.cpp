@@ -88,20 +88,56 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
   }
 };
 
+/// `result[i...]` reads `input` at `i...` with dimension `axis` replaced by
+/// `indices[i...]` (negative counts from the end; clamped).
+struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(GatherElementsOp op, PatternRewriter &rewriter) const override {
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
+    int64_t axis = op.getAxis(), size = inputType.getDimSize(axis);
+    Value input = op.getInput();
+    Value result = mapSameShape(
+        rewriter, op.getLoc(), type, op.getIndices(),
+        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          Value id = args[0];
+          Value zero = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(id.getType(), 0));
+          Value wrapped = b.create<arith::AddIOp>(
+              loc, id, b.create<arith::ConstantOp>(loc, b.getIntegerAttr(id.getType(), size)));
+          Value negative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, id, zero);
+          id = b.create<arith::SelectOp>(loc, negative, wrapped, id);
+          SmallVector<Value> coords;
+          for (int64_t d = 0; d < type.getRank(); ++d)
+            coords.push_back(d == axis ? clampedIndex(b, loc, id, size)
+                                       : b.create<linalg::IndexOp>(loc, d).getResult());
+          return b.create<tensor::ExtractOp>(loc, input, coords);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SoftmaxCrossEntropyOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     auto type = llvm::cast<RankedTensorType>(op.getType());
-    Value logits = op.getLogits();
-    auto logitsType = llvm::cast<RankedTensorType>(logits.getType());
-    int64_t batch = logitsType.getDimSize(0), classes = logitsType.getDimSize(1);
+    // Leading dimensions flattened into one: [positions, classes].
+    auto logitsType = llvm::cast<RankedTensorType>(op.getLogits().getType());
+    int64_t classes = logitsType.getShape().back();
+    int64_t batch = logitsType.getNumElements() / std::max<int64_t>(classes, 1);
+    Value logits = reshapeTensor(
+        rewriter, loc, op.getLogits(),
+        RankedTensorType::get({batch, classes}, logitsType.getElementType()));
+    auto labelsType = llvm::cast<RankedTensorType>(op.getLabels().getType());
+    Value labels = reshapeTensor(rewriter, loc, op.getLabels(),
+                                 RankedTensorType::get({batch}, labelsType.getElementType()));
     auto [max, sum] = maxAndSumOfExp(rewriter, loc, logits, /*axis=*/1);
     Type accType = accumulatorType(type.getElementType());
     Value zero = scalarConstant(rewriter, loc, accType, 0.0);
     Value total = reduceAxes(
-        rewriter, loc, ValueRange{op.getLabels(), max, sum}, {0}, zero,
+        rewriter, loc, ValueRange{labels, max, sum}, {0}, zero,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value row = b.create<linalg::IndexOp>(l, 0);
           Value label = clampedIndex(b, l, args[0], classes);
@@ -165,7 +201,7 @@ Value PointwiseLossLowering<MeanSquaredErrorOp>::term(OpBuilder &b, Location loc
 } // namespace
 
 void populateGatherAndLossToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<GatherLowering, SoftmaxCrossEntropyLowering,
+  patterns.add<GatherLowering, GatherElementsLowering, SoftmaxCrossEntropyLowering,
                PointwiseLossLowering<SigmoidCrossEntropyOp>,
                PointwiseLossLowering<MeanSquaredErrorOp>>(patterns.getContext());
 }

@@ -59,6 +59,7 @@ struct ConvertKilnToLinalgPass
     populateGatherAndLossToLinalgPatterns(patterns);
     populateMatmulToLinalgPatterns(patterns);
     populateTrainingToLinalgPatterns(patterns);
+    populateWindowToLinalgPatterns(patterns);
 
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,

@@ -19,6 +19,8 @@ void populateNormalizationToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateGatherAndLossToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// gelu_grad, one_hot, pad and the dense optimizer updates.
 void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// conv, its two gradients, pooling and the pooling gradients.
+void populateWindowToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// matmul as linalg named ops (used where no GEMM library call is made).
 void populateMatmulToLinalgPatterns(mlir::RewritePatternSet &patterns);
 

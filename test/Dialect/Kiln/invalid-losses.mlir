@@ -1,8 +1,18 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics
 
-// Tests that logits are [batch, classes].
-func.func @logits_rank(%l: tensor<4x3x10xf32>, %y: tensor<4xi64>) {
-  // expected-error @+2 {{'kiln.softmax_cross_entropy' op expects logits of rank 2 [batch, classes], got [4, 3, 10]}}
+// Tests that logits have a classes dimension.
+func.func @logits_rank(%l: tensor<10xf32>, %y: tensor<i64>) {
+  // expected-error @+2 {{'kiln.softmax_cross_entropy' op expects logits of rank >= 2 [batch..., classes], got [10]}}
+  // expected-error @+1 {{'kiln.softmax_cross_entropy' op failed to infer returned types}}
+  %0 = kiln.softmax_cross_entropy %l, %y : (tensor<10xf32>, tensor<i64>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that sequence logits [B, T, C] take labels [B, T].
+func.func @sequence_labels_rank(%l: tensor<4x3x10xf32>, %y: tensor<4xi64>) {
+  // expected-error @+2 {{'kiln.softmax_cross_entropy' op expects labels of rank 2 (the logits' without classes), got [4]}}
   // expected-error @+1 {{'kiln.softmax_cross_entropy' op failed to infer returned types}}
   %0 = kiln.softmax_cross_entropy %l, %y : (tensor<4x3x10xf32>, tensor<4xi64>) -> tensor<f32>
   return
@@ -12,7 +22,7 @@ func.func @logits_rank(%l: tensor<4x3x10xf32>, %y: tensor<4xi64>) {
 
 // Tests that labels are class ids [batch], not one-hot rows.
 func.func @labels_rank(%l: tensor<4x10xf32>, %y: tensor<4x10xi64>) {
-  // expected-error @+2 {{'kiln.softmax_cross_entropy' op expects labels of rank 1 [batch], got [4, 10]}}
+  // expected-error @+2 {{'kiln.softmax_cross_entropy' op expects labels of rank 1 (the logits' without classes), got [4, 10]}}
   // expected-error @+1 {{'kiln.softmax_cross_entropy' op failed to infer returned types}}
   %0 = kiln.softmax_cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4x10xi64>) -> tensor<f32>
   return
@@ -22,7 +32,7 @@ func.func @labels_rank(%l: tensor<4x10xf32>, %y: tensor<4x10xi64>) {
 
 // Tests that logits and labels share the batch size.
 func.func @batch_mismatch(%l: tensor<4x10xf32>, %y: tensor<5xi32>) {
-  // expected-error @+2 {{'kiln.softmax_cross_entropy' op expects logits batch (4) to equal labels batch (5)}}
+  // expected-error @+2 {{'kiln.softmax_cross_entropy' op expects labels shaped like the logits without classes ([4]), got [5]}}
   // expected-error @+1 {{'kiln.softmax_cross_entropy' op failed to infer returned types}}
   %0 = kiln.softmax_cross_entropy %l, %y : (tensor<4x10xf32>, tensor<5xi32>) -> tensor<f32>
   return

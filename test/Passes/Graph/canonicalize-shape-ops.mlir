@@ -65,19 +65,22 @@ func.func @broadcast_identity_and_chain(%b: tensor<8xf32>) -> (tensor<8xf32>, te
 
 // -----
 
-// Tests that a broadcast splat is a bigger splat; other constants stay
-// broadcasts (no need to store the copies).
+// Tests that a broadcast splat is a bigger splat and a small broadcast
+// constant (shape arithmetic, masks) a constant; one of more than 65536
+// elements stays a broadcast (no need to store the copies).
 // CHECK-LABEL: func @broadcast_constant
-func.func @broadcast_constant() -> (tensor<3x4xf16>, tensor<3x2xi64>) {
+func.func @broadcast_constant() -> (tensor<3x4xf16>, tensor<3x2xi64>, tensor<40000x2xi64>) {
   // CHECK-DAG: %[[S:.+]] = kiln.constant dense<1.500000e+00> : tensor<3x4xf16>
-  // CHECK-DAG: %[[D:.+]] = kiln.constant dense<[1, 2]> : tensor<2xi64>
-  // CHECK: %[[B:.+]] = kiln.broadcast %[[D]] : tensor<2xi64> -> tensor<3x2xi64>
-  // CHECK-NEXT: return %[[S]], %[[B]]
+  // CHECK-DAG: %[[D:.+]] = kiln.constant dense<{{\[}}[1, 2], [1, 2], [1, 2]]> : tensor<3x2xi64>
+  // CHECK-DAG: %[[E:.+]] = kiln.constant dense<[1, 2]> : tensor<2xi64>
+  // CHECK: %[[B:.+]] = kiln.broadcast %[[E]] : tensor<2xi64> -> tensor<40000x2xi64>
+  // CHECK-NEXT: return %[[S]], %[[D]], %[[B]]
   %s = kiln.constant dense<1.5> : tensor<4xf16>
   %0 = kiln.broadcast %s : tensor<4xf16> -> tensor<3x4xf16>
   %d = kiln.constant dense<[1, 2]> : tensor<2xi64>
   %1 = kiln.broadcast %d : tensor<2xi64> -> tensor<3x2xi64>
-  return %0, %1 : tensor<3x4xf16>, tensor<3x2xi64>
+  %2 = kiln.broadcast %d : tensor<2xi64> -> tensor<40000x2xi64>
+  return %0, %1, %2 : tensor<3x4xf16>, tensor<3x2xi64>, tensor<40000x2xi64>
 }
 
 // -----
@@ -129,12 +132,11 @@ func.func @transpose_inverse(%x: tensor<2x3x4xi32>) -> tensor<2x3x4xi32> {
 
 // -----
 
-// Tests that a transposed splat is a splat; other constants stay transposes.
+// Tests that a transposed constant is a constant.
 // CHECK-LABEL: func @transpose_constant
 func.func @transpose_constant() -> (tensor<3x2xbf16>, tensor<2x1xi32>) {
   // CHECK-DAG: %[[S:.+]] = kiln.constant dense<2.000000e+00> : tensor<3x2xbf16>
-  // CHECK-DAG: %[[D:.+]] = kiln.constant dense<{{\[}}[1, 2]]> : tensor<1x2xi32>
-  // CHECK: %[[T:.+]] = kiln.transpose %[[D]] [1, 0] : tensor<1x2xi32> -> tensor<2x1xi32>
+  // CHECK-DAG: %[[T:.+]] = kiln.constant dense<{{\[}}[1], [2]]> : tensor<2x1xi32>
   // CHECK-NEXT: return %[[S]], %[[T]]
   %s = kiln.constant dense<2.0> : tensor<2x3xbf16>
   %0 = kiln.transpose %s [1, 0] : tensor<2x3xbf16> -> tensor<3x2xbf16>

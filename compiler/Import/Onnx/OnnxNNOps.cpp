@@ -1,0 +1,289 @@
+//===- OnnxNNOps.cpp - ONNX convolution, pooling and batch norm -----------===//
+//
+// Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
+// BatchNormalization (inference form) over channels-first tensors with one
+// to three spatial dimensions. auto_pad is resolved into explicit padding
+// here; kiln's ops take only explicit padding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/Onnx/OnnxOps.h"
+
+#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/Onnx/OnnxTensor.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Result = KilnOpBuilder::Result;
+
+/// A window's attributes as ONNX gives them, with defaults filled in and
+/// auto_pad resolved.
+struct OnnxWindow {
+  SmallVector<int64_t> kernel, strides, dilations, padLow, padHigh;
+  bool ceilMode = false;
+
+  WindowAttrs attrs() const {
+    return WindowAttrs{kernel, strides, dilations, padLow, padHigh, ceilMode};
+  }
+};
+
+/// `name` as a list of `spatial` ints, `fill` when absent.
+FailureOr<SmallVector<int64_t>> spatialInts(OnnxNode &node, StringRef name,
+                                            int64_t spatial, int64_t fill) {
+  FailureOr<std::optional<SmallVector<int64_t>>> attr = node.getIntsAttr(name);
+  if (failed(attr))
+    return failure();
+  if (!*attr)
+    return SmallVector<int64_t>(spatial, fill);
+  if (static_cast<int64_t>((*attr)->size()) != spatial)
+    return node.emitError() << "expects attribute '" << name << "' to have " << spatial
+                            << " entries (one per spatial dimension), got "
+                            << formatOnnxShape(**attr);
+  return **attr;
+}
+
+/// Reads kernel_shape (or takes `kernel`, a convolution's filter sizes),
+/// strides, dilations, pads and auto_pad for an input of spatial sizes
+/// `sizes`.
+FailureOr<OnnxWindow> readWindow(OnnxNode &node, ArrayRef<int64_t> sizes,
+                                 ArrayRef<int64_t> kernel) {
+  int64_t spatial = sizes.size();
+  OnnxWindow w;
+  FailureOr<std::optional<SmallVector<int64_t>>> kernelAttr =
+      node.getIntsAttr("kernel_shape");
+  FailureOr<SmallVector<int64_t>> strides = spatialInts(node, "strides", spatial, 1);
+  FailureOr<SmallVector<int64_t>> dilations = spatialInts(node, "dilations", spatial, 1);
+  FailureOr<std::string> autoPad = node.getStringAttr("auto_pad", "NOTSET");
+  FailureOr<int64_t> ceilMode = node.getIntAttr("ceil_mode", 0);
+  if (failed(kernelAttr) || failed(strides) || failed(dilations) || failed(autoPad) ||
+      failed(ceilMode))
+    return failure();
+  if (*kernelAttr) {
+    if (!kernel.empty() && ArrayRef<int64_t>(**kernelAttr) != kernel)
+      return node.emitError() << "has kernel_shape " << formatOnnxShape(**kernelAttr)
+                              << " but a filter of spatial shape " << formatOnnxShape(kernel);
+    w.kernel = **kernelAttr;
+  } else if (kernel.empty()) {
+    return node.emitError() << "expects attribute 'kernel_shape'";
+  } else {
+    w.kernel.assign(kernel.begin(), kernel.end());
+  }
+  if (static_cast<int64_t>(w.kernel.size()) != spatial)
+    return node.emitError() << "expects a kernel of " << spatial
+                            << " spatial dimensions, got " << formatOnnxShape(w.kernel);
+  w.strides = *strides;
+  w.dilations = *dilations;
+  w.ceilMode = *ceilMode != 0;
+  FailureOr<std::optional<SmallVector<int64_t>>> pads = node.getIntsAttr("pads");
+  if (failed(pads))
+    return failure();
+  if (*autoPad == "NOTSET") {
+    SmallVector<int64_t> all = *pads ? **pads : SmallVector<int64_t>(2 * spatial, 0);
+    if (static_cast<int64_t>(all.size()) != 2 * spatial)
+      return node.emitError() << "expects attribute 'pads' to have " << 2 * spatial
+                              << " entries (begins, then ends), got "
+                              << formatOnnxShape(all);
+    w.padLow.assign(all.begin(), all.begin() + spatial);
+    w.padHigh.assign(all.begin() + spatial, all.end());
+    if (llvm::any_of(all, [](int64_t p) { return p < 0; }))
+      return node.emitError() << "expects pads >= 0, got " << formatOnnxShape(all);
+    return w;
+  }
+  if (*pads)
+    return node.emitError() << "has both pads and auto_pad '" << printable(*autoPad) << "'";
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t low = 0, high = 0;
+    if (*autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER") {
+      // The output keeps ceil(size / stride) positions.
+      int64_t out = (sizes[d] + w.strides[d] - 1) / w.strides[d];
+      int64_t extent = w.dilations[d] * (w.kernel[d] - 1) + 1;
+      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[d] + extent - sizes[d]);
+      low = *autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      high = total - low;
+    } else if (*autoPad != "VALID") {
+      return node.emitError() << "expects auto_pad NOTSET, SAME_UPPER, SAME_LOWER or "
+                                 "VALID, got '"
+                              << printable(*autoPad) << "'";
+    }
+    w.padLow.push_back(low);
+    w.padHigh.push_back(high);
+  }
+  return w;
+}
+
+/// The input [N, C, D...] with 1 to 3 static spatial dimensions.
+FailureOr<ArrayRef<int64_t>> channelsFirst(OnnxNode &node, Value x) {
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  if (failed(shape))
+    return failure();
+  if (shape->size() < 3 || shape->size() > 5)
+    return node.emitError() << "expects an input [N, C, D...] with 1 to 3 spatial "
+                               "dimensions, got shape "
+                            << formatOnnxShape(*shape);
+  return shape;
+}
+
+/// A per-channel vector [C] reshaped to [1, C, 1...] to broadcast over x.
+Result perChannel(OnnxNode &node, Value v, ArrayRef<int64_t> xShape, StringRef what) {
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(v);
+  if (shape.size() != 1 || shape[0] != xShape[1])
+    return node.emitError() << "expects " << what << " of shape [" << xShape[1]
+                            << "] (the input's channels), got " << formatOnnxShape(shape);
+  SmallVector<int64_t> target(xShape.size(), 1);
+  target[1] = xShape[1];
+  return node.getBuilder().reshape(v, target);
+}
+
+LogicalResult convertConv(OnnxNode &node) {
+  Value x = node.getInput(0), filter = node.getInput(1);
+  FailureOr<ArrayRef<int64_t>> shape = channelsFirst(node, x);
+  if (failed(shape))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> filterShape = node.getStaticShape(filter, "a filter");
+  if (failed(filterShape))
+    return failure();
+  if (filterShape->size() != shape->size())
+    return node.emitError() << "expects a filter of rank " << shape->size()
+                            << " [F, C / group, K...], got shape "
+                            << formatOnnxShape(*filterShape);
+  FailureOr<int64_t> group = node.getIntAttr("group", 1);
+  FailureOr<OnnxWindow> window =
+      readWindow(node, shape->drop_front(2), filterShape->drop_front(2));
+  if (failed(group) || failed(window))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result y = b.conv(x, filter, window->attrs(), *group);
+  if (failed(y) || !node.hasInput(2))
+    return node.setResult(0, y);
+  Result bias = perChannel(node, node.getInput(2), KilnOpBuilder::shapeOf(*y), "a bias B");
+  if (failed(bias))
+    return failure();
+  return node.setResult(0, b.binary<AddOp>(*y, *bias));
+}
+
+LogicalResult convertMaxPool(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = channelsFirst(node, x);
+  FailureOr<int64_t> storageOrder = node.getIntAttr("storage_order", 0);
+  if (failed(shape) || failed(storageOrder))
+    return failure();
+  if (*storageOrder != 0)
+    return node.emitError() << "expects storage_order 0 (row major), got " << *storageOrder;
+  FailureOr<OnnxWindow> window = readWindow(node, shape->drop_front(2), {});
+  if (failed(window))
+    return failure();
+  return node.setResult(0, node.getBuilder().maxPool(x, window->attrs()));
+}
+
+LogicalResult convertAveragePool(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = channelsFirst(node, x);
+  FailureOr<int64_t> includePad = node.getIntAttr("count_include_pad", 0);
+  if (failed(shape) || failed(includePad))
+    return failure();
+  FailureOr<OnnxWindow> window = readWindow(node, shape->drop_front(2), {});
+  if (failed(window))
+    return failure();
+  return node.setResult(0, node.getBuilder().avgPool(x, window->attrs(), *includePad == 0));
+}
+
+/// GlobalAveragePool and GlobalMaxPool: a reduction over the spatial
+/// dimensions, kept as size 1.
+template <typename OpTy> LogicalResult convertGlobalPool(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = channelsFirst(node, x);
+  if (failed(shape))
+    return failure();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < static_cast<int64_t>(shape->size()); ++d)
+    axes.push_back(d);
+  return node.setResult(0, node.getBuilder().reduce<OpTy>(x, axes, /*keepDims=*/true));
+}
+
+/// Marks the variable `v` reads as not trainable (BatchNormalization's
+/// running statistics, which inference-form training leaves alone).
+void freezeVariable(Value v) {
+  auto read = v.getDefiningOp<ReadOp>();
+  if (!read)
+    return;
+  auto module = read->getParentOfType<ModuleOp>();
+  if (auto variable = module.lookupSymbol<VariableOp>(read.getVariable()))
+    variable.setTrainable(false);
+}
+
+/// BatchNormalization with running statistics: y = (x - mean) * scale /
+/// sqrt(var + epsilon) + B, per channel. Scale and B train; the statistics
+/// are frozen (as PyTorch's module.eval() and Keras' training=False).
+LogicalResult convertBatchNorm(OnnxNode &node) {
+  FailureOr<float> epsilon = node.getFloatAttr("epsilon", 1e-5f);
+  FailureOr<int64_t> training = node.getIntAttr("training_mode", 0);
+  FailureOr<int64_t> spatial = node.getIntAttr("spatial", 1);
+  FailureOr<float> momentum = node.getFloatAttr("momentum", 0.9f);
+  if (failed(epsilon) || failed(training) || failed(spatial) || failed(momentum))
+    return failure();
+  if (*training != 0)
+    return node.emitError() << "is in training mode (batch statistics); kiln imports "
+                               "the inference form: export the model in eval mode";
+  if (*spatial != 1)
+    return node.emitError() << "expects spatial 1, got " << *spatial;
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  if (failed(shape))
+    return failure();
+  if (shape->size() < 2)
+    return node.emitError() << "expects an input [N, C, ...], got shape "
+                            << formatOnnxShape(*shape);
+  KilnOpBuilder &b = node.getBuilder();
+  Value mean = node.getInput(3), var = node.getInput(4);
+  freezeVariable(mean);
+  freezeVariable(var);
+  Result scale = perChannel(node, node.getInput(1), *shape, "scale");
+  Result bias = perChannel(node, node.getInput(2), *shape, "B");
+  Result meanC = perChannel(node, mean, *shape, "input_mean");
+  Result varC = perChannel(node, var, *shape, "input_var");
+  if (failed(scale) || failed(bias) || failed(meanC) || failed(varC))
+    return failure();
+  Result eps = b.splatLike(*varC, *epsilon);
+  Result inverse = failed(eps) ? eps : b.binary<AddOp>(*varC, *eps);
+  if (succeeded(inverse))
+    inverse = b.unary<RsqrtOp>(*inverse);
+  if (failed(inverse))
+    return failure();
+  Result factor = b.binary<MulOp>(*scale, *inverse);
+  Result centered = b.binary<SubOp>(x, *meanC);
+  if (failed(factor) || failed(centered))
+    return failure();
+  Result y = b.binary<MulOp>(*centered, *factor);
+  if (failed(y))
+    return failure();
+  return node.setResult(0, b.binary<AddOp>(*y, *bias));
+}
+
+constexpr OnnxOpConversion kNNOps[] = {
+    {"Conv", 2, 3, 1, "auto_pad dilations group kernel_shape pads strides", convertConv},
+    {"MaxPool", 1, 1, 2,
+     "auto_pad ceil_mode dilations kernel_shape pads storage_order strides",
+     convertMaxPool},
+    {"AveragePool", 1, 1, 1,
+     "auto_pad ceil_mode count_include_pad dilations kernel_shape pads strides",
+     convertAveragePool},
+    {"GlobalAveragePool", 1, 1, 1, "", convertGlobalPool<ReduceMeanOp>},
+    {"GlobalMaxPool", 1, 1, 1, "", convertGlobalPool<ReduceMaxOp>},
+    {"BatchNormalization", 5, 5, 3, "epsilon momentum training_mode spatial",
+     convertBatchNorm},
+};
+
+} // namespace
+
+ArrayRef<OnnxOpConversion> getOnnxNNOps() { return kNNOps; }
+
+} // namespace kiln
