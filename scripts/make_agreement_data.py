@@ -6,7 +6,8 @@
 
 writes OUT_DIR/mlp.npz, wide_deep.npz, transformer.npz and onnx_mlp.npz, and
 the data of the framework models in test/Inputs/frameworks/ (ff_head.npz,
-encoder.npz, cnn.npz, cnn_bn.npz, keras_dense.npz, keras_conv.npz), each
+encoder.npz, cnn.npz, cnn_bn.npz, keras_dense.npz, keras_conv.npz,
+tf_cnn.npz, tf_embed.npz), each
 holding four batches of its model (kiln run wraps over them: step k trains on
 rows [(k-1)B, kB) modulo the rows). Standard library only: test/Tools/
 kiln-agreement.test runs it, and scripts/train_reference.py and
@@ -215,11 +216,28 @@ def keras_conv_data():
     return image_data(10, 4, [12, 12, 1], 10)
 
 
+def tf_cnn_data():
+    """Images of test/Inputs/frameworks/tf_cnn.pb (x: [4, 12, 12, 3], NHWC)."""
+    return image_data(11, 4, [12, 12, 3], 10)
+
+
+def tf_embed_data():
+    """Ids of test/Inputs/frameworks/tf_embed.pb (ids: [4, 8] int32 below 50);
+    the label of a row is its first id modulo 10."""
+    rng = SplitMix64(12)
+    rows, length = 4 * BATCHES, 8
+    ids = [rng.below(50) for _ in range(rows * length)]
+    label = [ids[r * length] % 10 for r in range(rows)]
+    return {"ids": Array("<i4", [rows, length], ids),
+            "label": Array("<i4", [rows], label)}
+
+
 DATASETS = {"mlp": mlp_data, "wide_deep": wide_deep_data,
             "transformer": transformer_data, "onnx_mlp": onnx_mlp_data,
             "ff_head": ff_head_data, "encoder": encoder_data, "cnn": cnn_data,
             "cnn_bn": cnn_bn_data, "keras_dense": keras_dense_data,
-            "keras_conv": keras_conv_data}
+            "keras_conv": keras_conv_data, "tf_cnn": tf_cnn_data,
+            "tf_embed": tf_embed_data}
 
 
 def write_npz(path, arrays):

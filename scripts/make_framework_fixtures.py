@@ -19,6 +19,11 @@ Models (test/Inputs/frameworks/README.md lists the files):
   form TensorFlow users hand to other engines): keras_dense (binary and text),
   keras_conv, and keras_unfrozen.pb, keras_dense's graph left unfrozen (its
   weights are resource captures read by ReadVariableOp: Kiln must refuse it).
+  tf.function graphs over tf.Variables, frozen the same way, for the raw ops
+  Keras layers do not write: tf_cnn (Conv2D SAME stride 2, FusedBatchNormV3,
+  Relu6, DepthwiseConv2dNative, AvgPool SAME, Shape -> StridedSlice -> Pack
+  -> Reshape, MatMul, Softmax as a second output) and tf_embed (GatherV2 of
+  an embedding table, BatchMatMulV2, Softmax, Erf, Mean/Max/Min, ConcatV2).
 
 For each model:
   MODEL.input.npy, MODEL.output.npy  a fixed random input of the training
@@ -35,7 +40,10 @@ For each model:
       with its moving statistics and only its scale and offset train. SGD
       has rate 0.1; Adam rate 1e-3, betas (0.9, 0.999), epsilon 1e-8 in
       PyTorch's form, m̂ / (sqrt(v̂) + eps) (torch.optim.Adam itself; done by
-      hand in TensorFlow, where Keras' Adam places epsilon differently).
+      hand in TensorFlow, where Keras' Adam places epsilon differently). An
+      embedding table's gradient (IndexedSlices) is applied densely, as
+      Keras' optimizers and torch.optim.Adam do (Kiln's default,
+      --sparse-updates=dense).
   manifest.json  per file: framework, exporter, opset, input, output, label,
       batch, op types, training fixtures, and how each PyTorch parameter
       appears in the file (exporters rename, transpose and share them).
@@ -75,7 +83,7 @@ SGD_LR = 0.1
 ADAM = {"lr": 1e-3, "beta1": 0.9, "beta2": 0.999, "eps": 1e-8}
 # Rows per step; the ONNX exports and frozen graphs have this static batch.
 BATCH = {"ff_head": 8, "encoder": 4, "cnn": 4, "cnn_bn": 4, "keras_dense": 8,
-         "keras_conv": 4}
+         "keras_conv": 4, "tf_cnn": 4, "tf_embed": 4}
 SEQUENCE, VOCAB = 8, 50
 FORWARD_RTOL = 1e-5
 MAX_BYTES = 150 * 1024
@@ -718,6 +726,205 @@ def write_keras_dense_variants(frozen, entry, manifest):
                "refuse it"])
 
 
+# --- tf.function graphs -------------------------------------------------------
+
+
+def tf_cnn_parameters(rng):
+    """conv1, a BatchNorm (moving statistics away from 0 and 1), a depthwise
+    convolution and a dense layer."""
+    def u(*shape, scale=0.3):
+        return rng.uniform(-scale, scale, shape).astype(np.float32)
+    return {"conv1/kernel": u(3, 3, 3, 8), "conv1/bias": u(8, scale=0.1),
+            "bn/gamma": rng.uniform(0.5, 1.5, 8).astype(np.float32),
+            "bn/beta": u(8, scale=0.5), "bn/moving_mean": u(8, scale=0.5),
+            "bn/moving_variance": rng.uniform(0.5, 2.0, 8).astype(np.float32),
+            "depthwise/kernel": u(3, 3, 8, 2), "logits/kernel": u(144, 10, scale=0.2),
+            "logits/bias": u(10, scale=0.1)}
+
+
+def tf_cnn_forward(tf, p, x):
+    """x [4, 12, 12, 3] NHWC -> (logits [4, 10], softmax)."""
+    h = tf.nn.conv2d(x, p["conv1/kernel"], strides=2, padding="SAME")
+    h = tf.nn.bias_add(h, p["conv1/bias"])
+    if x.dtype == tf.float32:
+        h, _, _ = tf.compat.v1.nn.fused_batch_norm(
+            h, p["bn/gamma"], p["bn/beta"], p["bn/moving_mean"],
+            p["bn/moving_variance"], epsilon=1e-3, is_training=False)
+    else:
+        # FusedBatchNormV3 has no float64 kernel: its inference formula.
+        h = (h - p["bn/moving_mean"]) * (
+            tf.math.rsqrt(p["bn/moving_variance"] + 1e-3) * p["bn/gamma"]) + p["bn/beta"]
+    h = tf.nn.relu6(h)
+    h = tf.nn.depthwise_conv2d(h, p["depthwise/kernel"], strides=[1, 1, 1, 1],
+                               padding="SAME")
+    h = tf.nn.avg_pool2d(h, 3, 2, "SAME")
+    # tf.shape folds a static shape into a Const; the raw op keeps the
+    # Shape -> StridedSlice -> Pack -> Reshape of dynamic-batch code.
+    batch = tf.raw_ops.Shape(input=h)[0]
+    flat = tf.reshape(h, tf.stack([batch, -1]))
+    logits = tf.matmul(flat, p["logits/kernel"]) + p["logits/bias"]
+    return logits, tf.nn.softmax(logits)
+
+
+def tf_embed_parameters(rng):
+    def u(*shape, scale=0.3):
+        return rng.uniform(-scale, scale, shape).astype(np.float32)
+    return {"embedding": u(50, 16, scale=1.0), "dense/kernel": u(16, 16),
+            "dense/bias": u(16, scale=0.1), "logits/kernel": u(32, 10),
+            "logits/bias": u(10, scale=0.1)}
+
+
+def tf_embed_forward(tf, p, ids):
+    """ids [4, 8] int32 -> logits [4, 10]: an embedding lookup, one
+    attention-like mixing, a dense layer with erf GELU, mean and max pooling."""
+    e = tf.gather(p["embedding"], ids)
+    scores = tf.matmul(e, e, transpose_b=True) / 4.0
+    h = tf.matmul(tf.nn.softmax(scores), e)
+    h = tf.matmul(h, p["dense/kernel"]) + p["dense/bias"]
+    h = 0.5 * h * (1.0 + tf.math.erf(h / np.float32(np.sqrt(2.0))))
+    z = tf.concat([tf.reduce_mean(h, 1), tf.reduce_max(h, 1)], -1)
+    z = z - tf.reduce_min(z, -1, keepdims=True)
+    return tf.matmul(z, p["logits/kernel"]) + p["logits/bias"]
+
+
+TF_MODELS = {
+    # name: (parameters, forward, input name, input dtype, input shape, seed)
+    "tf_cnn": (tf_cnn_parameters, tf_cnn_forward, "x", "float32", [4, 12, 12, 3], 11),
+    "tf_embed": (tf_embed_parameters, tf_embed_forward, "ids", "int32", [4, 8], 12),
+}
+
+
+def tf_variables(tf, values, dtype):
+    """The parameters as tf.Variables of `dtype`; moving statistics do not
+    train."""
+    return {name: tf.Variable(value.astype(dtype), name=name,
+                              trainable="moving" not in name)
+            for name, value in values.items()}
+
+
+def tf_module_losses(tf, forward, values, feed_name, data, batch, optimizer, dtype):
+    """STEPS steps from `values`, by hand as tf_losses does; an embedding
+    table's IndexedSlices gradient is applied densely, as Keras' optimizers
+    do."""
+    p = tf_variables(tf, values, dtype)
+    variables = [v for v in p.values() if v.trainable]
+    moments = [(tf.Variable(tf.zeros_like(v)), tf.Variable(tf.zeros_like(v)))
+               for v in variables]
+    beta1, beta2, eps = ADAM["beta1"], ADAM["beta2"], ADAM["eps"]
+    losses = []
+    for step, feeds in enumerate(batches(data, batch), 1):
+        x = feeds[feed_name]
+        x = tf.constant(x.astype(dtype) if x.dtype.kind == "f" else x)
+        with tf.GradientTape() as tape:
+            logits = forward(tf, p, x)
+            logits = logits[0] if isinstance(logits, tuple) else logits
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=tf.constant(feeds["label"]), logits=logits))
+        losses.append(float(loss.numpy()))
+        grads = tape.gradient(loss, variables)
+        step_size = ADAM["lr"] / (1 - beta1 ** step)
+        correction2_sqrt = (1 - beta2 ** step) ** 0.5
+        for variable, grad, (m, v) in zip(variables, grads, moments):
+            # An embedding table's gradient, rows of the looked-up ids:
+            # Keras' Adam updates every row (moments decay where no id is).
+            grad = tf.convert_to_tensor(grad)
+            if optimizer == "sgd":
+                variable.assign_sub(SGD_LR * grad)
+                continue
+            m.assign_add((1 - beta1) * (grad - m))
+            v.assign(v * beta2 + (1 - beta2) * grad * grad)
+            denom = tf.sqrt(v) / correction2_sqrt + eps
+            variable.assign_sub(step_size * (m / denom))
+    return losses
+
+
+def traced(tf, forward, p):
+    """forward over the variables `p`, a function of the input alone."""
+    return lambda x: forward(tf, p, x)
+
+
+def make_tf_module_models(datasets, manifest, noise):
+    import tensorflow as tf
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2)
+
+    for name, (parameters, forward, feed_name, feed_dtype, shape, seed) in \
+            TF_MODELS.items():
+        rng = np.random.default_rng(seed)
+        values = parameters(rng)
+        p = tf_variables(tf, values, "float32")
+        function = tf.function(traced(tf, forward, p))
+        concrete = function.get_concrete_function(
+            tf.TensorSpec(shape, feed_dtype, name=feed_name))
+        frozen = convert_variables_to_constants_v2(concrete)
+        graph = frozen.graph.as_graph_def()
+        fetch_names = [t.name.split(":")[0] for t in frozen.outputs]
+        if feed_dtype == "float32":
+            feed = rng.uniform(-1.0, 1.0, shape).astype(np.float32)
+        else:
+            feed = rng.integers(0, 50, shape).astype(np.int32)
+        output = forward(tf, p, tf.constant(feed))
+        output = (output[0] if isinstance(output, tuple) else output).numpy()
+        difference = relative_difference(
+            run_graph_def(tf, graph, feed_name, fetch_names[0], feed), output)
+        assert difference <= FORWARD_RTOL, (name, difference)
+        write_file(name + ".pb", graph.SerializeToString(deterministic=True))
+        write_npy(name + ".input.npy", feed)
+        write_npy(name + ".output.npy", output)
+
+        data, batch = datasets[name], BATCH[name]
+        fixtures = []
+        for optimizer in ("sgd", "adam"):
+            losses = tf_module_losses(tf, forward, values, feed_name, data, batch,
+                                      optimizer, "float64")
+            fixtures.append(write_losses(
+                name, optimizer, losses,
+                tf_module_losses(tf, forward, values, feed_name, data, batch,
+                                 optimizer, "float32"), noise))
+        first_batch = next(batches(data, batch))
+        first_loss_difference = loss_difference(
+            run_graph_def(tf, graph, feed_name, fetch_names[0],
+                          first_batch[feed_name]),
+            first_batch["label"], losses[0])
+        assert first_loss_difference <= FORWARD_RTOL, (name, first_loss_difference)
+
+        # Each variable is captured as a resource placeholder, which freezing
+        # turns into a Const of the same name.
+        nodes = {node.name: node for node in graph.node}
+        variables = {v.handle.ref(): (key, v) for key, v in p.items()}
+        parameter_map = {}
+        for handle, placeholder in concrete.graph.captures:
+            key, variable = variables[handle.ref()]
+            const = nodes[placeholder.op.name]
+            assert const.op == "Const", const
+            assert np.array_equal(tf.make_ndarray(const.attr["value"].tensor),
+                                  variable.numpy()), key
+            parameter_map[key] = {"const": const.name, "shape": list(variable.shape),
+                                  "trainable": variable.trainable}
+        manifest[name + ".pb"] = {
+            "model": name,
+            "framework": "tensorflow",
+            "exporter": "tf.function(forward over tf.Variables) -> "
+                        "convert_variables_to_constants_v2 -> GraphDef",
+            "input": dict(spec(feed_name, feed), file=name + ".input.npy"),
+            "output": dict(spec(fetch_names[0], output), file=name + ".output.npy"),
+            "outputs": fetch_names,
+            "label": spec("label", data["label"][:batch]),
+            "batch": batch,
+            "data": name + ".npz",
+            "op_types": tf_op_types(graph),
+            "parameters": parameter_map,
+            "trainable": True,
+            "training": fixtures,
+            "tensorflow_relative_difference": difference,
+            "tensorflow_step1_loss_difference": first_loss_difference,
+            "notes": ["not trained (BatchNorm moving statistics): " + ", ".join(
+                entry["const"] for entry in parameter_map.values()
+                if not entry["trainable"])]
+            if any(not entry["trainable"] for entry in parameter_map.values()) else [],
+        }
+
+
 # --- Manifest and README ----------------------------------------------------------
 
 
@@ -791,13 +998,21 @@ rename, transpose and deduplicate them) and which ones train.
   ReLU, GlobalAveragePooling2D, Dense; NHWC x `[4, 12, 12, 1]`; frozen.
 - `keras_unfrozen.pb`: `keras_dense` not frozen (weights are resource
   captures read by `ReadVariableOp`): Kiln must refuse it.
+- `tf_cnn.pb`: a tf.function over tf.Variables, frozen: Conv2D (SAME,
+  stride 2), BiasAdd, FusedBatchNormV3 (inference), Relu6,
+  DepthwiseConv2dNative, AvgPool (SAME), Shape -> StridedSlice -> Pack ->
+  Reshape, MatMul; outputs `Identity` (logits) and `Identity_1` (softmax);
+  NHWC x `[4, 12, 12, 3]`.
+- `tf_embed.pb`: GatherV2 of an embedding table (ids `[4, 8]` int32),
+  BatchMatMulV2, Softmax, erf GELU, Mean/Max/Min, ConcatV2, MatMul; frozen.
 - `MODEL.input.npy`, `MODEL.output.npy`: a fixed input and the framework's
   f32 eval-mode output. onnxruntime (ONNX) and TensorFlow (GraphDef) give the
   same output from every file within 1e-5.
 - `MODEL_sgd.jsonl`, `MODEL_adam.jsonl`: `{step, loss, loss_f32}`, 20 steps
   from exactly the exported weights, in float64 (`loss`) and float32
   (`loss_f32`, the framework's own noise); SGD rate 0.1, Adam rate 1e-3 in
-  PyTorch's form. Step k trains on rows [(k-1)B, kB) of the data.
+  PyTorch's form (embedding tables densely). Step k trains on rows
+  [(k-1)B, kB) of the data.
 
 Sizes in bytes:
 
@@ -834,6 +1049,7 @@ def main():
     for model in torch_models():
         make_torch_model(model, datasets[model.name], manifest, noise)
     make_keras_models(datasets, manifest, noise)
+    make_tf_module_models(datasets, manifest, noise)
     write_manifest(manifest)
 
     import onnxruntime

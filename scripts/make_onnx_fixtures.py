@@ -478,6 +478,283 @@ def make_bad_external():
          "external_beyond_end.onnx")
 
 
+# ---------------------------------------------------------------------------
+# The ops the exporters emit beyond the basic families (issue: real exported
+# models): math, logic, slicing, shape arithmetic, convolution, pooling
+# ---------------------------------------------------------------------------
+
+def scalar(name, v, dtype=np.float32):
+    return numpy_helper.from_array(np.array(v, dtype=dtype), name)
+
+
+def make_math_ops():
+    """Erf, Abs, Reciprocal, Pow (special and general exponents), Clip (both
+    forms), Mod (fmod) and CastLike."""
+    nodes = [
+        helper.make_node("Erf", ["x"], ["erf"], name="erf"),
+        helper.make_node("Abs", ["x"], ["abs"], name="abs"),
+        helper.make_node("Add", ["abs", "half"], ["pos"], name="positive"),
+        helper.make_node("Reciprocal", ["pos"], ["recip"], name="recip"),
+        helper.make_node("Pow", ["x", "two"], ["sq"], name="square"),
+        helper.make_node("Pow", ["x", "three_i"], ["cube"], name="cube"),
+        helper.make_node("Pow", ["pos", "root"], ["sqrt"], name="root"),
+        helper.make_node("Pow", ["pos", "odd"], ["pw"], name="general_pow"),
+        helper.make_node("Clip", ["x", "lo", "hi"], ["clip"], name="clip"),
+        helper.make_node("Clip", ["x", "", "hi"], ["clip_hi"], name="clip_max_only"),
+        helper.make_node("Mod", ["x", "modulus"], ["fmod"], name="fmod", fmod=1),
+        helper.make_node("CastLike", ["n", "x"], ["n_f"], name="cast_like"),
+    ]
+    outs = [value(n, FLOAT, [3, 4]) for n in
+            ("erf", "abs", "recip", "sq", "cube", "sqrt", "pw", "clip", "clip_hi",
+             "fmod")] + [value("n_f", FLOAT, [4])]
+    save(model("math_ops", nodes,
+               [value("x", FLOAT, [3, 4]), value("n", INT64, [4])], outs,
+               [scalar("half", 0.5), scalar("two", 2.0), scalar("three_i", 3, np.int64),
+                scalar("root", 0.5), scalar("odd", 1.7), scalar("lo", -1.0),
+                scalar("hi", 1.5), scalar("modulus", 1.3)], opset=15),
+         "math_ops.onnx")
+    nodes = [helper.make_node("Clip", ["x"], ["c"], name="clip6", min=-0.5, max=0.5)]
+    save(model("clip6", nodes, [value("x", FLOAT, [3, 4])], [value("c", FLOAT, [3, 4])],
+               opset=6 + 1),
+         "clip_opset7.onnx")
+
+
+def make_logic_ops():
+    nodes = [
+        helper.make_node("Greater", ["a", "b"], ["gt"], name="gt"),
+        helper.make_node("Less", ["a", "zero"], ["neg"], name="negative"),
+        helper.make_node("Not", ["gt"], ["not"], name="not"),
+        helper.make_node("And", ["gt", "neg"], ["and"], name="and"),
+        helper.make_node("Or", ["gt", "neg"], ["or"], name="or"),
+        helper.make_node("Xor", ["gt", "neg"], ["xor"], name="xor"),
+        helper.make_node("Where", ["xor", "a", "b"], ["sel"], name="where"),
+        helper.make_node("Mod", ["i", "divisors"], ["imod"], name="int_mod"),
+        helper.make_node("Mod", ["i", "divisors"], ["ifmod"], name="int_fmod", fmod=1),
+    ]
+    b1 = TensorProto.BOOL
+    outs = [value("not", b1, [2, 3]), value("and", b1, [2, 3]), value("or", b1, [2, 3]),
+            value("sel", FLOAT, [2, 3]), value("imod", INT64, [2, 3]),
+            value("ifmod", INT64, [2, 3])]
+    save(model("logic_ops", nodes,
+               [value("a", FLOAT, [2, 3]), value("b", FLOAT, [3]), value("i", INT64, [2, 3])],
+               outs, [scalar("zero", 0.0), ints("divisors", [2, -3, 5])]),
+         "logic_ops.onnx")
+
+
+def make_slicing():
+    """Slice (negative axes and steps, clamped ends), Split (sizes input),
+    Tile, GatherElements (constant and fed indices), Gather on axis 1,
+    ReduceMin, Dropout in inference form."""
+    big = np.iinfo(np.int64).max
+    nodes = [
+        helper.make_node("Slice", ["x", "s_starts", "s_ends", "s_axes", "s_steps"],
+                         ["sl"], name="slice"),
+        helper.make_node("Slice", ["x", "r_starts", "r_ends", "r_axes", "r_steps"],
+                         ["rev"], name="reverse"),
+        helper.make_node("Split", ["x", "sizes"], ["p0", "p1", "p2"], name="split",
+                         axis=1),
+        helper.make_node("Tile", ["p0", "repeats"], ["tile"], name="tile"),
+        helper.make_node("GatherElements", ["x", "picks"], ["ge"], name="gather_elements",
+                         axis=2),
+        helper.make_node("GatherElements", ["x", "idx"], ["gef"], name="gather_fed",
+                         axis=0),
+        helper.make_node("Gather", ["x", "cols"], ["g1"], name="gather_axis1", axis=1),
+        helper.make_node("ReduceMin", ["x"], ["rmin"], name="reduce_min", axes=[1],
+                         keepdims=0),
+        helper.make_node("Dropout", ["x", "ratio", "training"], ["drop"], name="dropout"),
+    ]
+    picks = numpy_helper.from_array(
+        rng(20).integers(-5, 5, size=(2, 6, 3)).astype(np.int64), "picks")
+    outs = [value("sl", FLOAT, [2, 3, 2]), value("rev", FLOAT, [2, 6, 5]),
+            value("p1", FLOAT, [2, 2, 5]), value("p2", FLOAT, [2, 3, 5]),
+            value("tile", FLOAT, [4, 3, 5]), value("ge", FLOAT, [2, 6, 3]),
+            value("gef", FLOAT, [2, 6, 5]), value("g1", FLOAT, [2, 2, 3, 5]),
+            value("rmin", FLOAT, [2, 5]), value("drop", FLOAT, [2, 6, 5])]
+    save(model("slicing", nodes,
+               [value("x", FLOAT, [2, 6, 5]), value("idx", INT64, [2, 6, 5])], outs,
+               [ints("s_starts", [-5, 1]), ints("s_ends", [big, -1]),
+                ints("s_axes", [1, -1]), ints("s_steps", [2, 2]),
+                ints("r_starts", [-1]), ints("r_ends", [-big]), ints("r_axes", [2]),
+                ints("r_steps", [-1]), ints("sizes", [1, 2, 3]),
+                ints("repeats", [2, 3, 1]), picks,
+                numpy_helper.from_array(np.array([[0, 5, 1], [2, 2, 3]], np.int64), "cols"),
+                scalar("ratio", 0.25), scalar("training", False, np.bool_)]),
+         "slicing.onnx")
+    nodes = [helper.make_node("Split", ["x"], ["a", "b", "c"], name="split18", axis=0,
+                              num_outputs=3),
+             helper.make_node("ReduceMin", ["x", "axes"], ["m"], name="rmin18")]
+    save(model("split18", nodes, [value("x", FLOAT, [7, 2])],
+               [value("a", FLOAT, [3, 2]), value("b", FLOAT, [3, 2]),
+                value("c", FLOAT, [1, 2]), value("m", FLOAT, [7, 1])],
+               [ints("axes", [1])], opset=18),
+         "split_opset18.onnx")
+
+
+def make_shape_arithmetic():
+    """Shapes computed at run time, as exporters write them: Shape, Gather,
+    Unsqueeze, Concat, Size, Mul, Div, Mod, Cast, Range, ConstantOfShape,
+    Equal/Where feeding Reshape and Expand; kiln folds them all."""
+    nodes = [
+        helper.make_node("Shape", ["x"], ["shape"], name="shape"),
+        helper.make_node("Gather", ["shape", "zero"], ["batch"], name="batch"),
+        helper.make_node("Size", ["x"], ["size"], name="size"),
+        helper.make_node("Div", ["size", "batch"], ["per_row"], name="per_row"),
+        helper.make_node("Mod", ["per_row", "seven"], ["rem"], name="mod"),
+        helper.make_node("Unsqueeze", ["batch", "axes0"], ["b1"], name="unsq_b"),
+        helper.make_node("Unsqueeze", ["per_row", "axes0"], ["r1"], name="unsq_r"),
+        helper.make_node("Concat", ["b1", "r1"], ["flat_shape"], name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "flat_shape"], ["flat"], name="flatten"),
+        helper.make_node("Cast", ["per_row"], ["per_row_f"], name="cast", to=FLOAT),
+        helper.make_node("Sqrt", ["per_row_f"], ["scale"], name="sqrt"),
+        helper.make_node("Div", ["flat", "scale"], ["scaled"], name="scale"),
+        helper.make_node("Range", ["zero_s", "batch", "one_s"], ["rows"], name="range"),
+        helper.make_node("Equal", ["rows", "zero_s"], ["first"], name="first"),
+        helper.make_node("ConstantOfShape", ["flat_shape"], ["ones"], name="ones",
+                         value=numpy_helper.from_array(np.array([1.0], np.float32))),
+        helper.make_node("Unsqueeze", ["first", "axes1"], ["first_col"], name="unsq_first"),
+        helper.make_node("Where", ["first_col", "ones", "scaled"], ["out"], name="where"),
+        helper.make_node("Expand", ["bias", "flat_shape"], ["wide"], name="expand"),
+        helper.make_node("Add", ["out", "wide"], ["y"], name="add"),
+        helper.make_node("Cast", ["rem"], ["rem_out"], name="rem_out", to=INT64),
+    ]
+    save(model("shape_arithmetic", nodes, [value("x", FLOAT, [4, 3, 5])],
+               [value("y", FLOAT, [4, 15]), value("rem_out", INT64, [])],
+               [scalar("zero", 0, np.int64), scalar("seven", 7, np.int64), ints("axes0", [0]), ints("axes1", [1]),
+                scalar("zero_s", 0, np.int64), scalar("one_s", 1, np.int64),
+                weights("bias", [15], 21)], opset=13),
+         "shape_arithmetic.onnx")
+
+
+def make_conv():
+    """Conv in 1-D and 2-D: strides, explicit pads, each auto_pad, dilations,
+    groups, with and without bias."""
+    nodes = [
+        helper.make_node("Conv", ["x", "w", "b"], ["plain"], name="plain", pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["x", "w"], ["strided"], name="strided", strides=[2, 2],
+                         pads=[0, 1, 2, 0]),
+        helper.make_node("Conv", ["x", "w"], ["upper"], name="same_upper", strides=[2, 3],
+                         auto_pad="SAME_UPPER"),
+        helper.make_node("Conv", ["x", "w"], ["lower"], name="same_lower", strides=[2, 2],
+                         auto_pad="SAME_LOWER"),
+        helper.make_node("Conv", ["x", "w"], ["valid"], name="valid", auto_pad="VALID",
+                         dilations=[2, 1]),
+        helper.make_node("Conv", ["x", "wg", "bg"], ["grouped"], name="grouped", group=2,
+                         kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Conv", ["s", "w1"], ["conv1d"], name="conv1d", strides=[2],
+                         pads=[2, 1], dilations=[2]),
+    ]
+    outs = [value("plain", FLOAT, [2, 6, 7, 9]), value("strided", FLOAT, [2, 6, 4, 4]),
+            value("upper", FLOAT, [2, 6, 4, 3]), value("lower", FLOAT, [2, 6, 4, 5]),
+            value("valid", FLOAT, [2, 6, 3, 7]), value("grouped", FLOAT, [2, 6, 7, 9]),
+            value("conv1d", FLOAT, [2, 5, 6])]
+    save(model("conv", nodes, [value("x", FLOAT, [2, 4, 7, 9]), value("s", FLOAT, [2, 3, 13])],
+               outs,
+               [weights("w", [6, 4, 3, 3], 22), weights("b", [6], 23),
+                weights("wg", [6, 2, 3, 3], 24), weights("bg", [6], 25),
+                weights("w1", [5, 3, 3], 26)]),
+         "conv.onnx")
+
+
+def make_pooling():
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["max2"], name="max2", kernel_shape=[2, 2],
+                         strides=[2, 2]),
+        helper.make_node("MaxPool", ["x"], ["max3"], name="max3_ceil", kernel_shape=[3, 3],
+                         strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1),
+        helper.make_node("MaxPool", ["x"], ["maxd"], name="max_dilated", kernel_shape=[2, 2],
+                         dilations=[2, 2]),
+        helper.make_node("AveragePool", ["x"], ["avg_in"], name="avg_include",
+                         kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1],
+                         count_include_pad=1),
+        helper.make_node("AveragePool", ["x"], ["avg_ex"], name="avg_exclude",
+                         kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 1, 1]),
+        helper.make_node("AveragePool", ["x"], ["avg_ceil"], name="avg_ceil",
+                         kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1,
+                         count_include_pad=1),
+        helper.make_node("AveragePool", ["x"], ["avg_same"], name="avg_same",
+                         kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"),
+        helper.make_node("GlobalAveragePool", ["x"], ["gap"], name="gap"),
+        helper.make_node("GlobalMaxPool", ["x"], ["gmp"], name="gmp"),
+        helper.make_node("MaxPool", ["s"], ["max1d"], name="max1d", kernel_shape=[3],
+                         strides=[2], pads=[1, 1]),
+    ]
+    outs = [value("max2", FLOAT, [2, 3, 3, 4]), value("max3", FLOAT, [2, 3, 4, 5]),
+            value("maxd", FLOAT, [2, 3, 5, 7]), value("avg_in", FLOAT, [2, 3, 4, 5]),
+            value("avg_ex", FLOAT, [2, 3, 4, 9]), value("avg_ceil", FLOAT, [2, 3, 4, 5]),
+            value("avg_same", FLOAT, [2, 3, 4, 5]), value("gap", FLOAT, [2, 3, 1, 1]),
+            value("gmp", FLOAT, [2, 3, 1, 1]), value("max1d", FLOAT, [2, 3, 6])]
+    save(model("pooling", nodes, [value("x", FLOAT, [2, 3, 7, 9]),
+                                  value("s", FLOAT, [2, 3, 11])], outs, opset=19),
+         "pooling.onnx")
+
+
+def make_batchnorm():
+    g = rng(27)
+    def vec(name, values):
+        return numpy_helper.from_array(values.astype(np.float32), name)
+    nodes = [helper.make_node("BatchNormalization", ["x", "scale", "bias", "mean", "var"],
+                              ["y"], name="bn", epsilon=1e-3)]
+    save(model("batchnorm", nodes, [value("x", FLOAT, [2, 4, 3, 3])],
+               [value("y", FLOAT, [2, 4, 3, 3])],
+               [vec("scale", g.uniform(0.5, 1.5, 4)), vec("bias", g.normal(size=4)),
+                vec("mean", g.normal(size=4)), vec("var", g.uniform(0.5, 2.0, 4))],
+               opset=15),
+         "batchnorm.onnx")
+
+
+def make_bad_new_ops():
+    save(add_model(opset=24), "opset_too_new.onnx")
+    conv = helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])
+    save(model("bad_conv", [conv], [value("x", FLOAT, [1, 3, 5, 5])],
+               [value("y", FLOAT, [1, 2, 5, 5])], [weights("w", [2, 4, 3, 3], 28)],
+               check=False),
+         "conv_mismatch.onnx")
+    drop = helper.make_node("Dropout", ["x", "ratio", "training"], ["y"], name="drop")
+    save(model("bad_dropout", [drop], [value("x", FLOAT, [2, 3])],
+               [value("y", FLOAT, [2, 3])],
+               [scalar("ratio", 0.5), scalar("training", True, np.bool_)], check=False),
+         "dropout_training.onnx")
+    bn = helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y", "rm", "rv"],
+                          name="bn_train", training_mode=1)
+    save(model("bad_bn", [bn], [value("x", FLOAT, [2, 3, 4])],
+               [value("y", FLOAT, [2, 3, 4]), value("rm", FLOAT, [3])],
+               [weights(n, [3], 29 + i) for i, n in enumerate("sbmv")], opset=15,
+               check=False),
+         "batchnorm_training.onnx")
+
+
+# Models whose outputs onnxruntime computes for the reference archives.
+ONNXRUNTIME_REFERENCES = [
+    "gemm", "matmul", "elementwise", "compare_where", "softmax", "opset11", "reduce",
+    "shape_ops", "layernorm", "math_ops", "clip_opset7", "logic_ops", "slicing",
+    "split_opset18", "shape_arithmetic", "conv", "pooling", "batchnorm",
+]
+
+
+def save_onnxruntime_references():
+    """<name>.reference.npz: seeded inputs (floats in [-3, 3), integers in
+    [-2, 2): valid indices for every gather here) and onnxruntime's outputs,
+    which test/Import/Onnx/onnxruntime-agreement.test compares Kiln with."""
+    import onnxruntime
+    for name in ONNXRUNTIME_REFERENCES:
+        path = os.path.join(OUT, name + ".onnx")
+        session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+        g = rng(100)
+        feeds = {}
+        for i in session.get_inputs():
+            if i.type == "tensor(int64)":
+                feeds[i.name] = g.integers(-2, 2, i.shape).astype(np.int64)
+            else:
+                feeds[i.name] = g.uniform(-3, 3, i.shape).astype(np.float32)
+        outputs = session.run(None, feeds)
+        arrays = {"in." + k: v for k, v in feeds.items()}
+        for o, v in zip(session.get_outputs(), outputs):
+            arrays["out." + o.name] = v
+        buffer = io.BytesIO()
+        np.savez(buffer, **arrays)
+        write_bytes(name + ".reference.npz", buffer.getvalue())
+
+
 def main():
     # The exporters warn about deprecations and missing torchvision.
     warnings.filterwarnings("ignore")
@@ -487,8 +764,10 @@ def main():
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
                  make_gather, make_layernorm, make_constants, make_dynamic_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
+                 make_math_ops, make_logic_ops, make_slicing, make_shape_arithmetic,
+                 make_conv, make_pooling, make_batchnorm, make_bad_new_ops,
                  make_bad_files,
-                 make_bad_graphs, make_bad_external):
+                 make_bad_graphs, make_bad_external, save_onnxruntime_references):
         make()
 
 

@@ -26,6 +26,10 @@ config.substitutions.append(("%scripts", os.path.join(config.kiln_src_root, "scr
 config.substitutions.append(("%encode-graph",
     "protoc --proto_path=%s --encode=kiln.graph.GraphDef kiln/graph.proto"
     % os.path.join(config.kiln_src_root, "proto")))
+# Encodes a text TensorFlow GraphDef as binary: %encode-tf-graph < in.pbtxt > out.pb
+config.substitutions.append(("%encode-tf-graph",
+    "protoc --proto_path=%s --encode=tensorflow.GraphDef tensorflow/graph.proto"
+    % os.path.join(config.kiln_src_root, "proto")))
 # Writes sample and broken artifacts and .npy files for the kiln tool's tests.
 config.substitutions.append(("%kiln-test-artifact",
     os.path.join(config.kiln_obj_root, "test", "Runtime", "kiln-test-artifact")))

@@ -3,6 +3,7 @@
 #include "compiler/Import/ModelImporter.h"
 
 #include "compiler/Import/Graph/GraphImporter.h"
+#include "compiler/Import/TensorFlow/TfGraphFile.h"
 #include "compiler/Import/TrainFromFlags.h"
 
 #include "dialects/Kiln/KilnDialect.h"
@@ -19,18 +20,33 @@ OwningOpRef<ModuleOp> importModelFile(llvm::StringRef path,
                                       MLIRContext &context,
                                       const ImportOptions &options) {
   llvm::StringRef ext = llvm::sys::path::extension(path);
+  std::string format = options.format;
+  if (format.empty() && (ext == ".pb" || ext == ".pbtxt")) {
+    FailureOr<GraphFileKind> kind = detectGraphFileKind(path, context);
+    if (failed(kind))
+      return nullptr;
+    format = *kind == GraphFileKind::TensorFlow ? "tensorflow" : "kiln";
+  } else if (format.empty() && (ext == ".onnx" || ext == ".mlir")) {
+    format = ext.drop_front().str();
+  }
   OwningOpRef<ModuleOp> module;
-  bool graphFile = ext == ".pb" || ext == ".pbtxt";
+  bool graphFile = format == "kiln";
   if (graphFile) {
     module = importGraphFile(path, context, options.train);
-  } else if (ext == ".onnx") {
-    module = importOnnxFile(path, context, options.onnx);
-  } else if (ext == ".mlir") {
+  } else if (format == "tensorflow") {
+    module = importTfGraphFile(path, isTfTextPath(path), context,
+                               options.tensorflow);
+  } else if (format == "onnx") {
+    OnnxImportOptions onnx = options.onnx;
+    onnx.forTraining = options.train.train;
+    module = importOnnxFile(path, context, onnx);
+  } else if (format == "mlir") {
     module = parseSourceFile<ModuleOp>(path, &context);
   } else {
     emitError(FileLineColLoc::get(&context, path, 0, 0))
         << "unknown input extension '" << ext
-        << "' (expected .pb, .pbtxt, .onnx or .mlir)";
+        << "' (expected .pb, .pbtxt, .onnx or .mlir); or name the format "
+           "with --from=kiln|tensorflow|onnx|mlir";
     return nullptr;
   }
   if (!module || failed(verify(*module)))

@@ -164,7 +164,7 @@ void Serializer::addStep(const Step &step, Instructions &out) {
                               op.getNesterov(), op.getBeta1().convertToDouble(),
                               op.getBeta2().convertToDouble(),
                               op.getEpsilon().convertToDouble(),
-                              op.getWeightDecay().convertToDouble())
+                              op.getWeightDecay().convertToDouble(), op.getDense())
             .Union());
   }
 }

@@ -165,13 +165,15 @@ def Kiln_ApplyAdagradOp : Kiln_ApplyOp<"apply_adagrad",
 }
 
 def Kiln_SparseApplyOp : Kiln_Op<"sparse_apply", [Pure]> {
-  let summary = "A lazy optimizer update of the rows of `param` named by `indices`";
+  let summary = "An optimizer update of `param` from a gradient given as rows";
   let description = [{
     The gradient is sparse: row `indices[i]` of `param` (`[R, ...]`) has
     gradient `rows[i]` (`[N, ...]`). Duplicate ids are summed first, in order
-    of first appearance; only the named rows of `param` and of the slots
-    change (TensorFlow's LazyAdam, PyTorch's SparseAdam); SGD and Adagrad give
-    exactly the dense update. Slots are as in the dense ops: momentum's
+    of first appearance. Without `dense`, only the named rows of `param` and
+    of the slots change (TensorFlow's LazyAdam, PyTorch's SparseAdam); with
+    `dense`, every row gets the dense optimizer's update with a zero gradient
+    where it was not named (torch.optim on an nn.Embedding's gradient). SGD
+    and Adagrad give exactly the dense update either way. Slots are as in the dense ops: momentum's
     velocity, Adam's m and v, Adagrad's accumulator. The runtime runs it (the
     parameter server will too), in place on the variables.
     ```
@@ -189,7 +191,8 @@ def Kiln_SparseApplyOp : Kiln_Op<"sparse_apply", [Pure]> {
                        DefaultValuedAttr<F64Attr, "0.9">:$beta1,
                        DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                        DefaultValuedAttr<F64Attr, "1.0e-8">:$epsilon,
-                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay);
+                       DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
+                       UnitAttr:$dense);
   let results = (outs Kiln_FloatTensor:$new_param,
                       Variadic<Kiln_FloatTensor>:$new_slots);
   let assemblyFormat = [{

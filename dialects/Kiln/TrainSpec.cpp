@@ -27,6 +27,7 @@ constexpr llvm::StringLiteral kOptimizers[] = {"sgd", "momentum", "adam",
                                                "adamw", "adagrad"};
 constexpr llvm::StringLiteral kSchedules[] = {"constant", "linear_warmup",
                                               "cosine_decay"};
+constexpr llvm::StringLiteral kSparseUpdates[] = {"dense", "lazy"};
 constexpr llvm::StringLiteral kPrecisions[] = {"fp32", "bf16_mixed",
                                                "fp16_mixed"};
 constexpr llvm::StringLiteral kStrategies[] = {"single", "all_reduce",
@@ -54,6 +55,7 @@ const KeySchema kOptimizerKeys[] = {
     {"initial_accumulator", ValueKind::Float},
     {"clip_global_norm", ValueKind::Float},
     {"schedule", ValueKind::Dict, {}, kScheduleKeys},
+    {"sparse_updates", ValueKind::String, kSparseUpdates},
 };
 const KeySchema kStrategyKeys[] = {
     {"kind", ValueKind::String, kStrategies},

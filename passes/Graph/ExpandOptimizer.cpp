@@ -37,6 +37,9 @@ struct OptimizerSpec {
   double lr = 0.01, momentum = 0.9, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
   double weightDecay = 0.0, initialAccumulator = 0.0, clipGlobalNorm = 0.0;
   bool nesterov = false;
+  /// Embedding tables' updates: every row (dense, as torch.optim does) or
+  /// only the looked-up ones (lazy).
+  bool lazySparse = false;
   std::string schedule = "constant";
   int64_t warmupSteps = 0, decaySteps = 0;
   double minLr = 0.0;
@@ -68,6 +71,8 @@ OptimizerSpec OptimizerSpec::from(DictionaryAttr dict) {
   spec.clipGlobalNorm = number(dict, "clip_global_norm", spec.clipGlobalNorm);
   if (auto nesterov = dict.getAs<BoolAttr>("nesterov"))
     spec.nesterov = nesterov.getValue();
+  if (auto updates = dict.getAs<StringAttr>("sparse_updates"))
+    spec.lazySparse = updates.getValue() == "lazy";
   if (auto schedule = dict.getAs<DictionaryAttr>("schedule")) {
     if (auto kind = schedule.getAs<StringAttr>("kind"))
       spec.schedule = kind.str();
@@ -278,7 +283,8 @@ LogicalResult OptimizerExpansion::update(Gradient &gradient, Value lr, Value ste
         builder.getF64FloatAttr(spec.momentum),
         spec.nesterov ? builder.getUnitAttr() : UnitAttr(),
         builder.getF64FloatAttr(spec.beta1), builder.getF64FloatAttr(spec.beta2),
-        builder.getF64FloatAttr(spec.epsilon), builder.getF64FloatAttr(decay));
+        builder.getF64FloatAttr(spec.epsilon), builder.getF64FloatAttr(decay),
+        spec.lazySparse ? UnitAttr() : builder.getUnitAttr());
     results.assign(apply->result_begin(), apply->result_end());
   } else if (spec.kind == "sgd") {
     results = {builder.create<ApplySgdOp>(loc, type, param, gradient.dense, lr).getResult()};

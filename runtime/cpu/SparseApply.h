@@ -3,7 +3,8 @@
 // The runtime side of kiln.sparse_apply (artifact.fbs, table SparseApply):
 // the gradient arrives as ids and rows; duplicate ids are summed first, in
 // order of first appearance, then each named row of the parameter and its
-// slots gets the dense optimizer's update. Ids outside [0, rows) are
+// slots gets the dense optimizer's update (lazily), or every row does with a
+// zero gradient where none is named (dense, for momentum and Adam). Ids outside [0, rows) are
 // skipped (the data readers reject them before a step runs). The parameter
 // servers will apply the same code to their shards.
 //
@@ -24,6 +25,10 @@ struct SparseHyperParameters {
   SparseOptimizer optimizer = SparseOptimizer::Sgd;
   double momentum = 0, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8, weightDecay = 0;
   bool nesterov = false;
+  /// Momentum and Adam: every row gets the dense update (zero gradient where
+  /// no id names it), with dense Adam's formula; else only the named rows,
+  /// with SparseAdam's.
+  bool dense = false;
 };
 
 /// The tensors of one update; `param` and `slots` are [tableRows, rowWidth].
@@ -39,9 +44,15 @@ struct SparseUpdate {
   const float *lr, *step;
 };
 
-/// Applies the update in place. `scratch` keeps its capacity between calls.
+/// Buffers an update reuses between calls.
+struct SparseScratch {
+  std::vector<float> sums;
+  std::vector<int64_t> rowSlot;
+};
+
+/// Applies the update in place.
 void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
-                 std::vector<float> &scratch);
+                 SparseScratch &scratch);
 
 } // namespace kiln::cpu
 

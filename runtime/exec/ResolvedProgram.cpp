@@ -27,6 +27,7 @@ ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &app
   hyper.beta2 = apply.beta2();
   hyper.epsilon = apply.epsilon();
   hyper.weightDecay = apply.weight_decay();
+  hyper.dense = apply.dense();
   const Buffer &param = *root.buffers()->Get(apply.param());
   const Buffer &rows = *root.buffers()->Get(apply.rows());
   cpu::SparseUpdate &update = step.update;

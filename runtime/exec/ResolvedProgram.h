@@ -76,7 +76,7 @@ private:
 
   std::vector<Step> steps_;
   /// Sums of duplicate sparse rows; reused between runs.
-  mutable std::vector<float> sparseScratch_;
+  mutable cpu::SparseScratch sparseScratch_;
   /// The argument arrays of every KernelStep, one after another.
   std::vector<void *> kernelArgs_;
 };

@@ -1,7 +1,8 @@
 //===- kilnc.cpp - The kiln compiler driver -------------------------------===//
 //
 //   kilnc MODEL (.pb | .pbtxt | .onnx | .mlir) [--emit=artifact|llvm|mlir]
-//         [-o OUT] [--report]
+//         [-o OUT] [--report] [--from=kiln|tensorflow|onnx|mlir]
+//         [--input-shape NAME=D0,D1,...]... [--outputs=NODE,...]
 //         [--train [--loss=KIND --output=NAME --label=NAME]
 //                  [--optimizer=KIND] [--lr=F] [--batch=N]
 //                  [--accumulate-steps=N]]
@@ -66,6 +67,20 @@ cl::opt<std::string> targetCpu(
 cl::list<std::string> dims("dim",
                            cl::desc("Size of a symbolic ONNX input dimension"),
                            cl::value_desc("NAME=SIZE"));
+cl::opt<std::string> fromFormat(
+    "from",
+    cl::desc("The model's format: kiln, tensorflow, onnx or mlir (default: by "
+             "the extension; .pb/.pbtxt by the content)"),
+    cl::value_desc("format"));
+cl::list<std::string> inputShapes(
+    "input-shape",
+    cl::desc("Shape of a TensorFlow Placeholder with unknown sizes"),
+    cl::value_desc("NAME=D0,D1,..."));
+cl::list<std::string> graphOutputs(
+    "outputs",
+    cl::desc("The TensorFlow nodes the model returns (default: those nothing "
+             "consumes)"),
+    cl::value_desc("NODE,..."), cl::CommaSeparated);
 cl::opt<bool> report("report",
                      cl::desc("Print a summary of the compiled model to stderr"));
 cl::opt<bool> inferenceOnly(
@@ -102,6 +117,30 @@ cl::opt<int64_t> accumulateSteps(
     "accumulate-steps",
     cl::desc("Micro-batches whose gradients make one update"),
     cl::value_desc("N"), cl::cat(trainCategory));
+cl::opt<double> momentumFlag("momentum", cl::desc("Momentum coefficient (default 0.9)"),
+                             cl::value_desc("MU"), cl::cat(trainCategory));
+cl::opt<bool> nesterovFlag("nesterov", cl::desc("Nesterov momentum"),
+                           cl::cat(trainCategory));
+cl::opt<double> weightDecayFlag("weight-decay",
+                                cl::desc("AdamW's decoupled weight decay (default 0.01)"),
+                                cl::value_desc("WD"), cl::cat(trainCategory));
+cl::opt<double> clipNormFlag("clip-norm", cl::desc("Clip gradients to this global norm"),
+                             cl::value_desc("NORM"), cl::cat(trainCategory));
+cl::opt<std::string> scheduleFlag(
+    "lr-schedule", cl::desc("constant, linear_warmup or cosine_decay"),
+    cl::value_desc("KIND"), cl::cat(trainCategory));
+cl::opt<int64_t> warmupFlag("warmup-steps", cl::desc("Linear warm-up length"),
+                            cl::value_desc("N"), cl::cat(trainCategory));
+cl::opt<int64_t> decayFlag("decay-steps",
+                           cl::desc("Step at which cosine decay reaches --min-lr"),
+                           cl::value_desc("N"), cl::cat(trainCategory));
+cl::opt<double> minLrFlag("min-lr", cl::desc("Cosine decay's final rate"),
+                          cl::value_desc("LR"), cl::cat(trainCategory));
+cl::opt<std::string> sparseUpdatesFlag(
+    "sparse-updates",
+    cl::desc("Embedding tables under momentum/Adam: dense (every row, as torch.optim; "
+             "the default) or lazy (looked-up rows only, as SparseAdam)"),
+    cl::value_desc("dense|lazy"), cl::cat(trainCategory));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
                                  "shape refinement and canonicalization"));
@@ -121,11 +160,45 @@ LogicalResult parseDims(kiln::OnnxImportOptions &options) {
   return success();
 }
 
+/// Parses --from, --input-shape and --outputs into `options`; prints one
+/// line on failure.
+LogicalResult parseFormatFlags(kiln::ImportOptions &options) {
+  if (!fromFormat.empty() &&
+      !llvm::is_contained({"kiln", "tensorflow", "onnx", "mlir"}, fromFormat)) {
+    llvm::errs() << "kilnc: error: --from=" << fromFormat
+                 << ": expected kiln, tensorflow, onnx or mlir\n";
+    return failure();
+  }
+  options.format = fromFormat;
+  for (const std::string &flag : inputShapes) {
+    auto [name, sizes] = llvm::StringRef(flag).split('=');
+    SmallVector<StringRef> parts;
+    sizes.split(parts, ',');
+    SmallVector<int64_t> shape;
+    for (StringRef part : parts) {
+      int64_t size = 0;
+      if (part.getAsInteger(10, size) || size < 0)
+        break;
+      shape.push_back(size);
+    }
+    if (name.empty() || sizes.empty() || shape.size() != parts.size() ||
+        !options.tensorflow.inputShapes.try_emplace(name, shape).second) {
+      llvm::errs() << "kilnc: error: --input-shape '" << flag
+                   << "': expected NAME=D0,D1,... with sizes >= 0, once per "
+                      "input\n";
+      return failure();
+    }
+  }
+  options.tensorflow.outputs.assign(graphOutputs.begin(), graphOutputs.end());
+  return success();
+}
+
 /// Copies the --train flags into `options`; prints one line on a value
 /// no model could take.
 LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   kiln::TrainFlags &flags = options.train;
   flags.train = train;
+  options.tensorflow.training = train;
   flags.loss = lossKind;
   if (!flags.loss.empty() && flags.loss != "softmax_cross_entropy" &&
       flags.loss != "sigmoid_cross_entropy" && flags.loss != "mse") {
@@ -154,6 +227,7 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
     }
     flags.batchSize = batchSize;
     options.onnx.batchSize = batchSize;
+    options.tensorflow.batchSize = batchSize;
   }
   if (accumulateSteps.getNumOccurrences()) {
     if (accumulateSteps < 1) {
@@ -163,6 +237,21 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
     }
     flags.accumulateSteps = accumulateSteps;
   }
+  if (momentumFlag.getNumOccurrences())
+    flags.momentum = momentumFlag;
+  flags.nesterov = nesterovFlag;
+  if (weightDecayFlag.getNumOccurrences())
+    flags.weightDecay = weightDecayFlag;
+  if (clipNormFlag.getNumOccurrences())
+    flags.clipNorm = clipNormFlag;
+  flags.schedule = scheduleFlag;
+  if (warmupFlag.getNumOccurrences())
+    flags.warmupSteps = warmupFlag;
+  if (decayFlag.getNumOccurrences())
+    flags.decaySteps = decayFlag;
+  if (minLrFlag.getNumOccurrences())
+    flags.minLr = minLrFlag;
+  flags.sparseUpdates = sparseUpdatesFlag;
   if (flags.train && inferenceOnly) {
     llvm::errs() << "kilnc: error: --train and --inference-only contradict "
                     "each other\n";
@@ -202,7 +291,8 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv, "kiln compiler\n");
 
   kiln::ImportOptions options;
-  if (failed(parseDims(options.onnx)) || failed(parseTrainFlags(options)))
+  if (failed(parseDims(options.onnx)) || failed(parseFormatFlags(options)) ||
+      failed(parseTrainFlags(options)))
     return 1;
   if (target != "cpu") {
     llvm::errs() << "kilnc: error: --target=" << target

@@ -32,6 +32,53 @@ LogicalResult applyTrainOverrides(const TrainFlags &flags, graph::TrainSpec &spe
   }
   if (flags.learningRate)
     optimizer.set_learning_rate(*flags.learningRate);
+  auto only = [&](bool given, StringRef flag, graph::Optimizer::Kind kind,
+                  StringRef name) -> LogicalResult {
+    if (!given || optimizer.kind() == kind)
+      return success();
+    return emitError(loc) << flag << " applies to --optimizer=" << name
+                          << " only, not " << graph::Optimizer::Kind_Name(optimizer.kind());
+  };
+  if (failed(only(flags.momentum.has_value(), "--momentum", graph::Optimizer::MOMENTUM,
+                  "momentum")) ||
+      failed(only(flags.nesterov, "--nesterov", graph::Optimizer::MOMENTUM, "momentum")) ||
+      failed(only(flags.weightDecay.has_value(), "--weight-decay", graph::Optimizer::ADAMW,
+                  "adamw")))
+    return failure();
+  if (flags.momentum)
+    optimizer.set_momentum(*flags.momentum);
+  if (flags.nesterov)
+    optimizer.set_nesterov(true);
+  if (flags.weightDecay)
+    optimizer.set_weight_decay(*flags.weightDecay);
+  if (flags.clipNorm)
+    optimizer.set_clip_global_norm(*flags.clipNorm);
+  if (!flags.sparseUpdates.empty()) {
+    if (flags.sparseUpdates != "dense" && flags.sparseUpdates != "lazy")
+      return emitError(loc) << "--sparse-updates=" << flags.sparseUpdates
+                            << ": expected dense or lazy";
+    optimizer.set_sparse_updates(flags.sparseUpdates == "lazy" ? graph::Optimizer::LAZY
+                                                               : graph::Optimizer::DENSE);
+  }
+  graph::LearningRateSchedule &schedule = *optimizer.mutable_schedule();
+  if (!flags.schedule.empty()) {
+    std::optional<graph::LearningRateSchedule::Kind> kind =
+        llvm::StringSwitch<std::optional<graph::LearningRateSchedule::Kind>>(flags.schedule)
+            .Case("constant", graph::LearningRateSchedule::CONSTANT)
+            .Case("linear_warmup", graph::LearningRateSchedule::LINEAR_WARMUP)
+            .Case("cosine_decay", graph::LearningRateSchedule::COSINE_DECAY)
+            .Default(std::nullopt);
+    if (!kind)
+      return emitError(loc) << "--lr-schedule=" << flags.schedule
+                            << ": expected constant, linear_warmup or cosine_decay";
+    schedule.set_kind(*kind);
+  }
+  if (flags.warmupSteps)
+    schedule.set_warmup_steps(*flags.warmupSteps);
+  if (flags.decaySteps)
+    schedule.set_decay_steps(*flags.decaySteps);
+  if (flags.minLr)
+    schedule.set_min_lr(*flags.minLr);
   if (flags.batchSize)
     spec.set_batch_size(*flags.batchSize);
   if (flags.accumulateSteps)

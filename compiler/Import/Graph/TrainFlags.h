@@ -34,6 +34,16 @@ struct TrainFlags {
   std::optional<double> learningRate;
   std::optional<int64_t> batchSize;
   std::optional<int64_t> accumulateSteps;
+  /// --momentum, --nesterov, --weight-decay, --clip-norm.
+  std::optional<double> momentum, weightDecay, clipNorm;
+  bool nesterov = false;
+  /// --lr-schedule (constant, linear_warmup, cosine_decay) and its
+  /// --warmup-steps, --decay-steps, --min-lr.
+  std::string schedule;
+  std::optional<int64_t> warmupSteps, decaySteps;
+  std::optional<double> minLr;
+  /// --sparse-updates: dense or lazy.
+  std::string sparseUpdates;
 
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
@@ -41,13 +51,16 @@ struct TrainFlags {
   }
   /// Whether any flag changes a train spec's optimizer or batch.
   bool overridesSpec() const {
-    return !optimizer.empty() || learningRate || batchSize || accumulateSteps;
+    return !optimizer.empty() || learningRate || batchSize || accumulateSteps ||
+           momentum || weightDecay || clipNorm || nesterov || !schedule.empty() ||
+           warmupSteps || decaySteps || minLr || !sparseUpdates.empty();
   }
 };
 
-/// Writes the optimizer, learning rate, batch size and accumulation steps
-/// the flags set into `spec`; other fields stay. Fails, with one error at
-/// `loc` naming the flag, on an unknown optimizer.
+/// Writes the optimizer, its settings, the schedule, batch size and
+/// accumulation steps the flags set into `spec`; other fields stay. Fails,
+/// with one error at `loc` naming the flag, on an unknown name. (The spec
+/// importer then checks the values' ranges.)
 mlir::LogicalResult applyTrainOverrides(const TrainFlags &flags,
                                         graph::TrainSpec &spec,
                                         mlir::Location loc);

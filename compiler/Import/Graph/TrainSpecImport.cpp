@@ -117,11 +117,14 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
   FailureOr<StringRef> kind =
       pick("optimizer.kind", opt.kind(),
            {"sgd", "momentum", "adam", "adamw", "adagrad"});
-  if (failed(kind))
+  FailureOr<StringRef> sparseUpdates =
+      pick("optimizer.sparse_updates", opt.sparse_updates(), {"dense", "lazy"});
+  if (failed(kind) || failed(sparseUpdates))
     return failure();
   SmallVector<NamedAttribute> entries = {
       str("kind", *kind), f64("learning_rate", lr),
-      f64("clip_global_norm", opt.clip_global_norm()), dict("schedule", *sched)};
+      f64("clip_global_norm", opt.clip_global_norm()), dict("schedule", *sched),
+      str("sparse_updates", *sparseUpdates)};
   auto inRange = [&](StringRef field, double value, double lo, double hi,
                      bool closedHi) -> LogicalResult {
     if (value < lo || value > hi || (!closedHi && value == hi))

@@ -16,6 +16,7 @@
 #include "compiler/Import/Onnx/OnnxNames.h"
 #include "compiler/Import/Onnx/OnnxOps.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
+#include "compiler/Import/Onnx/OnnxTorchExport.h"
 
 #include "dialects/Kiln/KilnOps.h"
 
@@ -28,9 +29,10 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// Default-domain opsets whose ops this importer knows.
+/// Default-domain opsets whose ops this importer knows: through 23, the
+/// newest torch.onnx.export writes (ops changed after it are unchecked).
 constexpr int64_t kMinOpset = 7;
-constexpr int64_t kMaxOpset = 28;
+constexpr int64_t kMaxOpset = 23;
 constexpr llvm::StringLiteral kFunctionName = "forward";
 
 class OnnxGraphImporter final : public OnnxValueScope {
@@ -64,6 +66,9 @@ private:
     bool isInitializer;
     /// Its variable read or constant, once used as data.
     Value materialized;
+    /// For a float initializer: a variable training leaves alone (a buffer),
+    /// or not a variable at all (a constant the exporter stored).
+    bool frozen = false, constant = false;
   };
 
   Location namedLoc(const Twine &name) {
@@ -75,6 +80,7 @@ private:
 
   LogicalResult readOpset();
   LogicalResult decodeInitializers();
+  LogicalResult applyTorchSignature();
   FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &input,
                                            Location loc);
   LogicalResult buildFunction();
@@ -161,6 +167,44 @@ LogicalResult OnnxGraphImporter::decodeInitializers() {
       return failure();
     if (!known.try_emplace(tensor.name(), Known{*value, loc, true, {}}).second)
       return emitError(loc) << "is defined twice";
+  }
+  return success();
+}
+
+/// With torch.onnx.export's signature, parameters train, buffers are frozen
+/// variables and any other float initializer is a constant. A model to be
+/// trained must still hold every parameter under its name: the exporter's
+/// graph optimizer (on by default) folds transposed weights into new
+/// constants, merges equal-valued parameters and drops zero biases, which
+/// would silently tie or freeze what PyTorch trains.
+LogicalResult OnnxGraphImporter::applyTorchSignature() {
+  TorchExportSignature signature = readTorchExportSignature(graph());
+  if (!signature.present)
+    return success();
+  llvm::StringSet<> parameters;
+  SmallVector<StringRef> missing;
+  for (const std::string &name : signature.parameters) {
+    parameters.insert(name);
+    if (!known.count(name))
+      missing.push_back(name);
+  }
+  if (options.forTraining && !missing.empty()) {
+    InFlightDiagnostic error = emitError(fileLoc);
+    error << "the exporter's graph optimizer removed or merged " << missing.size()
+          << " of the model's " << signature.parameters.size() << " parameters (";
+    for (size_t i = 0; i < std::min<size_t>(missing.size(), 3); ++i)
+      error << (i ? ", " : "") << "'" << printable(missing[i]) << "'";
+    if (missing.size() > 3)
+      error << ", ...";
+    return error << "), so it cannot be trained as PyTorch trains it: export with "
+                    "torch.onnx.export(..., dynamo=True, optimize=False)";
+  }
+  for (auto &entry : known) {
+    Known &k = entry.getValue();
+    if (!k.isInitializer || !llvm::isa<FloatType>(k.value.getElementType()))
+      continue;
+    k.frozen = signature.buffers.contains(entry.getKey());
+    k.constant = !k.frozen && !parameters.contains(entry.getKey());
   }
   return success();
 }
@@ -377,7 +421,10 @@ bool OnnxGraphImporter::copyInitializer(StringRef name, StringRef source) {
       !llvm::isa<FloatType>(it->second.value.getElementType()) || known.count(name))
     return false;
   Location loc = namedLoc("initializer '" + printable(name) + "'");
-  known.try_emplace(name, Known{it->second.value, loc, /*isInitializer=*/true, {}});
+  Known copy{it->second.value, loc, /*isInitializer=*/true, {}};
+  copy.frozen = it->second.frozen;
+  copy.constant = it->second.constant;
+  known.try_emplace(name, copy);
   return true;
 }
 
@@ -390,12 +437,15 @@ Value OnnxGraphImporter::materialize(StringRef name, Known &entry) {
   else
     builder.setInsertionPointToStart(&function.getBody().front());
   auto type = llvm::cast<RankedTensorType>(entry.value.getType());
-  if (entry.isInitializer && llvm::isa<FloatType>(type.getElementType())) {
+  if (entry.isInitializer && !entry.constant &&
+      llvm::isa<FloatType>(type.getElementType())) {
     OpBuilder moduleBuilder(function);
     auto init = InitializerAttr::get(&context, InitKind::constant,
                                      llvm::APFloat(0.0), llvm::APFloat(0.0),
                                      /*seed=*/0, entry.value);
-    moduleBuilder.create<VariableOp>(entry.loc, name, type, init);
+    auto variable = moduleBuilder.create<VariableOp>(entry.loc, name, type, init);
+    if (entry.frozen)
+      variable.setTrainable(false);
     lastPrologueOp = builder.create<ReadOp>(entry.loc, type, name);
   } else {
     lastPrologueOp = builder.create<ConstantOp>(entry.loc, entry.value);
@@ -419,7 +469,7 @@ OwningOpRef<ModuleOp> OnnxGraphImporter::import() {
                                                   : StringRef(name));
   countUses();
   if (failed(readOpset()) || failed(decodeInitializers()) ||
-      failed(buildFunction()) || failed(convertNodes()) ||
+      failed(applyTorchSignature()) || failed(buildFunction()) || failed(convertNodes()) ||
       failed(buildReturn()))
     return nullptr;
   return std::move(module);

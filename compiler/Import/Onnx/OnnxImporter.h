@@ -16,10 +16,14 @@ struct OnnxImportOptions {
   /// Size for a symbolic dimension 0 that `dimSizes` does not bind: the
   /// batch (kilnc --train --batch=N); 0 = none.
   int64_t batchSize = 0;
+  /// Whether the model is imported to be trained (kilnc --train): a model
+  /// whose exporter lost parameters is refused then.
+  bool forTraining = false;
 };
 
-/// Reads an ONNX model file into a kiln module: initializers become
-/// variables holding their values, graph inputs become arguments and graph
+/// Reads an ONNX model file into a kiln module: float initializers become
+/// variables holding their values (non-trainable buffers, or constants,
+/// where torch.onnx.export's graph signature says so), graph inputs become arguments and graph
 /// outputs results of @forward. On failure, emits one error (naming the file
 /// and the node, tensor or field) on the context and returns null.
 mlir::OwningOpRef<mlir::ModuleOp>

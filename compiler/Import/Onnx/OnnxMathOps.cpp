@@ -127,7 +127,10 @@ LogicalResult convertPow(OnnxNode &node) {
       return node.setResult(0, failed(one) ? one : b.binary<DivOp>(*one, v));
     }
   }
-  Value exponent = node.getInput(1);
+  FailureOr<Value> given = node.getInputAsConstant(1);
+  if (failed(given))
+    return failure();
+  Value exponent = *given;
   if (failed(node.requireNumeric(exponent, "an exponent")))
     return failure();
   if (getElementTypeOrSelf(exponent.getType()) != elementType) {
@@ -171,7 +174,10 @@ LogicalResult convertClip(OnnxNode &node) {
     for (unsigned i : {1u, 2u}) {
       if (!node.hasInput(i))
         continue;
-      Value bound = node.getInput(i);
+      FailureOr<Value> given = node.getInputAsConstant(i);
+      if (failed(given))
+        return failure();
+      Value bound = *given;
       if (KilnOpBuilder::rankOf(bound) != 0 &&
           staticElementCount(KilnOpBuilder::shapeOf(bound)).value_or(0) != 1)
         return node.emitError() << "expects input #" << i << " ("

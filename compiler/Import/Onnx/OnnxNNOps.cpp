@@ -54,14 +54,22 @@ FailureOr<OnnxWindow> readWindow(OnnxNode &node, ArrayRef<int64_t> sizes,
                                  ArrayRef<int64_t> kernel) {
   int64_t spatial = sizes.size();
   OnnxWindow w;
+  // Each read only after the previous succeeded: one error at most.
   FailureOr<std::optional<SmallVector<int64_t>>> kernelAttr =
       node.getIntsAttr("kernel_shape");
+  if (failed(kernelAttr))
+    return failure();
   FailureOr<SmallVector<int64_t>> strides = spatialInts(node, "strides", spatial, 1);
+  if (failed(strides))
+    return failure();
   FailureOr<SmallVector<int64_t>> dilations = spatialInts(node, "dilations", spatial, 1);
+  if (failed(dilations))
+    return failure();
   FailureOr<std::string> autoPad = node.getStringAttr("auto_pad", "NOTSET");
+  if (failed(autoPad))
+    return failure();
   FailureOr<int64_t> ceilMode = node.getIntAttr("ceil_mode", 0);
-  if (failed(kernelAttr) || failed(strides) || failed(dilations) || failed(autoPad) ||
-      failed(ceilMode))
+  if (failed(ceilMode))
     return failure();
   if (*kernelAttr) {
     if (!kernel.empty() && ArrayRef<int64_t>(**kernelAttr) != kernel)
@@ -154,9 +162,11 @@ LogicalResult convertConv(OnnxNode &node) {
                             << " [F, C / group, K...], got shape "
                             << formatOnnxShape(*filterShape);
   FailureOr<int64_t> group = node.getIntAttr("group", 1);
+  if (failed(group))
+    return failure();
   FailureOr<OnnxWindow> window =
       readWindow(node, shape->drop_front(2), filterShape->drop_front(2));
-  if (failed(group) || failed(window))
+  if (failed(window))
     return failure();
   KilnOpBuilder &b = node.getBuilder();
   Result y = b.conv(x, filter, window->attrs(), *group);
@@ -171,8 +181,10 @@ LogicalResult convertConv(OnnxNode &node) {
 LogicalResult convertMaxPool(OnnxNode &node) {
   Value x = node.getInput(0);
   FailureOr<ArrayRef<int64_t>> shape = channelsFirst(node, x);
+  if (failed(shape))
+    return failure();
   FailureOr<int64_t> storageOrder = node.getIntAttr("storage_order", 0);
-  if (failed(shape) || failed(storageOrder))
+  if (failed(storageOrder))
     return failure();
   if (*storageOrder != 0)
     return node.emitError() << "expects storage_order 0 (row major), got " << *storageOrder;
@@ -185,8 +197,10 @@ LogicalResult convertMaxPool(OnnxNode &node) {
 LogicalResult convertAveragePool(OnnxNode &node) {
   Value x = node.getInput(0);
   FailureOr<ArrayRef<int64_t>> shape = channelsFirst(node, x);
+  if (failed(shape))
+    return failure();
   FailureOr<int64_t> includePad = node.getIntAttr("count_include_pad", 0);
-  if (failed(shape) || failed(includePad))
+  if (failed(includePad))
     return failure();
   FailureOr<OnnxWindow> window = readWindow(node, shape->drop_front(2), {});
   if (failed(window))
@@ -246,11 +260,12 @@ LogicalResult convertBatchNorm(OnnxNode &node) {
   Value mean = node.getInput(3), var = node.getInput(4);
   freezeVariable(mean);
   freezeVariable(var);
+  // One error at most: each operand is checked only once the last passed.
   Result scale = perChannel(node, node.getInput(1), *shape, "scale");
-  Result bias = perChannel(node, node.getInput(2), *shape, "B");
-  Result meanC = perChannel(node, mean, *shape, "input_mean");
-  Result varC = perChannel(node, var, *shape, "input_var");
-  if (failed(scale) || failed(bias) || failed(meanC) || failed(varC))
+  Result bias = failed(scale) ? scale : perChannel(node, node.getInput(2), *shape, "B");
+  Result meanC = failed(bias) ? bias : perChannel(node, mean, *shape, "input_mean");
+  Result varC = failed(meanC) ? meanC : perChannel(node, var, *shape, "input_var");
+  if (failed(varC))
     return failure();
   Result eps = b.splatLike(*varC, *epsilon);
   Result inverse = failed(eps) ? eps : b.binary<AddOp>(*varC, *eps);

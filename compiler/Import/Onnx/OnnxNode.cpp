@@ -50,14 +50,21 @@ DenseElementsAttr OnnxNode::getConstantInput(unsigned i) {
   return scope.lookupConstant(proto.input(i));
 }
 
+FailureOr<Value> OnnxNode::getInputAsConstant(unsigned i) {
+  if (DenseElementsAttr value = getConstantInput(i))
+    return builder.constant(value);
+  return getInput(i);
+}
+
 FailureOr<SmallVector<int64_t>> OnnxNode::getConstantInts(unsigned i,
                                                           StringRef what) {
   DenseElementsAttr value = getConstantInput(i);
   if (!value)
     return emitError() << "expects input #" << i << " (" << what << ", '"
                        << printable(proto.input(i))
-                       << "') to be known at import time: an initializer or "
-                          "the output of a Constant node";
+                       << "') to be known at import time: an initializer, a "
+                          "Constant node's output, or computed from those and "
+                          "static shapes";
   Type elementType = value.getElementType();
   if (!elementType.isInteger(64) && !elementType.isInteger(32))
     return emitError() << "expects input #" << i << " (" << what

@@ -79,6 +79,10 @@ public:
   mlir::Value getInput(unsigned i) { return scope.lookup(proto.input(i)); }
   /// Input `i`'s value if it is known at import time, else null.
   mlir::DenseElementsAttr getConstantInput(unsigned i);
+  /// Input `i` as a kiln.constant when it is known at import time, else its
+  /// value: for hyperparameters (Clip's bounds, Pow's exponent), which must
+  /// never become trainable variables even when stored as initializers.
+  mlir::FailureOr<mlir::Value> getInputAsConstant(unsigned i);
   /// Input `i` read at import time as a list of integers (int32 or int64);
   /// `what` names it in errors ("shape", "axes").
   mlir::FailureOr<llvm::SmallVector<int64_t>>

@@ -2,6 +2,8 @@
 
 #include "reference/ReferenceInterpreter.h"
 
+#include "reference/ReferenceWindows.h"
+
 #include "dialects/Kiln/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -104,6 +106,7 @@ private:
   Tensor matmul(MatmulOp op);
   Tensor layerNorm(LayerNormOp op);
   Tensor gather(GatherOp op);
+  Tensor gatherElements(GatherElementsOp op);
 
   ModuleOp module;
   const llvm::StringMap<Tensor> &variables;
@@ -238,6 +241,35 @@ Tensor Interpreter::gather(GatherOp op) {
   return out;
 }
 
+Tensor Interpreter::gatherElements(GatherElementsOp op) {
+  const Tensor &in = valueOf(op.getInput()), &ids = valueOf(op.getIndices());
+  int64_t axis = op.getAxis(), size = in.shape[axis];
+  Tensor out = zeros(ids.shape);
+  for (int64_t i = 0; i < out.size(); ++i) {
+    Shape c = unravel(i, ids.shape);
+    int64_t id = static_cast<int64_t>(ids.data[i]);
+    c[axis] = std::clamp<int64_t>(id < 0 ? id + size : id, 0, size - 1);
+    out.data[i] = in.data[ravel(c, in.shape)];
+  }
+  return out;
+}
+
+template <typename OpTy> Window windowOf(OpTy op, ArrayRef<int64_t> kernel) {
+  auto vec = [](ArrayRef<int64_t> a) { return std::vector<int64_t>(a.begin(), a.end()); };
+  return Window{vec(kernel), vec(op.getStrides()), vec(op.getDilations()),
+                vec(op.getPadLow()), vec(op.getPadHigh())};
+}
+
+/// Python's floored remainder, or C's fmod.
+double remainder(double a, double b, bool truncated, bool isInt) {
+  if (isInt && b == 0)
+    return 0;
+  double r = std::fmod(a, b);
+  if (!truncated && r != 0 && (r < 0) != (b < 0))
+    r += b;
+  return r;
+}
+
 Tensor Interpreter::evaluate(Operation *op) {
   auto unary = [&](double (*f)(double)) {
     return map(op, [f](ArrayRef<double> x) { return f(x[0]); });
@@ -280,6 +312,31 @@ Tensor Interpreter::evaluate(Operation *op) {
       .Case([&](TanhOp) { return unary([](double x) { return std::tanh(x); }); })
       .Case([&](SigmoidOp) { return unary([](double x) { return 1 / (1 + std::exp(-x)); }); })
       .Case([&](ReluOp) { return unary([](double x) { return std::max(x, 0.0); }); })
+      .Case([&](ErfOp) { return unary([](double x) { return std::erf(x); }); })
+      .Case([&](AbsOp) { return unary([](double x) { return std::fabs(x); }); })
+      .Case([&](PowOp) { return binary([](double a, double b) { return std::pow(a, b); }); })
+      .Case([&](ModOp m) {
+        bool truncated = m.getFmod();
+        bool isInt = llvm::isa<IntegerType>(getElementTypeOrSelf(m.getType()));
+        return map(op, [=](ArrayRef<double> x) {
+          return remainder(x[0], x[1], truncated, isInt);
+        });
+      })
+      .Case([&](GatherElementsOp g) { return gatherElements(g); })
+      .Case([&](ConvOp c) {
+        auto filter = llvm::cast<RankedTensorType>(c.getFilter().getType());
+        return convolve(valueOf(c.getInput()), valueOf(c.getFilter()),
+                        windowOf(c, filter.getShape().drop_front(2)), c.getGroups(),
+                        shapeOf(c.getResult()));
+      })
+      .Case([&](MaxPoolOp p) {
+        return maxPool(valueOf(p.getInput()), windowOf(p, p.getKernel()),
+                       shapeOf(p.getResult()));
+      })
+      .Case([&](AvgPoolOp p) {
+        return avgPool(valueOf(p.getInput()), windowOf(p, p.getKernel()), p.getExcludePad(),
+                       shapeOf(p.getResult()));
+      })
       .Case([&](GeluOp g) {
         bool approx = g.getApproximation() == GeluApproximation::tanh;
         return map(op, [approx](ArrayRef<double> x) { return gelu(x[0], approx); });
@@ -388,9 +445,11 @@ Tensor Interpreter::evaluate(Operation *op) {
       .Case([&](LayerNormOp l) { return layerNorm(l); })
       .Case([&](GatherOp g) { return gather(g); })
       .Case([&](SoftmaxCrossEntropyOp l) {
-        Tensor logp = softmax(l.getLogits(), 1, true);
+        // The mean over every position of the leading dimensions.
+        int64_t classAxis = shapeOf(l.getLogits()).size() - 1;
+        Tensor logp = softmax(l.getLogits(), classAxis, true);
         const Tensor &labels = valueOf(l.getLabels());
-        int64_t batch = logp.shape[0], classes = logp.shape[1];
+        int64_t classes = logp.shape.back(), batch = logp.size() / classes;
         double total = 0;
         for (int64_t b = 0; b < batch; ++b) {
           int64_t y = std::clamp<int64_t>((int64_t)labels.data[b], 0, classes - 1);

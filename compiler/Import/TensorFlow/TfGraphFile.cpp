@@ -1,0 +1,196 @@
+//===- TfGraphFile.cpp - Reads a TensorFlow GraphDef ----------------------===//
+
+#include "compiler/Import/TensorFlow/TfGraphFile.h"
+
+#include "compiler/Import/ProtobufFile.h"
+
+#include "proto/kiln/graph.pb.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/Path.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include <optional>
+
+using namespace mlir;
+namespace pb = google::protobuf;
+
+namespace kiln {
+namespace {
+
+/// Keeps the first syntax error of a text file instead of logging it.
+class FirstErrorCollector : public pb::io::ErrorCollector {
+public:
+  void AddError(int line, pb::io::ColumnNumber column,
+                const std::string &message) override {
+    if (!text.empty())
+      return;
+    at.line = line + 1;
+    at.column = column + 1;
+    // Kiln's messages end without a period; protobuf's do.
+    text = llvm::StringRef(message).rtrim('.').str();
+  }
+  LineCol at;
+  std::string text;
+};
+
+/// Collects nothing: the tokenizer's errors only mean "not this format".
+class IgnoreErrors : public pb::io::ErrorCollector {
+public:
+  void AddError(int, pb::io::ColumnNumber, const std::string &) override {}
+};
+
+/// The first field, anywhere in the message tree, that the schema does not
+/// declare.
+std::optional<int> firstUnknownField(const pb::Message &message) {
+  const pb::Reflection *reflection = message.GetReflection();
+  const pb::UnknownFieldSet &unknown = reflection->GetUnknownFields(message);
+  if (!unknown.empty())
+    return unknown.field(0).number();
+  std::vector<const pb::FieldDescriptor *> fields;
+  reflection->ListFields(message, &fields);
+  for (const pb::FieldDescriptor *field : fields) {
+    if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE)
+      continue;
+    int count =
+        field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int i = 0; i < count; ++i) {
+      const pb::Message &child =
+          field->is_repeated()
+              ? reflection->GetRepeatedMessage(message, field, i)
+              : reflection->GetMessage(message, field);
+      if (std::optional<int> number = firstUnknownField(child))
+        return number;
+    }
+  }
+  return std::nullopt;
+}
+
+/// The first identifier of a text-format file: its first field's name.
+std::string firstTextField(StringRef text) {
+  pb::io::ArrayInputStream stream(text.data(), static_cast<int>(text.size()));
+  IgnoreErrors errors;
+  pb::io::Tokenizer tokenizer(&stream, &errors);
+  tokenizer.set_comment_style(pb::io::Tokenizer::SH_COMMENT_STYLE);
+  if (tokenizer.Next() &&
+      tokenizer.current().type == pb::io::Tokenizer::TYPE_IDENTIFIER)
+    return tokenizer.current().text;
+  return "";
+}
+
+/// Why `bytes` is not a TensorFlow GraphDef, or the empty string when it is
+/// one with at least one node that has an op.
+std::string whyNotTfGraph(StringRef bytes) {
+  tensorflow::GraphDef graph;
+  if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return "protobuf parse failed";
+  for (const tensorflow::NodeDef &node : graph.node())
+    if (!node.op().empty())
+      return "";
+  return "no node has an op";
+}
+
+} // namespace
+
+Location TfGraphFile::locate(MLIRContext &context, LineCol at,
+                             StringRef label) const {
+  Location loc = FileLineColLoc::get(&context, path, at.line, at.column);
+  if (label.empty())
+    return loc;
+  return NameLoc::get(StringAttr::get(&context, label), loc);
+}
+
+bool isTfTextPath(StringRef path) {
+  StringRef ext = llvm::sys::path::extension(path);
+  return ext == ".pbtxt" || ext == ".txt";
+}
+
+std::unique_ptr<TfGraphFile> readTfGraphFile(StringRef path, bool text,
+                                             MLIRContext &context) {
+  auto file = std::make_unique<TfGraphFile>();
+  file->path = path.str();
+  Location fileLoc = file->locate(context, {}, "");
+  std::unique_ptr<llvm::MemoryBuffer> buffer = readProtobufFile(path, fileLoc);
+  if (!buffer)
+    return nullptr;
+  StringRef bytes = buffer->getBuffer();
+
+  if (text) {
+    pb::TextFormat::Parser parser;
+    FirstErrorCollector errors;
+    pb::TextFormat::ParseInfoTree tree;
+    parser.RecordErrorsTo(&errors);
+    parser.WriteLocationsTo(&tree);
+    // proto/tensorflow/ declares only the fields Kiln reads.
+    parser.AllowUnknownField(true);
+    if (!parser.ParseFromString(bytes.str(), &file->graph)) {
+      emitError(file->locate(context, errors.at, ""))
+          << "syntax error: " << errors.text;
+      return nullptr;
+    }
+    const pb::FieldDescriptor *nodes =
+        tensorflow::GraphDef::descriptor()->FindFieldByName("node");
+    for (int i = 0, e = file->graph.node_size(); i < e; ++i) {
+      pb::TextFormat::ParseLocation at = tree.GetLocation(nodes, i);
+      file->nodeLines.push_back(
+          at.line < 0 ? LineCol{}
+                      : LineCol{static_cast<unsigned>(at.line + 1),
+                                static_cast<unsigned>(at.column + 1)});
+    }
+    return file;
+  }
+  if (!file->graph.ParseFromArray(bytes.data(),
+                                  static_cast<int>(bytes.size()))) {
+    emitError(fileLoc) << "not a TensorFlow GraphDef (protobuf parse failed)";
+    return nullptr;
+  }
+  file->nodeLines.resize(file->graph.node_size());
+  return file;
+}
+
+FailureOr<GraphFileKind> detectGraphFileKind(StringRef path,
+                                             MLIRContext &context) {
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  std::unique_ptr<llvm::MemoryBuffer> buffer = readProtobufFile(path, fileLoc);
+  if (!buffer)
+    return failure();
+  StringRef bytes = buffer->getBuffer();
+  if (llvm::sys::path::extension(path) == ".pbtxt") {
+    std::string field = firstTextField(bytes);
+    bool tensorflow = field == "node" || field == "versions" ||
+                      field == "library" || field == "version";
+    return tensorflow ? GraphFileKind::TensorFlow : GraphFileKind::Kiln;
+  }
+
+  graph::GraphDef kilnGraph;
+  bool kilnParsed =
+      kilnGraph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()));
+  std::optional<int> unknown;
+  if (kilnParsed)
+    unknown = firstUnknownField(kilnGraph);
+  bool kilnContent = kilnGraph.variables_size() || kilnGraph.inputs_size() ||
+                     kilnGraph.nodes_size() || kilnGraph.outputs_size() ||
+                     kilnGraph.has_train();
+  if (kilnParsed && !unknown && kilnContent)
+    return GraphFileKind::Kiln;
+  std::string notTf = whyNotTfGraph(bytes);
+  if (notTf.empty())
+    return GraphFileKind::TensorFlow;
+  // An empty but valid Kiln graph gets the Kiln importer's own errors.
+  if (kilnParsed && !unknown)
+    return GraphFileKind::Kiln;
+  InFlightDiagnostic error = emitError(fileLoc);
+  error << "not a binary graph file (";
+  if (!kilnParsed)
+    error << "protobuf parse failed";
+  else
+    error << "unknown field number " << *unknown;
+  return error << "), nor a TensorFlow GraphDef (" << notTf << ")";
+}
+
+} // namespace kiln

@@ -1,0 +1,468 @@
+//===- TfImporter.cpp - TensorFlow GraphDef → kiln module -----------------===//
+//
+// Picks the outputs (those named by --outputs, else the ones nothing
+// consumes), keeps the nodes they need, refuses a graph that is not frozen,
+// and converts the rest in dependency order. Placeholders become arguments
+// of @forward. Consts are decoded when reached and materialized only when a
+// node uses them as data: a frozen variable (a float Const read through an
+// Identity, or gathered from) becomes a `kiln.variable` read once at the top
+// of @forward, any other a `kiln.constant`; one used only at import time (a
+// shape, axes) leaves no trace in the module.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/TensorFlow/TfImporter.h"
+
+#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/TensorFlow/TfGraph.h"
+#include "compiler/Import/TensorFlow/TfGraphFile.h"
+#include "compiler/Import/TensorFlow/TfOps.h"
+#include "compiler/Import/TensorFlow/TfTensor.h"
+
+#include "dialects/Kiln/KilnDialect.h"
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+constexpr llvm::StringLiteral kFunctionName = "forward";
+constexpr llvm::StringLiteral kFreezeHint =
+    "the graph is not frozen; freeze it with "
+    "tf.python.framework.convert_to_constants."
+    "convert_variables_to_constants_v2";
+
+class TfGraphImporter final : public TfValueScope {
+public:
+  TfGraphImporter(StringRef path, bool text, MLIRContext &context,
+                  const TfImportOptions &options)
+      : path(path), text(text), context(context), options(options),
+        builder(&context) {}
+
+  OwningOpRef<ModuleOp> import();
+
+  Value lookup(StringRef key) override;
+  DenseElementsAttr lookupConstant(StringRef key) override;
+  void define(StringRef key, Value value) override { values[key] = value; }
+  void defineConstant(StringRef key, DenseElementsAttr value,
+                      Location loc) override {
+    known.try_emplace(key, Known{value, loc, {}, false, true, {}});
+  }
+  void alias(StringRef key, StringRef source) override {
+    aliases[key] = resolve(source).str();
+  }
+  bool isUsed(StringRef key) override { return used.contains(key); }
+
+private:
+  /// A value known at import time: a Const's, or one computed from Consts.
+  struct Known {
+    DenseElementsAttr value;
+    Location loc;
+    /// The variable's name, for a frozen variable.
+    std::string variable;
+    bool isVariable;
+    bool trainable;
+    /// Its variable read or constant, once used as data.
+    Value materialized;
+  };
+
+  Location nodeLoc(int i) const;
+  StringRef resolve(StringRef key) const;
+  LogicalResult pickOutputs();
+  LogicalResult checkFrozen(const std::vector<bool> &needed) const;
+  FailureOr<RankedTensorType> getPlaceholderType(int i);
+  LogicalResult buildFunction(ArrayRef<int> order);
+  LogicalResult readConst(int i);
+  LogicalResult convertNode(int i, KilnOpBuilder &kiln);
+  LogicalResult buildReturn();
+  Value materialize(Known &entry);
+
+  StringRef path;
+  bool text;
+  MLIRContext &context;
+  const TfImportOptions &options;
+  OpBuilder builder;
+
+  std::unique_ptr<TfGraphFile> file;
+  std::unique_ptr<TfGraph> graph;
+  std::vector<bool> frozenVariables, statistics;
+  SmallVector<TfOutputRef> outputs;
+  SmallVector<std::string> outputNames;
+  OwningOpRef<ModuleOp> module;
+  func::FuncOp function;
+  /// The last variable read or constant at the top of @forward.
+  Operation *lastPrologueOp = nullptr;
+
+  llvm::StringMap<Value> values;
+  llvm::StringMap<Known> known;
+  llvm::StringMap<std::string> aliases;
+  llvm::StringSet<> used;
+};
+
+Location TfGraphImporter::nodeLoc(int i) const {
+  const tensorflow::NodeDef &node = file->graph.node(i);
+  std::string label = node.name().empty()
+                          ? "node #" + std::to_string(i)
+                          : "node '" + printable(node.name()) + "'";
+  label += " (" + printable(node.op()) + ")";
+  return file->locate(context, file->nodeLines[i], label);
+}
+
+StringRef TfGraphImporter::resolve(StringRef key) const {
+  // Each alias points at a key defined earlier in the order.
+  auto it = aliases.find(key);
+  return it == aliases.end() ? key : StringRef(it->second);
+}
+
+LogicalResult TfGraphImporter::pickOutputs() {
+  Location flagLoc = NameLoc::get(StringAttr::get(&context, "--outputs"),
+                                  file->locate(context, {}, ""));
+  if (options.outputs.empty()) {
+    outputs = graph->getDanglingOutputs();
+    for (TfOutputRef output : outputs)
+      outputNames.push_back(graph->node(output.node).name());
+    if (outputs.empty())
+      return emitError(file->locate(context, {}, ""))
+             << "the graph has no outputs (every node's result is used); "
+                "name them with --outputs=NODE,...";
+    return success();
+  }
+  for (const std::string &name : options.outputs) {
+    FailureOr<TfInputName> parsed = parseTfInputName(name);
+    int node =
+        succeeded(parsed) && !parsed->control ? graph->find(parsed->node) : -1;
+    if (node < 0)
+      return emitError(flagLoc)
+             << "'" << printable(name) << "' names no node of the graph";
+    if (llvm::is_contained(outputNames, name))
+      return emitError(flagLoc) << "names '" << printable(name) << "' twice";
+    outputs.push_back({node, parsed->output});
+    outputNames.push_back(name);
+  }
+  return success();
+}
+
+LogicalResult
+TfGraphImporter::checkFrozen(const std::vector<bool> &needed) const {
+  for (int i = 0, e = graph->size(); i < e; ++i) {
+    if (!needed[i])
+      continue;
+    const tensorflow::NodeDef &node = graph->node(i);
+    StringRef op = node.op();
+    if (op == "VarHandleOp" || op == "VariableV2" || op == "Variable")
+      return emitError(nodeLoc(i))
+             << "is a variable, not a value: " << kFreezeHint;
+    if (op == "ReadVariableOp" || op == "ResourceGather")
+      return emitError(nodeLoc(i)) << "reads a variable: " << kFreezeHint;
+    auto dtype = node.attr().find("dtype");
+    if (op == "Placeholder" && dtype != node.attr().end() &&
+        dtype->second.type() == tensorflow::DT_RESOURCE)
+      return emitError(nodeLoc(i))
+             << "is a variable handle (a DT_RESOURCE Placeholder: a captured "
+                "variable), not a value: "
+             << kFreezeHint;
+  }
+  return success();
+}
+
+FailureOr<RankedTensorType> TfGraphImporter::getPlaceholderType(int i) {
+  const tensorflow::NodeDef &node = graph->node(i);
+  Location loc = nodeLoc(i);
+  auto dtype = node.attr().find("dtype");
+  if (dtype == node.attr().end())
+    return emitError(loc) << "expects attribute 'dtype'";
+  FailureOr<Type> elementType =
+      getSupportedTfElementType(context, dtype->second.type(), loc);
+  if (failed(elementType))
+    return failure();
+  std::optional<SmallVector<int64_t>> declared;
+  auto shapeAttr = node.attr().find("shape");
+  if (shapeAttr != node.attr().end()) {
+    FailureOr<SmallVector<int64_t>> shape =
+        getTfShape(shapeAttr->second.shape());
+    if (succeeded(shape))
+      declared = *shape;
+  }
+  auto given = options.inputShapes.find(node.name());
+  SmallVector<int64_t> shape;
+  if (given != options.inputShapes.end()) {
+    shape = given->second;
+    bool agrees = !declared || declared->size() == shape.size();
+    for (size_t d = 0; declared && agrees && d < shape.size(); ++d)
+      agrees = (*declared)[d] < 0 || (*declared)[d] == shape[d];
+    if (!agrees)
+      return emitError(loc)
+             << "is declared with shape " << formatTfShape(*declared)
+             << ", which --input-shape " << printable(node.name()) << "="
+             << llvm::join(
+                    llvm::map_range(
+                        shape, [](int64_t d) { return std::to_string(d); }),
+                    ",")
+             << " contradicts";
+  } else if (!declared) {
+    return emitError(loc) << "has no shape (unknown rank); pass --input-shape "
+                          << printable(node.name()) << "=D0,D1,...";
+  } else {
+    shape = *declared;
+    for (auto [d, size] : llvm::enumerate(shape)) {
+      if (size >= 0)
+        continue;
+      if (d == 0 && options.batchSize > 0) {
+        size = options.batchSize;
+        continue;
+      }
+      std::string flag;
+      for (auto [k, s] : llvm::enumerate(shape))
+        flag += (k ? "," : "") +
+                (s < 0 ? "D" + std::to_string(k) : std::to_string(s));
+      return emitError(loc)
+             << "has dimension " << d << " of unknown size (shape "
+             << formatTfShape(*declared) << "); pass --input-shape "
+             << printable(node.name()) << "=" << flag
+             << (d == 0 ? " (or --batch=N with --train)" : "");
+    }
+  }
+  if (failed(staticElementCount(shape)))
+    return emitError(loc) << "has too many elements: shape "
+                          << formatTfShape(shape);
+  return RankedTensorType::get(shape, *elementType);
+}
+
+LogicalResult TfGraphImporter::buildFunction(ArrayRef<int> order) {
+  for (const auto &entry : options.inputShapes) {
+    int node = graph->find(entry.getKey());
+    if (node < 0 || graph->node(node).op() != "Placeholder")
+      return emitError(NameLoc::get(StringAttr::get(&context, "--input-shape"),
+                                    file->locate(context, {}, "")))
+             << "'" << printable(entry.getKey())
+             << "' names no Placeholder of the graph";
+  }
+  SmallVector<Type> argTypes;
+  SmallVector<int> placeholders;
+  for (int i : order) {
+    if (graph->node(i).op() != "Placeholder")
+      continue;
+    FailureOr<RankedTensorType> type = getPlaceholderType(i);
+    if (failed(type))
+      return failure();
+    argTypes.push_back(*type);
+    placeholders.push_back(i);
+  }
+  builder.setInsertionPointToEnd(module->getBody());
+  function =
+      builder.create<func::FuncOp>(file->locate(context, {}, ""), kFunctionName,
+                                   builder.getFunctionType(argTypes, {}));
+  Block *entry = function.addEntryBlock();
+  for (auto [arg, i] : llvm::enumerate(placeholders)) {
+    const std::string &name = graph->node(i).name();
+    function.setArgAttr(arg, KilnDialect::kNameAttrName,
+                        builder.getStringAttr(name));
+    values[tfValueKey(name, 0)] = entry->getArgument(arg);
+  }
+  builder.setInsertionPointToEnd(entry);
+  return success();
+}
+
+LogicalResult TfGraphImporter::readConst(int i) {
+  const tensorflow::NodeDef &node = graph->node(i);
+  Location loc = nodeLoc(i);
+  auto value = node.attr().find("value");
+  if (value == node.attr().end() ||
+      value->second.value_case() != tensorflow::AttrValue::kTensor)
+    return emitError(loc) << "expects attribute 'value' (a tensor)";
+  auto dtype = node.attr().find("dtype");
+  if (dtype != node.attr().end() &&
+      dtype->second.type() != value->second.tensor().dtype())
+    return emitError(loc) << "declares dtype "
+                          << getTfDataTypeName(dtype->second.type())
+                          << " but holds a tensor of "
+                          << getTfDataTypeName(value->second.tensor().dtype());
+  FailureOr<DenseElementsAttr> decoded =
+      decodeTfTensor(value->second.tensor(), loc);
+  if (failed(decoded))
+    return failure();
+  bool isVariable = frozenVariables[i];
+  if (isVariable && node.name() == kFunctionName)
+    return emitError(loc) << "has the name of the @" << kFunctionName
+                          << " function";
+  known.try_emplace(
+      tfValueKey(node.name(), 0),
+      Known{*decoded, loc, node.name(), isVariable, !statistics[i], {}});
+  return success();
+}
+
+LogicalResult TfGraphImporter::convertNode(int i, KilnOpBuilder &kiln) {
+  const tensorflow::NodeDef &proto = graph->node(i);
+  StringRef op = proto.op();
+  kiln.setLoc(nodeLoc(i));
+  if (op == "Placeholder")
+    return success();
+  if (op == "Const")
+    return readConst(i);
+  const TfOpConversion *conversion = lookupTfOp(op);
+  if (!conversion) {
+    bool callsFunction = op == "PartitionedCall" ||
+                         op == "StatefulPartitionedCall" ||
+                         llvm::any_of(file->graph.library().function(),
+                                      [&](const tensorflow::FunctionDef &f) {
+                                        return f.signature().name() == op;
+                                      });
+    if (callsFunction)
+      return kiln.emitError()
+             << "calls a function of the graph's library, which "
+                "kiln does not import; freeze the graph with "
+                "convert_variables_to_constants_v2, which "
+                "inlines its functions";
+    return kiln.emitError()
+           << "unsupported TensorFlow op '" << printable(op) << "'";
+  }
+  SmallVector<std::string> inputKeys;
+  for (TfOutputRef input : graph->getInputs(i))
+    inputKeys.push_back(
+        tfValueKey(graph->node(input.node).name(), input.output));
+  TfNode node(proto, inputKeys, kiln, *this);
+  node.setTrainingFacts(options.training, op == "StopGradient" &&
+                                              graph->isMomentsStopGradient(i));
+  return convertTfNode(*conversion, node);
+}
+
+LogicalResult TfGraphImporter::buildReturn() {
+  SmallVector<Value> results;
+  for (auto [output, name] : llvm::zip(outputs, outputNames)) {
+    std::string key =
+        tfValueKey(graph->node(output.node).name(), output.output);
+    StringRef resolved = resolve(key);
+    if (!values.count(resolved) && !known.count(resolved))
+      return emitError(nodeLoc(output.node))
+             << "has no output #" << output.output
+             << " for the graph to return";
+    results.push_back(lookup(key));
+  }
+  builder.create<func::ReturnOp>(file->locate(context, {}, ""), results);
+  function.setFunctionType(builder.getFunctionType(
+      function.getArgumentTypes(), ValueRange(results).getTypes()));
+  for (auto [i, name] : llvm::enumerate(outputNames))
+    function.setResultAttr(i, KilnDialect::kNameAttrName,
+                           builder.getStringAttr(name));
+  return success();
+}
+
+Value TfGraphImporter::lookup(StringRef key) {
+  key = resolve(key);
+  if (Value value = values.lookup(key))
+    return value;
+  auto it = known.find(key);
+  if (it == known.end())
+    llvm_unreachable("the graph order checked that every input exists");
+  return materialize(it->second);
+}
+
+DenseElementsAttr TfGraphImporter::lookupConstant(StringRef key) {
+  key = resolve(key);
+  auto it = known.find(key);
+  if (it != known.end())
+    return it->second.isVariable ? DenseElementsAttr() : it->second.value;
+  // A value the builder folded into a constant (shape arithmetic).
+  Value value = values.lookup(key);
+  if (auto constant = value ? value.getDefiningOp<ConstantOp>() : ConstantOp())
+    return llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
+  return {};
+}
+
+Value TfGraphImporter::materialize(Known &entry) {
+  if (entry.materialized)
+    return entry.materialized;
+  OpBuilder::InsertionGuard guard(builder);
+  if (lastPrologueOp)
+    builder.setInsertionPointAfter(lastPrologueOp);
+  else
+    builder.setInsertionPointToStart(&function.getBody().front());
+  auto type = llvm::cast<RankedTensorType>(entry.value.getType());
+  if (entry.isVariable) {
+    OpBuilder moduleBuilder(function);
+    auto init = InitializerAttr::get(&context, InitKind::constant,
+                                     llvm::APFloat(0.0), llvm::APFloat(0.0),
+                                     /*seed=*/0, entry.value);
+    auto variable =
+        moduleBuilder.create<VariableOp>(entry.loc, entry.variable, type, init);
+    if (!entry.trainable)
+      variable.setTrainable(false);
+    lastPrologueOp = builder.create<ReadOp>(entry.loc, type, entry.variable);
+  } else {
+    lastPrologueOp = builder.create<ConstantOp>(entry.loc, entry.value);
+  }
+  entry.materialized = lastPrologueOp->getResult(0);
+  return entry.materialized;
+}
+
+OwningOpRef<ModuleOp> TfGraphImporter::import() {
+  context.loadDialect<KilnDialect, func::FuncDialect>();
+  file = readTfGraphFile(path, text, context);
+  if (!file)
+    return nullptr;
+  if (file->graph.node_size() == 0) {
+    emitError(file->locate(context, {}, ""))
+        << "the TensorFlow GraphDef has no nodes";
+    return nullptr;
+  }
+  graph = std::make_unique<TfGraph>(file->graph,
+                                    [this](int i) { return nodeLoc(i); });
+  if (failed(graph->index()) || failed(pickOutputs()))
+    return nullptr;
+  std::vector<bool> needed = graph->getNeeded(outputs);
+  if (failed(checkFrozen(needed)))
+    return nullptr;
+  FailureOr<SmallVector<int>> order = graph->order(needed);
+  if (failed(order))
+    return nullptr;
+  frozenVariables = graph->findFrozenVariables();
+  statistics = graph->findMovingStatistics();
+  std::vector<SmallVector<unsigned>> usedOutputs(graph->size());
+  auto markUsed = [&](TfOutputRef ref) {
+    if (used.insert(tfValueKey(graph->node(ref.node).name(), ref.output))
+            .second)
+      usedOutputs[ref.node].push_back(ref.output);
+  };
+  for (int i : *order)
+    for (TfOutputRef input : graph->getInputs(i))
+      markUsed(input);
+  for (TfOutputRef output : outputs)
+    markUsed(output);
+
+  module = ModuleOp::create(file->locate(context, {}, ""));
+  if (failed(buildFunction(*order)))
+    return nullptr;
+  KilnOpBuilder kiln(builder);
+  for (int i : *order) {
+    if (failed(convertNode(i, kiln)))
+      return nullptr;
+    // Every output a needed node or the graph reads must have been made.
+    for (unsigned k : usedOutputs[i]) {
+      std::string key = tfValueKey(graph->node(i).name(), k);
+      if (values.count(key) || known.count(key) || aliases.count(key))
+        continue;
+      emitError(nodeLoc(i))
+          << "the graph uses output #" << k << " of "
+          << printable(graph->node(i).op()) << ", which kiln does not produce";
+      return nullptr;
+    }
+  }
+  if (failed(buildReturn()))
+    return nullptr;
+  return std::move(module);
+}
+
+} // namespace
+
+OwningOpRef<ModuleOp> importTfGraphFile(StringRef path, bool text,
+                                        MLIRContext &context,
+                                        const TfImportOptions &options) {
+  return TfGraphImporter(path, text, context, options).import();
+}
+
+} // namespace kiln

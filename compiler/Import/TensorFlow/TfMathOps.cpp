@@ -1,0 +1,325 @@
+//===- TfMathOps.cpp - TensorFlow elementwise, matrix and reduction ops ---===//
+//
+// Unary and binary math, AddN, Cast, Softmax, MatMul, BatchMatMul, BiasAdd
+// and the reductions. Binary ops broadcast numpy-style through
+// KilnOpBuilder, as TensorFlow's do.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/TensorFlow/TfOps.h"
+
+#include "compiler/Import/TensorFlow/TfTensor.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Result = KilnOpBuilder::Result;
+
+template <typename OpTy> LogicalResult convertFloatUnary(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  return node.setResult(0, node.getBuilder().unary<OpTy>(x));
+}
+
+template <typename OpTy> LogicalResult convertNumericUnary(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireNumeric(x, "an input")))
+    return failure();
+  return node.setResult(0, node.getBuilder().unary<OpTy>(x));
+}
+
+template <typename OpTy> LogicalResult convertArithmetic(TfNode &node) {
+  Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (failed(node.requireNumeric(lhs, "inputs")) ||
+      failed(node.requireNumeric(rhs, "inputs")))
+    return failure();
+  return node.setResult(0, node.getBuilder().binary<OpTy>(lhs, rhs));
+}
+
+/// RealDiv, and Div, which truncates integers toward zero as kiln.div does.
+LogicalResult convertDiv(TfNode &node) {
+  return convertArithmetic<DivOp>(node);
+}
+
+/// (x - y)^2.
+LogicalResult convertSquaredDifference(TfNode &node) {
+  Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (failed(node.requireNumeric(lhs, "inputs")) ||
+      failed(node.requireNumeric(rhs, "inputs")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result difference = b.binary<SubOp>(lhs, rhs);
+  if (failed(difference))
+    return failure();
+  return node.setResult(0, b.binary<MulOp>(*difference, *difference));
+}
+
+LogicalResult convertSquare(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireNumeric(x, "an input")))
+    return failure();
+  return node.setResult(0, node.getBuilder().binary<MulOp>(x, x));
+}
+
+/// Reciprocal (and its old name Inv): 1 / x.
+LogicalResult convertReciprocal(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result one = b.splatLike(x, 1.0);
+  if (failed(one))
+    return failure();
+  return node.setResult(0, b.binary<DivOp>(*one, x));
+}
+
+/// min(relu(x), 6).
+LogicalResult convertRelu6(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireNumeric(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result relu = b.unary<ReluOp>(x);
+  Result six = b.splatLike(x, 6.0);
+  if (failed(relu) || failed(six))
+    return failure();
+  return node.setResult(0, b.binary<MinimumOp>(*relu, *six));
+}
+
+/// x where x > 0, else alpha * x.
+LogicalResult convertLeakyRelu(TfNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<float> alpha = node.getFloatAttr("alpha", 0.2f);
+  if (failed(alpha) || failed(node.requireFloat(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result zero = b.splatLike(x, 0.0);
+  Result slope = b.splatLike(x, *alpha);
+  if (failed(zero) || failed(slope))
+    return failure();
+  Result positive = b.compare(ComparePredicate::gt, x, *zero);
+  Result scaled = b.binary<MulOp>(x, *slope);
+  if (failed(positive) || failed(scaled))
+    return failure();
+  return node.setResult(0, b.select(*positive, x, *scaled));
+}
+
+/// Pow with a float base; a constant exponent 2 is x * x and 0.5 is
+/// sqrt(x), exactly what they mean.
+LogicalResult convertPow(TfNode &node) {
+  Value x = node.getInput(0), y = node.getInput(1);
+  if (failed(node.requireFloat(x, "a base")) ||
+      failed(node.requireFloat(y, "an exponent")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  DenseElementsAttr exponent = node.getConstantInput(1);
+  if (exponent && exponent.getNumElements() == 1 &&
+      exponent.getType().getRank() == 0) {
+    double e = (*exponent.getValues<APFloat>().begin()).convertToDouble();
+    if (e == 2.0)
+      return node.setResult(0, b.binary<MulOp>(x, x));
+    if (e == 0.5)
+      return node.setResult(0, b.unary<SqrtOp>(x));
+  }
+  return node.setResult(0, b.binary<PowOp>(x, y));
+}
+
+/// AddN: the sum of its inputs, of one shape.
+LogicalResult convertAddN(TfNode &node) {
+  Value sum = node.getInput(0);
+  if (failed(node.requireNumeric(sum, "inputs")))
+    return failure();
+  for (unsigned i = 1, e = node.getNumInputs(); i < e; ++i) {
+    Result next = node.getBuilder().binary<AddOp>(sum, node.getInput(i));
+    if (failed(next))
+      return failure();
+    sum = *next;
+  }
+  return node.setResult(0, sum);
+}
+
+LogicalResult convertCast(TfNode &node) {
+  FailureOr<int> target = node.getTypeAttr("DstT");
+  FailureOr<bool> truncate = node.getBoolAttr("Truncate", false);
+  if (failed(target) || failed(truncate))
+    return failure();
+  FailureOr<Type> elementType =
+      getSupportedTfElementType(*node.getContext(), *target, node.getLoc());
+  if (failed(elementType))
+    return failure();
+  Value x = node.getInput(0);
+  if (getElementTypeOrSelf(x.getType()) == *elementType)
+    return node.setResult(0, x);
+  return node.setResult(0, node.getBuilder().cast(x, *elementType));
+}
+
+/// Softmax and LogSoftmax along the last axis.
+template <typename OpTy> LogicalResult convertSoftmax(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "logits")))
+    return failure();
+  int64_t rank = KilnOpBuilder::rankOf(x);
+  if (rank < 1)
+    return node.emitError() << "expects logits of rank >= 1, got a scalar";
+  return node.setResult(0, node.getBuilder().softmax<OpTy>(x, rank - 1));
+}
+
+LogicalResult convertMatMul(TfNode &node) {
+  Value a = node.getInput(0), b = node.getInput(1);
+  FailureOr<bool> transposeA = node.getBoolAttr("transpose_a", false);
+  FailureOr<bool> transposeB = node.getBoolAttr("transpose_b", false);
+  if (failed(transposeA) || failed(transposeB) ||
+      failed(node.requireRank(a, 2, "a matrix a")) ||
+      failed(node.requireRank(b, 2, "a matrix b")) ||
+      failed(node.requireNumeric(a, "inputs")))
+    return failure();
+  return node.setResult(
+      0, node.getBuilder().matmul(a, b, *transposeA, *transposeB));
+}
+
+/// BatchMatMul, V2 and V3: matrices in the last two dimensions, the batch
+/// dimensions broadcast (V2, V3); adj_x and adj_y transpose (real types).
+LogicalResult convertBatchMatMul(TfNode &node) {
+  Value a = node.getInput(0), b = node.getInput(1);
+  FailureOr<bool> adjX = node.getBoolAttr("adj_x", false);
+  FailureOr<bool> adjY = node.getBoolAttr("adj_y", false);
+  if (failed(adjX) || failed(adjY) || failed(node.requireNumeric(a, "inputs")))
+    return failure();
+  ArrayRef<int64_t> aShape = KilnOpBuilder::shapeOf(a);
+  ArrayRef<int64_t> bShape = KilnOpBuilder::shapeOf(b);
+  if (aShape.size() < 2 || bShape.size() < 2)
+    return node.emitError()
+           << "expects inputs of rank >= 2, got shapes "
+           << formatTfShape(aShape) << " and " << formatTfShape(bShape);
+  ArrayRef<int64_t> aBatch = aShape.drop_back(2), bBatch = bShape.drop_back(2);
+  FailureOr<SmallVector<int64_t>> batch = broadcastShapes(aBatch, bBatch);
+  if (failed(batch))
+    return node.emitError()
+           << "cannot broadcast the batch dimensions " << formatTfShape(aBatch)
+           << " and " << formatTfShape(bBatch);
+  KilnOpBuilder &builder = node.getBuilder();
+  SmallVector<int64_t> lhsShape(*batch), rhsShape(*batch);
+  llvm::append_range(lhsShape, aShape.take_back(2));
+  llvm::append_range(rhsShape, bShape.take_back(2));
+  Result lhs = builder.broadcastTo(a, lhsShape);
+  // A matrix rhs needs no copies: kiln.matmul takes it as it is.
+  Result rhs =
+      bShape.size() == 2 ? Result(b) : builder.broadcastTo(b, rhsShape);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  return node.setResult(0, builder.matmul(*lhs, *rhs, *adjX, *adjY));
+}
+
+/// BiasAdd: a bias [C] added along the channels, the last dimension (NHWC)
+/// or dimension 1 (NCHW).
+LogicalResult convertBiasAdd(TfNode &node) {
+  Value x = node.getInput(0), bias = node.getInput(1);
+  FailureOr<std::string> format = node.getStringAttr("data_format", "NHWC");
+  if (failed(format) || failed(node.requireNumeric(x, "an input")))
+    return failure();
+  if (*format != "NHWC" && *format != "NCHW")
+    return node.emitError()
+           << "expects data_format NHWC or NCHW, got '" << *format << "'";
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
+  if (shape.size() < 2)
+    return node.emitError() << "expects an input of rank >= 2, got shape "
+                            << formatTfShape(shape);
+  int64_t channelAxis = *format == "NHWC" ? shape.size() - 1 : 1;
+  ArrayRef<int64_t> biasShape = KilnOpBuilder::shapeOf(bias);
+  if (biasShape.size() != 1 || biasShape[0] != shape[channelAxis])
+    return node.emitError()
+           << "expects a bias of shape [" << shape[channelAxis]
+           << "] (the input's channels), got " << formatTfShape(biasShape);
+  KilnOpBuilder &b = node.getBuilder();
+  Result aligned = bias;
+  if (channelAxis != static_cast<int64_t>(shape.size()) - 1) {
+    SmallVector<int64_t> target(shape.size() - channelAxis, 1);
+    target[0] = shape[channelAxis];
+    aligned = b.reshape(bias, target);
+  }
+  if (failed(aligned))
+    return failure();
+  return node.setResult(0, b.binary<AddOp>(x, *aligned));
+}
+
+/// Mean, Sum, Max and Min over constant axes (reduction_indices); no axes
+/// leave the input as it is. Min is -max(-x).
+template <typename OpTy, bool FloatOnly, bool Negated = false>
+LogicalResult convertReduce(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(FloatOnly ? node.requireFloat(x, "an input")
+                       : node.requireNumeric(x, "an input")))
+    return failure();
+  FailureOr<bool> keepDims = node.getBoolAttr("keep_dims", false);
+  FailureOr<SmallVector<int64_t>> axes = node.getConstantInts(1, "axes");
+  if (failed(keepDims) || failed(axes))
+    return failure();
+  FailureOr<SmallVector<int64_t>> reduced =
+      node.normalizeAxes(*axes, KilnOpBuilder::rankOf(x));
+  if (failed(reduced))
+    return failure();
+  if (reduced->empty())
+    return node.setResult(0, x);
+  KilnOpBuilder &b = node.getBuilder();
+  if (!Negated)
+    return node.setResult(0, b.reduce<OpTy>(x, *reduced, *keepDims));
+  Result flipped = b.unary<NegOp>(x);
+  if (succeeded(flipped))
+    flipped = b.reduce<OpTy>(*flipped, *reduced, *keepDims);
+  if (succeeded(flipped))
+    flipped = b.unary<NegOp>(*flipped);
+  return node.setResult(0, flipped);
+}
+
+constexpr TfOpConversion kMathOps[] = {
+    {"AddV2", 2, 2, "T", convertArithmetic<AddOp>},
+    {"Add", 2, 2, "T", convertArithmetic<AddOp>},
+    {"Sub", 2, 2, "T", convertArithmetic<SubOp>},
+    {"Mul", 2, 2, "T", convertArithmetic<MulOp>},
+    {"RealDiv", 2, 2, "T", convertDiv},
+    {"Div", 2, 2, "T", convertDiv},
+    {"Maximum", 2, 2, "T", convertArithmetic<MaximumOp>},
+    {"Minimum", 2, 2, "T", convertArithmetic<MinimumOp>},
+    {"SquaredDifference", 2, 2, "T", convertSquaredDifference},
+    {"Pow", 2, 2, "T", convertPow},
+    {"AddN", 1, TfOpConversion::kVariadic, "N T", convertAddN},
+    {"Neg", 1, 1, "T", convertNumericUnary<NegOp>},
+    {"Abs", 1, 1, "T", convertNumericUnary<AbsOp>},
+    {"Relu", 1, 1, "T", convertNumericUnary<ReluOp>},
+    {"Relu6", 1, 1, "T", convertRelu6},
+    {"LeakyRelu", 1, 1, "T alpha", convertLeakyRelu},
+    {"Sigmoid", 1, 1, "T", convertFloatUnary<SigmoidOp>},
+    {"Tanh", 1, 1, "T", convertFloatUnary<TanhOp>},
+    {"Exp", 1, 1, "T", convertFloatUnary<ExpOp>},
+    {"Log", 1, 1, "T", convertFloatUnary<LogOp>},
+    {"Sqrt", 1, 1, "T", convertFloatUnary<SqrtOp>},
+    {"Rsqrt", 1, 1, "T", convertFloatUnary<RsqrtOp>},
+    {"Erf", 1, 1, "T", convertFloatUnary<ErfOp>},
+    {"Square", 1, 1, "T", convertSquare},
+    {"Reciprocal", 1, 1, "T", convertReciprocal},
+    {"Inv", 1, 1, "T", convertReciprocal},
+    {"Cast", 1, 1, "SrcT DstT Truncate", convertCast},
+    {"Softmax", 1, 1, "T", convertSoftmax<SoftmaxOp>},
+    {"LogSoftmax", 1, 1, "T", convertSoftmax<LogSoftmaxOp>},
+    {"MatMul", 2, 2, "T transpose_a transpose_b grad_a grad_b", convertMatMul},
+    {"BatchMatMul", 2, 2, "T adj_x adj_y", convertBatchMatMul},
+    {"BatchMatMulV2", 2, 2, "T adj_x adj_y grad_x grad_y", convertBatchMatMul},
+    {"BatchMatMulV3", 2, 2, "Ta Tb Tout adj_x adj_y grad_x grad_y",
+     convertBatchMatMul},
+    {"BiasAdd", 2, 2, "T data_format", convertBiasAdd},
+    {"Mean", 2, 2, "T Tidx keep_dims", convertReduce<ReduceMeanOp, true>},
+    {"Sum", 2, 2, "T Tidx keep_dims", convertReduce<ReduceSumOp, false>},
+    {"Max", 2, 2, "T Tidx keep_dims", convertReduce<ReduceMaxOp, false>},
+    {"Min", 2, 2, "T Tidx keep_dims", convertReduce<ReduceMaxOp, false, true>},
+};
+
+} // namespace
+
+ArrayRef<TfOpConversion> getTfMathOps() { return kMathOps; }
+
+} // namespace kiln

@@ -1,0 +1,319 @@
+//===- TfNNOps.cpp - TensorFlow convolution, pooling and batch norm -------===//
+//
+// Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool and FusedBatchNorm (V1 to
+// V3, inference form). TensorFlow's default layout is channels-last (NHWC),
+// kiln's convolution and pooling are channels-first: an NHWC input is
+// transposed to NCHW before the kiln op and its result back after it. A
+// filter [KH, KW, C, F] (HWIO) is transposed to kiln's [F, C, KH, KW].
+// padding SAME and VALID are resolved into explicit padding here, SAME
+// TensorFlow's way (the odd pixel goes after).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Import/TensorFlow/TfOps.h"
+
+#include "compiler/Import/TensorFlow/TfTensor.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+using Result = KilnOpBuilder::Result;
+
+constexpr int64_t kToChannelsFirst[] = {0, 3, 1, 2};
+constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1};
+
+/// A window resolved to explicit padding, per spatial dimension.
+struct TfWindow {
+  SmallVector<int64_t> kernel, strides, dilations, padLow, padHigh;
+
+  WindowAttrs attrs() const {
+    return WindowAttrs{kernel, strides, dilations, padLow, padHigh, false};
+  }
+};
+
+/// Whether data_format is NHWC (true) or NCHW (false).
+FailureOr<bool> readChannelsLast(TfNode &node) {
+  FailureOr<std::string> format = node.getStringAttr("data_format", "NHWC");
+  if (failed(format))
+    return failure();
+  if (*format != "NHWC" && *format != "NCHW")
+    return node.emitError()
+           << "expects data_format NHWC or NCHW, got '" << *format << "'";
+  return *format == "NHWC";
+}
+
+/// A 4-entry attribute in data_format order (strides, ksize, dilations):
+/// its two spatial entries. The batch and channel entries must be 1.
+FailureOr<SmallVector<int64_t>> readSpatial(TfNode &node, StringRef name,
+                                            bool channelsLast, bool required) {
+  FailureOr<std::optional<SmallVector<int64_t>>> attr = node.getIntsAttr(name);
+  if (failed(attr))
+    return failure();
+  if (!*attr || (*attr)->empty()) {
+    if (required)
+      return node.emitError() << "expects attribute '" << name << "'";
+    return SmallVector<int64_t>{1, 1};
+  }
+  ArrayRef<int64_t> values = **attr;
+  int64_t h = channelsLast ? 1 : 2, c = channelsLast ? 3 : 1;
+  if (values.size() != 4)
+    return node.emitError() << "expects attribute '" << name
+                            << "' to have 4 entries (one per dimension), got "
+                            << formatTfShape(values);
+  if (values[0] != 1 || values[c] != 1)
+    return node.emitError()
+           << "expects attribute '" << name
+           << "' of 1 in the batch and channel dimensions, got "
+           << formatTfShape(values);
+  if (values[h] < 1 || values[h + 1] < 1)
+    return node.emitError() << "expects attribute '" << name
+                            << "' of sizes >= 1, got " << formatTfShape(values);
+  return SmallVector<int64_t>{values[h], values[h + 1]};
+}
+
+/// strides, dilations (when `hasDilations`), padding and explicit_paddings
+/// for an input of spatial sizes `sizes` and a window of `kernel`.
+FailureOr<TfWindow> readWindow(TfNode &node, ArrayRef<int64_t> sizes,
+                               ArrayRef<int64_t> kernel, bool channelsLast,
+                               bool hasDilations) {
+  TfWindow w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  FailureOr<SmallVector<int64_t>> strides =
+      readSpatial(node, "strides", channelsLast, /*required=*/true);
+  FailureOr<SmallVector<int64_t>> dilations =
+      hasDilations
+          ? readSpatial(node, "dilations", channelsLast, false)
+          : FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>{1, 1});
+  FailureOr<std::string> padding = node.getStringAttr("padding", "");
+  if (failed(strides) || failed(dilations) || failed(padding))
+    return failure();
+  w.strides = *strides;
+  w.dilations = *dilations;
+  if (*padding == "EXPLICIT") {
+    FailureOr<std::optional<SmallVector<int64_t>>> pads =
+        node.getIntsAttr("explicit_paddings");
+    if (failed(pads))
+      return failure();
+    SmallVector<int64_t> all = *pads ? **pads : SmallVector<int64_t>();
+    int64_t h = channelsLast ? 1 : 2, c = channelsLast ? 3 : 1;
+    if (all.size() != 8)
+      return node.emitError() << "expects explicit_paddings of 8 entries "
+                                 "(before and after each dimension), got "
+                              << formatTfShape(all);
+    if (all[0] || all[1] || all[2 * c] || all[2 * c + 1] ||
+        llvm::any_of(all, [](int64_t p) { return p < 0; }))
+      return node.emitError() << "expects explicit_paddings >= 0 and 0 in the "
+                                 "batch and channel dimensions, got "
+                              << formatTfShape(all);
+    w.padLow = {all[2 * h], all[2 * h + 2]};
+    w.padHigh = {all[2 * h + 1], all[2 * h + 3]};
+    return w;
+  }
+  if (*padding != "SAME" && *padding != "VALID")
+    return node.emitError() << "expects padding SAME, VALID or EXPLICIT, got '"
+                            << *padding << "'";
+  for (int64_t d = 0; d < 2; ++d) {
+    int64_t total = 0;
+    if (*padding == "SAME") {
+      // The output keeps ceil(size / stride) positions.
+      int64_t out = (sizes[d] + w.strides[d] - 1) / w.strides[d];
+      int64_t extent = w.dilations[d] * (w.kernel[d] - 1) + 1;
+      total =
+          std::max<int64_t>(0, (out - 1) * w.strides[d] + extent - sizes[d]);
+    }
+    w.padLow.push_back(total / 2);
+    w.padHigh.push_back(total - total / 2);
+  }
+  return w;
+}
+
+/// A 4-D float input: its shape and, channels-first, the value kiln's op
+/// takes.
+FailureOr<std::pair<SmallVector<int64_t>, Value>>
+channelsFirstInput(TfNode &node, bool channelsLast) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")) ||
+      failed(node.requireRank(x, 4,
+                              channelsLast ? "an input [N, H, W, C]"
+                                           : "an input [N, C, H, W]")))
+    return failure();
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
+  SmallVector<int64_t> nchw =
+      channelsLast
+          ? SmallVector<int64_t>{shape[0], shape[3], shape[1], shape[2]}
+          : SmallVector<int64_t>(shape);
+  if (!channelsLast)
+    return std::make_pair(nchw, x);
+  Result transposed = node.getBuilder().transpose(x, kToChannelsFirst);
+  if (failed(transposed))
+    return failure();
+  return std::make_pair(nchw, *transposed);
+}
+
+/// A channels-first result back in the node's layout.
+LogicalResult setLayoutResult(TfNode &node, Result y, bool channelsLast) {
+  if (succeeded(y) && channelsLast)
+    y = node.getBuilder().transpose(*y, kToChannelsLast);
+  return node.setResult(0, y);
+}
+
+/// Conv2D and DepthwiseConv2dNative.
+template <bool Depthwise> LogicalResult convertConv(TfNode &node) {
+  FailureOr<bool> channelsLast = readChannelsLast(node);
+  if (failed(channelsLast))
+    return failure();
+  auto input = channelsFirstInput(node, *channelsLast);
+  if (failed(input))
+    return failure();
+  auto &[shape, x] = *input;
+  Value filter = node.getInput(1);
+  if (failed(node.requireRank(filter, 4,
+                              Depthwise ? "a filter [KH, KW, C, M]"
+                                        : "a filter [KH, KW, C, F]")))
+    return failure();
+  ArrayRef<int64_t> f = KilnOpBuilder::shapeOf(filter);
+  int64_t channels = shape[1];
+  int64_t groups = 1;
+  KilnOpBuilder &b = node.getBuilder();
+  Result kernel = failure();
+  if (Depthwise) {
+    if (f[2] != channels)
+      return node.emitError()
+             << "expects a filter of " << channels
+             << " input channels, got shape " << formatTfShape(f);
+    // [KH, KW, C, M] -> [C * M, 1, KH, KW]; output channel c * M + m reads
+    // input channel c, as kiln's groups = C gives.
+    groups = channels;
+    kernel = b.reshape(filter, {f[0], f[1], f[2] * f[3]});
+    if (succeeded(kernel))
+      kernel = b.transpose(*kernel, {2, 0, 1});
+    if (succeeded(kernel))
+      kernel = b.reshape(*kernel, {f[2] * f[3], 1, f[0], f[1]});
+  } else {
+    if (f[2] < 1 || channels % f[2] || f[3] % (channels / f[2]))
+      return node.emitError()
+             << "expects a filter whose input channels divide " << channels
+             << " (the input's) into groups that "
+             << "divide its output channels, got shape " << formatTfShape(f);
+    groups = channels / f[2];
+    kernel = b.transpose(filter, {3, 2, 0, 1});
+  }
+  if (failed(kernel))
+    return failure();
+  FailureOr<TfWindow> window =
+      readWindow(node, ArrayRef<int64_t>(shape).drop_front(2), {f[0], f[1]},
+                 *channelsLast, /*hasDilations=*/true);
+  if (failed(window))
+    return failure();
+  return setLayoutResult(node, b.conv(x, *kernel, window->attrs(), groups),
+                         *channelsLast);
+}
+
+/// MaxPool and AvgPool. TensorFlow's average divides by the number of input
+/// elements in the window (padding excluded).
+template <bool Max> LogicalResult convertPool(TfNode &node) {
+  FailureOr<bool> channelsLast = readChannelsLast(node);
+  if (failed(channelsLast))
+    return failure();
+  auto input = channelsFirstInput(node, *channelsLast);
+  FailureOr<SmallVector<int64_t>> kernel =
+      readSpatial(node, "ksize", *channelsLast, /*required=*/true);
+  if (failed(input) || failed(kernel))
+    return failure();
+  auto &[shape, x] = *input;
+  FailureOr<TfWindow> window =
+      readWindow(node, ArrayRef<int64_t>(shape).drop_front(2), *kernel,
+                 *channelsLast, /*hasDilations=*/false);
+  if (failed(window))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result y = Max ? b.maxPool(x, window->attrs())
+                 : b.avgPool(x, window->attrs(), /*excludePad=*/true);
+  return setLayoutResult(node, y, *channelsLast);
+}
+
+/// FusedBatchNorm(x, scale, offset, mean, variance) in inference form:
+/// (x - mean) * (rsqrt(variance + epsilon) * scale) + offset per channel,
+/// TensorFlow's order of operations. The statistics are frozen variables
+/// that do not train (TfGraph::findMovingStatistics).
+LogicalResult convertFusedBatchNorm(TfNode &node) {
+  FailureOr<bool> training = node.getBoolAttr("is_training", true);
+  FailureOr<float> epsilon = node.getFloatAttr("epsilon", 1e-4f);
+  FailureOr<bool> channelsLast = readChannelsLast(node);
+  if (failed(training) || failed(epsilon) || failed(channelsLast))
+    return failure();
+  if (*training)
+    return node.emitError() << "is in training mode (is_training true: batch "
+                               "statistics); kiln imports the inference form: "
+                               "export the model with training=False";
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")) ||
+      failed(node.requireRank(x, 4, "an input of rank 4")))
+    return failure();
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
+  int64_t channelAxis = *channelsLast ? 3 : 1, channels = shape[channelAxis];
+  KilnOpBuilder &b = node.getBuilder();
+  static constexpr StringLiteral kNames[] = {"scale", "offset", "mean",
+                                             "variance"};
+  SmallVector<Value> perChannel;
+  for (unsigned i = 1; i <= 4; ++i) {
+    Value v = node.getInput(i);
+    ArrayRef<int64_t> vShape = KilnOpBuilder::shapeOf(v);
+    if (vShape.size() != 1 || vShape[0] != channels)
+      return node.emitError()
+             << "expects " << kNames[i - 1] << " of shape [" << channels
+             << "] (the input's channels), got " << formatTfShape(vShape);
+    Result aligned = *channelsLast ? Result(v) : b.reshape(v, {channels, 1, 1});
+    if (failed(aligned))
+      return failure();
+    perChannel.push_back(*aligned);
+  }
+  Value scale = perChannel[0], offset = perChannel[1], mean = perChannel[2],
+        variance = perChannel[3];
+  Result eps = b.splatLike(variance, *epsilon);
+  Result factor = failed(eps) ? eps : b.binary<AddOp>(variance, *eps);
+  if (succeeded(factor))
+    factor = b.unary<RsqrtOp>(*factor);
+  if (succeeded(factor))
+    factor = b.binary<MulOp>(*factor, scale);
+  Result centered = b.binary<SubOp>(x, mean);
+  if (failed(factor) || failed(centered))
+    return failure();
+  Result y = b.binary<MulOp>(*centered, *factor);
+  if (failed(y))
+    return failure();
+  return node.setResult(0, b.binary<AddOp>(*y, offset));
+}
+
+constexpr TfOpConversion kNNOps[] = {
+    {"Conv2D", 2, 2,
+     "T data_format dilations explicit_paddings padding strides "
+     "use_cudnn_on_gpu",
+     convertConv<false>},
+    {"DepthwiseConv2dNative", 2, 2,
+     "T data_format dilations explicit_paddings padding strides",
+     convertConv<true>},
+    {"MaxPool", 1, 1, "T data_format explicit_paddings ksize padding strides",
+     convertPool<true>},
+    {"AvgPool", 1, 1, "T data_format ksize padding strides",
+     convertPool<false>},
+    {"FusedBatchNorm", 5, 5,
+     "T data_format epsilon exponential_avg_factor is_training",
+     convertFusedBatchNorm},
+    {"FusedBatchNormV2", 5, 5,
+     "T U data_format epsilon exponential_avg_factor is_training",
+     convertFusedBatchNorm},
+    {"FusedBatchNormV3", 5, 5,
+     "T U data_format epsilon exponential_avg_factor is_training",
+     convertFusedBatchNorm},
+};
+
+} // namespace
+
+ArrayRef<TfOpConversion> getTfNNOps() { return kNNOps; }
+
+} // namespace kiln
