@@ -2,14 +2,17 @@
 """Compares the per-step losses of a kiln run with a reference's.
 
     python3 scripts/compare_losses.py EXPECTED.jsonl ACTUAL.jsonl [--steps 50] [--rtol 1e-4]
+        [--mean-rtol 2e-5]
 
 Both files hold one JSON object per line; lines with a "loss" give the loss
 of their "step" (kiln run --metrics-out writes these, and so does
-scripts/train_reference.py for the fixtures in test/Inputs/agreement/).
-Steps 1..N must be in both. Prints the worst step's relative difference
-|actual - expected| / |expected|; exits 1 when a step is missing or any step
-differs by more than --rtol (every such step is listed). Standard library
-only: test/Tools/kiln-agreement.test runs it.
+scripts/train_reference.py for the fixtures in test/Inputs/agreement/, whose
+"loss" is PyTorch's float64 curve). Steps 1..N must be in both. Prints the
+worst step's relative difference |actual - expected| / |expected| and the
+mean over the steps; exits 1 when a step is missing, any step differs by more
+than --rtol (every such step is listed) or, with --mean-rtol, the mean is
+beyond it (a bias every step stays under --rtol with). Standard library only:
+test/Tools/kiln-agreement.test runs it.
 """
 
 import argparse
@@ -39,7 +42,10 @@ def main():
     parser.add_argument("expected")
     parser.add_argument("actual")
     parser.add_argument("--steps", type=int, default=50)
-    parser.add_argument("--rtol", type=float, default=1e-4)
+    parser.add_argument("--rtol", type=float, default=1e-4,
+                        help="bound of every step's relative difference")
+    parser.add_argument("--mean-rtol", type=float,
+                        help="bound of the mean relative difference over the steps")
     args = parser.parse_args()
 
     name = os.path.splitext(os.path.basename(args.expected))[0]
@@ -61,16 +67,25 @@ def main():
             relative = float("inf")
         differences.append((relative, step, e, a))
     worst = max(differences)
+    mean = sum(d[0] for d in differences) / len(differences)
     bad = [d for d in differences if d[0] > args.rtol]
     for relative, step, e, a in bad:
         print("%s: step %d: loss %.9g, expected %.9g: relative difference %.3g "
               "exceeds %g" % (name, step, a, e, relative, args.rtol))
+    mean_bad = args.mean_rtol is not None and not mean <= args.mean_rtol
+    if mean_bad:
+        print("%s: mean relative difference %.3g exceeds %g"
+              % (name, mean, args.mean_rtol))
+    failed = bad or mean_bad
     relative, step, e, a = worst
+    tolerance = "tolerance %g" % args.rtol
+    if args.mean_rtol is not None:
+        tolerance += ", mean %g" % args.mean_rtol
     print("%s: %s: %d steps, worst relative difference %.2e at step %d "
-          "(loss %.9g, expected %.9g), tolerance %g"
-          % (name, "FAILED" if bad else "agree", args.steps, relative, step, a, e,
-             args.rtol))
-    return 1 if bad else 0
+          "(loss %.9g, expected %.9g), mean %.2e; %s"
+          % (name, "FAILED" if failed else "agree", args.steps, relative, step, a, e,
+             mean, tolerance))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Writes the ONNX fixtures of the importer's lit tests to test/Inputs/onnx/.
 
-Run from the repository root with a Python that has onnx, numpy, torch and
-onnxscript (for torch's default exporter):
+Run from the repository root with a Python that has onnx, onnxruntime (for
+the reference outputs), numpy, torch and onnxscript (for torch's default
+exporter):
 
     /work/venv/bin/python scripts/make_onnx_fixtures.py
 
 Every model is small, built with onnx.helper at an explicit low opset and
 IR version 8 (Debian's libonnx 1.12 reads them), and deterministic: random
-values come from fixed seeds. One model is exported from a PyTorch module.
+values come from fixed seeds. Two models are exported from PyTorch modules.
 The lit tests read the committed files; they never run Python.
 """
 
@@ -192,6 +193,23 @@ def make_reduce():
     save(model("reduce18", nodes, [value("x", FLOAT, [2, 3, 4])],
                [value("rm", FLOAT, [2, 1, 4])], [ints("axes", [1])], opset=18),
          "reduce_opset18.onnx")
+    nodes = [helper.make_node("ReduceMax", ["x"], ["mx"], name="rmax", axes=[0, -1],
+                              keepdims=0),
+             helper.make_node("ReduceMax", ["x"], ["mx_all"], name="rmax_all"),
+             helper.make_node("ReduceMin", ["x"], ["mn"], name="rmin", axes=[1])]
+    save(model("reduce_minmax", nodes, [value("x", FLOAT, [2, 3, 4])],
+               [value("mx", FLOAT, [3]), value("mx_all", FLOAT, [1, 1, 1]),
+                value("mn", FLOAT, [2, 1, 4])]),
+         "reduce_minmax.onnx")
+    nodes = [helper.make_node("ReduceMax", ["x", "axes"], ["mx"], name="rmax", keepdims=0),
+             helper.make_node("ReduceMin", ["x", "empty"], ["same"], name="rmin_noop",
+                              noop_with_empty_axes=1),
+             helper.make_node("ReduceMin", ["x", "axes"], ["mn"], name="rmin")]
+    save(model("reduce_minmax18", nodes, [value("x", FLOAT, [2, 3, 4])],
+               [value("mx", FLOAT, [2, 4]), value("same", FLOAT, [2, 3, 4]),
+                value("mn", FLOAT, [2, 1, 4])],
+               [ints("axes", [-2]), ints("empty", [])], opset=18),
+         "reduce_minmax_opset18.onnx")
 
 
 def make_shape_ops():
@@ -517,6 +535,27 @@ def make_math_ops():
     save(model("clip6", nodes, [value("x", FLOAT, [3, 4])], [value("c", FLOAT, [3, 4])],
                opset=6 + 1),
          "clip_opset7.onnx")
+    nodes = [
+        helper.make_node("Abs", ["x"], ["abs"], name="abs"),
+        helper.make_node("Constant", [], ["half"], name="half", value_float=0.5),
+        helper.make_node("Add", ["abs", "half"], ["pos"], name="positive"),
+        helper.make_node("Pow", ["x", "one"], ["same"], name="pow_one"),
+        helper.make_node("Pow", ["pos", "minus_half"], ["rsqrt"], name="pow_rsqrt"),
+        helper.make_node("Pow", ["pos", "minus_one_i"], ["recip"], name="pow_recip"),
+        helper.make_node("Pow", ["pos", "per_column"], ["cols"], name="pow_columns"),
+        helper.make_node("Pow", ["v", "two_2d"], ["sq_2d"], name="pow_widen"),
+        helper.make_node("Pow", ["pos", "e"], ["fed"], name="pow_fed"),
+    ]
+    save(model("pow_exponents", nodes,
+               [value("x", FLOAT, [3, 4]), value("v", FLOAT, [4]), value("e", FLOAT, [])],
+               [value(n, FLOAT, [3, 4]) for n in ("same", "rsqrt", "recip", "cols")] +
+               [value("sq_2d", FLOAT, [1, 4]), value("fed", FLOAT, [3, 4])],
+               [scalar("one", 1.0), scalar("minus_half", -0.5),
+                scalar("minus_one_i", -1, np.int64),
+                numpy_helper.from_array(np.array([1.5, 2.0, -1.0, 0.25], np.float32),
+                                        "per_column"),
+                numpy_helper.from_array(np.array([[2.0]], np.float32), "two_2d")]),
+         "pow_exponents.onnx")
 
 
 def make_logic_ops():
@@ -588,6 +627,37 @@ def make_slicing():
                 value("c", FLOAT, [1, 2]), value("m", FLOAT, [7, 1])],
                [ints("axes", [1])], opset=18),
          "split_opset18.onnx")
+    nodes = [helper.make_node("Slice", ["x"], ["sl"], name="slice_attr", starts=[1, -4],
+                              ends=[100, -1], axes=[-1, 1]),
+             helper.make_node("Slice", ["x"], ["head"], name="slice_no_axes", starts=[1],
+                              ends=[2])]
+    save(model("slice9", nodes, [value("x", FLOAT, [2, 6, 5])],
+               [value("sl", FLOAT, [2, 3, 4]), value("head", FLOAT, [1, 6, 5])], opset=9),
+         "slice_opset9.onnx")
+    nodes = [helper.make_node("Split", ["x"], ["a", "b"], name="split_attr", axis=-1,
+                              split=[1, 4]),
+             helper.make_node("Split", ["x"], ["h0", "h1"], name="split_halves", axis=1),
+             helper.make_node("Dropout", ["x"], ["drop"], name="dropout_attr", ratio=0.3)]
+    save(model("split11", nodes, [value("x", FLOAT, [2, 6, 5])],
+               [value("a", FLOAT, [2, 6, 1]), value("b", FLOAT, [2, 6, 4]),
+                value("h0", FLOAT, [2, 3, 5]), value("h1", FLOAT, [2, 3, 5]),
+                value("drop", FLOAT, [2, 6, 5])], opset=11),
+         "split_opset11.onnx")
+
+
+def make_slice_extreme_steps():
+    """Steps of INT64_MAX and INT64_MIN: one element each (kilnc once
+    overflowed computing the count)."""
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    nodes = [
+        helper.make_node("Slice", ["x", "s1", "e1", "a", "max"], ["forward"], name="max_step"),
+        helper.make_node("Slice", ["x", "s2", "e2", "a", "min"], ["backward"], name="min_step"),
+    ]
+    save(model("slice_extreme_steps", nodes, [value("x", FLOAT, [2, 5, 3])],
+               [value("forward", FLOAT, [2, 1, 3]), value("backward", FLOAT, [2, 1, 3])],
+               [ints("s1", [1]), ints("e1", [big]), ints("a", [1]), ints("max", [big]),
+                ints("s2", [-1]), ints("e2", [small]), ints("min", [small])]),
+         "slice_extreme_steps.onnx")
 
 
 def make_shape_arithmetic():
@@ -623,6 +693,34 @@ def make_shape_arithmetic():
                 scalar("zero_s", 0, np.int64), scalar("one_s", 1, np.int64),
                 weights("bias", [15], 21)], opset=13),
          "shape_arithmetic.onnx")
+    nodes = [
+        helper.make_node("Shape", ["x"], ["head"], name="shape_head", end=1),
+        helper.make_node("Shape", ["x"], ["tail"], name="shape_tail", start=-2),
+        helper.make_node("Shape", ["x"], ["mid"], name="shape_mid", start=1, end=-1),
+        helper.make_node("Constant", [], ["rest"], name="rest", value_ints=[-1]),
+        helper.make_node("Concat", ["head", "rest"], ["flat_shape"], name="concat", axis=0),
+        helper.make_node("Reshape", ["x", "flat_shape"], ["flat"], name="flatten"),
+        helper.make_node("Constant", [], ["f_start"], name="f_start", value_float=0.5),
+        helper.make_node("Constant", [], ["f_limit"], name="f_limit", value_float=2.5),
+        helper.make_node("Constant", [], ["f_delta"], name="f_delta", value_float=0.5),
+        helper.make_node("Range", ["f_start", "f_limit", "f_delta"], ["steps"], name="range_f"),
+        helper.make_node("Add", ["x", "steps"], ["shifted"], name="shift"),
+        helper.make_node("ConstantOfShape", ["tail"], ["threes"], name="threes",
+                         value=numpy_helper.from_array(np.array([3], np.int64))),
+        helper.make_node("CastLike", ["threes", "x"], ["threes_f"], name="cast_like"),
+        helper.make_node("Mul", ["shifted", "threes_f"], ["scaled"], name="scale"),
+        helper.make_node("Size", ["x"], ["size"], name="size"),
+        helper.make_node("Squeeze", ["mid"], ["mid_s"], name="squeeze_mid"),
+        helper.make_node("Neg", ["mid_s"], ["neg_mid"], name="neg_mid"),
+        helper.make_node("Range", ["size", "zero", "neg_mid"], ["countdown"], name="range_i"),
+        helper.make_node("Add", ["n", "countdown"], ["counted"], name="count"),
+    ]
+    save(model("shape_range", nodes,
+               [value("x", FLOAT, [2, 3, 4]), value("n", INT64, [8])],
+               [value("flat", FLOAT, [2, 12]), value("scaled", FLOAT, [2, 3, 4]),
+                value("counted", INT64, [8])],
+               [scalar("zero", 0, np.int64)], opset=15),
+         "shape_range.onnx")
 
 
 def make_conv():
@@ -653,6 +751,18 @@ def make_conv():
                 weights("wg", [6, 2, 3, 3], 24), weights("bg", [6], 25),
                 weights("w1", [5, 3, 3], 26)]),
          "conv.onnx")
+    nodes = [
+        helper.make_node("Conv", ["v", "w3"], ["conv3d"], name="conv3d", strides=[1, 2, 1],
+                         pads=[1, 0, 1, 1, 0, 1]),
+        helper.make_node("MaxPool", ["v"], ["max3d"], name="max3d", kernel_shape=[2, 2, 2]),
+        helper.make_node("AveragePool", ["v"], ["avg3d"], name="avg3d", kernel_shape=[2, 2, 2],
+                         pads=[1, 1, 1, 1, 1, 1], ceil_mode=1),
+    ]
+    save(model("conv3d", nodes, [value("v", FLOAT, [1, 2, 4, 5, 6])],
+               [value("conv3d", FLOAT, [1, 3, 4, 2, 6]), value("max3d", FLOAT, [1, 2, 3, 4, 5]),
+                value("avg3d", FLOAT, [1, 2, 5, 6, 7])],
+               [weights("w3", [3, 2, 3, 3, 3], 34)]),
+         "conv3d.onnx")
 
 
 def make_pooling():
@@ -686,6 +796,20 @@ def make_pooling():
     save(model("pooling", nodes, [value("x", FLOAT, [2, 3, 7, 9]),
                                   value("s", FLOAT, [2, 3, 11])], outs, opset=19),
          "pooling.onnx")
+    nodes = [
+        helper.make_node("MaxPool", ["x"], ["upper"], name="max_upper", kernel_shape=[3, 3],
+                         strides=[2, 2], auto_pad="SAME_UPPER"),
+        helper.make_node("MaxPool", ["x"], ["lower"], name="max_lower", kernel_shape=[2, 2],
+                         strides=[2, 2], auto_pad="SAME_LOWER"),
+        helper.make_node("MaxPool", ["x"], ["valid"], name="max_valid", kernel_shape=[3, 2],
+                         auto_pad="VALID"),
+        helper.make_node("AveragePool", ["x"], ["avg_lower"], name="avg_lower",
+                         kernel_shape=[2, 2], strides=[2, 2], auto_pad="SAME_LOWER"),
+    ]
+    outs = [value("upper", FLOAT, [2, 3, 4, 5]), value("lower", FLOAT, [2, 3, 4, 5]),
+            value("valid", FLOAT, [2, 3, 5, 8]), value("avg_lower", FLOAT, [2, 3, 4, 5])]
+    save(model("maxpool_autopad", nodes, [value("x", FLOAT, [2, 3, 7, 9])], outs, opset=18),
+         "maxpool_autopad.onnx")
 
 
 def make_batchnorm():
@@ -721,6 +845,67 @@ def make_bad_new_ops():
                [weights(n, [3], 29 + i) for i, n in enumerate("sbmv")], opset=15,
                check=False),
          "batchnorm_training.onnx")
+    x = [value("x", FLOAT, [1, 2, 5, 5])]
+    y = [value("y", FLOAT, [1, 2, 5, 5])]
+    w = weights("w", [2, 2, 3, 3], 33)
+
+    def one_node(node, filename, inputs=x, outputs=y, initializers=(), opset=13):
+        save(model("bad_" + node.name, [node], inputs, outputs, initializers,
+                   opset=opset, check=False),
+             filename)
+
+    one_node(helper.make_node("MaxPool", ["x"], ["y"], name="pool", kernel_shape=[3, 3],
+                              pads=[1, 1, 1, 1], storage_order=1),
+             "maxpool_storage_order.onnx")
+    one_node(helper.make_node("MaxPool", ["x"], ["y", "indices"], name="pool",
+                              kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             "maxpool_indices_used.onnx",
+             outputs=y + [value("indices", INT64, [1, 2, 5, 5])])
+    one_node(helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1]),
+             "conv_pads_length.onnx", initializers=[w])
+    one_node(helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1],
+                              auto_pad="SAME_UPPER"),
+             "conv_autopad_with_pads.onnx", initializers=[w])
+    # A zero stride with SAME padding (kilnc once divided by it).
+    one_node(helper.make_node("Conv", ["x", "w"], ["y"], name="conv", strides=[0, 1],
+                              auto_pad="SAME_UPPER"),
+             "conv_zero_stride_same.onnx", initializers=[w])
+    one_node(helper.make_node("AveragePool", ["x"], ["y"], name="pool", kernel_shape=[2, 2],
+                              dilations=[2, 2]),
+             "avgpool_dilations.onnx", outputs=[value("y", FLOAT, [1, 2, 3, 3])], opset=19)
+    one_node(helper.make_node("Pow", ["x", "e"], ["y"], name="pow"), "pow_bool_exponent.onnx",
+             initializers=[scalar("e", True, np.bool_)])
+    one_node(helper.make_node("Slice", ["x", "starts", "ends", "axes", "steps"], ["y"],
+                              name="slice"),
+             "slice_zero_step.onnx",
+             initializers=[ints("starts", [0]), ints("ends", [5]), ints("axes", [2]),
+                           ints("steps", [0])])
+    one_node(helper.make_node("Split", ["x", "sizes"], ["a", "b"], name="split", axis=2),
+             "split_sizes.onnx", outputs=[value("a", FLOAT, None), value("b", FLOAT, None)],
+             initializers=[ints("sizes", [2, 2])])
+    one_node(helper.make_node("Tile", ["x", "repeats"], ["y"], name="tile"),
+             "tile_negative.onnx", initializers=[ints("repeats", [1, 1, -1, 1])])
+    one_node(helper.make_node("Mod", ["x", "x"], ["y"], name="mod", fmod=1), "mod_opset9.onnx",
+             opset=9)
+    # Inputs an older opset does not define, which were once ignored.
+    one_node(helper.make_node("Clip", ["x", "lo"], ["y"], name="clip"), "clip_opset7_inputs.onnx",
+             initializers=[scalar("lo", 0.0)], opset=7)
+    one_node(helper.make_node("Split", ["x", "sizes"], ["a", "b"], name="split", axis=2),
+             "split_opset11_input.onnx",
+             outputs=[value("a", FLOAT, None), value("b", FLOAT, None)],
+             initializers=[ints("sizes", [2, 3])], opset=11)
+    one_node(helper.make_node("Slice", ["x", "starts"], ["y"], name="slice", starts=[0],
+                              ends=[2]),
+             "slice_opset9_inputs.onnx", initializers=[ints("starts", [1])], opset=9)
+    # Values out of range at import time.
+    one_node(helper.make_node("GatherElements", ["x", "idx"], ["y"], name="gather", axis=3),
+             "gather_elements_range.onnx",
+             initializers=[numpy_helper.from_array(np.full((1, 2, 5, 5), 7, np.int64), "idx")])
+    one_node(helper.make_node("Range", ["start", "limit", "delta"], ["y"], name="range"),
+             "range_nan.onnx", inputs=[], outputs=[value("y", FLOAT, None)],
+             initializers=[scalar("start", 0.0), scalar("limit", float("nan")),
+                           scalar("delta", 1.0)])
+    one_node(helper.make_node("Mod", ["x", "x"], ["y"], name="mod"), "mod_float_fmod0.onnx")
 
 
 # Models whose outputs onnxruntime computes for the reference archives.
@@ -728,6 +913,8 @@ ONNXRUNTIME_REFERENCES = [
     "gemm", "matmul", "elementwise", "compare_where", "softmax", "opset11", "reduce",
     "shape_ops", "layernorm", "math_ops", "clip_opset7", "logic_ops", "slicing",
     "split_opset18", "shape_arithmetic", "conv", "pooling", "batchnorm",
+    "pow_exponents", "slice_opset9", "split_opset11", "shape_range", "maxpool_autopad",
+    "reduce_minmax", "reduce_minmax_opset18", "conv3d", "slice_extreme_steps",
 ]
 
 
@@ -764,7 +951,8 @@ def main():
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
                  make_gather, make_layernorm, make_constants, make_dynamic_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
-                 make_math_ops, make_logic_ops, make_slicing, make_shape_arithmetic,
+                 make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
+                 make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,
                  make_bad_files,
                  make_bad_graphs, make_bad_external, save_onnxruntime_references):

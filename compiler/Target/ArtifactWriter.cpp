@@ -149,6 +149,20 @@ void Serializer::addStep(const Step &step, Instructions &out) {
                                           gemm->m, gemm->n, gemm->k, gemm->transposeA,
                                           gemm->transposeB, gemm->sharedB)
                                .Union());
+  } else if (const auto *conv = std::get_if<ConvStep>(&step)) {
+    auto longs = [&](ArrayRef<int64_t> values) {
+      return fbb.CreateVector(std::vector<int64_t>(values.begin(), values.end()));
+    };
+    fb::ConvolutionKind kind = conv->kind == ConvStep::Forward ? fb::ConvolutionKind_Forward
+                               : conv->kind == ConvStep::BackwardData
+                                   ? fb::ConvolutionKind_BackwardData
+                                   : fb::ConvolutionKind_BackwardFilter;
+    kinds.push_back(fb::Instruction_Convolution);
+    instructions.push_back(fb::CreateConvolution(fbb, kind, conv->input, conv->filter,
+                                                 conv->output, longs(conv->strides),
+                                                 longs(conv->dilations), longs(conv->padLow),
+                                                 longs(conv->padHigh), conv->groups)
+                               .Union());
   } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
     kinds.push_back(fb::Instruction_Copy);
     instructions.push_back(fb::CreateCopy(fbb, copy->src, copy->dst).Union());

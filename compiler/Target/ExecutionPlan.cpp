@@ -160,6 +160,8 @@ private:
   void planFeeds(func::FuncOp func);
   LogicalResult planOp(Operation *op);
   LogicalResult planKernel(Operation *op);
+  /// An f32 convolution or gradient as a library call; false if `op` is none.
+  bool planConvolution(Operation *op);
   LogicalResult planAssign(AssignOp assign);
   LogicalResult planSparseApply(SparseApplyOp apply);
   /// The buffer of `value`, giving a constant a constants slot on first need.
@@ -278,6 +280,10 @@ LogicalResult Planner::planOp(Operation *op) {
     buffers[reshape.getResult()] = newBuffer(plan.buffers[source].slot, reshape.getType());
     return success();
   }
+  if (auto stop = llvm::dyn_cast<StopGradientOp>(op)) {
+    buffers[stop.getResult()] = bufferOf(stop.getOperand());
+    return success();
+  }
   auto resultType = llvm::cast<RankedTensorType>(op->getResult(0).getType());
   auto matmul = llvm::dyn_cast<MatmulOp>(op);
   if (matmul && resultType.getElementType().isF32()) {
@@ -306,7 +312,56 @@ LogicalResult Planner::planOp(Operation *op) {
     program->steps.push_back(gemm);
     return success();
   }
+  if (planConvolution(op))
+    return success();
   return planKernel(op);
+}
+
+/// The window attributes every conv op shares, into `step`.
+template <typename OpTy> void copyWindow(OpTy op, ConvStep &step) {
+  step.strides.assign(op.getStrides().begin(), op.getStrides().end());
+  step.dilations.assign(op.getDilations().begin(), op.getDilations().end());
+  step.padLow.assign(op.getPadLow().begin(), op.getPadLow().end());
+  step.padHigh.assign(op.getPadHigh().begin(), op.getPadHigh().end());
+  step.groups = op.getGroups();
+}
+
+bool Planner::planConvolution(Operation *op) {
+  auto resultType = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  if (!resultType.getElementType().isF32() ||
+      !llvm::isa<ConvOp, ConvBackwardDataOp, ConvBackwardFilterOp>(op))
+    return false;
+  int step = program->steps.size();
+  ConvStep conv{ConvStep::Forward, -1, -1, -1, {}, {}, {}, {}, 1};
+  // Each op reads two of the forward convolution's buffers and writes the
+  // third.
+  int *written;
+  if (auto forward = llvm::dyn_cast<ConvOp>(op)) {
+    copyWindow(forward, conv);
+    conv.input = bufferOf(forward.getInput());
+    conv.filter = bufferOf(forward.getFilter());
+    written = &conv.output;
+  } else if (auto data = llvm::dyn_cast<ConvBackwardDataOp>(op)) {
+    copyWindow(data, conv);
+    conv.kind = ConvStep::BackwardData;
+    conv.output = bufferOf(data.getGrad());
+    conv.filter = bufferOf(data.getFilter());
+    written = &conv.input;
+  } else {
+    auto filter = llvm::cast<ConvBackwardFilterOp>(op);
+    copyWindow(filter, conv);
+    conv.kind = ConvStep::BackwardFilter;
+    conv.input = bufferOf(filter.getInput());
+    conv.output = bufferOf(filter.getGrad());
+    written = &conv.filter;
+  }
+  for (int buffer : {conv.input, conv.filter, conv.output})
+    if (buffer >= 0)
+      use(buffer, step);
+  *written = newArenaBuffer(resultType, step);
+  buffers[op->getResult(0)] = *written;
+  program->steps.push_back(std::move(conv));
+  return true;
 }
 
 LogicalResult Planner::planKernel(Operation *op) {

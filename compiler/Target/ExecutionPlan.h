@@ -10,8 +10,9 @@
 //     offsets come from their live ranges, so slots of values that are never
 //     alive together share bytes. A reshape is a view: a new buffer of its
 //     operand's slot.
-//   - steps, in program order: a GEMM library call for each f32 matmul, and a
-//     compiled kernel for every other op. Constants a kernel reads are cloned
+//   - steps, in program order: a GEMM library call for each f32 matmul, a
+//     convolution library call for each f32 convolution and its gradients,
+//     and a compiled kernel for every other op. Constants a kernel reads are cloned
 //     into it rather than given memory.
 //
 //   - updates: a kiln.assign whose value an elementwise kernel computes
@@ -76,6 +77,16 @@ struct GemmStep {
   bool transposeA, transposeB, sharedB;
 };
 
+/// A convolution or one of its gradients through the library (see
+/// artifact.fbs, table Convolution): `input`, `filter` and `output` are the
+/// forward convolution's three buffers; `kind` says which one is written.
+struct ConvStep {
+  enum Kind { Forward, BackwardData, BackwardFilter } kind;
+  int input, filter, output;
+  std::vector<int64_t> strides, dilations, padLow, padHigh;
+  int64_t groups;
+};
+
 /// dst = src, same bytes.
 struct CopyStep {
   int src, dst;
@@ -89,7 +100,7 @@ struct SparseApplyStep {
   int indices, rows, lr, step;
 };
 
-using Step = std::variant<KernelStep, GemmStep, CopyStep, SparseApplyStep>;
+using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, SparseApplyStep>;
 
 /// A model input or output and its buffer. For an integer input, `idBound`
 /// is the exclusive bound its values index (an embedding table's rows, a

@@ -12,9 +12,14 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     unsigned gemms = llvm::count_if(program.steps, [](const Step &step) {
       return std::holds_alternative<GemmStep>(step);
     });
+    unsigned convs = llvm::count_if(program.steps, [](const Step &step) {
+      return std::holds_alternative<ConvStep>(step);
+    });
     os << "  " << program.name << ": " << program.steps.size() << " steps (" << kernels
-       << " kernels, " << gemms << " GEMM calls, "
-       << program.steps.size() - kernels - gemms << " copies and sparse updates)\n";
+       << " kernels, " << gemms << " GEMM calls, ";
+    if (convs)
+      os << convs << " convolution calls, ";
+    os << program.steps.size() - kernels - gemms - convs << " copies and sparse updates)\n";
   }
   uint64_t unshared = 0;
   for (const Slot &slot : plan.slots)

@@ -29,6 +29,21 @@ def Kiln_GeluGradOp : Kiln_ElementwiseOp<"gelu_grad"> {
   }];
 }
 
+def Kiln_StopGradientOp : Kiln_Op<"stop_gradient", [Pure, SameOperandsAndResultType]> {
+  let summary = "The operand, through which no gradient flows";
+  let description = [{
+    The identity in the forward pass; kiln-autodiff gives its operand no
+    gradient from it (TensorFlow's StopGradient, PyTorch's detach). The
+    execution plan makes it a view of its operand: it costs nothing.
+    ```
+    %m = kiln.stop_gradient %mean : tensor<4x1xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_Tensor:$operand);
+  let results = (outs Kiln_Tensor:$result);
+  let assemblyFormat = "$operand attr-dict `:` type($result)";
+}
+
 def Kiln_OneHotOp : Kiln_Op<"one_hot", [Pure]> {
   let summary = "1.0 at each index's position along a new last dimension, else 0.0";
   let description = [{

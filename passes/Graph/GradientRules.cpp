@@ -100,7 +100,7 @@ FailureOr<bool> elementwiseGradients(Operation *op, Value g, GradientBuilder &gb
       grads.assign({Value()});
     else
       grads.assign({gb.builder().create<CastOp>(gb.location(), operand(0).getType(), g)});
-  } else if (llvm::isa<CompareOp, OneHotOp>(op)) {
+  } else if (llvm::isa<CompareOp, OneHotOp, StopGradientOp>(op)) {
     grads.assign(op->getNumOperands(), Value());
   } else {
     return failure();

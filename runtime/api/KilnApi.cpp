@@ -29,6 +29,8 @@ struct TensorInfo {
   kiln_dtype dtype;
   std::vector<int64_t> shape;
   size_t byteSize;
+  /// A feed's id bound (artifact.fbs, Binding.id_bound); 0 otherwise.
+  int64_t idBound = 0;
 };
 
 struct ProgramInfo {
@@ -100,8 +102,10 @@ std::vector<TensorInfo> describeBindings(
   std::vector<TensorInfo> infos;
   if (!bindings)
     return infos;
-  for (const artifact::Binding *binding : *bindings)
+  for (const artifact::Binding *binding : *bindings) {
     infos.push_back(describeTensor(artifact, binding->name()->str(), binding->buffer()));
+    infos.back().idBound = binding->id_bound();
+  }
   return infos;
 }
 
@@ -265,6 +269,28 @@ kiln_status *kiln_artifact_binding_info(const kiln_artifact *artifact,
     const TensorInfo &tensor = list[index];
     *out_info = {tensor.name.c_str(), tensor.dtype, tensor.shape.size(),
                  tensor.shape.data(), tensor.byteSize};
+    return nullptr;
+  });
+}
+
+kiln_status *kiln_artifact_binding_id_bound(const kiln_artifact *artifact,
+                                            const char *program, size_t index,
+                                            int64_t *out_bound) {
+  if (!artifact)
+    return nullArgument("kiln_artifact_binding_id_bound", "artifact");
+  if (!program)
+    return nullArgument("kiln_artifact_binding_id_bound", "program");
+  if (!out_bound)
+    return nullArgument("kiln_artifact_binding_id_bound", "out_bound");
+  return guard([&]() -> kiln_status * {
+    const ProgramInfo *info = artifact->find(program);
+    if (!info)
+      return noProgram(artifact, program);
+    if (index >= info->feeds.size())
+      return makeStatus(KILN_NOT_FOUND, "program '" + info->name + "' has no feed " +
+                                            std::to_string(index) + " (" +
+                                            std::to_string(info->feeds.size()) + " feeds)");
+    *out_bound = info->feeds[index].idBound;
     return nullptr;
   });
 }

@@ -122,6 +122,12 @@ KILN_API kiln_status *kiln_artifact_binding_info(const kiln_artifact *artifact,
                                                  kiln_binding_kind kind,
                                                  size_t index,
                                                  kiln_tensor_info *out_info);
+/* The exclusive bound of the ids feed `index` of `program` holds (the rows
+   of the table it indexes, the classes of a loss's labels): binding values
+   outside [0, bound) fails. 0 for a feed that indexes nothing. */
+KILN_API kiln_status *kiln_artifact_binding_id_bound(const kiln_artifact *artifact,
+                                                     const char *program, size_t index,
+                                                     int64_t *out_bound);
 
 /* The number of variables (model parameters and state). */
 KILN_API kiln_status *kiln_artifact_variable_count(const kiln_artifact *artifact,
@@ -139,7 +145,10 @@ KILN_API kiln_status *kiln_session_create(const kiln_artifact *artifact,
 KILN_API void kiln_session_free(kiln_session *session);
 
 /* Copies `byte_size` bytes of `dtype` at `data` into feed `feed` of
-   `program`; dtype and byte size must be the feed's. */
+   `program`; dtype and byte size must be the feed's, and a feed of ids must
+   hold ids in [0, its id bound) (kiln_artifact_binding_id_bound):
+   KILN_INVALID_ARGUMENT names the first one outside, as PyTorch and
+   TensorFlow refuse an index past a table's end. */
 KILN_API kiln_status *kiln_session_bind_feed(kiln_session *session,
                                              const char *program,
                                              const char *feed, kiln_dtype dtype,

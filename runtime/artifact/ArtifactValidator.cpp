@@ -51,6 +51,8 @@ const char *instructionName(Instruction type) {
     return "InitVariable";
   case Instruction_SparseApply:
     return "SparseApply";
+  case Instruction_Convolution:
+    return "Convolution";
   case Instruction_NONE:
     break;
   }
@@ -126,6 +128,7 @@ private:
                         const std::string &expected);
   bool checkCopy(const std::string &field, const Copy &copy);
   bool checkSparseApply(const std::string &field, const SparseApply &apply);
+  bool checkConvolution(const std::string &field, const Convolution &conv);
   /// Checks that buffer `index` exists and has `dtype` (one of `dtypes`).
   bool checkDType(const std::string &field, uint32_t index,
                   std::initializer_list<DType> dtypes);
@@ -378,6 +381,8 @@ bool Validator::checkInstruction(const std::string &field, Instruction type,
   }
   case Instruction_SparseApply:
     return checkSparseApply(kind, *static_cast<const SparseApply *>(instruction));
+  case Instruction_Convolution:
+    return checkConvolution(kind, *static_cast<const Convolution *>(instruction));
   case Instruction_NONE:
     break;
   }
@@ -457,6 +462,74 @@ bool Validator::checkGemm(const std::string &field, const Gemm &gemm) {
       return fail(field + ".c", "buffer " + std::to_string(gemm.c()) +
                                     " overlaps input buffer " +
                                     std::to_string(input));
+  return true;
+}
+
+/// input [N, C, D...], filter [F, C / groups, K...], output [N, F, O...],
+/// all f32, O as the window gives it; the buffer written must be writable
+/// and apart from the two read.
+bool Validator::checkConvolution(const std::string &field, const Convolution &conv) {
+  if (conv.kind() < ConvolutionKind_MIN || conv.kind() > ConvolutionKind_MAX)
+    return fail(field + ".kind", "unknown kind " + std::to_string(conv.kind()));
+  const std::pair<const char *, uint32_t> operands[] = {
+      {"input", conv.input()}, {"filter", conv.filter()}, {"output", conv.output()}};
+  for (const auto &[name, index] : operands)
+    if (!checkDType(field + "." + name, index, {DType_F32}))
+      return false;
+  auto shapeOf = [&](uint32_t index) {
+    std::vector<int64_t> dims;
+    if (const auto *shape = artifact_.buffers()->Get(index)->shape())
+      dims.assign(shape->begin(), shape->end());
+    return dims;
+  };
+  std::vector<int64_t> x = shapeOf(conv.input()), w = shapeOf(conv.filter()),
+                       y = shapeOf(conv.output());
+  if (x.size() < 3 || x.size() > 5 || w.size() != x.size() || y.size() != x.size())
+    return fail(field, "expects input, filter and output of one rank from 3 to 5, got " +
+                           std::to_string(x.size()) + ", " + std::to_string(w.size()) +
+                           " and " + std::to_string(y.size()));
+  size_t spatial = x.size() - 2;
+  const std::tuple<const char *, const flatbuffers::Vector<int64_t> *, int64_t> lists[] = {
+      {"strides", conv.strides(), 1},
+      {"dilations", conv.dilations(), 1},
+      {"pad_low", conv.pad_low(), 0},
+      {"pad_high", conv.pad_high(), 0}};
+  for (const auto &[name, values, min] : lists) {
+    if (sizeOf(values) != spatial)
+      return fail(field + "." + name, "has " + std::to_string(sizeOf(values)) +
+                                          " entries for " + std::to_string(spatial) +
+                                          " spatial dimensions");
+    for (int64_t v : *values)
+      if (v < min || v > (int64_t(1) << 32))
+        return fail(field + "." + name, "holds " + std::to_string(v));
+  }
+  int64_t groups = conv.groups();
+  if (groups < 1 || x[1] % groups || w[0] % groups || w[1] * groups != x[1] ||
+      y[0] != x[0] || y[1] != w[0])
+    return fail(field, "channels disagree: input [N=" + std::to_string(x[0]) + ", C=" +
+                           std::to_string(x[1]) + "], filter [F=" + std::to_string(w[0]) +
+                           ", " + std::to_string(w[1]) + "], output [" +
+                           std::to_string(y[0]) + ", " + std::to_string(y[1]) +
+                           "], groups " + std::to_string(groups));
+  for (size_t d = 0; d < spatial; ++d) {
+    int64_t span = x[2 + d] + conv.pad_low()->Get(d) + conv.pad_high()->Get(d) -
+                   conv.dilations()->Get(d) * (w[2 + d] - 1) - 1;
+    if (span < 0 || span / conv.strides()->Get(d) + 1 != y[2 + d])
+      return fail(field + ".output", "spatial dimension " + std::to_string(d) + " is " +
+                                         std::to_string(y[2 + d]) +
+                                         "; the window gives " +
+                                         (span < 0 ? std::string("none") :
+                                          std::to_string(span / conv.strides()->Get(d) + 1)));
+  }
+  uint32_t written = conv.kind() == ConvolutionKind_Forward        ? conv.output()
+                     : conv.kind() == ConvolutionKind_BackwardData ? conv.input()
+                                                                   : conv.filter();
+  if (!checkWritable(field, written))
+    return false;
+  for (const auto &[name, index] : operands)
+    if (index != written && overlap(buffers_[written], buffers_[index]))
+      return fail(field, "the buffer written (" + std::to_string(written) +
+                             ") overlaps the " + name + " buffer " + std::to_string(index));
   return true;
 }
 

@@ -48,6 +48,38 @@ ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &app
   return step;
 }
 
+ResolvedProgram::ConvStep
+ResolvedProgram::resolveConvolution(const Artifact &root, const Convolution &conv,
+                                    const BufferAddresses &addresses, size_t index) {
+  auto shapeOf = [&](uint32_t buffer) {
+    const auto *shape = root.buffers()->Get(buffer)->shape();
+    return std::vector<int64_t>(shape->begin(), shape->end());
+  };
+  auto list = [](const flatbuffers::Vector<int64_t> *values) {
+    return std::vector<int64_t>(values->begin(), values->end());
+  };
+  cpu::ConvolutionShape shape;
+  shape.kind = conv.kind() == ConvolutionKind_BackwardData ? cpu::ConvolutionKind::BackwardData
+               : conv.kind() == ConvolutionKind_BackwardFilter
+                   ? cpu::ConvolutionKind::BackwardFilter
+                   : cpu::ConvolutionKind::Forward;
+  shape.input = shapeOf(conv.input());
+  shape.filter = shapeOf(conv.filter());
+  shape.output = shapeOf(conv.output());
+  shape.strides = list(conv.strides());
+  shape.dilations = list(conv.dilations());
+  shape.padLow = list(conv.pad_low());
+  shape.padHigh = list(conv.pad_high());
+  shape.groups = conv.groups();
+  auto address = [&](uint32_t buffer) { return reinterpret_cast<float *>(addresses[buffer]); };
+  std::string problem;
+  ConvStep step{cpu::Convolution::create(shape, address(conv.input()), address(conv.filter()),
+                                         address(conv.output()), problem)};
+  if (!step.convolution && resolveError_.empty())
+    resolveError_ = "instructions[" + std::to_string(index) + "] (Convolution): " + problem;
+  return step;
+}
+
 ResolvedProgram::ResolvedProgram(const Executable &executable,
                                  const Program &program,
                                  const BufferAddresses &addresses) {
@@ -108,6 +140,10 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       steps_.push_back(resolveSparseApply(root, *instructions->GetAs<SparseApply>(i),
                                           addresses));
       break;
+    case Instruction_Convolution:
+      steps_.push_back(
+          resolveConvolution(root, *instructions->GetAs<Convolution>(i), addresses, i));
+      break;
     case Instruction_NONE:
       break; // The validator refuses these.
     }
@@ -115,6 +151,10 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
 }
 
 bool ResolvedProgram::run(std::string &error) const {
+  if (!resolveError_.empty()) {
+    error = resolveError_;
+    return false;
+  }
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step &step = steps_[i];
     if (const auto *kernel = std::get_if<KernelStep>(&step)) {
@@ -123,6 +163,12 @@ bool ResolvedProgram::run(std::string &error) const {
       std::string problem;
       if (!cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem)) {
         error = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
+        return false;
+      }
+    } else if (const auto *conv = std::get_if<ConvStep>(&step)) {
+      std::string problem;
+      if (!conv->convolution->run(problem)) {
+        error = "instructions[" + std::to_string(i) + "] (Convolution): " + problem;
         return false;
       }
     } else if (const auto *copy = std::get_if<CopyStep>(&step)) {

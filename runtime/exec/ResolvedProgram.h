@@ -10,6 +10,7 @@
 #ifndef KILN_RUNTIME_EXEC_RESOLVEDPROGRAM_H
 #define KILN_RUNTIME_EXEC_RESOLVEDPROGRAM_H
 
+#include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/KernelLibrary.h"
 #include "runtime/cpu/SparseApply.h"
@@ -36,8 +37,9 @@ public:
   ResolvedProgram(const ResolvedProgram &) = delete;
   ResolvedProgram &operator=(const ResolvedProgram &) = delete;
 
-  /// Runs every step in order. Fails only when the GEMM library reports an
-  /// error; sets `error` to "instructions[I]: PROBLEM" then.
+  /// Runs every step in order. Fails only when the GEMM or convolution
+  /// library reports an error (or refused a convolution when the program
+  /// was resolved); sets `error` to "instructions[I] (KIND): PROBLEM" then.
   bool run(std::string &error) const;
 
   size_t stepCount() const { return steps_.size(); }
@@ -52,6 +54,9 @@ private:
     const float *a;
     const float *b;
     float *c;
+  };
+  struct ConvStep {
+    std::unique_ptr<cpu::Convolution> convolution;
   };
   struct CopyStep {
     void *dst;
@@ -68,17 +73,24 @@ private:
     cpu::SparseHyperParameters hyper;
     cpu::SparseUpdate update;
   };
-  using Step = std::variant<KernelStep, GemmStep, CopyStep, InitStep, SparseStep>;
+  using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, InitStep, SparseStep>;
 
   static SparseStep resolveSparseApply(const artifact::Artifact &root,
                                        const artifact::SparseApply &apply,
                                        const BufferAddresses &addresses);
+  /// The library's primitive for a Convolution; on a refusal, an empty
+  /// step and `resolveError_` set (run() reports it).
+  ConvStep resolveConvolution(const artifact::Artifact &root,
+                              const artifact::Convolution &conv,
+                              const BufferAddresses &addresses, size_t index);
 
   std::vector<Step> steps_;
   /// Sums of duplicate sparse rows; reused between runs.
   mutable cpu::SparseScratch sparseScratch_;
   /// The argument arrays of every KernelStep, one after another.
   std::vector<void *> kernelArgs_;
+  /// Why a step could not be resolved; reported by run().
+  std::string resolveError_;
 };
 
 } // namespace kiln::exec

@@ -128,6 +128,23 @@ std::optional<SessionError> Session::bindFeed(std::string_view program,
           checkBinding("feed", "feeds", program, state.program->feeds(), feed,
                        dtype, size, buffer, feedIndex, error))
     return failure;
+  // Ids index a table's rows or a loss's classes: one outside them is an
+  // error, as in PyTorch and TensorFlow (the compiled gather would clamp it
+  // and a sparse update would skip it, silently disagreeing).
+  int64_t bound = state.program->feeds()->Get(feedIndex)->id_bound();
+  if (bound > 0 && (dtype == DType_I32 || dtype == DType_I64)) {
+    size_t count = size / (dtype == DType_I64 ? 8 : 4);
+    for (size_t i = 0; i < count; ++i) {
+      int64_t id = dtype == DType_I64 ? static_cast<const int64_t *>(data)[i]
+                                      : static_cast<const int32_t *>(data)[i];
+      if (id < 0 || id >= bound) {
+        error = "program " + quoted(program) + ": feed " + quoted(feed) + ": element " +
+                std::to_string(i) + " is " + std::to_string(id) + ", outside [0, " +
+                std::to_string(bound) + ") (the rows or classes it indexes)";
+        return SessionError::InvalidArgument;
+      }
+    }
+  }
   if (size)
     std::memcpy(addresses_[buffer], data, size);
   state.fed[feedIndex] = true;

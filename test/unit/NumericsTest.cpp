@@ -183,6 +183,12 @@ protected:
       FeedRange range = ranges.lookup(info.name);
       if (!ranges.count(info.name) && info.dtype == KILN_DTYPE_I1)
         range = {0, 2};
+      // Ids a table or a loss reads must lie in its range (the runtime
+      // refuses others).
+      int64_t bound = 0;
+      check(kiln_artifact_binding_id_bound(artifact, "forward", i, &bound), "id bound");
+      if (!ranges.count(info.name) && bound > 0)
+        range = {0, static_cast<double>(bound)};
       std::uniform_real_distribution<double> draw(range.low, range.high);
       std::vector<double> values(info.byte_size / elementBytes(info.dtype));
       bool integer = !semanticsOf(info.dtype);
@@ -374,6 +380,55 @@ nodes { name: "mse" op: "mean_squared_error" inputs: ["pooled", "targets"] }
 outputs: ["rows", "picked", "sce", "bce", "mse"]
 )pb",
              {{"ids", {0, 50}}, {"cols", {0, 8}}, {"labels", {0, 8}}, {"targets", {0, 1}}});
+}
+
+TEST_F(NumericsTest, ErfAbsPowModAndGatherElements) {
+  checkGraph(R"pb(
+inputs { name: "x" dtype: DT_FLOAT32 shape: [4, 7] }
+inputs { name: "p" dtype: DT_FLOAT32 shape: [4, 7] }
+inputs { name: "e" dtype: DT_FLOAT32 shape: [4, 7] }
+inputs { name: "d" dtype: DT_FLOAT32 shape: [4, 7] }
+inputs { name: "a" dtype: DT_INT64 shape: [4, 7] }
+inputs { name: "b" dtype: DT_INT64 shape: [4, 7] }
+inputs { name: "idx" dtype: DT_INT32 shape: [3, 5] }
+nodes { name: "erf" op: "erf" inputs: ["x"] }
+nodes { name: "abs" op: "abs" inputs: ["x"] }
+nodes { name: "iabs" op: "abs" inputs: ["a"] }
+nodes { name: "pow" op: "pow" inputs: ["p", "e"] }
+nodes { name: "fmod" op: "mod" inputs: ["x", "d"] attrs { key: "fmod" value { b: true } } }
+nodes { name: "floor_mod" op: "mod" inputs: ["x", "d"] }
+nodes { name: "imod" op: "mod" inputs: ["a", "b"] }
+nodes { name: "picked" op: "gather_elements" inputs: ["x", "idx"] attrs { key: "axis" value { i: 1 } } }
+outputs: ["erf", "abs", "iabs", "pow", "fmod", "floor_mod", "imod", "picked"]
+)pb",
+             {{"p", {0.1, 3}}, {"e", {-2, 2}}, {"d", {0.5, 2}}, {"a", {-20, 20}},
+              {"b", {-6, 7}}, {"idx", {-7, 7}}});
+}
+
+/// Convolutions of every shape option: f32 ones run on the convolution
+/// library, bf16 ones on the generated loops (with f32 accumulation).
+TEST_F(NumericsTest, ConvolutionAndPooling) {
+  for (const char *dtype : {"DT_FLOAT32", "DT_BFLOAT16"}) {
+    SCOPED_TRACE(dtype);
+    std::string text = R"pb(
+inputs { name: "x" dtype: DTYPE shape: [2, 4, 9, 8] }
+inputs { name: "s" dtype: DTYPE shape: [3, 2, 11] }
+variables { name: "w" dtype: DTYPE shape: [6, 4, 3, 3] initializer { kind: GLOROT_UNIFORM seed: 1 } }
+variables { name: "wg" dtype: DTYPE shape: [6, 2, 2, 3] initializer { kind: GLOROT_UNIFORM seed: 2 } }
+variables { name: "w1" dtype: DTYPE shape: [5, 2, 3] initializer { kind: GLOROT_UNIFORM seed: 3 } }
+nodes { name: "same" op: "conv" inputs: ["x", "w"] attrs { key: "pad_low" value { ints { values: [1, 1] } } } attrs { key: "pad_high" value { ints { values: [1, 1] } } } }
+nodes { name: "strided" op: "conv" inputs: ["x", "w"] attrs { key: "strides" value { ints { values: [2, 3] } } } attrs { key: "pad_low" value { ints { values: [0, 2] } } } attrs { key: "pad_high" value { ints { values: [1, 0] } } } }
+nodes { name: "dilated" op: "conv" inputs: ["x", "w"] attrs { key: "dilations" value { ints { values: [2, 3] } } } }
+nodes { name: "grouped" op: "conv" inputs: ["x", "wg"] attrs { key: "groups" value { i: 2 } } attrs { key: "strides" value { ints { values: [1, 2] } } } }
+nodes { name: "conv1d" op: "conv" inputs: ["s", "w1"] attrs { key: "strides" value { ints { values: [2] } } } attrs { key: "pad_low" value { ints { values: [2] } } } }
+nodes { name: "max" op: "max_pool" inputs: ["same"] attrs { key: "kernel" value { ints { values: [3, 3] } } } attrs { key: "strides" value { ints { values: [2, 2] } } } attrs { key: "pad_low" value { ints { values: [1, 1] } } } attrs { key: "pad_high" value { ints { values: [1, 1] } } } attrs { key: "ceil_mode" value { b: true } } }
+nodes { name: "avg" op: "avg_pool" inputs: ["x"] attrs { key: "kernel" value { ints { values: [2, 3] } } } attrs { key: "strides" value { ints { values: [2, 2] } } } attrs { key: "pad_high" value { ints { values: [1, 1] } } } attrs { key: "exclude_pad" value { b: true } } }
+outputs: ["same", "strided", "dilated", "grouped", "conv1d", "max", "avg"]
+)pb";
+    for (size_t at; (at = text.find("DTYPE")) != std::string::npos;)
+      text.replace(at, 5, dtype);
+    checkGraph(text);
+  }
 }
 
 TEST_F(NumericsTest, MlpExampleForward) {

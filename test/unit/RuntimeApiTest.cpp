@@ -147,6 +147,8 @@ TEST_F(RuntimeApiTest, NullArgumentsAreInvalid) {
        "kiln_artifact_binding_count: program is NULL"},
       {kiln_artifact_binding_info(artifact, "forward", KILN_FEED, 0, nullptr),
        "kiln_artifact_binding_info: out_info is NULL"},
+      {kiln_artifact_binding_id_bound(artifact, "forward", 0, nullptr),
+       "kiln_artifact_binding_id_bound: out_bound is NULL"},
       {kiln_session_create(nullptr, &newSession),
        "kiln_session_create: artifact is NULL"},
       {kiln_session_bind_feed(session, "forward", "x", KILN_DTYPE_F32, nullptr,

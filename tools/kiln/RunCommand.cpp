@@ -50,13 +50,14 @@ int fail(const std::string &message) {
 
 /// Prints a failed status's message, prefixed with "kiln: error: " unless it
 /// already names a file ("PATH: error: ...").
-bool failed(kiln_status *raw) {
+/// Prints a failure's one line, led by `file` (what it is about) when given.
+bool failed(kiln_status *raw, const std::string &file = "") {
   Status status(raw);
   if (!status)
     return false;
   std::string message = kiln_status_message(status.get());
   if (message.find(": error: ") == std::string::npos)
-    message = "kiln: error: " + message;
+    message = (file.empty() ? "kiln" : file) + ": error: " + message;
   std::cerr << message << "\n";
   return true;
 }
@@ -112,6 +113,8 @@ bool hasProgram(const kiln_artifact *artifact, std::string_view name,
 struct FeedData {
   const kiln_tensor_info *info;
   std::vector<uint8_t> bytes;
+  /// The .npy file it came from; empty for a synthetic feed.
+  std::string path;
 };
 
 /// Checks the --feed and --fetch names against the program and reads every
@@ -137,7 +140,7 @@ bool prepareFeeds(const RunOptions &options,
       if (feed.name == info.name)
         given = &feed;
     if (!given && options.syntheticFeeds) {
-      data.push_back({&info, syntheticFeed(info)});
+      data.push_back({&info, syntheticFeed(info), ""});
       continue;
     }
     if (!given)
@@ -146,7 +149,7 @@ bool prepareFeeds(const RunOptions &options,
                     info.name + "=FILE.npy or --synthetic-feeds");
     data::NpyArray array;
     std::string error;
-    FeedData feed{&info, {}};
+    FeedData feed{&info, {}, given->path};
     if (!data::readNpyFile(given->path, array, error) ||
         !feedBytesFromNpy(array, given->path, info, feed.bytes, error))
       return report(error);
@@ -211,7 +214,8 @@ int runCommand(const RunOptions &options) {
   for (const FeedData &feed : feedData)
     if (failed(kiln_session_bind_feed(session.get(), program, feed.info->name,
                                       feed.info->dtype, feed.bytes.data(),
-                                      feed.bytes.size())))
+                                      feed.bytes.size()),
+               feed.path))
       return 1;
   if (failed(kiln_session_run(session.get(), program)))
     return 1;

@@ -198,7 +198,6 @@ LogicalResult parseFormatFlags(kiln::ImportOptions &options) {
 LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   kiln::TrainFlags &flags = options.train;
   flags.train = train;
-  options.tensorflow.training = train;
   flags.loss = lossKind;
   if (!flags.loss.empty() && flags.loss != "softmax_cross_entropy" &&
       flags.loss != "sigmoid_cross_entropy" && flags.loss != "mse") {

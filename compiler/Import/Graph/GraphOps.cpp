@@ -357,6 +357,91 @@ Result buildGather(NodeContext &c) {
   return c.b().gather(c.input(0), c.input(1), *axis);
 }
 
+Result buildGatherElements(NodeContext &c) {
+  FailureOr<int64_t> axis = c.getInt("axis", 0);
+  if (failed(axis))
+    return failure();
+  axis = c.normalizeAxis(*axis, KilnOpBuilder::rankOf(c.input(0)), "axis");
+  if (failed(axis))
+    return failure();
+  return c.b().gatherElements(c.input(0), c.input(1), *axis);
+}
+
+Result buildMod(NodeContext &c) {
+  FailureOr<bool> fmod = c.getBool("fmod", false);
+  if (failed(fmod))
+    return failure();
+  return c.b().mod(c.input(0), c.input(1), *fmod);
+}
+
+/// The window attributes of conv and the pools: `kernel` (pools only),
+/// `strides`, `dilations`, `pad_low`, `pad_high` (one entry per spatial
+/// dimension; strides and dilations default to 1, padding to 0) and
+/// `ceil_mode` (pools).
+struct GraphWindow {
+  SmallVector<int64_t> kernel, strides, dilations, padLow, padHigh;
+  bool ceilMode = false;
+  WindowAttrs attrs() const {
+    return WindowAttrs{kernel, strides, dilations, padLow, padHigh, ceilMode};
+  }
+};
+
+FailureOr<GraphWindow> readWindow(NodeContext &c, bool pool) {
+  int64_t spatial = std::max<int64_t>(KilnOpBuilder::rankOf(c.input(0)) - 2, 0);
+  GraphWindow w;
+  if (pool) {
+    FailureOr<SmallVector<int64_t>> kernel = c.getInts("kernel");
+    FailureOr<bool> ceil = c.getBool("ceil_mode", false);
+    if (failed(kernel) || failed(ceil))
+      return failure();
+    w.kernel = *kernel;
+    w.ceilMode = *ceil;
+  }
+  struct Field {
+    const char *name;
+    SmallVector<int64_t> *into;
+    int64_t fill;
+  } fields[] = {{"strides", &w.strides, 1},
+                {"dilations", &w.dilations, 1},
+                {"pad_low", &w.padLow, 0},
+                {"pad_high", &w.padHigh, 0}};
+  for (const Field &field : fields) {
+    FailureOr<SmallVector<int64_t>> values =
+        c.getInts(field.name, SmallVector<int64_t>(spatial, field.fill));
+    if (failed(values))
+      return failure();
+    *field.into = *values;
+  }
+  return w;
+}
+
+Result buildConv(NodeContext &c) {
+  FailureOr<int64_t> groups = c.getInt("groups", 1);
+  if (failed(groups))
+    return failure();
+  FailureOr<GraphWindow> window = readWindow(c, /*pool=*/false);
+  if (failed(window))
+    return failure();
+  return c.b().conv(c.input(0), c.input(1), window->attrs(), *groups);
+}
+
+Result buildMaxPool(NodeContext &c) {
+  FailureOr<GraphWindow> window = readWindow(c, /*pool=*/true);
+  if (failed(window))
+    return failure();
+  return c.b().maxPool(c.input(0), window->attrs());
+}
+
+Result buildAvgPool(NodeContext &c) {
+  FailureOr<bool> excludePad = c.getBool("exclude_pad", false);
+  if (failed(excludePad))
+    return failure();
+  FailureOr<GraphWindow> window = readWindow(c, /*pool=*/true);
+  if (failed(window))
+    return failure();
+  return c.b().avgPool(c.input(0), window->attrs(), *excludePad);
+}
+
 Result buildSoftmaxCrossEntropy(NodeContext &c) {
   return c.b().softmaxCrossEntropy(c.input(0), c.input(1));
 }
@@ -380,6 +465,14 @@ constexpr llvm::StringLiteral kAxisAttrs[] = {"axis"};
 constexpr llvm::StringLiteral kSliceAttrs[] = {"start", "limit", "step", "axes"};
 constexpr llvm::StringLiteral kReduceAttrs[] = {"axes", "keep_dims"};
 constexpr llvm::StringLiteral kLayerNormAttrs[] = {"axis", "epsilon"};
+constexpr llvm::StringLiteral kModAttrs[] = {"fmod"};
+constexpr llvm::StringLiteral kConvAttrs[] = {"strides", "dilations", "pad_low", "pad_high",
+                                              "groups"};
+constexpr llvm::StringLiteral kMaxPoolAttrs[] = {"kernel",  "strides",  "dilations",
+                                                 "pad_low", "pad_high", "ceil_mode"};
+constexpr llvm::StringLiteral kAvgPoolAttrs[] = {"kernel",   "strides",   "dilations",
+                                                 "pad_low",  "pad_high",  "ceil_mode",
+                                                 "exclude_pad"};
 
 constexpr unsigned kAny = ~0u;
 
@@ -400,6 +493,10 @@ const GraphOpSpec kGraphOps[] = {
     {"tanh", 1, 1, {}, buildUnary<TanhOp>},
     {"sigmoid", 1, 1, {}, buildUnary<SigmoidOp>},
     {"relu", 1, 1, {}, buildUnary<ReluOp>},
+    {"erf", 1, 1, {}, buildUnary<ErfOp>},
+    {"abs", 1, 1, {}, buildUnary<AbsOp>},
+    {"pow", 2, 2, {}, buildBinary<PowOp>},
+    {"mod", 2, 2, kModAttrs, buildMod},
     {"gelu", 1, 1, kGeluAttrs, buildGelu},
     {"compare", 2, 2, kCompareAttrs, buildCompare},
     {"select", 3, 3, {}, buildSelect},
@@ -416,6 +513,10 @@ const GraphOpSpec kGraphOps[] = {
     {"log_softmax", 1, 1, kAxisAttrs, buildSoftmax<LogSoftmaxOp>},
     {"layer_norm", 2, 3, kLayerNormAttrs, buildLayerNorm},
     {"gather", 2, 2, kAxisAttrs, buildGather},
+    {"gather_elements", 2, 2, kAxisAttrs, buildGatherElements},
+    {"conv", 2, 2, kConvAttrs, buildConv},
+    {"max_pool", 1, 1, kMaxPoolAttrs, buildMaxPool},
+    {"avg_pool", 1, 1, kAvgPoolAttrs, buildAvgPool},
     {"softmax_cross_entropy", 2, 2, {}, buildSoftmaxCrossEntropy},
     {"sigmoid_cross_entropy", 2, 2, {}, buildSigmoidCrossEntropy},
     {"mean_squared_error", 2, 2, {}, buildMeanSquaredError},

@@ -151,6 +151,9 @@ LogicalResult convertClip(OnnxNode &node) {
   KilnOpBuilder &b = node.getBuilder();
   Value low, high;
   if (node.getOpset() < 11) {
+    if (node.getNumInputs() > 1)
+      return node.emitError() << "takes min and max as attributes before opset 11, got "
+                              << node.getNumInputs() << " inputs";
     FailureOr<float> minAttr = node.getFloatAttr("min", -INFINITY);
     FailureOr<float> maxAttr = node.getFloatAttr("max", INFINITY);
     if (failed(minAttr) || failed(maxAttr))
@@ -244,10 +247,15 @@ LogicalResult convertMod(OnnxNode &node) {
   FailureOr<int64_t> fmod = node.getIntAttr("fmod", 0);
   if (failed(fmod))
     return failure();
+  if (*fmod != 0 && *fmod != 1)
+    return node.emitError() << "expects fmod 0 or 1, got " << *fmod;
   Value lhs = node.getInput(0), rhs = node.getInput(1);
   if (failed(node.requireNumeric(lhs, "inputs")) ||
       failed(node.requireNumeric(rhs, "inputs")))
     return failure();
+  if (*fmod == 0 && llvm::isa<FloatType>(getElementTypeOrSelf(lhs.getType())))
+    return node.emitError() << "expects fmod 1 for float inputs (the specification's "
+                               "rule; fmod 0 is the integer floored remainder)";
   return node.setResult(0, node.getBuilder().mod(lhs, rhs, *fmod != 0));
 }
 

@@ -84,6 +84,11 @@ FailureOr<OnnxWindow> readWindow(OnnxNode &node, ArrayRef<int64_t> sizes,
   if (static_cast<int64_t>(w.kernel.size()) != spatial)
     return node.emitError() << "expects a kernel of " << spatial
                             << " spatial dimensions, got " << formatOnnxShape(w.kernel);
+  for (int64_t d = 0; d < spatial; ++d)
+    if ((*strides)[d] < 1 || (*dilations)[d] < 1)
+      return node.emitError() << "expects strides and dilations of at least 1, got "
+                              << formatOnnxShape(*strides) << " and "
+                              << formatOnnxShape(*dilations);
   w.strides = *strides;
   w.dilations = *dilations;
   w.ceilMode = *ceilMode != 0;
@@ -245,6 +250,9 @@ LogicalResult convertBatchNorm(OnnxNode &node) {
   if (*training != 0)
     return node.emitError() << "is in training mode (batch statistics); kiln imports "
                                "the inference form: export the model in eval mode";
+  if (node.getOpset() >= 9 &&
+      failed(node.refuseAttr("spatial", "it was removed in opset 9")))
+    return failure();
   if (*spatial != 1)
     return node.emitError() << "expects spatial 1, got " << *spatial;
   Value x = node.getInput(0);

@@ -15,6 +15,8 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace kiln {
@@ -36,6 +38,9 @@ LogicalResult convertIdentity(OnnxNode &node) {
 /// (training_mode true with a nonzero ratio) is refused: kiln does not draw
 /// dropout masks yet. Its mask output may not be used.
 LogicalResult convertDropout(OnnxNode &node) {
+  if (node.getOpset() >= 12 &&
+      failed(node.refuseAttr("ratio", "the ratio is input #1 from opset 12")))
+    return failure();
   if (node.hasInput(2)) {
     DenseElementsAttr training = node.getConstantInput(2);
     if (!training)
@@ -199,6 +204,9 @@ LogicalResult convertRange(OnnxNode &node) {
          delta = asDouble(bounds[2]);
   if (delta == 0)
     return node.emitError() << "expects a nonzero delta";
+  if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    return node.emitError() << "expects finite start, limit and delta, got " << start
+                            << ", " << limit << " and " << delta;
   double count = std::max(std::ceil((limit - start) / delta), 0.0);
   if (count > (1 << 24))
     return node.emitError() << "would make " << count << " elements";
@@ -343,6 +351,10 @@ LogicalResult convertSlice(OnnxNode &node) {
   int64_t rank = shape->size();
   SmallVector<int64_t> starts, ends, axes, steps;
   if (node.getOpset() < 10) {
+    if (node.getNumInputs() > 1)
+      return node.emitError() << "takes starts, ends and axes as attributes before "
+                                 "opset 10, got "
+                              << node.getNumInputs() << " inputs";
     FailureOr<std::optional<SmallVector<int64_t>>> s = node.getIntsAttr("starts");
     FailureOr<std::optional<SmallVector<int64_t>>> e = node.getIntsAttr("ends");
     FailureOr<std::optional<SmallVector<int64_t>>> a = node.getIntsAttr("axes");
@@ -396,7 +408,7 @@ LogicalResult convertSlice(OnnxNode &node) {
     int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
     int64_t dim = (*shape)[axis], st = steps[i];
     if (st == 0)
-      return node.emitError() << "expects nonzero steps";
+      return node.emitError() << "expects nonzero steps, got " << formatOnnxShape(steps);
     int64_t first = starts[i], end = ends[i];
     // INT64_MAX / INT64_MIN mean "to the end": keep them from overflowing.
     first = first < 0 ? std::max<int64_t>(first, -dim) + dim : first;
@@ -408,15 +420,20 @@ LogicalResult convertSlice(OnnxNode &node) {
       first = std::clamp<int64_t>(first, 0, dim - 1);
       end = std::clamp<int64_t>(end, -1, dim - 1);
     }
-    int64_t count =
-        st > 0 ? std::max<int64_t>(0, (end - first + st - 1) / st)
-               : std::max<int64_t>(0, (first - end + (-st) - 1) / (-st));
-    if (st > 0) {
+    // The span is at most the dimension; the step may be any int64.
+    int64_t span = st > 0 ? end - first : first - end;
+    __int128 stride = st > 0 ? static_cast<__int128>(st) : -static_cast<__int128>(st);
+    int64_t count = span <= 0 ? 0 : static_cast<int64_t>(1 + (span - 1) / stride);
+    if (count <= 1) {
+      // One element or none: the step does not matter (and may be any int64).
+      start[axis] = count ? first : 0;
+      step[axis] = 1;
+    } else if (st > 0) {
       start[axis] = first;
       step[axis] = st;
     } else {
       // The same elements read forwards from the last one, then reversed.
-      start[axis] = count ? first + (count - 1) * st : 0;
+      start[axis] = first + (count - 1) * st;
       step[axis] = -st;
       reversed.push_back(axis);
     }
@@ -446,6 +463,9 @@ LogicalResult convertSplit(OnnxNode &node) {
   int64_t dim = (*shape)[*axis], outputs = node.getNumOutputs();
   SmallVector<int64_t> sizes;
   if (node.getOpset() < 13) {
+    if (node.getNumInputs() > 1)
+      return node.emitError() << "takes split sizes as an attribute before opset 13, got "
+                              << node.getNumInputs() << " inputs";
     FailureOr<std::optional<SmallVector<int64_t>>> split = node.getIntsAttr("split");
     if (failed(split))
       return failure();
@@ -664,12 +684,23 @@ LogicalResult convertGatherElements(OnnxNode &node) {
   FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, KilnOpBuilder::rankOf(input));
   if (failed(axis))
     return failure();
+  // Indices known at import time are checked as Gather's are.
+  int64_t size = KilnOpBuilder::shapeOf(input)[*axis];
+  if (DenseElementsAttr constant = node.getConstantInput(1))
+    if (constant.getElementType().isSignlessInteger(64) ||
+        constant.getElementType().isSignlessInteger(32))
+      for (const APInt &index : constant.getValues<APInt>()) {
+        int64_t i = index.getSExtValue();
+        if (!ShapedType::isDynamic(size) && (i < -size || i >= size))
+          return node.emitError() << "has index " << i << " out of range [" << -size << ", "
+                                  << size << ") for dimension " << *axis;
+      }
   return node.setResult(0, node.getBuilder().gatherElements(input, node.getInput(1), *axis));
 }
 
 constexpr OnnxOpConversion kShapeOps[] = {
     {"Identity", 1, 1, 1, "", convertIdentity},
-    {"Dropout", 1, 3, 2, "ratio seed", convertDropout},
+    {"Dropout", 1, 3, 2, "ratio seed", convertDropout, 7},
     {"Shape", 1, 1, 1, "start end", convertShape},
     {"Size", 1, 1, 1, "", convertSize},
     {"ConstantOfShape", 1, 1, 1, "value", convertConstantOfShape, 9},

@@ -236,43 +236,4 @@ std::vector<bool> TfGraph::findMovingStatistics() const {
   return statistics;
 }
 
-bool TfGraph::isMomentsStopGradient(int i) const {
-  // mean = Mean(y, axes, keep_dims=true); variance =
-  // Mean(SquaredDifference(y, StopGradient(mean)), axes): the variance's
-  // gradient with respect to the mean is -2 mean(y - mean) = 0.
-  if (inputs[i].size() != 1 || !isOp(inputs[i][0], "Mean"))
-    return false;
-  int mean = inputs[i][0].node;
-  auto keepDims = graph.node(mean).attr().find("keep_dims");
-  if (inputs[mean].size() != 2 || keepDims == graph.node(mean).attr().end() ||
-      !keepDims->second.b())
-    return false;
-  TfOutputRef y = inputs[mean][0];
-  auto axesOf = [&](int reduction) -> std::string {
-    int axes = constantBehind(inputs[reduction][1]);
-    if (axes < 0)
-      return "";
-    auto it = graph.node(axes).attr().find("value");
-    return it == graph.node(axes).attr().end()
-               ? ""
-               : it->second.tensor().SerializeAsString();
-  };
-  std::string axes = axesOf(mean);
-  if (axes.empty() || consumers[i].empty())
-    return false;
-  for (int d : consumers[i]) {
-    ArrayRef<TfOutputRef> in = inputs[d];
-    TfOutputRef stop{i, 0};
-    if (graph.node(d).op() != "SquaredDifference" || in.size() != 2 ||
-        !((in[0] == y && in[1] == stop) || (in[0] == stop && in[1] == y)))
-      return false;
-    for (int variance : consumers[d])
-      if (graph.node(variance).op() != "Mean" || inputs[variance].size() != 2 ||
-          !(inputs[variance][0] == TfOutputRef{d, 0}) ||
-          axesOf(variance) != axes)
-        return false;
-  }
-  return true;
-}
-
 } // namespace kiln

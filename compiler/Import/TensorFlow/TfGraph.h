@@ -88,9 +88,6 @@ public:
   /// Frozen variables that hold BatchNorm's moving statistics, which do not
   /// train (docs/tensorflow.md, "Weights").
   std::vector<bool> findMovingStatistics() const;
-  /// Whether StopGradient node i is tf.nn.moments': its gradient is zero
-  /// whether or not it stops it, so training through it is exact.
-  bool isMomentsStopGradient(int i) const;
 
 private:
   bool isOp(TfOutputRef ref, llvm::StringRef op) const {

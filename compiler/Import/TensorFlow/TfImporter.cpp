@@ -326,8 +326,6 @@ LogicalResult TfGraphImporter::convertNode(int i, KilnOpBuilder &kiln) {
     inputKeys.push_back(
         tfValueKey(graph->node(input.node).name(), input.output));
   TfNode node(proto, inputKeys, kiln, *this);
-  node.setTrainingFacts(options.training, op == "StopGradient" &&
-                                              graph->isMomentsStopGradient(i));
   return convertTfNode(*conversion, node);
 }
 

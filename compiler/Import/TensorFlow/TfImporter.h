@@ -22,9 +22,6 @@ struct TfImportOptions {
   /// The graph's outputs, "node" or "node:k" (kilnc --outputs); empty: the
   /// outputs nothing consumes.
   llvm::SmallVector<std::string> outputs;
-  /// Whether the module will be trained (kilnc --train): StopGradient is
-  /// accepted only where its gradient is zero anyway.
-  bool training = false;
 };
 
 /// Reads a TensorFlow GraphDef (text when `text`, else binary) into a kiln

@@ -59,15 +59,6 @@ public:
   mlir::MLIRContext *getContext() const { return getLoc().getContext(); }
   mlir::InFlightDiagnostic emitError() const { return builder.emitError(); }
 
-  /// kilnc --train: the graph's gradients will be taken.
-  bool isTraining() const { return training; }
-  /// For a StopGradient: whether the gradient it stops is zero anyway.
-  bool stopsZeroGradient() const { return zeroGradientStop; }
-  void setTrainingFacts(bool isTraining, bool isZeroGradientStop) {
-    training = isTraining;
-    zeroGradientStop = isZeroGradientStop;
-  }
-
   //===--------------------------------------------------------------------===//
   // Inputs (data inputs only; control inputs never reach a conversion)
   //===--------------------------------------------------------------------===//
@@ -148,8 +139,6 @@ private:
   KilnOpBuilder &builder;
   TfValueScope &scope;
   llvm::SmallVector<bool> results;
-  bool training = false;
-  bool zeroGradientStop = false;
 };
 
 } // namespace kiln

@@ -35,18 +35,11 @@ LogicalResult convertIdentityN(TfNode &node) {
   return success();
 }
 
-/// StopGradient is the identity in the forward pass. Kiln's autodiff has no
-/// way to stop a gradient, so a graph compiled for training may hold only
-/// StopGradients whose gradient is zero anyway (tf.nn.moments', in every
-/// Keras normalization layer).
+/// StopGradient: the identity through which kiln-autodiff takes no
+/// gradient.
 LogicalResult convertStopGradient(TfNode &node) {
-  if (node.isTraining() && !node.stopsZeroGradient())
-    return node.emitError()
-           << "stops gradients, which kiln cannot do when training (only "
-              "tf.nn.moments' StopGradient, whose gradient is zero anyway, "
-              "is accepted with --train)";
-  node.setResultToInput(0, 0);
-  return success();
+  Value x = node.getInput(0);
+  return node.setResult(0, node.getBuilder().unary<StopGradientOp>(x));
 }
 
 /// NoOp orders side effects through control inputs: nothing to build.

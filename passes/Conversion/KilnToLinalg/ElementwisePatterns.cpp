@@ -279,6 +279,15 @@ struct CastLowering : public OpRewritePattern<CastOp> {
   }
 };
 
+/// No gradient flows through it, and none is taken after lowering.
+struct StopGradientLowering : public OpRewritePattern<StopGradientOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(StopGradientOp op, PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getOperand());
+    return success();
+  }
+};
+
 struct ConstantLowering : public OpRewritePattern<ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConstantOp op, PatternRewriter &rewriter) const override {
@@ -298,7 +307,7 @@ void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<RsqrtOp>, ElementwiseLowering<TanhOp>, ElementwiseLowering<CosOp>,
                ElementwiseLowering<SigmoidOp>, ElementwiseLowering<ReluOp>,
                ElementwiseLowering<ErfOp>, ElementwiseLowering<AbsOp>,
-               ElementwiseLowering<PowOp>, ModLowering, GeluLowering, CompareLowering, SelectLowering, CastLowering,
+               ElementwiseLowering<PowOp>, ModLowering, StopGradientLowering, GeluLowering, CompareLowering, SelectLowering, CastLowering,
                ConstantLowering>(patterns.getContext());
 }
 

@@ -93,3 +93,27 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
     return %l, %aux : tensor<f32>, tensor<3xf32>
   }
 }
+
+// -----
+
+// Tests that no gradient flows through kiln.stop_gradient: y = w + stop(w)
+// gives w the gradient through y's first operand alone (1/4 from the mean,
+// not twice that), as TensorFlow's StopGradient does.
+// CHECK-LABEL: func @train_step
+// CHECK-SAME: tensor<4xf32> {kiln.gradient = @w}
+// CHECK: %[[W:.+]] = kiln.read @w
+// CHECK: %[[S:.+]] = kiln.stop_gradient %[[W]]
+// CHECK: %[[Y:.+]] = kiln.add %[[W]], %[[S]]
+// CHECK: %[[G:.+]] = kiln.mul
+// CHECK-NOT: kiln.add %[[G]], %[[G]]
+// CHECK: return %{{.+}}, %[[G]]
+module attributes {kiln.train_spec = {loss = "loss"}} {
+  kiln.variable @w : tensor<4xf32> init <zeros>
+  func.func @forward() -> (tensor<f32> {kiln.name = "loss"}) {
+    %w = kiln.read @w : tensor<4xf32>
+    %s = kiln.stop_gradient %w : tensor<4xf32>
+    %y = kiln.add %w, %s : tensor<4xf32>
+    %l = kiln.reduce_mean %y axes [0] : tensor<4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

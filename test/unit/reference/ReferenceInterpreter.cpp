@@ -366,6 +366,7 @@ Tensor Interpreter::evaluate(Operation *op) {
         return map(op, [from, to](ArrayRef<double> x) { return castTo(from, to, x[0]); });
       })
       .Case([&](MatmulOp m) { return matmul(m); })
+      .Case([&](StopGradientOp s) { return valueOf(s.getOperand()); })
       .Case([&](ReshapeOp r) {
         Tensor t = valueOf(r.getOperand());
         t.shape = shapeOf(r.getResult());

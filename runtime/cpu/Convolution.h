@@ -1,0 +1,51 @@
+//===- Convolution.h - f32 convolutions through oneDNN ----------*- C++ -*-===//
+//
+// The artifact's Convolution instruction: a convolution, or one of its two
+// gradients, over channels-first f32 tensors with 1 to 3 spatial
+// dimensions, run by a oneDNN primitive made once per session (on plain,
+// row-major memory at the buffers' fixed addresses) and executed each step.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CPU_CONVOLUTION_H
+#define KILN_RUNTIME_CPU_CONVOLUTION_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::cpu {
+
+enum class ConvolutionKind { Forward, BackwardData, BackwardFilter };
+
+/// input [N, C, D...], filter [F, C / groups, K...], output [N, F, O...].
+struct ConvolutionShape {
+  ConvolutionKind kind = ConvolutionKind::Forward;
+  std::vector<int64_t> input, filter, output;
+  std::vector<int64_t> strides, dilations, padLow, padHigh;
+  int64_t groups = 1;
+};
+
+class Convolution {
+public:
+  /// Makes the primitive for buffers at these addresses (the two read and
+  /// the one written, as `shape.kind` says). Null with `error` set when
+  /// oneDNN refuses the shape.
+  static std::unique_ptr<Convolution> create(const ConvolutionShape &shape,
+                                             float *input, float *filter,
+                                             float *output, std::string &error);
+  ~Convolution();
+
+  /// Runs it; false with `error` set on a library failure.
+  bool run(std::string &error) const;
+
+private:
+  struct Impl;
+  explicit Convolution(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kiln::cpu
+
+#endif // KILN_RUNTIME_CPU_CONVOLUTION_H
