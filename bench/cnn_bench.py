@@ -18,7 +18,9 @@ torch.onnx.export; Kiln compiles that file with `kilnc --train`, so all
 start from the same weights and train on the same batches (their first
 losses are printed and must agree).
 
-A repeat runs each framework in turn (kiln, torch, torch.compile), each
+A repeat runs each framework in turn (kiln, kiln with `--conv=generated`:
+its own generated convolution kernels instead of oneDNN's, torch,
+torch.compile), each
 training --warmup + --steps steps from the initial weights. A framework's
 step time in a repeat is the median of its steps after the warm-up, its time
 in the table the median over the repeats; the ratios are Kiln's time over
@@ -67,12 +69,13 @@ class Net(torch.nn.Module):
         return self.fc2(x)
 
 
-def kiln_steps(tools, onnx_path, data, batch, steps, tmp):
-    artifact = os.path.join(tmp, "cnn.kiln")
+def kiln_steps(tools, onnx_path, data, batch, steps, tmp, conv="library"):
+    artifact = os.path.join(tmp, "cnn_%s.kiln" % conv)
     start = time.perf_counter()
     subprocess.run([tools["kilnc"], onnx_path, "--train", "--loss=softmax_cross_entropy",
                     "--output=logits", "--label=label", "--batch=%d" % batch,
-                    "--optimizer=adam", "--lr=0.001", "-o", artifact], check=True)
+                    "--optimizer=adam", "--lr=0.001", "--conv=" + conv, "-o", artifact],
+                   check=True)
     compile_s = time.perf_counter() - start
     metrics = os.path.join(tmp, "metrics.jsonl")
 
@@ -135,7 +138,7 @@ def main():
     labels = rng.integers(0, 10, rows).astype(np.int32)
     torch.manual_seed(0)
     initial = {k: v.clone() for k, v in Net().state_dict().items()}
-    results = {"kiln": [], "torch": [], "torch.compile": []}
+    results = {"kiln": [], "kiln --conv=generated": [], "torch": [], "torch.compile": []}
     first = {}
     compile_times = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -148,10 +151,13 @@ def main():
         np.savez(data, x=images, label=labels)
         run_kiln, compile_times["kilnc"] = kiln_steps(tools, onnx_path, data, args.batch,
                                                       total, tmp)
+        run_generated, _ = kiln_steps(tools, onnx_path, data, args.batch, total, tmp,
+                                      conv="generated")
         for _ in range(args.repeats):
-            times, losses = run_kiln()
-            results["kiln"].append(statistics.median(times[args.warmup:]))
-            first["kiln"] = losses[0]
+            for name, run in (("kiln", run_kiln), ("kiln --conv=generated", run_generated)):
+                times, losses = run()
+                results[name].append(statistics.median(times[args.warmup:]))
+                first[name] = losses[0]
             for name, compiled in (("torch", False), ("torch.compile", True)):
                 times, losses, compile_s = torch_steps(initial, images, labels, args.batch,
                                                        total, compiled)
@@ -165,7 +171,7 @@ def main():
              args.steps, args.warmup, args.repeats))
     for name, ms in medians.items():
         spread = ", ".join("%.2f" % (t * 1e3) for t in results[name])
-        print("  %-14s %8.2f ms/step  (repeats: %s)  first loss %.6f"
+        print("  %-22s %8.2f ms/step  (repeats: %s)  first loss %.6f"
               % (name, ms, spread, first[name]))
     for name in ("torch", "torch.compile"):
         print("  kiln / %-13s %.2f" % (name, medians["kiln"] / medians[name]))

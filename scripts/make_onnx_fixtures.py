@@ -412,6 +412,39 @@ def make_torch_dynamo():
     save(m, "torch_dynamo.onnx")
 
 
+def make_torch_external_data():
+    """A model the dynamo exporter writes with its weights in an external
+    file beside it (external_data=True): torch_external.onnx and
+    torch_external.onnx.data, with PyTorch's output on a seeded input in
+    torch_external.reference.npz."""
+    import tempfile
+    import torch
+
+    torch.manual_seed(1)
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.ReLU(),
+                                torch.nn.Linear(32, 4)).eval()
+    x = torch.from_numpy(rng(40).uniform(-1, 1, (3, 16)).astype(np.float32))
+    with torch.no_grad():
+        y = model(x).numpy()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "torch_external.onnx")
+        with contextlib.redirect_stdout(io.StringIO()):
+            torch.onnx.export(model, (x,), path, input_names=["x"], output_names=["y"],
+                              dynamo=True, optimize=False, external_data=True)
+        m = onnx.load(path, load_external_data=False)
+        assert any(t.data_location == TensorProto.EXTERNAL for t in m.graph.initializer)
+        m.producer_version = "torch"
+        for node in m.graph.node:
+            node.ClearField("metadata_props")
+        m.graph.ClearField("metadata_props")
+        write_bytes("torch_external.onnx", m.SerializeToString())
+        with open(path + ".data", "rb") as f:
+            write_bytes("torch_external.onnx.data", f.read())
+    buffer = io.BytesIO()
+    np.savez(buffer, **{"in.x": x.numpy(), "out.y": y})
+    write_bytes("torch_external.reference.npz", buffer.getvalue())
+
+
 # ---------------------------------------------------------------------------
 # Models the importer refuses, each with one defect
 # ---------------------------------------------------------------------------
@@ -951,6 +984,7 @@ def main():
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
                  make_gather, make_layernorm, make_constants, make_dynamic_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
+                 make_torch_external_data,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,

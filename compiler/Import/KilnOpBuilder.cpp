@@ -17,6 +17,12 @@ ArrayRef<int64_t> KilnOpBuilder::shapeOf(Value value) {
   return llvm::cast<RankedTensorType>(value.getType()).getShape();
 }
 
+DenseElementsAttr KilnOpBuilder::constantValueOf(Value value) {
+  if (auto constant = value ? value.getDefiningOp<ConstantOp>() : ConstantOp())
+    return llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
+  return {};
+}
+
 Value KilnOpBuilder::foldOverConstants(Operation *op) {
   Value result = op->getResult(0);
   if (op->getNumOperands() == 0 || op->getNumResults() != 1 ||
@@ -221,6 +227,19 @@ KilnOpBuilder::Result KilnOpBuilder::gather(Value table, Value indices,
     return failure();
   return create<GatherOp>(*type, table, indices,
                           builder.getI64IntegerAttr(axis));
+}
+
+KilnOpBuilder::Result KilnOpBuilder::reverse(Value operand, int64_t axis) {
+  int64_t size = shapeOf(operand)[axis];
+  SmallVector<int64_t> indices;
+  for (int64_t i = size - 1; i >= 0; --i)
+    indices.push_back(i);
+  auto type = RankedTensorType::get({size}, builder.getI64Type());
+  Result ids =
+      constant(DenseElementsAttr::get(type, ArrayRef<int64_t>(indices)));
+  if (failed(ids))
+    return failure();
+  return gather(operand, *ids, axis);
 }
 
 KilnOpBuilder::Result KilnOpBuilder::gatherElements(Value input, Value indices,

@@ -100,6 +100,9 @@ public:
   Result layerNorm(mlir::Value input, mlir::Value scale, mlir::Value bias,
                    int64_t axis, double epsilon);
   Result gather(mlir::Value table, mlir::Value indices, int64_t axis);
+  /// `operand` reversed along a non-negative `axis` of static size: a gather
+  /// of constant indices.
+  Result reverse(mlir::Value operand, int64_t axis);
   Result gatherElements(mlir::Value input, mlir::Value indices, int64_t axis);
   /// Floored remainder, or truncated (C's fmod) with `fmod`, broadcast.
   Result mod(mlir::Value lhs, mlir::Value rhs, bool fmod);
@@ -122,6 +125,9 @@ public:
   /// The rank of a value known to be a ranked tensor.
   static int64_t rankOf(mlir::Value value);
   static llvm::ArrayRef<int64_t> shapeOf(mlir::Value value);
+  /// The value of a kiln.constant (one the builder folded to, say), else
+  /// null; `value` may be null.
+  static mlir::DenseElementsAttr constantValueOf(mlir::Value value);
 
 private:
   ShapeDiag diag(llvm::StringRef opName) const { return ShapeDiag(loc, opName); }

@@ -2,14 +2,39 @@
 
 #include "compiler/Import/ProtobufFile.h"
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/Support/FileSystem.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/unknown_field_set.h>
 
 #include <climits>
 
 using namespace mlir;
+namespace pb = google::protobuf;
 
 namespace kiln {
+
+namespace {
+
+/// Keeps the first syntax error of a text file instead of logging it.
+class FirstErrorCollector : public pb::io::ErrorCollector {
+public:
+  void AddError(int line, pb::io::ColumnNumber column,
+                const std::string &message) override {
+    if (!text.empty())
+      return;
+    at.line = line + 1;
+    at.column = column + 1;
+    // Kiln's messages end without a period; protobuf's do.
+    text = llvm::StringRef(message).rtrim('.').str();
+  }
+  LineCol at;
+  std::string text;
+};
+
+} // namespace
 
 std::unique_ptr<llvm::MemoryBuffer>
 readProtobufFile(StringRef path, Location loc, StringRef tooLargeHint) {
@@ -39,6 +64,60 @@ readProtobufFile(StringRef path, Location loc, StringRef tooLargeHint) {
     return nullptr;
   }
   return std::move(*buffer);
+}
+
+Location locateInFile(MLIRContext &context, StringRef path, LineCol at,
+                      StringRef label) {
+  Location loc = FileLineColLoc::get(&context, path, at.line, at.column);
+  if (label.empty())
+    return loc;
+  return NameLoc::get(StringAttr::get(&context, label), loc);
+}
+
+LineCol lineColOf(const pb::TextFormat::ParseLocation &at) {
+  if (at.line < 0)
+    return {};
+  return {static_cast<unsigned>(at.line + 1),
+          static_cast<unsigned>(at.column + 1)};
+}
+
+LogicalResult parseTextProtobuf(StringRef text, pb::Message &message,
+                                pb::TextFormat::ParseInfoTree &tree,
+                                bool allowUnknownFields, MLIRContext &context,
+                                StringRef path) {
+  pb::TextFormat::Parser parser;
+  FirstErrorCollector errors;
+  parser.RecordErrorsTo(&errors);
+  parser.WriteLocationsTo(&tree);
+  parser.AllowUnknownField(allowUnknownFields);
+  if (parser.ParseFromString(text.str(), &message))
+    return success();
+  return emitError(locateInFile(context, path, errors.at, ""))
+         << "syntax error: " << errors.text;
+}
+
+std::optional<int> firstUnknownField(const pb::Message &message) {
+  const pb::Reflection *reflection = message.GetReflection();
+  const pb::UnknownFieldSet &unknown = reflection->GetUnknownFields(message);
+  if (!unknown.empty())
+    return unknown.field(0).number();
+  std::vector<const pb::FieldDescriptor *> fields;
+  reflection->ListFields(message, &fields);
+  for (const pb::FieldDescriptor *field : fields) {
+    if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE)
+      continue;
+    int count =
+        field->is_repeated() ? reflection->FieldSize(message, field) : 1;
+    for (int i = 0; i < count; ++i) {
+      const pb::Message &child =
+          field->is_repeated()
+              ? reflection->GetRepeatedMessage(message, field, i)
+              : reflection->GetMessage(message, field);
+      if (std::optional<int> number = firstUnknownField(child))
+        return number;
+    }
+  }
+  return std::nullopt;
 }
 
 } // namespace kiln

@@ -9,9 +9,10 @@ using namespace mlir;
 
 namespace kiln {
 
-std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu) {
+std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
+                                              const PlanOptions &options) {
   auto model = std::make_unique<CompiledModel>();
-  FailureOr<ExecutionPlan> plan = planModule(module);
+  FailureOr<ExecutionPlan> plan = planModule(module, options);
   if (failed(plan))
     return nullptr;
   model->plan = std::move(*plan);

@@ -33,7 +33,8 @@ struct CompiledModel {
 /// otherwise an LLVM CPU name such as "x86-64-v3", with its features). Emits
 /// one error and returns null on failure.
 std::unique_ptr<CompiledModel> compileKernels(mlir::ModuleOp module,
-                                              llvm::StringRef cpu = "host");
+                                              llvm::StringRef cpu = "host",
+                                              const PlanOptions &options = {});
 
 /// Links the kernels into a shared object and serializes the artifact.
 mlir::LogicalResult finishArtifact(CompiledModel &model, mlir::ModuleOp module);

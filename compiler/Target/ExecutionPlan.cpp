@@ -126,7 +126,7 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
 
 class Planner {
 public:
-  explicit Planner(ModuleOp module) : module(module) {}
+  Planner(ModuleOp module, const PlanOptions &options) : module(module), options(options) {}
 
   FailureOr<ExecutionPlan> run();
 
@@ -176,6 +176,7 @@ private:
 
   static constexpr int kNotPlaced = -2;
   ModuleOp module;
+  const PlanOptions &options;
   ExecutionPlan plan;
   SmallVector<LiveRange> ranges; // by slot; arena slots only
   llvm::StringMap<int> variableBuffers;
@@ -328,7 +329,7 @@ template <typename OpTy> void copyWindow(OpTy op, ConvStep &step) {
 
 bool Planner::planConvolution(Operation *op) {
   auto resultType = llvm::cast<RankedTensorType>(op->getResult(0).getType());
-  if (!resultType.getElementType().isF32() ||
+  if (!options.convolutionLibrary || !resultType.getElementType().isF32() ||
       !llvm::isa<ConvOp, ConvBackwardDataOp, ConvBackwardFilterOp>(op))
     return false;
   int step = program->steps.size();
@@ -496,8 +497,8 @@ FailureOr<ExecutionPlan> Planner::run() {
 
 } // namespace
 
-FailureOr<ExecutionPlan> planModule(ModuleOp module) {
-  return Planner(module).run();
+FailureOr<ExecutionPlan> planModule(ModuleOp module, const PlanOptions &options) {
+  return Planner(module, options).run();
 }
 
 } // namespace kiln

@@ -153,10 +153,18 @@ struct ExecutionPlan {
   const ProgramPlan *program(llvm::StringRef name) const;
 };
 
+/// Choices the plan leaves to its caller.
+struct PlanOptions {
+  /// f32 convolutions as library calls (oneDNN); false compiles them as
+  /// kernels like every other op (kilnc --conv=generated).
+  bool convolutionLibrary = true;
+};
+
 /// Plans @forward of `module`, and @train_step when there is one. Emits one
 /// error and fails on what the plan cannot place (dynamic shapes, ops
 /// outside the kiln dialect, an update that cannot happen in place).
-mlir::FailureOr<ExecutionPlan> planModule(mlir::ModuleOp module);
+mlir::FailureOr<ExecutionPlan> planModule(mlir::ModuleOp module,
+                                          const PlanOptions &options = {});
 
 /// Bytes of a tensor in memory (bools take a byte each).
 uint64_t tensorBytes(mlir::RankedTensorType type);

@@ -132,7 +132,7 @@ def Kiln_MaxPoolIndicesOp : Kiln_Op<"max_pool_indices", [Pure]> {
     ```
   }];
   let arguments = !con((ins Kiln_FloatTensor:$input), PoolWindowArgs);
-  let results = (outs I32Tensor:$result);
+  let results = (outs RankedTensorOf<[I32]>:$result);
   let assemblyFormat = [{
     $input `kernel` $kernel `strides` $strides `dilations` $dilations `pad_low` $pad_low
     `pad_high` $pad_high attr-dict `:` type($input) `->` type($result)
@@ -151,7 +151,7 @@ def Kiln_MaxPoolGradOp : Kiln_Op<"max_pool_grad", [Pure]> {
         : (tensor<8x16x16x16xf32>, tensor<8x16x16x16xi32>) -> tensor<8x16x32x32xf32>
     ```
   }];
-  let arguments = !con((ins Kiln_FloatTensor:$grad, I32Tensor:$indices),
+  let arguments = !con((ins Kiln_FloatTensor:$grad, RankedTensorOf<[I32]>:$indices),
                        PoolWindowArgs);
   let results = (outs Kiln_FloatTensor:$result);
   let assemblyFormat = [{

@@ -54,6 +54,9 @@ FailureOr<SmallVector<int64_t>> outputSizes(const ShapeDiag &diag,
                                             const WindowAttrs &window) {
   SmallVector<int64_t> out;
   for (size_t i = 0; i < sizes.size(); ++i) {
+    if (kernel[i] != kDynamic && kernel[i] < 1)
+      return diag.fail("expects a window of at least 1 in spatial dimension ", i, ", got ",
+                       kernel[i]);
     if (sizes[i] == kDynamic || kernel[i] == kDynamic) {
       out.push_back(kDynamic);
       continue;

@@ -87,8 +87,11 @@ OpFoldResult DivOp::fold(FoldAdaptor adaptor) {
       getType(), adaptor.getOperands(),
       [](APFloat a, APFloat b) -> std::optional<APFloat> { return a / b; },
       [](APInt a, APInt b) -> std::optional<APInt> {
-        if (b.isZero() || (a.isMinSignedValue() && b.isAllOnes()))
-          return std::nullopt;
+        // As the lowering: by 0 the quotient is 0, by -1 the wrapping negation.
+        if (b.isZero())
+          return APInt(a.getBitWidth(), 0);
+        if (b.isAllOnes())
+          return -a;
         return a.sdiv(b);
       });
 }
@@ -158,6 +161,8 @@ OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
           return std::nullopt;
         if (!truncated && !r.isZero() && r.isNegative() != b.isNegative())
           r.add(b, APFloat::rmNearestTiesToEven);
+        if (!truncated && r.isZero())
+          r = APFloat::getZero(r.getSemantics(), b.isNegative());
         return r;
       },
       [&](APInt a, APInt b) -> std::optional<APInt> {

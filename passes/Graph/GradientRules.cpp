@@ -85,7 +85,10 @@ FailureOr<bool> elementwiseGradients(Operation *op, Value g, GradientBuilder &gb
     Value safeA = gb.builder().create<SelectOp>(gb.location(), positive, a,
                                                 gb.splatLike(a, 1.0));
     Value logA = gb.builder().create<LogOp>(gb.location(), safeA);
-    grads.assign({gb.mul(g, gb.mul(b, lower)), gb.where(positive, gb.mul(g, gb.mul(y, logA)))});
+    // PyTorch's d/da is 0 where b is 0 (b a^(b-1) is NaN there at a = 0).
+    Value exponentZero = gb.compare(ComparePredicate::eq, b, gb.splatLike(b, 0.0));
+    grads.assign({gb.whereNot(exponentZero, gb.mul(g, gb.mul(b, lower))),
+                  gb.where(positive, gb.mul(g, gb.mul(y, logA)))});
   } else if (llvm::isa<ModOp>(op)) {
     // a = q b + r with q = (a - r) / b constant almost everywhere.
     Value a = operand(0), b = operand(1);

@@ -499,37 +499,53 @@ bool Validator::checkConvolution(const std::string &field, const Convolution &co
       return fail(field + "." + name, "has " + std::to_string(sizeOf(values)) +
                                           " entries for " + std::to_string(spatial) +
                                           " spatial dimensions");
+    // As for buffer shapes: the verifier does not align 8-byte elements.
+    if (reinterpret_cast<uintptr_t>(values->data()) % alignof(int64_t))
+      return fail(field + "." + name,
+                  "8-byte entries at misaligned offset " +
+                      std::to_string(reinterpret_cast<const uint8_t *>(values->data()) -
+                                     flatbuffer_) +
+                      " of the FlatBuffer");
     for (int64_t v : *values)
       if (v < min || v > (int64_t(1) << 32))
         return fail(field + "." + name, "holds " + std::to_string(v));
   }
   int64_t groups = conv.groups();
-  if (groups < 1 || x[1] % groups || w[0] % groups || w[1] * groups != x[1] ||
-      y[0] != x[0] || y[1] != w[0])
+  // Products in 128 bits: dimensions and groups come from the file.
+  if (groups < 1 || x[1] % groups || w[0] % groups ||
+      static_cast<__int128>(w[1]) * groups != x[1] || y[0] != x[0] || y[1] != w[0])
     return fail(field, "channels disagree: input [N=" + std::to_string(x[0]) + ", C=" +
                            std::to_string(x[1]) + "], filter [F=" + std::to_string(w[0]) +
                            ", " + std::to_string(w[1]) + "], output [" +
                            std::to_string(y[0]) + ", " + std::to_string(y[1]) +
                            "], groups " + std::to_string(groups));
   for (size_t d = 0; d < spatial; ++d) {
-    int64_t span = x[2 + d] + conv.pad_low()->Get(d) + conv.pad_high()->Get(d) -
-                   conv.dilations()->Get(d) * (w[2 + d] - 1) - 1;
-    if (span < 0 || span / conv.strides()->Get(d) + 1 != y[2 + d])
+    if (w[2 + d] < 1)
+      return fail(field + ".filter", "spatial dimension " + std::to_string(d) +
+                                         " of the window is " + std::to_string(w[2 + d]));
+    __int128 span = static_cast<__int128>(x[2 + d]) + conv.pad_low()->Get(d) +
+                    conv.pad_high()->Get(d) -
+                    static_cast<__int128>(conv.dilations()->Get(d)) * (w[2 + d] - 1) - 1;
+    int64_t gives = span < 0 ? -1 : static_cast<int64_t>(span / conv.strides()->Get(d) + 1);
+    if (gives != y[2 + d])
       return fail(field + ".output", "spatial dimension " + std::to_string(d) + " is " +
-                                         std::to_string(y[2 + d]) +
-                                         "; the window gives " +
-                                         (span < 0 ? std::string("none") :
-                                          std::to_string(span / conv.strides()->Get(d) + 1)));
+                                         std::to_string(y[2 + d]) + "; the window gives " +
+                                         (gives < 0 ? std::string("none") :
+                                          std::to_string(gives)));
   }
   uint32_t written = conv.kind() == ConvolutionKind_Forward        ? conv.output()
                      : conv.kind() == ConvolutionKind_BackwardData ? conv.input()
                                                                    : conv.filter();
   if (!checkWritable(field, written))
     return false;
-  for (const auto &[name, index] : operands)
-    if (index != written && overlap(buffers_[written], buffers_[index]))
+  for (const auto &[name, index] : operands) {
+    bool self = name == std::string(conv.kind() == ConvolutionKind_Forward        ? "output"
+                                    : conv.kind() == ConvolutionKind_BackwardData ? "input"
+                                                                                  : "filter");
+    if (!self && (index == written || overlap(buffers_[written], buffers_[index])))
       return fail(field, "the buffer written (" + std::to_string(written) +
                              ") overlaps the " + name + " buffer " + std::to_string(index));
+  }
   return true;
 }
 

@@ -515,6 +515,294 @@ TEST(ArtifactLoaderTest, RejectsUnknownInstructionKinds) {
                        "for a newer runtime?)");
 }
 
+// --- Convolutions ------------------------------------------------------------
+
+// What the convolution tests add to the sample: buffers x [1, 2, 5, 5],
+// w [4, 1, 3, 3] and y [1, 4, 3, 3] in the arena, and a forward convolution
+// with two groups, stride 2 and padding 1 ((5 + 2 - 3) / 2 + 1 = 3) as the
+// forward program's fifth instruction.
+enum : uint32_t { ConvX = W + 1, ConvW, ConvY };
+const std::string kConv = kForward + ".instructions[4] (Convolution)";
+
+ConvolutionSpec &convOf(ArtifactSpec &spec) {
+  return std::get<ConvolutionSpec>(forward(spec).instructions[4]);
+}
+
+ArtifactSpec withConvolution() {
+  ArtifactSpec spec = sampleArtifact();
+  EXPECT_EQ(spec.addBuffer(Region_Arena, DType_F32, {1, 2, 5, 5}), ConvX);
+  EXPECT_EQ(spec.addBuffer(Region_Arena, DType_F32, {4, 1, 3, 3}), ConvW);
+  EXPECT_EQ(spec.addBuffer(Region_Arena, DType_F32, {1, 4, 3, 3}), ConvY);
+  ConvolutionSpec conv;
+  conv.input = ConvX;
+  conv.filter = ConvW;
+  conv.output = ConvY;
+  conv.strides = {2, 2};
+  conv.dilations = {1, 1};
+  conv.padLow = {1, 1};
+  conv.padHigh = {1, 1};
+  conv.groups = 2;
+  forward(spec).instructions.push_back(conv);
+  return spec;
+}
+
+/// The message for the sample with a convolution after `breakIt`.
+std::string convRejection(const std::function<void(ArtifactSpec &)> &breakIt) {
+  ArtifactSpec spec = withConvolution();
+  breakIt(spec);
+  return loadError(spec.fileBytes());
+}
+
+bool loads(const ArtifactSpec &spec, std::string &error) {
+  return VerifiedArtifact::fromFileBytes("test.kiln", spec.fileBytes(),
+                                         error) != nullptr;
+}
+
+// Tests that a convolution of each kind loads, over 1 to 3 spatial
+// dimensions, and that reading a filter from the constants region is fine.
+TEST(ArtifactLoaderTest, AcceptsConvolutions) {
+  std::string error;
+  for (ConvolutionKind kind :
+       {ConvolutionKind_Forward, ConvolutionKind_BackwardData,
+        ConvolutionKind_BackwardFilter}) {
+    ArtifactSpec spec = withConvolution();
+    convOf(spec).kind = kind;
+    EXPECT_TRUE(loads(spec, error))
+        << EnumNameConvolutionKind(kind) << ": " << error;
+  }
+  ArtifactSpec constantFilter = withConvolution();
+  convOf(constantFilter).filter =
+      constantFilter.addBuffer(Region_Constants, DType_F32, {4, 1, 3, 3});
+  EXPECT_TRUE(loads(constantFilter, error)) << error;
+  // 1-D: (7 - 2 * 2 - 1) / 1 + 1 = 3 with dilation 2.
+  ArtifactSpec oneD = withConvolution();
+  oneD.buffers[ConvX].shape = {1, 2, 7};
+  oneD.buffers[ConvW].shape = {4, 1, 3};
+  oneD.buffers[ConvY].shape = {1, 4, 3};
+  convOf(oneD).strides = {1};
+  convOf(oneD).dilations = {2};
+  convOf(oneD).padLow = {0};
+  convOf(oneD).padHigh = {0};
+  EXPECT_TRUE(loads(oneD, error)) << error;
+  // 3-D, one group: 2x2x2 windows over 2x3x4 give 1x2x3.
+  ArtifactSpec threeD = withConvolution();
+  threeD.buffers[ConvX].shape = {1, 2, 2, 3, 4};
+  threeD.buffers[ConvW].shape = {2, 2, 2, 2, 2};
+  threeD.buffers[ConvY].shape = {1, 2, 1, 2, 3};
+  convOf(threeD).strides = {1, 1, 1};
+  convOf(threeD).dilations = {1, 1, 1};
+  convOf(threeD).padLow = {0, 0, 0};
+  convOf(threeD).padHigh = {0, 0, 0};
+  convOf(threeD).groups = 1;
+  EXPECT_TRUE(loads(threeD, error)) << error;
+}
+
+TEST(ArtifactLoaderTest, RejectsUnknownConvolutionKinds) {
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).kind = static_cast<ConvolutionKind>(3);
+            }),
+            kConv + ".kind: unknown kind 3");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).kind = static_cast<ConvolutionKind>(-1);
+            }),
+            kConv + ".kind: unknown kind -1");
+}
+
+TEST(ArtifactLoaderTest, RejectsConvolutionBuffersThatAreNotF32) {
+  EXPECT_EQ(
+      convRejection(
+          [](ArtifactSpec &spec) { spec.buffers[ConvW].dtype = DType_F16; }),
+      kConv + ".filter: buffer 9 is f16, which this instruction does not take");
+  EXPECT_EQ(
+      convRejection(
+          [](ArtifactSpec &spec) { spec.buffers[ConvX].dtype = DType_I32; }),
+      kConv + ".input: buffer 8 is i32, which this instruction does not take");
+  EXPECT_EQ(
+      convRejection(
+          [](ArtifactSpec &spec) { spec.buffers[ConvY].dtype = DType_BF16; }),
+      kConv +
+          ".output: buffer 10 is bf16, which this instruction does not take");
+  EXPECT_EQ(
+      convRejection([](ArtifactSpec &spec) { convOf(spec).output = 11; }),
+      kConv +
+          ".output: buffer 11 does not exist (the artifact has 11 buffers)");
+}
+
+TEST(ArtifactLoaderTest, RejectsConvolutionRanks) {
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvW].shape = {4, 1, 9};
+            }),
+            kConv + ": expects input, filter and output of one rank from 3 to "
+                    "5, got 4, 3 "
+                    "and 4");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvX].shape = {1, 50};
+              spec.buffers[ConvW].shape = {4, 9};
+              spec.buffers[ConvY].shape = {4, 9};
+            }),
+            kConv + ": expects input, filter and output of one rank from 3 to "
+                    "5, got 2, 2 "
+                    "and 2");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvX].shape = {1, 2, 5, 5, 1, 1};
+              spec.buffers[ConvW].shape = {4, 1, 3, 3, 1, 1};
+              spec.buffers[ConvY].shape = {1, 4, 3, 3, 1, 1};
+            }),
+            kConv + ": expects input, filter and output of one rank from 3 to "
+                    "5, got 6, 6 "
+                    "and 6");
+}
+
+TEST(ArtifactLoaderTest, RejectsConvolutionListLengths) {
+  EXPECT_EQ(
+      convRejection([](ArtifactSpec &spec) { convOf(spec).strides = {2}; }),
+      kConv + ".strides: has 1 entries for 2 spatial dimensions");
+  EXPECT_EQ(
+      convRejection([](ArtifactSpec &spec) { convOf(spec).dilations = {}; }),
+      kConv + ".dilations: has 0 entries for 2 spatial dimensions");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).padLow = {1, 1, 1};
+            }),
+            kConv + ".pad_low: has 3 entries for 2 spatial dimensions");
+  EXPECT_EQ(
+      convRejection([](ArtifactSpec &spec) { convOf(spec).padHigh = {1}; }),
+      kConv + ".pad_high: has 1 entries for 2 spatial dimensions");
+}
+
+TEST(ArtifactLoaderTest, RejectsConvolutionListValuesOutOfRange) {
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).strides = {2, 0};
+            }),
+            kConv + ".strides: holds 0");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).dilations = {0, 1};
+            }),
+            kConv + ".dilations: holds 0");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).padLow = {1, -1};
+            }),
+            kConv + ".pad_low: holds -1");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).padHigh = {-2, 1};
+            }),
+            kConv + ".pad_high: holds -2");
+  // Values past 2^32 would overflow the size arithmetic.
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).strides = {2, (int64_t(1) << 32) + 1};
+            }),
+            kConv + ".strides: holds 4294967297");
+}
+
+TEST(ArtifactLoaderTest, RejectsConvolutionChannelsAndGroupsThatDisagree) {
+  // Groups that do not divide the channels, none, or one (the filter reads
+  // one channel of two).
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) { convOf(spec).groups = 3; }),
+            kConv + ": channels disagree: input [N=1, C=2], filter [F=4, 1], "
+                    "output [1, 4], "
+                    "groups 3");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) { convOf(spec).groups = 0; }),
+            kConv + ": channels disagree: input [N=1, C=2], filter [F=4, 1], "
+                    "output [1, 4], "
+                    "groups 0");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) { convOf(spec).groups = 1; }),
+            kConv + ": channels disagree: input [N=1, C=2], filter [F=4, 1], "
+                    "output [1, 4], "
+                    "groups 1");
+  // Filter outputs that the groups do not divide.
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvW].shape = {3, 1, 3, 3};
+              spec.buffers[ConvY].shape = {1, 3, 3, 3};
+            }),
+            kConv + ": channels disagree: input [N=1, C=2], filter [F=3, 1], "
+                    "output [1, 3], "
+                    "groups 2");
+  // An output whose channels are not the filter's outputs, or whose batch
+  // is not the input's.
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvY].shape = {1, 2, 3, 3};
+            }),
+            kConv + ": channels disagree: input [N=1, C=2], filter [F=4, 1], "
+                    "output [1, 2], "
+                    "groups 2");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvY].shape = {2, 4, 3, 1};
+            }),
+            kConv + ": channels disagree: input [N=1, C=2], filter [F=4, 1], "
+                    "output [2, 4], "
+                    "groups 2");
+}
+
+TEST(ArtifactLoaderTest, RejectsConvolutionOutputSizesTheWindowDoesNotGive) {
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvY].shape = {1, 4, 3, 2};
+            }),
+            kConv + ".output: spatial dimension 1 is 2; the window gives 3");
+  // Without padding, a 3-wide window does not fit a 1-wide input at all.
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvX].shape = {1, 2, 5, 1};
+              convOf(spec).padLow = {1, 0};
+              convOf(spec).padHigh = {1, 0};
+            }),
+            kConv + ".output: spatial dimension 1 is 3; the window gives none");
+}
+
+TEST(ArtifactLoaderTest, RejectsConvolutionsWritingConstants) {
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).output =
+                  spec.addBuffer(Region_Constants, DType_F32, {1, 4, 3, 3});
+            }),
+            kConv + ": buffer 11 is in the read-only constants region");
+  // A data gradient writes its input, a filter gradient its filter.
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).kind = ConvolutionKind_BackwardData;
+              convOf(spec).input =
+                  spec.addBuffer(Region_Constants, DType_F32, {1, 2, 5, 5});
+            }),
+            kConv + ": buffer 11 is in the read-only constants region");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).kind = ConvolutionKind_BackwardFilter;
+              convOf(spec).filter =
+                  spec.addBuffer(Region_Constants, DType_F32, {4, 1, 3, 3});
+            }),
+            kConv + ": buffer 11 is in the read-only constants region");
+}
+
+TEST(ArtifactLoaderTest, RejectsConvolutionsWritingOverAnInput) {
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvY].offset = spec.buffers[ConvX].offset;
+            }),
+            kConv + ": the buffer written (10) overlaps the input buffer 8");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvY].offset = spec.buffers[ConvW].offset;
+            }),
+            kConv + ": the buffer written (10) overlaps the filter buffer 9");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).kind = ConvolutionKind_BackwardFilter;
+              spec.buffers[ConvW].offset = spec.buffers[ConvY].offset;
+            }),
+            kConv + ": the buffer written (9) overlaps the output buffer 10");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              convOf(spec).kind = ConvolutionKind_BackwardData;
+              spec.buffers[ConvX].offset = spec.buffers[ConvW].offset;
+            }),
+            kConv + ": the buffer written (8) overlaps the filter buffer 9");
+}
+
+// Tests that a convolution may not write the very buffer it reads: with
+// "same" padding the output of a [1, 2, 3, 3] input and a [2, 2, 3, 3]
+// filter has the input's shape, so one buffer index can name both.
+TEST(ArtifactLoaderTest, RejectsConvolutionsWritingTheBufferTheyRead) {
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) {
+              spec.buffers[ConvX].shape = {1, 2, 3, 3};
+              spec.buffers[ConvW].shape = {2, 2, 3, 3};
+              spec.buffers[ConvY].shape = {1, 2, 3, 3};
+              convOf(spec).strides = {1, 1};
+              convOf(spec).groups = 1;
+              convOf(spec).output = ConvX;
+            }),
+            kConv + ": the buffer written (8) overlaps the input buffer 8");
+}
+
 // --- Programs and bindings ---------------------------------------------------
 
 TEST(ArtifactLoaderTest, RejectsMissingAndRepeatedProgramNames) {

@@ -43,6 +43,25 @@ buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
     type = Instruction_InitVariable;
     return CreateInitVariable(fbb, init->variable).Union();
   }
+  if (const auto *apply = std::get_if<SparseApplySpec>(&spec)) {
+    type = Instruction_SparseApply;
+    return CreateSparseApply(fbb, apply->optimizer, apply->param,
+                             fbb.CreateVector(apply->slots), apply->indices,
+                             apply->rows, apply->lr, apply->step,
+                             apply->momentum, /*nesterov=*/false,
+                             /*beta1=*/0.9, /*beta2=*/0.999,
+                             /*epsilon=*/1e-8, /*weight_decay=*/0, apply->dense)
+        .Union();
+  }
+  if (const auto *conv = std::get_if<ConvolutionSpec>(&spec)) {
+    type = Instruction_Convolution;
+    return CreateConvolution(fbb, conv->kind, conv->input, conv->filter,
+                             conv->output, fbb.CreateVector(conv->strides),
+                             fbb.CreateVector(conv->dilations),
+                             fbb.CreateVector(conv->padLow),
+                             fbb.CreateVector(conv->padHigh), conv->groups)
+        .Union();
+  }
   // An unknown kind still needs a table to point at.
   type = std::get<UnknownInstructionSpec>(spec).type;
   return CreateInitVariable(fbb, 0).Union();

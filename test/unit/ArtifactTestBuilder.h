@@ -65,13 +65,32 @@ struct InitVariableSpec {
   uint32_t variable = 0;
 };
 
+struct SparseApplySpec {
+  artifact::Optimizer optimizer = artifact::Optimizer_Sgd;
+  uint32_t param = 0;
+  std::vector<uint32_t> slots;
+  uint32_t indices = 0, rows = 0, lr = 0, step = 0;
+  double momentum = 0;
+  bool dense = false;
+};
+
+/// input [N, C, D...], filter [F, C / groups, K...], output [N, F, O...];
+/// `kind` says which of the three is written.
+struct ConvolutionSpec {
+  artifact::ConvolutionKind kind = artifact::ConvolutionKind_Forward;
+  uint32_t input = 0, filter = 0, output = 0;
+  std::vector<int64_t> strides, dilations, padLow, padHigh;
+  int64_t groups = 1;
+};
+
 /// An instruction kind this schema does not define (a newer compiler's).
 struct UnknownInstructionSpec {
   uint8_t type = 0;
 };
 
-using InstructionSpec = std::variant<KernelCallSpec, GemmSpec, CopySpec,
-                                     InitVariableSpec, UnknownInstructionSpec>;
+using InstructionSpec =
+    std::variant<KernelCallSpec, GemmSpec, CopySpec, InitVariableSpec,
+                 SparseApplySpec, ConvolutionSpec, UnknownInstructionSpec>;
 
 struct ProgramSpec {
   std::string name;

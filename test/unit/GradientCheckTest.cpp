@@ -207,7 +207,7 @@ protected:
           (*map)[ref.getValue()] = i;
     }
     std::string artifactPath = dir.str().str() + "/model.kiln";
-    std::unique_ptr<CompiledModel> compiled = compileKernels(*trained);
+    std::unique_ptr<CompiledModel> compiled = compileKernels(*trained, "host", planOptions);
     bool written = compiled && succeeded(finishArtifact(*compiled, *trained)) &&
                    succeeded(writeArtifactFile(compiled->artifact, artifactPath,
                                                trained->getLoc()));
@@ -435,6 +435,8 @@ protected:
   /// Allowed error relative to the gradient's largest element; each test
   /// sets its own (see the file comment).
   double tolerance = 0;
+  /// How the module compiles (convolutions as library calls or kernels).
+  PlanOptions planOptions;
 };
 
 TEST_F(GradientCheckTest, BinaryElementwise) {
@@ -832,7 +834,8 @@ TEST_F(GradientCheckTest, GatherAlongAxisAndGatherElements) {
 }
 
 /// conv's data and filter gradients: padding, strides, dilation, groups,
-/// one and two spatial dimensions.
+/// one and two spatial dimensions; through the convolution library and
+/// through the generated kernels.
 TEST_F(GradientCheckTest, Convolution) {
   tolerance = 4e-6;
   ModuleText m;
@@ -858,6 +861,10 @@ TEST_F(GradientCheckTest, Convolution) {
        "tensor<2x6x5x5xf32>");
   conv("conv1d", "tensor<2x3x9xf32>", "tensor<4x3x3xf32>",
        "strides [2] dilations [2] pad_low [2] pad_high [1]", "tensor<2x4x4xf32>");
+  checkGradients(m.str());
+  // The same gradients from the generated kernels (what other element types
+  // and kilnc --conv=generated use) rather than the library.
+  planOptions.convolutionLibrary = false;
   checkGradients(m.str());
 }
 

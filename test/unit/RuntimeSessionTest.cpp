@@ -258,6 +258,150 @@ TEST(RuntimeSessionEmptyTest, AnEmptyArtifactRunsNothing) {
   EXPECT_FALSE(session->run("forward", error)) << error;
 }
 
+/// A session over `spec`, or null (with a test failure).
+std::unique_ptr<Session> sessionFor(const ArtifactSpec &spec) {
+  auto executable = load(spec);
+  if (!executable)
+    return nullptr;
+  std::string error;
+  auto session = Session::create(executable, error);
+  EXPECT_NE(session, nullptr) << error;
+  return session;
+}
+
+// Tests that a Convolution instruction runs the forward convolution it
+// describes: two groups of one channel, 2x2 windows with stride 2 and
+// padding 1 over 3x3 inputs, against values worked out by hand.
+TEST(RuntimeSessionConvolutionTest, RunsAGroupedStridedPaddedConvolution) {
+  ArtifactSpec spec;
+  uint32_t x = spec.addBuffer(Region_Arena, DType_F32, {1, 2, 3, 3});
+  uint32_t w = spec.addBuffer(Region_Arena, DType_F32, {2, 1, 2, 2});
+  uint32_t y = spec.addBuffer(Region_Arena, DType_F32, {1, 2, 2, 2});
+  ConvolutionSpec conv;
+  conv.input = x;
+  conv.filter = w;
+  conv.output = y;
+  conv.strides = {2, 2};
+  conv.dilations = {1, 1};
+  conv.padLow = {1, 1};
+  conv.padHigh = {1, 1};
+  conv.groups = 2;
+  spec.programs.push_back(
+      {"forward", {conv}, {{"x", x}, {"w", w}}, {{"y", y}}});
+  auto session = sessionFor(spec);
+  ASSERT_NE(session, nullptr);
+
+  // Channel 0 is 1..9, channel 1 is 10..18 (row-major 3x3 planes).
+  std::vector<float> input(18);
+  for (int i = 0; i < 18; ++i)
+    input[i] = float(i + 1);
+  // Feature 0 reads channel 0 through [[1, 2], [3, 4]]; feature 1 reads
+  // channel 1 through its bottom-right tap, -1, alone.
+  std::vector<float> filter = {1, 2, 3, 4, 0, 0, 0, -1};
+  std::vector<float> nan(8, NAN);
+  std::memcpy(session->bufferAddress(y), nan.data(), nan.size() * 4);
+  std::string error;
+  ASSERT_FALSE(session->bindFeed("forward", "x", DType_F32, input.data(),
+                                 input.size() * 4, error))
+      << error;
+  ASSERT_FALSE(session->bindFeed("forward", "w", DType_F32, filter.data(),
+                                 filter.size() * 4, error))
+      << error;
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  std::vector<float> output(8);
+  ASSERT_FALSE(
+      session->readFetch("forward", "y", DType_F32, output.data(), 32, error))
+      << error;
+  // Window (i, j) covers rows 2i - 1 .. 2i and columns 2j - 1 .. 2j:
+  //   (0, 0): 1 * 4;  (0, 1): 2 * 3 + 3 * 4;
+  //   (1, 0): 4 * 2 + 7 * 4;  (1, 1): 5 * 1 + 6 * 2 + 8 * 3 + 9 * 4;
+  // and for feature 1, -x at (2i, 2j) of channel 1.
+  std::vector<float> expected = {4, 18, 36, 77, -10, -12, -16, -18};
+  for (int i = 0; i < 8; ++i)
+    EXPECT_EQ(output[i], expected[i]) << i;
+}
+
+/// A momentum SparseApply of buffer 0, the variable `table` [3, 2], with
+/// buffer 1, its velocity [3, 2]; two i64 ids and their rows, lr and step
+/// fed.
+enum : uint32_t { TableBuffer, VelocityBuffer };
+ArtifactSpec sparseMomentum(bool dense) {
+  ArtifactSpec spec;
+  uint32_t table = spec.variables[spec.addVariable("table", DType_F32, {3, 2},
+                                                   InitKind_Zeros)]
+                       .buffer;
+  uint32_t velocity = spec.addBuffer(Region_State, DType_F32, {3, 2});
+  EXPECT_EQ(velocity, VelocityBuffer);
+  uint32_t ids = spec.addBuffer(Region_Arena, DType_I64, {2});
+  uint32_t rows = spec.addBuffer(Region_Arena, DType_F32, {2, 2});
+  uint32_t lr = spec.addBuffer(Region_Arena, DType_F32, {});
+  uint32_t step = spec.addBuffer(Region_Arena, DType_F32, {});
+  SparseApplySpec apply;
+  apply.optimizer = Optimizer_Momentum;
+  apply.param = table;
+  apply.slots = {velocity};
+  apply.indices = ids;
+  apply.rows = rows;
+  apply.lr = lr;
+  apply.step = step;
+  apply.momentum = 0.5;
+  apply.dense = dense;
+  spec.programs.push_back(
+      {"train",
+       {apply},
+       {{"ids", ids}, {"rows", rows}, {"lr", lr}, {"step", step}},
+       {}});
+  return spec;
+}
+
+// Tests that SparseApply's `dense` works: with it every row of a momentum
+// update moves (rows no id names with a zero gradient: their velocity decays
+// and still moves them), without it only the named row does; duplicate ids sum
+// first.
+TEST(RuntimeSessionSparseApplyTest, DenseMomentumUpdatesEveryRow) {
+  for (bool dense : {false, true}) {
+    SCOPED_TRACE(dense ? "dense" : "lazy");
+    ArtifactSpec spec = sparseMomentum(dense);
+    auto session = sessionFor(spec);
+    ASSERT_NE(session, nullptr);
+    uint32_t table = TableBuffer, velocity = VelocityBuffer;
+    ASSERT_EQ(spec.variables[0].buffer, table);
+    std::vector<float> param = {1, 2, 3, 4, 5, 6}, v = {1, -1, 2, -2, 4, -4};
+    std::memcpy(session->bufferAddress(table), param.data(), 24);
+    std::memcpy(session->bufferAddress(velocity), v.data(), 24);
+    std::vector<int64_t> ids = {2, 2};
+    std::vector<float> rows = {1, 2, 0.5, 0.25}, lr = {0.25f}, step = {1};
+    std::string error;
+    ASSERT_FALSE(
+        session->bindFeed("train", "ids", DType_I64, ids.data(), 16, error))
+        << error;
+    ASSERT_FALSE(
+        session->bindFeed("train", "rows", DType_F32, rows.data(), 16, error))
+        << error;
+    ASSERT_FALSE(
+        session->bindFeed("train", "lr", DType_F32, lr.data(), 4, error))
+        << error;
+    ASSERT_FALSE(
+        session->bindFeed("train", "step", DType_F32, step.data(), 4, error))
+        << error;
+    ASSERT_FALSE(session->run("train", error)) << error;
+
+    std::vector<float> newParam(6), newV(6);
+    std::memcpy(newParam.data(), session->bufferAddress(table), 24);
+    std::memcpy(newV.data(), session->bufferAddress(velocity), 24);
+    // Row 2's gradient is the sum of both rows: [1.5, 2.25].
+    std::vector<float> gradient = {0, 0, 0, 0, 1.5f, 2.25f};
+    for (int j = 0; j < 6; ++j) {
+      bool named = j >= 4;
+      float expectedV = dense || named ? 0.5f * v[j] + gradient[j] : v[j];
+      float expectedParam =
+          dense || named ? param[j] - 0.25f * expectedV : param[j];
+      EXPECT_EQ(newV[j], expectedV) << j;
+      EXPECT_EQ(newParam[j], expectedParam) << j;
+    }
+  }
+}
+
 TEST(RuntimeSessionMemoryTest, ReportsARegionTooLargeToAllocate) {
   ArtifactSpec spec;
   spec.arenaBytes = uint64_t(1) << 62;

@@ -141,6 +141,11 @@ cl::opt<std::string> sparseUpdatesFlag(
     cl::desc("Embedding tables under momentum/Adam: dense (every row, as torch.optim; "
              "the default) or lazy (looked-up rows only, as SparseAdam)"),
     cl::value_desc("dense|lazy"), cl::cat(trainCategory));
+cl::opt<std::string> convFlag(
+    "conv",
+    cl::desc("f32 convolutions: library (oneDNN, the default) or generated (compiled "
+             "kernels, as for other element types)"),
+    cl::value_desc("library|generated"), cl::init("library"));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
                                  "shape refinement and canonicalization"));
@@ -293,6 +298,11 @@ int main(int argc, char **argv) {
   if (failed(parseDims(options.onnx)) || failed(parseFormatFlags(options)) ||
       failed(parseTrainFlags(options)))
     return 1;
+  if (convFlag != "library" && convFlag != "generated") {
+    llvm::errs() << "kilnc: error: --conv=" << convFlag
+                 << ": expected library or generated\n";
+    return 1;
+  }
   if (target != "cpu") {
     llvm::errs() << "kilnc: error: --target=" << target
                  << " is not supported (this build compiles for: cpu)\n";
@@ -329,15 +339,17 @@ int main(int argc, char **argv) {
   if (emit == Emit::Mlir)
     return failed(writeText([&](llvm::raw_ostream &os) { module->print(os); })) ? 1 : 0;
 
+  kiln::PlanOptions planOptions;
+  planOptions.convolutionLibrary = convFlag == "library";
   if (emit == Emit::Kernels) {
-    FailureOr<kiln::ExecutionPlan> plan = kiln::planModule(*module);
+    FailureOr<kiln::ExecutionPlan> plan = kiln::planModule(*module, planOptions);
     if (failed(plan))
       return 1;
     OwningOpRef<ModuleOp> kernels = kiln::buildKernelModule(*plan, context);
     return failed(writeText([&](llvm::raw_ostream &os) { kernels->print(os); })) ? 1 : 0;
   }
   std::unique_ptr<kiln::CompiledModel> compiled =
-      kiln::compileKernels(*module, targetCpu);
+      kiln::compileKernels(*module, targetCpu, planOptions);
   if (!compiled)
     return 1;
   if (report)

@@ -9,6 +9,8 @@
 #ifndef KILN_COMPILER_IMPORT_GRAPH_GRAPHFILE_H
 #define KILN_COMPILER_IMPORT_GRAPH_GRAPHFILE_H
 
+#include "compiler/Import/ProtobufFile.h"
+
 #include "proto/kiln/graph.pb.h"
 
 #include "mlir/IR/Location.h"
@@ -19,12 +21,6 @@
 #include <vector>
 
 namespace kiln {
-
-/// A 1-based line and column; {0, 0} when unknown (binary files).
-struct LineCol {
-  unsigned line = 0;
-  unsigned column = 0;
-};
 
 struct GraphFile {
   std::string path;

@@ -11,9 +11,10 @@
 
 #include "compiler/Import/Onnx/OnnxImporter.h"
 
+#include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/ForwardFunction.h"
 #include "compiler/Import/Onnx/OnnxGraphOrder.h"
 #include "compiler/Import/Onnx/OnnxModelFile.h"
-#include "compiler/Import/Onnx/OnnxNames.h"
 #include "compiler/Import/Onnx/OnnxOps.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
 #include "compiler/Import/Onnx/OnnxTorchExport.h"
@@ -33,7 +34,6 @@ namespace {
 /// newest torch.onnx.export writes (ops changed after it are unchecked).
 constexpr int64_t kMinOpset = 7;
 constexpr int64_t kMaxOpset = 23;
-constexpr llvm::StringLiteral kFunctionName = "forward";
 
 class OnnxGraphImporter final : public OnnxValueScope {
 public:
@@ -102,8 +102,7 @@ private:
   int64_t opset = 0;
   OwningOpRef<ModuleOp> module;
   func::FuncOp function;
-  /// The last variable read or constant at the top of @forward.
-  Operation *lastPrologueOp = nullptr;
+  ForwardPrologue prologue;
 
   llvm::StringMap<Value> values;
   llvm::StringMap<Known> known;
@@ -158,9 +157,9 @@ LogicalResult OnnxGraphImporter::decodeInitializers() {
     Location loc = namedLoc("initializer '" + printable(tensor.name()) + "'");
     if (tensor.name().empty())
       return emitError(loc) << "has no name";
-    if (tensor.name() == kFunctionName)
+    if (tensor.name() == kForwardName)
       return emitError(loc)
-             << "has the name of the @" << kFunctionName << " function";
+             << "has the name of the @" << kForwardName << " function";
     FailureOr<DenseElementsAttr> value =
         decodeOnnxTensor(tensor, modelDir, loc);
     if (failed(value))
@@ -252,7 +251,7 @@ OnnxGraphImporter::getInputType(const onnx::ValueInfoProto &input,
   }
   if (failed(staticElementCount(shape)))
     return emitError(loc) << "has too many elements: shape "
-                          << formatOnnxShape(shape);
+                          << formatIntList(shape);
   return RankedTensorType::get(shape, *elementType);
 }
 
@@ -274,16 +273,10 @@ LogicalResult OnnxGraphImporter::buildFunction() {
     argTypes.push_back(*type);
     argNames.push_back(input.name());
   }
-  builder.setInsertionPointToEnd(module->getBody());
-  function = builder.create<func::FuncOp>(
-      fileLoc, kFunctionName, builder.getFunctionType(argTypes, {}));
-  Block *entry = function.addEntryBlock();
-  for (auto [i, name] : llvm::enumerate(argNames)) {
-    function.setArgAttr(i, KilnDialect::kNameAttrName,
-                        builder.getStringAttr(name));
-    values[name] = entry->getArgument(i);
-  }
-  builder.setInsertionPointToEnd(entry);
+  function = createForward(builder, *module, fileLoc, argTypes, argNames);
+  prologue = ForwardPrologue(function);
+  for (auto [i, name] : llvm::enumerate(argNames))
+    values[name] = function.getArgument(i);
   return success();
 }
 
@@ -371,6 +364,7 @@ OnnxGraphImporter::checkDeclaredType(const onnx::ValueInfoProto &output,
 
 LogicalResult OnnxGraphImporter::buildReturn() {
   SmallVector<Value> results;
+  SmallVector<std::string> names;
   for (const onnx::ValueInfoProto &output : graph().output()) {
     Location loc = namedLoc("output '" + printable(output.name()) + "'");
     if (output.name().empty())
@@ -383,13 +377,9 @@ LogicalResult OnnxGraphImporter::buildReturn() {
     if (failed(checkDeclaredType(output, value.getType(), loc)))
       return failure();
     results.push_back(value);
+    names.push_back(output.name());
   }
-  builder.create<func::ReturnOp>(fileLoc, results);
-  function.setFunctionType(builder.getFunctionType(
-      function.getArgumentTypes(), ValueRange(results).getTypes()));
-  for (auto [i, output] : llvm::enumerate(graph().output()))
-    function.setResultAttr(i, KilnDialect::kNameAttrName,
-                           builder.getStringAttr(output.name()));
+  returnFromForward(builder, function, fileLoc, results, names);
   return success();
 }
 
@@ -409,10 +399,7 @@ DenseElementsAttr OnnxGraphImporter::lookupConstant(StringRef name) {
   if (it != known.end())
     return it->second.value;
   // A value the builder folded into a constant (shape arithmetic).
-  Value value = values.lookup(name);
-  if (auto constant = value ? value.getDefiningOp<ConstantOp>() : ConstantOp())
-    return llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
-  return {};
+  return KilnOpBuilder::constantValueOf(values.lookup(name));
 }
 
 bool OnnxGraphImporter::copyInitializer(StringRef name, StringRef source) {
@@ -431,26 +418,12 @@ bool OnnxGraphImporter::copyInitializer(StringRef name, StringRef source) {
 Value OnnxGraphImporter::materialize(StringRef name, Known &entry) {
   if (entry.materialized)
     return entry.materialized;
-  OpBuilder::InsertionGuard guard(builder);
-  if (lastPrologueOp)
-    builder.setInsertionPointAfter(lastPrologueOp);
-  else
-    builder.setInsertionPointToStart(&function.getBody().front());
-  auto type = llvm::cast<RankedTensorType>(entry.value.getType());
   if (entry.isInitializer && !entry.constant &&
-      llvm::isa<FloatType>(type.getElementType())) {
-    OpBuilder moduleBuilder(function);
-    auto init = InitializerAttr::get(&context, InitKind::constant,
-                                     llvm::APFloat(0.0), llvm::APFloat(0.0),
-                                     /*seed=*/0, entry.value);
-    auto variable = moduleBuilder.create<VariableOp>(entry.loc, name, type, init);
-    if (entry.frozen)
-      variable.setTrainable(false);
-    lastPrologueOp = builder.create<ReadOp>(entry.loc, type, name);
-  } else {
-    lastPrologueOp = builder.create<ConstantOp>(entry.loc, entry.value);
-  }
-  entry.materialized = lastPrologueOp->getResult(0);
+      llvm::isa<FloatType>(entry.value.getElementType()))
+    entry.materialized =
+        prologue.readVariable(entry.loc, name, entry.value, !entry.frozen);
+  else
+    entry.materialized = prologue.constant(entry.loc, entry.value);
   return entry.materialized;
 }
 

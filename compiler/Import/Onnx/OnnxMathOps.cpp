@@ -8,7 +8,8 @@
 
 #include "compiler/Import/Onnx/OnnxOps.h"
 
-#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/ElementwiseConversions.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -21,28 +22,6 @@ namespace kiln {
 namespace {
 
 using Result = KilnOpBuilder::Result;
-
-template <typename OpTy> LogicalResult convertFloatUnary(OnnxNode &node) {
-  Value x = node.getInput(0);
-  if (failed(node.requireFloat(x, "an input")))
-    return failure();
-  return node.setResult(0, node.getBuilder().unary<OpTy>(x));
-}
-
-template <typename OpTy> LogicalResult convertNumericUnary(OnnxNode &node) {
-  Value x = node.getInput(0);
-  if (failed(node.requireNumeric(x, "an input")))
-    return failure();
-  return node.setResult(0, node.getBuilder().unary<OpTy>(x));
-}
-
-template <typename OpTy> LogicalResult convertArithmetic(OnnxNode &node) {
-  Value lhs = node.getInput(0), rhs = node.getInput(1);
-  if (failed(node.requireNumeric(lhs, "inputs")) ||
-      failed(node.requireNumeric(rhs, "inputs")))
-    return failure();
-  return node.setResult(0, node.getBuilder().binary<OpTy>(lhs, rhs));
-}
 
 /// Max and Min take one or more inputs, broadcast together.
 template <typename OpTy> LogicalResult convertVariadicMinMax(OnnxNode &node) {
@@ -74,17 +53,6 @@ LogicalResult convertCompare(OnnxNode &node) {
        failed(node.requireNumeric(rhs, "inputs"))))
     return failure();
   return node.setResult(0, node.getBuilder().compare(Predicate, lhs, rhs));
-}
-
-LogicalResult convertReciprocal(OnnxNode &node) {
-  Value x = node.getInput(0);
-  if (failed(node.requireFloat(x, "an input")))
-    return failure();
-  KilnOpBuilder &b = node.getBuilder();
-  Result one = b.splatLike(x, 1.0);
-  if (failed(one))
-    return failure();
-  return node.setResult(0, b.binary<DivOp>(*one, x));
 }
 
 /// Pow with a float base. A constant exponent of 1, 2, 3, 0.5, -0.5 or -1
@@ -186,7 +154,7 @@ LogicalResult convertClip(OnnxNode &node) {
         return node.emitError() << "expects input #" << i << " ("
                                 << (i == 1 ? "min" : "max")
                                 << ") to be a scalar, got shape "
-                                << formatOnnxShape(KilnOpBuilder::shapeOf(bound));
+                                << formatIntList(KilnOpBuilder::shapeOf(bound));
       (i == 1 ? low : high) = bound;
     }
   }
@@ -338,8 +306,8 @@ LogicalResult convertGemm(OnnxNode &node) {
   if (KilnOpBuilder::rankOf(a) != 2 || KilnOpBuilder::rankOf(b) != 2)
     return node.emitError()
            << "expects A and B of rank 2, got shapes "
-           << formatOnnxShape(KilnOpBuilder::shapeOf(a)) << " and "
-           << formatOnnxShape(KilnOpBuilder::shapeOf(b));
+           << formatIntList(KilnOpBuilder::shapeOf(a)) << " and "
+           << formatIntList(KilnOpBuilder::shapeOf(b));
   if (failed(node.requireNumeric(a, "A")) ||
       failed(node.requireNumeric(b, "B")))
     return failure();
@@ -362,8 +330,8 @@ LogicalResult convertGemm(OnnxNode &node) {
       broadcastShapes(KilnOpBuilder::shapeOf(c), outShape);
   if (failed(joined) || ArrayRef<int64_t>(*joined) != outShape)
     return node.emitError() << "expects C of a shape that broadcasts to "
-                            << formatOnnxShape(outShape) << ", got "
-                            << formatOnnxShape(KilnOpBuilder::shapeOf(c));
+                            << formatIntList(outShape) << ", got "
+                            << formatIntList(KilnOpBuilder::shapeOf(c));
   Result scaledC = scale(node, c, *beta);
   if (failed(scaledC))
     return failure();
@@ -383,7 +351,7 @@ LogicalResult convertMatMul(OnnxNode &node) {
   if (aShape.empty() || bShape.empty())
     return node.emitError()
            << "expects inputs of rank >= 1, got shapes "
-           << formatOnnxShape(aShape) << " and " << formatOnnxShape(bShape);
+           << formatIntList(aShape) << " and " << formatIntList(bShape);
   bool vectorA = aShape.size() == 1, vectorB = bShape.size() == 1;
   if (vectorA)
     aShape.insert(aShape.begin(), 1);
@@ -393,8 +361,8 @@ LogicalResult convertMatMul(OnnxNode &node) {
   if (kA != kB && !ShapedType::isDynamic(kA) && !ShapedType::isDynamic(kB))
     return node.emitError()
            << "expects the inner dimensions to agree, got shapes "
-           << formatOnnxShape(KilnOpBuilder::shapeOf(a)) << " and "
-           << formatOnnxShape(KilnOpBuilder::shapeOf(b)) << " (" << kA << " vs "
+           << formatIntList(KilnOpBuilder::shapeOf(a)) << " and "
+           << formatIntList(KilnOpBuilder::shapeOf(b)) << " (" << kA << " vs "
            << kB << ")";
 
   KilnOpBuilder &builder = node.getBuilder();
@@ -410,7 +378,7 @@ LogicalResult convertMatMul(OnnxNode &node) {
     if (failed(joined))
       return node.emitError()
              << "cannot broadcast the batch dimensions "
-             << formatOnnxShape(aBatch) << " and " << formatOnnxShape(bBatch);
+             << formatIntList(aBatch) << " and " << formatIntList(bBatch);
     batch = *joined;
     SmallVector<int64_t> lhsShape(batch), rhsShape(batch);
     llvm::append_range(lhsShape, ArrayRef<int64_t>(aShape).take_back(2));

@@ -2,7 +2,7 @@
 
 #include "compiler/Import/Onnx/OnnxModelFile.h"
 
-#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/ProtobufFile.h"
 
 #include "mlir/IR/BuiltinAttributes.h"

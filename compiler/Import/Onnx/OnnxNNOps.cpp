@@ -9,7 +9,7 @@
 
 #include "compiler/Import/Onnx/OnnxOps.h"
 
-#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -43,7 +43,7 @@ FailureOr<SmallVector<int64_t>> spatialInts(OnnxNode &node, StringRef name,
   if (static_cast<int64_t>((*attr)->size()) != spatial)
     return node.emitError() << "expects attribute '" << name << "' to have " << spatial
                             << " entries (one per spatial dimension), got "
-                            << formatOnnxShape(**attr);
+                            << formatIntList(**attr);
   return **attr;
 }
 
@@ -73,8 +73,8 @@ FailureOr<OnnxWindow> readWindow(OnnxNode &node, ArrayRef<int64_t> sizes,
     return failure();
   if (*kernelAttr) {
     if (!kernel.empty() && ArrayRef<int64_t>(**kernelAttr) != kernel)
-      return node.emitError() << "has kernel_shape " << formatOnnxShape(**kernelAttr)
-                              << " but a filter of spatial shape " << formatOnnxShape(kernel);
+      return node.emitError() << "has kernel_shape " << formatIntList(**kernelAttr)
+                              << " but a filter of spatial shape " << formatIntList(kernel);
     w.kernel = **kernelAttr;
   } else if (kernel.empty()) {
     return node.emitError() << "expects attribute 'kernel_shape'";
@@ -83,12 +83,12 @@ FailureOr<OnnxWindow> readWindow(OnnxNode &node, ArrayRef<int64_t> sizes,
   }
   if (static_cast<int64_t>(w.kernel.size()) != spatial)
     return node.emitError() << "expects a kernel of " << spatial
-                            << " spatial dimensions, got " << formatOnnxShape(w.kernel);
+                            << " spatial dimensions, got " << formatIntList(w.kernel);
   for (int64_t d = 0; d < spatial; ++d)
     if ((*strides)[d] < 1 || (*dilations)[d] < 1)
       return node.emitError() << "expects strides and dilations of at least 1, got "
-                              << formatOnnxShape(*strides) << " and "
-                              << formatOnnxShape(*dilations);
+                              << formatIntList(*strides) << " and "
+                              << formatIntList(*dilations);
   w.strides = *strides;
   w.dilations = *dilations;
   w.ceilMode = *ceilMode != 0;
@@ -100,11 +100,11 @@ FailureOr<OnnxWindow> readWindow(OnnxNode &node, ArrayRef<int64_t> sizes,
     if (static_cast<int64_t>(all.size()) != 2 * spatial)
       return node.emitError() << "expects attribute 'pads' to have " << 2 * spatial
                               << " entries (begins, then ends), got "
-                              << formatOnnxShape(all);
+                              << formatIntList(all);
     w.padLow.assign(all.begin(), all.begin() + spatial);
     w.padHigh.assign(all.begin() + spatial, all.end());
     if (llvm::any_of(all, [](int64_t p) { return p < 0; }))
-      return node.emitError() << "expects pads >= 0, got " << formatOnnxShape(all);
+      return node.emitError() << "expects pads >= 0, got " << formatIntList(all);
     return w;
   }
   if (*pads)
@@ -139,7 +139,7 @@ FailureOr<ArrayRef<int64_t>> channelsFirst(OnnxNode &node, Value x) {
   if (shape->size() < 3 || shape->size() > 5)
     return node.emitError() << "expects an input [N, C, D...] with 1 to 3 spatial "
                                "dimensions, got shape "
-                            << formatOnnxShape(*shape);
+                            << formatIntList(*shape);
   return shape;
 }
 
@@ -148,7 +148,7 @@ Result perChannel(OnnxNode &node, Value v, ArrayRef<int64_t> xShape, StringRef w
   ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(v);
   if (shape.size() != 1 || shape[0] != xShape[1])
     return node.emitError() << "expects " << what << " of shape [" << xShape[1]
-                            << "] (the input's channels), got " << formatOnnxShape(shape);
+                            << "] (the input's channels), got " << formatIntList(shape);
   SmallVector<int64_t> target(xShape.size(), 1);
   target[1] = xShape[1];
   return node.getBuilder().reshape(v, target);
@@ -165,7 +165,7 @@ LogicalResult convertConv(OnnxNode &node) {
   if (filterShape->size() != shape->size())
     return node.emitError() << "expects a filter of rank " << shape->size()
                             << " [F, C / group, K...], got shape "
-                            << formatOnnxShape(*filterShape);
+                            << formatIntList(*filterShape);
   FailureOr<int64_t> group = node.getIntAttr("group", 1);
   if (failed(group))
     return failure();
@@ -263,7 +263,7 @@ LogicalResult convertBatchNorm(OnnxNode &node) {
     return failure();
   if (shape->size() < 2)
     return node.emitError() << "expects an input [N, C, ...], got shape "
-                            << formatOnnxShape(*shape);
+                            << formatIntList(*shape);
   KilnOpBuilder &b = node.getBuilder();
   Value mean = node.getInput(3), var = node.getInput(4);
   freezeVariable(mean);

@@ -2,10 +2,7 @@
 
 #include "compiler/Import/Onnx/OnnxNode.h"
 
-#include "compiler/Import/Onnx/OnnxNames.h"
-#include "compiler/Import/Onnx/OnnxTensor.h"
-
-#include "mlir/IR/TypeUtilities.h"
+#include "compiler/Import/DiagnosticText.h"
 
 using namespace mlir;
 
@@ -44,12 +41,6 @@ bool holds(const onnx::AttributeProto &attr,
 
 } // namespace
 
-DenseElementsAttr OnnxNode::getConstantInput(unsigned i) {
-  if (!hasInput(i))
-    return nullptr;
-  return scope.lookupConstant(proto.input(i));
-}
-
 FailureOr<Value> OnnxNode::getInputAsConstant(unsigned i) {
   if (DenseElementsAttr value = getConstantInput(i))
     return builder.constant(value);
@@ -58,25 +49,10 @@ FailureOr<Value> OnnxNode::getInputAsConstant(unsigned i) {
 
 FailureOr<SmallVector<int64_t>> OnnxNode::getConstantInts(unsigned i,
                                                           StringRef what) {
-  DenseElementsAttr value = getConstantInput(i);
-  if (!value)
-    return emitError() << "expects input #" << i << " (" << what << ", '"
-                       << printable(proto.input(i))
-                       << "') to be known at import time: an initializer, a "
-                          "Constant node's output, or computed from those and "
-                          "static shapes";
-  Type elementType = value.getElementType();
-  if (!elementType.isInteger(64) && !elementType.isInteger(32))
-    return emitError() << "expects input #" << i << " (" << what
-                       << ") to hold int64 values, got " << elementType;
-  if (value.getType().getRank() > 1)
-    return emitError() << "expects input #" << i << " (" << what
-                       << ") of rank 0 or 1, got shape "
-                       << formatOnnxShape(value.getType().getShape());
-  SmallVector<int64_t> result;
-  for (const APInt &v : value.getValues<APInt>())
-    result.push_back(v.getSExtValue());
-  return result;
+  return readConstantInts(i, what,
+                          "an initializer, a Constant node's output, or "
+                          "computed from those and static shapes",
+                          "int64 values");
 }
 
 const onnx::AttributeProto *OnnxNode::getAttribute(StringRef name) const {
@@ -139,91 +115,12 @@ LogicalResult OnnxNode::refuseAttr(StringRef name, StringRef hint) const {
                      << hint << ")";
 }
 
-FailureOr<int64_t> OnnxNode::normalizeAxis(int64_t axis, int64_t rank,
-                                           bool inclusive) const {
-  int64_t limit = inclusive ? rank + 1 : rank;
-  if (axis < -rank || axis >= limit)
-    return emitError() << "expects axis (" << axis << ") to be in [" << -rank
-                       << ", " << limit << ") for an input of rank " << rank;
-  return axis < 0 ? axis + rank : axis;
-}
-
-FailureOr<SmallVector<int64_t>> OnnxNode::normalizeAxes(ArrayRef<int64_t> axes,
-                                                        int64_t rank) const {
-  SmallVector<int64_t> result;
-  for (int64_t axis : axes) {
-    if (axis < -rank || axis >= rank)
-      return emitError() << "expects axes in [" << -rank << ", " << rank
-                         << ") for an input of rank " << rank << ", got "
-                         << formatOnnxShape(axes);
-    result.push_back(axis < 0 ? axis + rank : axis);
-  }
-  llvm::sort(result);
-  if (std::adjacent_find(result.begin(), result.end()) != result.end())
-    return emitError() << "expects distinct axes, got "
-                       << formatOnnxShape(axes);
-  return result;
-}
-
-FailureOr<ArrayRef<int64_t>> OnnxNode::getStaticShape(Value value,
-                                                      StringRef what) const {
-  auto type = llvm::cast<RankedTensorType>(value.getType());
-  if (!type.hasStaticShape())
-    return emitError() << "expects " << what << " of a static shape, got "
-                       << type;
-  return type.getShape();
-}
-
-LogicalResult OnnxNode::requireFloat(Value value, StringRef what) const {
-  Type type = getElementTypeOrSelf(value.getType());
-  if (llvm::isa<FloatType>(type))
-    return success();
-  return emitError() << "expects " << what << " of a float type, got " << type;
-}
-
-LogicalResult OnnxNode::requireNumeric(Value value, StringRef what) const {
-  Type type = getElementTypeOrSelf(value.getType());
-  if (!type.isInteger(1))
-    return success();
-  return emitError() << "expects " << what << " of a numeric type, got "
-                     << type;
-}
-
-LogicalResult OnnxNode::setResult(unsigned i, FailureOr<Value> value) {
-  if (failed(value))
-    return failure();
-  if (results.size() <= i)
-    results.resize(i + 1, false);
-  results[i] = true;
-  if (i < getNumOutputs() && !proto.output(i).empty())
-    scope.define(proto.output(i), *value);
-  return success();
-}
-
-void OnnxNode::setResultToInput(unsigned i, unsigned input) {
-  if (results.size() <= i)
-    results.resize(i + 1, false);
-  results[i] = true;
-  if (i < getNumOutputs() && !proto.output(i).empty())
-    scope.alias(proto.output(i), proto.input(input));
-}
-
 bool OnnxNode::setResultToInitializerCopy(unsigned i, unsigned input) {
   if (i >= getNumOutputs() || proto.output(i).empty() || !hasInput(input) ||
-      !scope.copyInitializer(proto.output(i), proto.input(input)))
+      !onnxScope.copyInitializer(proto.output(i), proto.input(input)))
     return false;
-  if (results.size() <= i)
-    results.resize(i + 1, false);
-  results[i] = true;
+  markResult(i);
   return true;
-}
-
-void OnnxNode::setConstantResult(unsigned i, DenseElementsAttr value) {
-  if (results.size() <= i)
-    results.resize(i + 1, false);
-  results[i] = true;
-  if (i < getNumOutputs() && !proto.output(i).empty())
-    scope.defineConstant(proto.output(i), value, getLoc());
 }
 
 } // namespace kiln

@@ -2,6 +2,7 @@
 
 #include "compiler/Import/Onnx/OnnxOps.h"
 
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
 
 using namespace mlir;
@@ -135,8 +136,8 @@ Result broadcastParam(OnnxNode &node, Value param, ArrayRef<int64_t> normalized,
   if (failed(joined) || ArrayRef<int64_t>(*joined) != normalized)
     return node.emitError()
            << "expects " << what << " of a shape that broadcasts to "
-           << formatOnnxShape(normalized)
-           << " (the normalized dimensions), got " << formatOnnxShape(shape);
+           << formatIntList(normalized)
+           << " (the normalized dimensions), got " << formatIntList(shape);
   return node.getBuilder().broadcastTo(param, normalized);
 }
 

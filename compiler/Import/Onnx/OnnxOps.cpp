@@ -2,7 +2,7 @@
 
 #include "compiler/Import/Onnx/OnnxOps.h"
 
-#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/DiagnosticText.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -23,21 +23,9 @@ OpTable buildTable() {
 }
 
 LogicalResult checkCounts(const OnnxOpConversion &op, OnnxNode &node) {
-  unsigned inputs = node.getNumInputs();
-  if (inputs < op.minInputs || inputs > op.maxInputs) {
-    InFlightDiagnostic error = node.emitError();
-    error << "expects ";
-    if (op.maxInputs == OnnxOpConversion::kVariadic)
-      error << "at least " << op.minInputs;
-    else if (op.minInputs == op.maxInputs)
-      error << op.minInputs;
-    else
-      error << op.minInputs << " to " << op.maxInputs;
-    bool variadic = op.maxInputs == OnnxOpConversion::kVariadic;
-    unsigned last = variadic ? op.minInputs : op.maxInputs;
-    error << (last == 1 ? " input" : " inputs") << ", got " << inputs;
-    return error;
-  }
+  if (failed(node.requireCount(node.getNumInputs(), op.minInputs, op.maxInputs,
+                               "input")))
+    return failure();
   for (unsigned i = 0; i < op.minInputs; ++i)
     if (!node.hasInput(i))
       return node.emitError()

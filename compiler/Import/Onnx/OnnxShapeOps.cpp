@@ -11,6 +11,7 @@
 
 #include "compiler/Import/Onnx/OnnxOps.h"
 
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -162,7 +163,7 @@ LogicalResult convertConstantOfShape(OnnxNode &node) {
   if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }) ||
       failed(staticElementCount(*shape)))
     return node.emitError() << "expects a shape of sizes >= 0, got "
-                            << formatOnnxShape(*shape);
+                            << formatIntList(*shape);
   Builder b(node.getContext());
   Attribute element = b.getF32FloatAttr(0.0f);
   if (const onnx::AttributeProto *attr = node.getAttribute("value")) {
@@ -240,18 +241,18 @@ LogicalResult convertReshape(OnnxNode &node) {
     if (size == -1) {
       if (inferred)
         return node.emitError() << "expects at most one -1 in shape "
-                                << formatOnnxShape(*requested);
+                                << formatIntList(*requested);
       inferred = i;
       shape.push_back(1);
     } else if (size == 0 && !*allowZero) {
       if (i >= inShape->size())
-        return node.emitError() << "shape " << formatOnnxShape(*requested)
+        return node.emitError() << "shape " << formatIntList(*requested)
                                 << " copies dimension " << i
                                 << " of an input of rank " << inShape->size();
       shape.push_back((*inShape)[i]);
     } else if (size < 0) {
       return node.emitError()
-             << "expects sizes >= -1 in shape " << formatOnnxShape(*requested);
+             << "expects sizes >= -1 in shape " << formatIntList(*requested);
     } else {
       shape.push_back(size);
     }
@@ -261,12 +262,12 @@ LogicalResult convertReshape(OnnxNode &node) {
     FailureOr<int64_t> known = staticElementCount(shape);
     if (failed(total) || failed(known) || *known == 0 || *total % *known)
       return node.emitError()
-             << "cannot reshape " << formatOnnxShape(*inShape) << " to "
-             << formatOnnxShape(*requested) << " (the -1 does not divide out)";
+             << "cannot reshape " << formatIntList(*inShape) << " to "
+             << formatIntList(*requested) << " (the -1 does not divide out)";
     shape[*inferred] = *total / *known;
   } else if (failed(staticElementCount(shape))) {
     return node.emitError() << "has a shape with too many elements "
-                            << formatOnnxShape(*requested);
+                            << formatIntList(*requested);
   }
   return node.setResult(0, node.getBuilder().reshape(x, shape));
 }
@@ -322,22 +323,6 @@ LogicalResult convertConcat(OnnxNode &node) {
   if (failed(axis))
     return failure();
   return node.setResult(0, node.getBuilder().concat(inputs, *axis));
-}
-
-/// The reverse of `x` along `axis`: a gather of constant indices.
-KilnOpBuilder::Result reverse(OnnxNode &node, Value x, int64_t axis) {
-  int64_t size = KilnOpBuilder::shapeOf(x)[axis];
-  SmallVector<int64_t> indices;
-  for (int64_t i = size - 1; i >= 0; --i)
-    indices.push_back(i);
-  Builder b(node.getContext());
-  KilnOpBuilder &builder = node.getBuilder();
-  auto type = RankedTensorType::get({size}, b.getI64Type());
-  KilnOpBuilder::Result ids =
-      builder.constant(DenseElementsAttr::get(type, ArrayRef<int64_t>(indices)));
-  if (failed(ids))
-    return failure();
-  return builder.gather(x, *ids, axis);
 }
 
 /// Slice: starts, ends, axes and steps as attributes before opset 10, as
@@ -408,7 +393,7 @@ LogicalResult convertSlice(OnnxNode &node) {
     int64_t axis = axes[i] < 0 ? axes[i] + rank : axes[i];
     int64_t dim = (*shape)[axis], st = steps[i];
     if (st == 0)
-      return node.emitError() << "expects nonzero steps, got " << formatOnnxShape(steps);
+      return node.emitError() << "expects nonzero steps, got " << formatIntList(steps);
     int64_t first = starts[i], end = ends[i];
     // INT64_MAX / INT64_MIN mean "to the end": keep them from overflowing.
     first = first < 0 ? std::max<int64_t>(first, -dim) + dim : first;
@@ -444,7 +429,7 @@ LogicalResult convertSlice(OnnxNode &node) {
     if (failed(y))
       return failure();
     if (KilnOpBuilder::shapeOf(*y)[axis] > 1)
-      y = reverse(node, *y, axis);
+      y = node.getBuilder().reverse(*y, axis);
   }
   return node.setResult(0, y);
 }
@@ -504,7 +489,7 @@ LogicalResult convertSplit(OnnxNode &node) {
   if (static_cast<int64_t>(sizes.size()) != outputs || total != dim ||
       llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
     return node.emitError() << "expects " << outputs << " split sizes summing to "
-                            << dim << ", got " << formatOnnxShape(sizes);
+                            << dim << ", got " << formatIntList(sizes);
   int64_t offset = 0;
   for (int64_t i = 0; i < outputs; ++i) {
     SmallVector<int64_t> start(shape->size(), 0), limit(*shape), step(shape->size(), 1);
@@ -528,7 +513,7 @@ LogicalResult convertTile(OnnxNode &node) {
   if (repeats->size() != shape->size() ||
       llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
     return node.emitError() << "expects " << shape->size()
-                            << " non-negative repeats, got " << formatOnnxShape(*repeats);
+                            << " non-negative repeats, got " << formatIntList(*repeats);
   SmallVector<int64_t> split, expanded, merged;
   for (auto [d, r] : llvm::zip(*shape, *repeats)) {
     split.append({1, d});
@@ -589,7 +574,7 @@ LogicalResult convertSqueeze(OnnxNode &node) {
     } else if (d != 1) {
       return node.emitError()
              << "cannot squeeze dimension " << i << " of size " << d
-             << " (shape " << formatOnnxShape(*shape) << ")";
+             << " (shape " << formatIntList(*shape) << ")";
     }
   }
   return node.setResult(0, node.getBuilder().reshape(x, squeezed));
@@ -624,14 +609,14 @@ LogicalResult convertExpand(OnnxNode &node) {
     return failure();
   if (llvm::any_of(*requested, [](int64_t d) { return d < 0; }))
     return node.emitError()
-           << "expects sizes >= 0 in shape " << formatOnnxShape(*requested);
+           << "expects sizes >= 0 in shape " << formatIntList(*requested);
   Value x = node.getInput(0);
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes(KilnOpBuilder::shapeOf(x), *requested);
   if (failed(shape))
     return node.emitError()
-           << "cannot broadcast " << formatOnnxShape(KilnOpBuilder::shapeOf(x))
-           << " with shape " << formatOnnxShape(*requested);
+           << "cannot broadcast " << formatIntList(KilnOpBuilder::shapeOf(x))
+           << " with shape " << formatIntList(*requested);
   return node.setResult(0, node.getBuilder().broadcastTo(x, *shape));
 }
 

@@ -2,14 +2,14 @@
 
 #include "compiler/Import/Onnx/OnnxTensor.h"
 
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Onnx/OnnxModelFile.h"
-#include "dialects/Kiln/KilnShapes.h"
+#include "compiler/Import/TensorBytes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/SwapByteOrder.h"
 
 using namespace mlir;
 
@@ -18,46 +18,13 @@ namespace {
 
 using DataType = onnx::TensorProto::DataType;
 
-/// Bytes per element in raw_data and external data (BOOL is one byte).
-unsigned getByteWidth(int64_t dataType) {
-  switch (dataType) {
-  case onnx::TensorProto::BOOL:
-    return 1;
-  case onnx::TensorProto::FLOAT16:
-  case onnx::TensorProto::BFLOAT16:
-    return 2;
-  case onnx::TensorProto::INT64:
-    return 8;
-  default:
-    return 4;
-  }
-}
-
 /// A value from little-endian bytes (ONNX's byte order for raw data).
 FailureOr<DenseElementsAttr> fromRawBytes(RankedTensorType type,
-                                          int64_t dataType, StringRef bytes,
-                                          Location loc) {
-  if (dataType == onnx::TensorProto::BOOL) {
-    SmallVector<bool> values;
-    values.reserve(bytes.size());
-    for (char byte : bytes)
-      values.push_back(byte != 0);
-    return DenseElementsAttr::get(type, ArrayRef<bool>(values));
-  }
-  ArrayRef<char> raw(bytes.data(), bytes.size());
-  SmallVector<char> swapped;
-  if (llvm::sys::IsBigEndianHost) {
-    unsigned width = getByteWidth(dataType);
-    swapped.assign(bytes.begin(), bytes.end());
-    for (size_t i = 0; i + width <= swapped.size(); i += width)
-      std::reverse(swapped.begin() + i, swapped.begin() + i + width);
-    raw = swapped;
-  }
-  bool splat = false;
-  if (!DenseElementsAttr::isValidRawBuffer(type, raw, splat))
-    return emitError(loc) << "holds " << bytes.size()
-                          << " bytes of data, which do not fit type " << type;
-  return DenseElementsAttr::getFromRawBuffer(type, raw);
+                                          StringRef bytes, Location loc) {
+  if (DenseElementsAttr value = fromLittleEndianBytes(type, bytes))
+    return value;
+  return emitError(loc) << "holds " << bytes.size()
+                        << " bytes of data, which do not fit type " << type;
 }
 
 /// Which typed field holds a data type's values, and how many it holds.
@@ -99,15 +66,10 @@ DenseElementsAttr fromTypedField(RankedTensorType type,
       values.push_back(v != 0);
     return DenseElementsAttr::get(type, ArrayRef<bool>(values));
   }
-  default: {
-    // FLOAT16 and BFLOAT16: the bits sit in the low half of each int32.
-    SmallVector<APFloat> values;
-    const llvm::fltSemantics &semantics =
-        llvm::cast<FloatType>(type.getElementType()).getFloatSemantics();
-    for (int32_t v : tensor.int32_data())
-      values.emplace_back(semantics, APInt(16, static_cast<uint16_t>(v)));
-    return DenseElementsAttr::get(type, values);
-  }
+  default: // FLOAT16 and BFLOAT16
+    return fromHalfFloatBits(type,
+                             llvm::ArrayRef<int32_t>(tensor.int32_data().data(),
+                                                     tensor.int32_data_size()));
   }
 }
 
@@ -150,14 +112,6 @@ FailureOr<Type> getSupportedElementType(MLIRContext &context, int64_t dataType,
                            "INT64 and BOOL)";
 }
 
-std::string formatOnnxShape(ArrayRef<int64_t> shape) {
-  std::string text = "[";
-  llvm::raw_string_ostream os(text);
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return text;
-}
-
 FailureOr<DenseElementsAttr> decodeOnnxTensor(const onnx::TensorProto &tensor,
                                               StringRef modelDir,
                                               Location loc) {
@@ -171,16 +125,13 @@ FailureOr<DenseElementsAttr> decodeOnnxTensor(const onnx::TensorProto &tensor,
   SmallVector<int64_t> shape(tensor.dims().begin(), tensor.dims().end());
   if (llvm::any_of(shape, [](int64_t d) { return d < 0; }))
     return emitError(loc) << "has a negative dimension in its shape "
-                          << formatOnnxShape(shape);
-  FailureOr<int64_t> count = staticElementCount(shape);
-  int64_t dataType = tensor.data_type();
-  unsigned width = getByteWidth(dataType);
-  if (failed(count) || *count > INT64_MAX / width)
+                          << formatIntList(shape);
+  FailureOr<TensorSize> size = getTensorSize(shape, *elementType);
+  if (failed(size))
     return emitError(loc) << "has too many elements for any file: shape "
-                          << formatOnnxShape(shape);
-  uint64_t bytes = static_cast<uint64_t>(*count) * width;
+                          << formatIntList(shape);
   auto type = RankedTensorType::get(shape, *elementType);
-  std::string typeName = getOnnxDataTypeName(dataType);
+  std::string typeName = getOnnxDataTypeName(tensor.data_type());
 
   if (tensor.data_location() == onnx::TensorProto::EXTERNAL) {
     if (tensor.has_raw_data() || hasTypedData(tensor))
@@ -190,27 +141,24 @@ FailureOr<DenseElementsAttr> decodeOnnxTensor(const onnx::TensorProto &tensor,
     if (failed(external))
       return failure();
     FailureOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
-        readOnnxExternalData(modelDir, *external, bytes, loc);
+        readOnnxExternalData(modelDir, *external, size->bytes, loc);
     if (failed(buffer))
       return failure();
-    return fromRawBytes(type, dataType, (*buffer)->getBuffer(), loc);
+    return fromRawBytes(type, (*buffer)->getBuffer(), loc);
   }
   if (tensor.has_raw_data()) {
     if (hasTypedData(tensor))
       return emitError(loc) << "has both raw_data and typed data fields";
     const std::string &raw = tensor.raw_data();
-    if (raw.size() != bytes)
-      return emitError(loc)
-             << "declares " << *count << " elements of " << typeName
-             << " (shape " << formatOnnxShape(shape) << ", " << bytes
-             << " bytes), but raw_data holds " << raw.size() << " bytes";
-    return fromRawBytes(type, dataType, raw, loc);
+    if (raw.size() != size->bytes)
+      return emitByteCountMismatch(loc, shape, *size, typeName, "raw_data",
+                                   raw.size());
+    return fromRawBytes(type, raw, loc);
   }
-  auto [field, size] = getTypedField(tensor);
-  if (size != *count)
-    return emitError(loc) << "declares " << *count << " elements of "
-                          << typeName << " (shape " << formatOnnxShape(shape)
-                          << "), but " << field << " holds " << size;
+  auto [field, given] = getTypedField(tensor);
+  if (given != size->count)
+    return emitValueCountMismatch(loc, shape, size->count, typeName, field,
+                                  given);
   return fromTypedField(type, tensor);
 }
 

@@ -33,9 +33,6 @@ mlir::FailureOr<mlir::Type> getSupportedElementType(mlir::MLIRContext &context,
                                                     int64_t dataType,
                                                     mlir::Location loc);
 
-/// "[2, 3]" for diagnostics.
-std::string formatOnnxShape(llvm::ArrayRef<int64_t> shape);
-
 /// Decodes a tensor's value. External data paths are relative to `modelDir`.
 /// Errors (one, at `loc`) give the declared element count and what the data
 /// holds.

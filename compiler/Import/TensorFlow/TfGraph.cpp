@@ -2,8 +2,8 @@
 
 #include "compiler/Import/TensorFlow/TfGraph.h"
 
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/NodeOrder.h"
-#include "compiler/Import/Onnx/OnnxNames.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"

@@ -13,7 +13,6 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
-#include <google/protobuf/unknown_field_set.h>
 
 #include <optional>
 
@@ -23,53 +22,11 @@ namespace pb = google::protobuf;
 namespace kiln {
 namespace {
 
-/// Keeps the first syntax error of a text file instead of logging it.
-class FirstErrorCollector : public pb::io::ErrorCollector {
-public:
-  void AddError(int line, pb::io::ColumnNumber column,
-                const std::string &message) override {
-    if (!text.empty())
-      return;
-    at.line = line + 1;
-    at.column = column + 1;
-    // Kiln's messages end without a period; protobuf's do.
-    text = llvm::StringRef(message).rtrim('.').str();
-  }
-  LineCol at;
-  std::string text;
-};
-
 /// Collects nothing: the tokenizer's errors only mean "not this format".
 class IgnoreErrors : public pb::io::ErrorCollector {
 public:
   void AddError(int, pb::io::ColumnNumber, const std::string &) override {}
 };
-
-/// The first field, anywhere in the message tree, that the schema does not
-/// declare.
-std::optional<int> firstUnknownField(const pb::Message &message) {
-  const pb::Reflection *reflection = message.GetReflection();
-  const pb::UnknownFieldSet &unknown = reflection->GetUnknownFields(message);
-  if (!unknown.empty())
-    return unknown.field(0).number();
-  std::vector<const pb::FieldDescriptor *> fields;
-  reflection->ListFields(message, &fields);
-  for (const pb::FieldDescriptor *field : fields) {
-    if (field->cpp_type() != pb::FieldDescriptor::CPPTYPE_MESSAGE)
-      continue;
-    int count =
-        field->is_repeated() ? reflection->FieldSize(message, field) : 1;
-    for (int i = 0; i < count; ++i) {
-      const pb::Message &child =
-          field->is_repeated()
-              ? reflection->GetRepeatedMessage(message, field, i)
-              : reflection->GetMessage(message, field);
-      if (std::optional<int> number = firstUnknownField(child))
-        return number;
-    }
-  }
-  return std::nullopt;
-}
 
 /// The first identifier of a text-format file: its first field's name.
 std::string firstTextField(StringRef text) {
@@ -99,10 +56,7 @@ std::string whyNotTfGraph(StringRef bytes) {
 
 Location TfGraphFile::locate(MLIRContext &context, LineCol at,
                              StringRef label) const {
-  Location loc = FileLineColLoc::get(&context, path, at.line, at.column);
-  if (label.empty())
-    return loc;
-  return NameLoc::get(StringAttr::get(&context, label), loc);
+  return locateInFile(context, path, at, label);
 }
 
 bool isTfTextPath(StringRef path) {
@@ -121,27 +75,15 @@ std::unique_ptr<TfGraphFile> readTfGraphFile(StringRef path, bool text,
   StringRef bytes = buffer->getBuffer();
 
   if (text) {
-    pb::TextFormat::Parser parser;
-    FirstErrorCollector errors;
     pb::TextFormat::ParseInfoTree tree;
-    parser.RecordErrorsTo(&errors);
-    parser.WriteLocationsTo(&tree);
     // proto/tensorflow/ declares only the fields Kiln reads.
-    parser.AllowUnknownField(true);
-    if (!parser.ParseFromString(bytes.str(), &file->graph)) {
-      emitError(file->locate(context, errors.at, ""))
-          << "syntax error: " << errors.text;
+    if (failed(parseTextProtobuf(bytes, file->graph, tree,
+                                 /*allowUnknownFields=*/true, context, path)))
       return nullptr;
-    }
     const pb::FieldDescriptor *nodes =
         tensorflow::GraphDef::descriptor()->FindFieldByName("node");
-    for (int i = 0, e = file->graph.node_size(); i < e; ++i) {
-      pb::TextFormat::ParseLocation at = tree.GetLocation(nodes, i);
-      file->nodeLines.push_back(
-          at.line < 0 ? LineCol{}
-                      : LineCol{static_cast<unsigned>(at.line + 1),
-                                static_cast<unsigned>(at.column + 1)});
-    }
+    for (int i = 0, e = file->graph.node_size(); i < e; ++i)
+      file->nodeLines.push_back(lineColOf(tree.GetLocation(nodes, i)));
     return file;
   }
   if (!file->graph.ParseFromArray(bytes.data(),

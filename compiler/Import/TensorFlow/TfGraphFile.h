@@ -10,7 +10,7 @@
 #ifndef KILN_COMPILER_IMPORT_TENSORFLOW_TFGRAPHFILE_H
 #define KILN_COMPILER_IMPORT_TENSORFLOW_TFGRAPHFILE_H
 
-#include "compiler/Import/Graph/GraphFile.h"
+#include "compiler/Import/ProtobufFile.h"
 
 #include "proto/tensorflow/graph.pb.h"
 

@@ -13,7 +13,8 @@
 
 #include "compiler/Import/TensorFlow/TfImporter.h"
 
-#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/ForwardFunction.h"
 #include "compiler/Import/TensorFlow/TfGraph.h"
 #include "compiler/Import/TensorFlow/TfGraphFile.h"
 #include "compiler/Import/TensorFlow/TfOps.h"
@@ -31,13 +32,12 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-constexpr llvm::StringLiteral kFunctionName = "forward";
 constexpr llvm::StringLiteral kFreezeHint =
     "the graph is not frozen; freeze it with "
     "tf.python.framework.convert_to_constants."
     "convert_variables_to_constants_v2";
 
-class TfGraphImporter final : public TfValueScope {
+class TfGraphImporter final : public ImportValueScope {
 public:
   TfGraphImporter(StringRef path, bool text, MLIRContext &context,
                   const TfImportOptions &options)
@@ -95,8 +95,7 @@ private:
   SmallVector<std::string> outputNames;
   OwningOpRef<ModuleOp> module;
   func::FuncOp function;
-  /// The last variable read or constant at the top of @forward.
-  Operation *lastPrologueOp = nullptr;
+  ForwardPrologue prologue;
 
   llvm::StringMap<Value> values;
   llvm::StringMap<Known> known;
@@ -197,7 +196,7 @@ FailureOr<RankedTensorType> TfGraphImporter::getPlaceholderType(int i) {
       agrees = (*declared)[d] < 0 || (*declared)[d] == shape[d];
     if (!agrees)
       return emitError(loc)
-             << "is declared with shape " << formatTfShape(*declared)
+             << "is declared with shape " << formatIntList(*declared)
              << ", which --input-shape " << printable(node.name()) << "="
              << llvm::join(
                     llvm::map_range(
@@ -222,14 +221,14 @@ FailureOr<RankedTensorType> TfGraphImporter::getPlaceholderType(int i) {
                 (s < 0 ? "D" + std::to_string(k) : std::to_string(s));
       return emitError(loc)
              << "has dimension " << d << " of unknown size (shape "
-             << formatTfShape(*declared) << "); pass --input-shape "
+             << formatIntList(*declared) << "); pass --input-shape "
              << printable(node.name()) << "=" << flag
              << (d == 0 ? " (or --batch=N with --train)" : "");
     }
   }
   if (failed(staticElementCount(shape)))
     return emitError(loc) << "has too many elements: shape "
-                          << formatTfShape(shape);
+                          << formatIntList(shape);
   return RankedTensorType::get(shape, *elementType);
 }
 
@@ -243,7 +242,7 @@ LogicalResult TfGraphImporter::buildFunction(ArrayRef<int> order) {
              << "' names no Placeholder of the graph";
   }
   SmallVector<Type> argTypes;
-  SmallVector<int> placeholders;
+  SmallVector<std::string> argNames;
   for (int i : order) {
     if (graph->node(i).op() != "Placeholder")
       continue;
@@ -251,20 +250,13 @@ LogicalResult TfGraphImporter::buildFunction(ArrayRef<int> order) {
     if (failed(type))
       return failure();
     argTypes.push_back(*type);
-    placeholders.push_back(i);
+    argNames.push_back(graph->node(i).name());
   }
-  builder.setInsertionPointToEnd(module->getBody());
-  function =
-      builder.create<func::FuncOp>(file->locate(context, {}, ""), kFunctionName,
-                                   builder.getFunctionType(argTypes, {}));
-  Block *entry = function.addEntryBlock();
-  for (auto [arg, i] : llvm::enumerate(placeholders)) {
-    const std::string &name = graph->node(i).name();
-    function.setArgAttr(arg, KilnDialect::kNameAttrName,
-                        builder.getStringAttr(name));
-    values[tfValueKey(name, 0)] = entry->getArgument(arg);
-  }
-  builder.setInsertionPointToEnd(entry);
+  function = createForward(builder, *module, file->locate(context, {}, ""),
+                           argTypes, argNames);
+  prologue = ForwardPrologue(function);
+  for (auto [i, name] : llvm::enumerate(argNames))
+    values[tfValueKey(name, 0)] = function.getArgument(i);
   return success();
 }
 
@@ -287,8 +279,8 @@ LogicalResult TfGraphImporter::readConst(int i) {
   if (failed(decoded))
     return failure();
   bool isVariable = frozenVariables[i];
-  if (isVariable && node.name() == kFunctionName)
-    return emitError(loc) << "has the name of the @" << kFunctionName
+  if (isVariable && node.name() == kForwardName)
+    return emitError(loc) << "has the name of the @" << kForwardName
                           << " function";
   known.try_emplace(
       tfValueKey(node.name(), 0),
@@ -341,12 +333,8 @@ LogicalResult TfGraphImporter::buildReturn() {
              << " for the graph to return";
     results.push_back(lookup(key));
   }
-  builder.create<func::ReturnOp>(file->locate(context, {}, ""), results);
-  function.setFunctionType(builder.getFunctionType(
-      function.getArgumentTypes(), ValueRange(results).getTypes()));
-  for (auto [i, name] : llvm::enumerate(outputNames))
-    function.setResultAttr(i, KilnDialect::kNameAttrName,
-                           builder.getStringAttr(name));
+  returnFromForward(builder, function, file->locate(context, {}, ""), results,
+                    outputNames);
   return success();
 }
 
@@ -366,35 +354,17 @@ DenseElementsAttr TfGraphImporter::lookupConstant(StringRef key) {
   if (it != known.end())
     return it->second.isVariable ? DenseElementsAttr() : it->second.value;
   // A value the builder folded into a constant (shape arithmetic).
-  Value value = values.lookup(key);
-  if (auto constant = value ? value.getDefiningOp<ConstantOp>() : ConstantOp())
-    return llvm::dyn_cast<DenseElementsAttr>(constant.getValue());
-  return {};
+  return KilnOpBuilder::constantValueOf(values.lookup(key));
 }
 
 Value TfGraphImporter::materialize(Known &entry) {
   if (entry.materialized)
     return entry.materialized;
-  OpBuilder::InsertionGuard guard(builder);
-  if (lastPrologueOp)
-    builder.setInsertionPointAfter(lastPrologueOp);
+  if (entry.isVariable)
+    entry.materialized = prologue.readVariable(entry.loc, entry.variable,
+                                               entry.value, entry.trainable);
   else
-    builder.setInsertionPointToStart(&function.getBody().front());
-  auto type = llvm::cast<RankedTensorType>(entry.value.getType());
-  if (entry.isVariable) {
-    OpBuilder moduleBuilder(function);
-    auto init = InitializerAttr::get(&context, InitKind::constant,
-                                     llvm::APFloat(0.0), llvm::APFloat(0.0),
-                                     /*seed=*/0, entry.value);
-    auto variable =
-        moduleBuilder.create<VariableOp>(entry.loc, entry.variable, type, init);
-    if (!entry.trainable)
-      variable.setTrainable(false);
-    lastPrologueOp = builder.create<ReadOp>(entry.loc, type, entry.variable);
-  } else {
-    lastPrologueOp = builder.create<ConstantOp>(entry.loc, entry.value);
-  }
-  entry.materialized = lastPrologueOp->getResult(0);
+    entry.materialized = prologue.constant(entry.loc, entry.value);
   return entry.materialized;
 }
 

@@ -8,6 +8,8 @@
 
 #include "compiler/Import/TensorFlow/TfOps.h"
 
+#include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/ElementwiseConversions.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -18,28 +20,6 @@ namespace kiln {
 namespace {
 
 using Result = KilnOpBuilder::Result;
-
-template <typename OpTy> LogicalResult convertFloatUnary(TfNode &node) {
-  Value x = node.getInput(0);
-  if (failed(node.requireFloat(x, "an input")))
-    return failure();
-  return node.setResult(0, node.getBuilder().unary<OpTy>(x));
-}
-
-template <typename OpTy> LogicalResult convertNumericUnary(TfNode &node) {
-  Value x = node.getInput(0);
-  if (failed(node.requireNumeric(x, "an input")))
-    return failure();
-  return node.setResult(0, node.getBuilder().unary<OpTy>(x));
-}
-
-template <typename OpTy> LogicalResult convertArithmetic(TfNode &node) {
-  Value lhs = node.getInput(0), rhs = node.getInput(1);
-  if (failed(node.requireNumeric(lhs, "inputs")) ||
-      failed(node.requireNumeric(rhs, "inputs")))
-    return failure();
-  return node.setResult(0, node.getBuilder().binary<OpTy>(lhs, rhs));
-}
 
 /// RealDiv, and Div, which truncates integers toward zero as kiln.div does.
 LogicalResult convertDiv(TfNode &node) {
@@ -64,18 +44,6 @@ LogicalResult convertSquare(TfNode &node) {
   if (failed(node.requireNumeric(x, "an input")))
     return failure();
   return node.setResult(0, node.getBuilder().binary<MulOp>(x, x));
-}
-
-/// Reciprocal (and its old name Inv): 1 / x.
-LogicalResult convertReciprocal(TfNode &node) {
-  Value x = node.getInput(0);
-  if (failed(node.requireFloat(x, "an input")))
-    return failure();
-  KilnOpBuilder &b = node.getBuilder();
-  Result one = b.splatLike(x, 1.0);
-  if (failed(one))
-    return failure();
-  return node.setResult(0, b.binary<DivOp>(*one, x));
 }
 
 /// min(relu(x), 6).
@@ -195,13 +163,13 @@ LogicalResult convertBatchMatMul(TfNode &node) {
   if (aShape.size() < 2 || bShape.size() < 2)
     return node.emitError()
            << "expects inputs of rank >= 2, got shapes "
-           << formatTfShape(aShape) << " and " << formatTfShape(bShape);
+           << formatIntList(aShape) << " and " << formatIntList(bShape);
   ArrayRef<int64_t> aBatch = aShape.drop_back(2), bBatch = bShape.drop_back(2);
   FailureOr<SmallVector<int64_t>> batch = broadcastShapes(aBatch, bBatch);
   if (failed(batch))
     return node.emitError()
-           << "cannot broadcast the batch dimensions " << formatTfShape(aBatch)
-           << " and " << formatTfShape(bBatch);
+           << "cannot broadcast the batch dimensions " << formatIntList(aBatch)
+           << " and " << formatIntList(bBatch);
   KilnOpBuilder &builder = node.getBuilder();
   SmallVector<int64_t> lhsShape(*batch), rhsShape(*batch);
   llvm::append_range(lhsShape, aShape.take_back(2));
@@ -228,13 +196,13 @@ LogicalResult convertBiasAdd(TfNode &node) {
   ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
   if (shape.size() < 2)
     return node.emitError() << "expects an input of rank >= 2, got shape "
-                            << formatTfShape(shape);
+                            << formatIntList(shape);
   int64_t channelAxis = *format == "NHWC" ? shape.size() - 1 : 1;
   ArrayRef<int64_t> biasShape = KilnOpBuilder::shapeOf(bias);
   if (biasShape.size() != 1 || biasShape[0] != shape[channelAxis])
     return node.emitError()
            << "expects a bias of shape [" << shape[channelAxis]
-           << "] (the input's channels), got " << formatTfShape(biasShape);
+           << "] (the input's channels), got " << formatIntList(biasShape);
   KilnOpBuilder &b = node.getBuilder();
   Result aligned = bias;
   if (channelAxis != static_cast<int64_t>(shape.size()) - 1) {

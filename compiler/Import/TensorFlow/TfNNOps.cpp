@@ -12,6 +12,7 @@
 
 #include "compiler/Import/TensorFlow/TfOps.h"
 
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -63,15 +64,15 @@ FailureOr<SmallVector<int64_t>> readSpatial(TfNode &node, StringRef name,
   if (values.size() != 4)
     return node.emitError() << "expects attribute '" << name
                             << "' to have 4 entries (one per dimension), got "
-                            << formatTfShape(values);
+                            << formatIntList(values);
   if (values[0] != 1 || values[c] != 1)
     return node.emitError()
            << "expects attribute '" << name
            << "' of 1 in the batch and channel dimensions, got "
-           << formatTfShape(values);
+           << formatIntList(values);
   if (values[h] < 1 || values[h + 1] < 1)
     return node.emitError() << "expects attribute '" << name
-                            << "' of sizes >= 1, got " << formatTfShape(values);
+                            << "' of sizes >= 1, got " << formatIntList(values);
   return SmallVector<int64_t>{values[h], values[h + 1]};
 }
 
@@ -103,12 +104,12 @@ FailureOr<TfWindow> readWindow(TfNode &node, ArrayRef<int64_t> sizes,
     if (all.size() != 8)
       return node.emitError() << "expects explicit_paddings of 8 entries "
                                  "(before and after each dimension), got "
-                              << formatTfShape(all);
+                              << formatIntList(all);
     if (all[0] || all[1] || all[2 * c] || all[2 * c + 1] ||
         llvm::any_of(all, [](int64_t p) { return p < 0; }))
       return node.emitError() << "expects explicit_paddings >= 0 and 0 in the "
                                  "batch and channel dimensions, got "
-                              << formatTfShape(all);
+                              << formatIntList(all);
     w.padLow = {all[2 * h], all[2 * h + 2]};
     w.padHigh = {all[2 * h + 1], all[2 * h + 3]};
     return w;
@@ -184,7 +185,7 @@ template <bool Depthwise> LogicalResult convertConv(TfNode &node) {
     if (f[2] != channels)
       return node.emitError()
              << "expects a filter of " << channels
-             << " input channels, got shape " << formatTfShape(f);
+             << " input channels, got shape " << formatIntList(f);
     // [KH, KW, C, M] -> [C * M, 1, KH, KW]; output channel c * M + m reads
     // input channel c, as kiln's groups = C gives.
     groups = channels;
@@ -198,7 +199,7 @@ template <bool Depthwise> LogicalResult convertConv(TfNode &node) {
       return node.emitError()
              << "expects a filter whose input channels divide " << channels
              << " (the input's) into groups that "
-             << "divide its output channels, got shape " << formatTfShape(f);
+             << "divide its output channels, got shape " << formatIntList(f);
     groups = channels / f[2];
     kernel = b.transpose(filter, {3, 2, 0, 1});
   }
@@ -266,7 +267,7 @@ LogicalResult convertFusedBatchNorm(TfNode &node) {
     if (vShape.size() != 1 || vShape[0] != channels)
       return node.emitError()
              << "expects " << kNames[i - 1] << " of shape [" << channels
-             << "] (the input's channels), got " << formatTfShape(vShape);
+             << "] (the input's channels), got " << formatIntList(vShape);
     Result aligned = *channelsLast ? Result(v) : b.reshape(v, {channels, 1, 1});
     if (failed(aligned))
       return failure();

@@ -2,11 +2,7 @@
 
 #include "compiler/Import/TensorFlow/TfNode.h"
 
-#include "compiler/Import/Onnx/OnnxNames.h"
 #include "compiler/Import/TensorFlow/TfGraph.h"
-#include "compiler/Import/TensorFlow/TfTensor.h"
-
-#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 
@@ -45,25 +41,9 @@ StringRef getAttrKindName(const tensorflow::AttrValue &attr) {
 
 FailureOr<SmallVector<int64_t>> TfNode::getConstantInts(unsigned i,
                                                         StringRef what) {
-  DenseElementsAttr value = getConstantInput(i);
-  if (!value)
-    return emitError() << "expects input #" << i << " (" << what << ", '"
-                       << printable(inputKeys[i])
-                       << "') to be known at import time: a Const or a "
-                          "value computed from Consts and static shapes";
-  Type elementType = value.getElementType();
-  if (!elementType.isInteger(64) && !elementType.isInteger(32))
-    return emitError() << "expects input #" << i << " (" << what
-                       << ") to hold int32 or int64 values, got "
-                       << elementType;
-  if (value.getType().getRank() > 1)
-    return emitError() << "expects input #" << i << " (" << what
-                       << ") of rank 0 or 1, got shape "
-                       << formatTfShape(value.getType().getShape());
-  SmallVector<int64_t> result;
-  for (const APInt &v : value.getValues<APInt>())
-    result.push_back(v.getSExtValue());
-  return result;
+  return readConstantInts(
+      i, what, "a Const or a value computed from Consts and static shapes",
+      "int32 or int64 values");
 }
 
 const tensorflow::AttrValue *TfNode::getAttr(StringRef name) const {
@@ -138,84 +118,8 @@ TfNode::getIntsAttr(StringRef name) const {
       SmallVector<int64_t>(list.i().begin(), list.i().end()));
 }
 
-FailureOr<int64_t> TfNode::normalizeAxis(int64_t axis, int64_t rank,
-                                         bool inclusive) const {
-  int64_t limit = inclusive ? rank + 1 : rank;
-  int64_t low = inclusive ? -rank - 1 : -rank;
-  if (axis < low || axis >= limit)
-    return emitError() << "expects axis (" << axis << ") to be in [" << low
-                       << ", " << limit << ") for an input of rank " << rank;
-  return axis < 0 ? axis + (inclusive ? rank + 1 : rank) : axis;
-}
-
-FailureOr<SmallVector<int64_t>> TfNode::normalizeAxes(ArrayRef<int64_t> axes,
-                                                      int64_t rank) const {
-  SmallVector<int64_t> result;
-  for (int64_t axis : axes) {
-    if (axis < -rank || axis >= rank)
-      return emitError() << "expects axes in [" << -rank << ", " << rank
-                         << ") for an input of rank " << rank << ", got "
-                         << formatTfShape(axes);
-    result.push_back(axis < 0 ? axis + rank : axis);
-  }
-  llvm::sort(result);
-  if (std::adjacent_find(result.begin(), result.end()) != result.end())
-    return emitError() << "expects distinct axes, got " << formatTfShape(axes);
-  return result;
-}
-
-LogicalResult TfNode::requireFloat(Value value, StringRef what) const {
-  Type type = getElementTypeOrSelf(value.getType());
-  if (llvm::isa<FloatType>(type))
-    return success();
-  return emitError() << "expects " << what << " of a float type, got " << type;
-}
-
-LogicalResult TfNode::requireNumeric(Value value, StringRef what) const {
-  Type type = getElementTypeOrSelf(value.getType());
-  if (!type.isInteger(1))
-    return success();
-  return emitError() << "expects " << what << " of a numeric type, got "
-                     << type;
-}
-
-LogicalResult TfNode::requireRank(Value value, int64_t rank,
-                                  StringRef what) const {
-  if (KilnOpBuilder::rankOf(value) == rank)
-    return success();
-  return emitError() << "expects " << what << " of rank " << rank
-                     << ", got shape "
-                     << formatTfShape(KilnOpBuilder::shapeOf(value));
-}
-
-std::string TfNode::keyOf(unsigned i) const {
+std::string TfNode::getOutputName(unsigned i) const {
   return tfValueKey(proto.name(), i);
 }
-
-void TfNode::markResult(unsigned i) {
-  if (results.size() <= i)
-    results.resize(i + 1, false);
-  results[i] = true;
-}
-
-LogicalResult TfNode::setResult(unsigned i, FailureOr<Value> value) {
-  if (failed(value))
-    return failure();
-  markResult(i);
-  scope.define(keyOf(i), *value);
-  return success();
-}
-
-void TfNode::setResultToInput(unsigned i, unsigned input) {
-  markResult(i);
-  scope.alias(keyOf(i), inputKeys[input]);
-}
-
-void TfNode::setConstantResult(unsigned i, DenseElementsAttr value) {
-  markResult(i);
-  scope.defineConstant(keyOf(i), value, getLoc());
-}
-
-bool TfNode::isOutputUsed(unsigned i) const { return scope.isUsed(keyOf(i)); }
 
 } // namespace kiln

@@ -2,7 +2,7 @@
 
 #include "compiler/Import/TensorFlow/TfOps.h"
 
-#include "compiler/Import/Onnx/OnnxNames.h"
+#include "compiler/Import/DiagnosticText.h"
 
 #include "llvm/ADT/StringMap.h"
 
@@ -20,24 +20,6 @@ OpTable buildTable() {
     for (const TfOpConversion &op : family)
       table[op.op] = &op;
   return table;
-}
-
-LogicalResult checkInputCount(const TfOpConversion &op, TfNode &node) {
-  unsigned inputs = node.getNumInputs();
-  if (inputs >= op.minInputs && inputs <= op.maxInputs)
-    return success();
-  InFlightDiagnostic error = node.emitError();
-  error << "expects ";
-  bool variadic = op.maxInputs == TfOpConversion::kVariadic;
-  if (variadic)
-    error << "at least " << op.minInputs;
-  else if (op.minInputs == op.maxInputs)
-    error << op.minInputs;
-  else
-    error << op.minInputs << " to " << op.maxInputs;
-  unsigned last = variadic ? op.minInputs : op.maxInputs;
-  return error << (last == 1 ? " data input" : " data inputs") << ", got "
-               << inputs;
 }
 
 LogicalResult checkAttributes(const TfOpConversion &op, TfNode &node) {
@@ -65,7 +47,9 @@ const TfOpConversion *lookupTfOp(StringRef op) {
 }
 
 LogicalResult convertTfNode(const TfOpConversion &op, TfNode &node) {
-  if (failed(checkInputCount(op, node)) || failed(checkAttributes(op, node)))
+  if (failed(node.requireCount(node.getNumInputs(), op.minInputs,
+                               op.maxInputs, "data input")) ||
+      failed(checkAttributes(op, node)))
     return failure();
   return op.convert(node);
 }

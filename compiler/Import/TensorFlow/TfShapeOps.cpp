@@ -12,6 +12,7 @@
 
 #include "compiler/Import/TensorFlow/TfOps.h"
 
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -61,19 +62,19 @@ LogicalResult convertReshape(TfNode &node) {
     } else if (size < 0) {
       return node.emitError() << "expects sizes >= 0 and at most one -1 in "
                                  "shape "
-                              << formatTfShape(*requested);
+                              << formatIntList(*requested);
     }
   }
   FailureOr<int64_t> total = staticElementCount(inShape);
   FailureOr<int64_t> known = staticElementCount(shape);
   if (failed(total) || failed(known))
     return node.emitError() << "has a shape with too many elements "
-                            << formatTfShape(*requested);
+                            << formatIntList(*requested);
   if (inferred) {
     if (*known == 0 || *total % *known)
       return node.emitError()
-             << "cannot reshape " << formatTfShape(inShape) << " to "
-             << formatTfShape(*requested) << " (the -1 does not divide out)";
+             << "cannot reshape " << formatIntList(inShape) << " to "
+             << formatIntList(*requested) << " (the -1 does not divide out)";
     shape[*inferred] = *total / *known;
   }
   return node.setResult(0, node.getBuilder().reshape(x, shape));
@@ -98,7 +99,7 @@ LogicalResult convertSqueeze(TfNode &node) {
       if (shape[axis] != 1)
         return node.emitError()
                << "cannot squeeze dimension " << axis << " of size "
-               << shape[axis] << " (shape " << formatTfShape(shape) << ")";
+               << shape[axis] << " (shape " << formatIntList(shape) << ")";
   } else {
     for (auto [d, size] : llvm::enumerate(shape))
       if (size == 1)
@@ -125,10 +126,10 @@ LogicalResult convertExpandDims(TfNode &node) {
     return failure();
   if (axisInput->size() != 1)
     return node.emitError()
-           << "expects one axis, got " << formatTfShape(*axisInput);
+           << "expects one axis, got " << formatIntList(*axisInput);
   ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
   FailureOr<int64_t> axis =
-      node.normalizeAxis(axisInput->front(), shape.size(), /*inclusive=*/true);
+      node.normalizeNewAxis(axisInput->front(), shape.size());
   if (failed(axis))
     return failure();
   return node.setResult(
@@ -153,7 +154,7 @@ template <bool AxisFirst> LogicalResult convertConcat(TfNode &node) {
     return failure();
   if (axisValue->size() != 1)
     return node.emitError()
-           << "expects one axis, got " << formatTfShape(*axisValue);
+           << "expects one axis, got " << formatIntList(*axisValue);
   SmallVector<Value> inputs;
   for (unsigned i = 0; i < count; ++i)
     inputs.push_back(node.getInput(AxisFirst ? i + 1 : i));
@@ -173,7 +174,7 @@ LogicalResult convertPack(TfNode &node) {
     return failure();
   ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(node.getInput(0));
   FailureOr<int64_t> axis =
-      node.normalizeAxis(*axisAttr, shape.size(), /*inclusive=*/true);
+      node.normalizeNewAxis(*axisAttr, shape.size());
   if (failed(axis))
     return failure();
   KilnOpBuilder &b = node.getBuilder();
@@ -182,8 +183,8 @@ LogicalResult convertPack(TfNode &node) {
     Value input = node.getInput(i);
     if (KilnOpBuilder::shapeOf(input) != shape)
       return node.emitError()
-             << "expects inputs of one shape, got " << formatTfShape(shape)
-             << " and " << formatTfShape(KilnOpBuilder::shapeOf(input));
+             << "expects inputs of one shape, got " << formatIntList(shape)
+             << " and " << formatIntList(KilnOpBuilder::shapeOf(input));
     Result piece = b.reshape(input, withUnitDim(shape, *axis));
     if (failed(piece))
       return failure();
@@ -211,7 +212,7 @@ LogicalResult convertGather(TfNode &node) {
       return failure();
     if (axis->size() != 1)
       return node.emitError()
-             << "expects one axis, got " << formatTfShape(*axis);
+             << "expects one axis, got " << formatIntList(*axis);
     axisValue = axis->front();
   }
   ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(params);
@@ -286,8 +287,8 @@ LogicalResult convertSlice(TfNode &node) {
   if (begin->size() != shape.size() || size->size() != shape.size())
     return node.emitError()
            << "expects begin and size of length " << shape.size()
-           << " (the rank), got " << formatTfShape(*begin) << " and "
-           << formatTfShape(*size);
+           << " (the rank), got " << formatIntList(*begin) << " and "
+           << formatIntList(*size);
   SmallVector<int64_t> limit, step(shape.size(), 1);
   for (auto [d, dim] : llvm::enumerate(shape)) {
     int64_t first = (*begin)[d], count = (*size)[d];
@@ -310,11 +311,11 @@ LogicalResult convertFill(TfNode &node) {
   if (llvm::any_of(*dims, [](int64_t d) { return d < 0; }) ||
       failed(staticElementCount(*dims)))
     return node.emitError()
-           << "expects dims of sizes >= 0, got " << formatTfShape(*dims);
+           << "expects dims of sizes >= 0, got " << formatIntList(*dims);
   if (DenseElementsAttr value = node.getConstantInput(1)) {
     if (value.getNumElements() != 1 || value.getType().getRank() != 0)
       return node.emitError() << "expects a scalar value, got shape "
-                              << formatTfShape(value.getType().getShape());
+                              << formatIntList(value.getType().getShape());
     auto type = RankedTensorType::get(*dims, value.getElementType());
     node.setConstantResult(
         0, SplatElementsAttr::get(type, *value.getValues<Attribute>().begin()));

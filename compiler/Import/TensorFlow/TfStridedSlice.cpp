@@ -170,22 +170,6 @@ DenseElementsAttr sliceConstant(DenseElementsAttr value,
   return DenseElementsAttr::get(type, elements);
 }
 
-/// `x` reversed along `axis`: a gather of constant indices.
-Result reverse(TfNode &node, Value x, int64_t axis) {
-  int64_t size = KilnOpBuilder::shapeOf(x)[axis];
-  SmallVector<int64_t> indices;
-  for (int64_t i = size - 1; i >= 0; --i)
-    indices.push_back(i);
-  Builder b(node.getContext());
-  KilnOpBuilder &builder = node.getBuilder();
-  auto type = RankedTensorType::get({size}, b.getI64Type());
-  Result ids = builder.constant(
-      DenseElementsAttr::get(type, ArrayRef<int64_t>(indices)));
-  if (failed(ids))
-    return failure();
-  return builder.gather(x, *ids, axis);
-}
-
 Result sliceTensor(TfNode &node, Value x, const DenseSlice &slice) {
   KilnOpBuilder &b = node.getBuilder();
   int64_t rank = slice.size.size();
@@ -213,7 +197,7 @@ Result sliceTensor(TfNode &node, Value x, const DenseSlice &slice) {
   Result result = b.slice(x, start, limit, step);
   for (int64_t d : reversed)
     if (succeeded(result))
-      result = reverse(node, *result, d);
+      result = b.reverse(*result, d);
   if (failed(result))
     return failure();
   return b.reshape(*result, slice.resultShape);

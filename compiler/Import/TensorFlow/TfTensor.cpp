@@ -2,55 +2,18 @@
 
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
-#include "dialects/Kiln/KilnShapes.h"
+#include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/TensorBytes.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/SwapByteOrder.h"
 
 using namespace mlir;
 
 namespace kiln {
 namespace {
-
-/// Bytes per element in tensor_content (DT_BOOL is one byte).
-unsigned getByteWidth(int dataType) {
-  switch (dataType) {
-  case tensorflow::DT_BOOL:
-    return 1;
-  case tensorflow::DT_HALF:
-  case tensorflow::DT_BFLOAT16:
-    return 2;
-  case tensorflow::DT_INT64:
-    return 8;
-  default:
-    return 4;
-  }
-}
-
-/// A value from little-endian bytes (TensorFlow's tensor_content).
-DenseElementsAttr fromContent(RankedTensorType type, int dataType,
-                              StringRef bytes) {
-  if (dataType == tensorflow::DT_BOOL) {
-    SmallVector<bool> values;
-    values.reserve(bytes.size());
-    for (char byte : bytes)
-      values.push_back(byte != 0);
-    return DenseElementsAttr::get(type, ArrayRef<bool>(values));
-  }
-  ArrayRef<char> raw(bytes.data(), bytes.size());
-  SmallVector<char> swapped;
-  if (llvm::sys::IsBigEndianHost) {
-    unsigned width = getByteWidth(dataType);
-    swapped.assign(bytes.begin(), bytes.end());
-    for (size_t i = 0; i + width <= swapped.size(); i += width)
-      std::reverse(swapped.begin() + i, swapped.begin() + i + width);
-    raw = swapped;
-  }
-  return DenseElementsAttr::getFromRawBuffer(type, raw);
-}
 
 /// Elements a typed field holding fewer values than its shape is stretched
 /// to (a splat, one value or none, is never stretched).
@@ -110,18 +73,11 @@ DenseElementsAttr fromTypedField(RankedTensorType type,
     SmallVector<bool> values = stretch<bool>(bits, count);
     return DenseElementsAttr::get(type, ArrayRef<bool>(values));
   }
-  default: {
-    // DT_HALF and DT_BFLOAT16: the bits sit in the low half of each int32.
-    SmallVector<int32_t> bits = stretch<int32_t>(
-        ArrayRef<int32_t>(t.half_val().data(), t.half_val_size()), count);
-    const llvm::fltSemantics &semantics =
-        llvm::cast<FloatType>(type.getElementType()).getFloatSemantics();
-    SmallVector<APFloat> values;
-    values.reserve(bits.size());
-    for (int32_t v : bits)
-      values.emplace_back(semantics, APInt(16, static_cast<uint16_t>(v)));
-    return DenseElementsAttr::get(type, values);
-  }
+  default: // DT_HALF and DT_BFLOAT16
+    return fromHalfFloatBits(
+        type, stretch<int32_t>(
+                  ArrayRef<int32_t>(t.half_val().data(), t.half_val_size()),
+                  count));
   }
 }
 
@@ -164,14 +120,6 @@ FailureOr<Type> getSupportedTfElementType(MLIRContext &context, int dataType,
                            "DT_INT32, DT_INT64 and DT_BOOL)";
 }
 
-std::string formatTfShape(ArrayRef<int64_t> shape) {
-  std::string text = "[";
-  llvm::raw_string_ostream os(text);
-  llvm::interleaveComma(shape, os);
-  os << "]";
-  return text;
-}
-
 FailureOr<SmallVector<int64_t>>
 getTfShape(const tensorflow::TensorShapeProto &shape) {
   if (shape.unknown_rank())
@@ -193,40 +141,36 @@ FailureOr<DenseElementsAttr> decodeTfTensor(const tensorflow::TensorProto &t,
     return emitError(loc) << "holds a tensor of unknown rank";
   if (llvm::any_of(*shape, [](int64_t d) { return d < 0; }))
     return emitError(loc) << "holds a tensor with a negative dimension: shape "
-                          << formatTfShape(*shape);
-  FailureOr<int64_t> count = staticElementCount(*shape);
-  unsigned width = getByteWidth(t.dtype());
-  if (failed(count) || *count > INT64_MAX / width)
+                          << formatIntList(*shape);
+  FailureOr<TensorSize> size = getTensorSize(*shape, *elementType);
+  if (failed(size))
     return emitError(loc) << "holds a tensor with too many elements for any "
                              "file: shape "
-                          << formatTfShape(*shape);
-  uint64_t bytes = static_cast<uint64_t>(*count) * width;
+                          << formatIntList(*shape);
+  int64_t count = size->count;
   auto type = RankedTensorType::get(*shape, *elementType);
   std::string typeName = getTfDataTypeName(t.dtype());
 
-  auto [field, size] = getTypedField(t);
+  auto [field, given] = getTypedField(t);
   if (!t.tensor_content().empty()) {
-    if (size > 0)
+    if (given > 0)
       return emitError(loc) << "holds both tensor_content and " << field;
-    if (t.tensor_content().size() != bytes)
-      return emitError(loc)
-             << "declares " << *count << " elements of " << typeName
-             << " (shape " << formatTfShape(*shape) << ", " << bytes
-             << " bytes), but tensor_content holds "
-             << t.tensor_content().size() << " bytes";
-    return fromContent(type, t.dtype(), t.tensor_content());
+    if (t.tensor_content().size() != size->bytes)
+      return emitByteCountMismatch(loc, *shape, *size, typeName,
+                                   "tensor_content",
+                                   t.tensor_content().size());
+    // The size is checked above, so the bytes fit the type.
+    return fromLittleEndianBytes(type, t.tensor_content());
   }
-  if (size > *count)
-    return emitError(loc) << "declares " << *count << " elements of "
-                          << typeName << " (shape " << formatTfShape(*shape)
-                          << "), but " << field << " holds " << size;
-  if (size > 1 && size<*count && * count> kMaxStretchedElements)
-    return emitError(loc) << "declares " << *count << " elements of "
-                          << typeName << " (shape " << formatTfShape(*shape)
-                          << ") from " << size << " values in " << field
+  if (given > count)
+    return emitValueCountMismatch(loc, *shape, count, typeName, field, given);
+  if (given > 1 && given < count && count > kMaxStretchedElements)
+    return emitError(loc) << "declares " << count << " elements of "
+                          << typeName << " (shape " << formatIntList(*shape)
+                          << ") from " << given << " values in " << field
                           << "; kiln repeats the last value to at most "
                           << kMaxStretchedElements << " elements";
-  return fromTypedField(type, t, *count);
+  return fromTypedField(type, t, count);
 }
 
 } // namespace kiln

@@ -34,9 +34,6 @@ mlir::FailureOr<mlir::Type>
 getSupportedTfElementType(mlir::MLIRContext &context, int dataType,
                           mlir::Location loc);
 
-/// "[2, 3]" for diagnostics; an unknown size prints as -1, TensorFlow's way.
-std::string formatTfShape(llvm::ArrayRef<int64_t> shape);
-
 /// The sizes of a shape, -1 where unknown; failure (no error) when the rank
 /// itself is unknown.
 mlir::FailureOr<llvm::SmallVector<int64_t>>

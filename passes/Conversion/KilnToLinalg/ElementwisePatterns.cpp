@@ -99,27 +99,41 @@ Value element(PowOp, OpBuilder &b, Location loc, ValueRange x) {
 Value modulo(ModOp op, OpBuilder &b, Location loc, ValueRange x) {
   Value lhs = x[0], rhs = x[1];
   Value zero = scalar(b, loc, lhs, 0.0);
-  Value rem, remNegative, rhsNegative, nonzero;
-  if (isFloat(lhs)) {
+  bool floating = isFloat(lhs);
+  Value rem;
+  if (floating) {
     rem = b.create<arith::RemFOp>(loc, lhs, rhs);
+  } else {
+    // A remainder by 0 or -1 traps on the CPU (by -1 for the minimum): the
+    // remainder by 1, 0, stands in (0 is also the answer for -1).
+    Value rhsZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rhs, zero);
+    Value rhsMinusOne =
+        b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rhs, scalar(b, loc, rhs, -1.0));
+    Value unsafe = b.create<arith::OrIOp>(loc, rhsZero, rhsMinusOne);
+    Value safe = b.create<arith::SelectOp>(loc, unsafe, scalar(b, loc, rhs, 1.0), rhs);
+    rem = b.create<arith::RemSIOp>(loc, lhs, safe);
+  }
+  if (op.getFmod())
+    return rem;
+  Value remNegative, rhsNegative, nonzero;
+  if (floating) {
     remNegative = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, rem, zero);
     rhsNegative = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OLT, rhs, zero);
-    nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::ONE, rem, zero);
+    // Unordered: a NaN remainder (by 0) stays NaN below.
+    nonzero = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::UNE, rem, zero);
   } else {
-    // An integer remainder by zero traps: divide by 1 instead and give 0.
-    Value rhsZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, rhs, zero);
-    Value safe = b.create<arith::SelectOp>(loc, rhsZero, scalar(b, loc, rhs, 1.0), rhs);
-    rem = b.create<arith::SelectOp>(loc, rhsZero, zero,
-                                    b.create<arith::RemSIOp>(loc, lhs, safe));
     remNegative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, rem, zero);
     rhsNegative = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, rhs, zero);
     nonzero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::ne, rem, zero);
   }
-  if (op.getFmod())
-    return rem;
   Value signsDiffer = b.create<arith::XOrIOp>(loc, remNegative, rhsNegative);
   Value adjust = b.create<arith::AndIOp>(loc, signsDiffer, nonzero);
-  return b.create<arith::SelectOp>(loc, adjust, addValues(b, loc, rem, rhs), rem);
+  Value floored = b.create<arith::SelectOp>(loc, adjust, addValues(b, loc, rem, rhs), rem);
+  if (!floating)
+    return floored;
+  // A zero remainder takes the divisor's sign, as Python's -6.0 % 3.0 = 0.0.
+  Value signedZero = b.create<math::CopySignOp>(loc, zero, rhs);
+  return b.create<arith::SelectOp>(loc, nonzero, floored, signedZero);
 }
 
 Value gelu(GeluOp op, OpBuilder &b, Location loc, Value x) {

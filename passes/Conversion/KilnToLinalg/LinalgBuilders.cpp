@@ -222,7 +222,18 @@ Value maxValues(OpBuilder &b, Location loc, Value x, Value y) {
 Value divValues(OpBuilder &b, Location loc, Value x, Value y) {
   if (llvm::isa<FloatType>(x.getType()))
     return b.create<arith::DivFOp>(loc, x, y);
-  return b.create<arith::DivSIOp>(loc, x, y);
+  // The divisions that trap on the CPU never run: by 0 the quotient is 0
+  // (numpy's), by -1 it is the negation (which wraps for the minimum).
+  Value zero = scalarConstant(b, loc, x.getType(), 0);
+  Value byZero = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y, zero);
+  Value byMinusOne = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, y,
+                                             scalarConstant(b, loc, x.getType(), -1));
+  Value unsafe = b.create<arith::OrIOp>(loc, byZero, byMinusOne);
+  Value safe = b.create<arith::SelectOp>(loc, unsafe, scalarConstant(b, loc, x.getType(), 1), y);
+  Value quotient = b.create<arith::DivSIOp>(loc, x, safe);
+  Value negated = b.create<arith::SubIOp>(loc, zero, x);
+  quotient = b.create<arith::SelectOp>(loc, byMinusOne, negated, quotient);
+  return b.create<arith::SelectOp>(loc, byZero, zero, quotient);
 }
 
 /// All dimensions of `rank` in one group (none for rank 0).

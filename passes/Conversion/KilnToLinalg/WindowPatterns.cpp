@@ -132,43 +132,102 @@ Value accumulateProduct(OpBuilder &b, Location loc, Value acc, Value valid, Valu
   return b.create<arith::AddFOp>(loc, acc, term);
 }
 
+/// One term of a windowed sum: x * y where `valid`, else nothing.
+struct Term {
+  Value valid, x, y;
+};
+
+/// Builds a term from the result position and the loop indices.
+using TermFn =
+    function_ref<Term(OpBuilder &, Location, ArrayRef<Value> at, ArrayRef<Value> ivs)>;
+
+/// A generic over `type` whose every element is the sum, in the
+/// accumulator type, of the terms `term` gives over the loops `bounds`.
+Value sumOverLoops(OpBuilder &builder, Location location, RankedTensorType type,
+                   ArrayRef<int64_t> bounds, TermFn term) {
+  Type accType = accumulatorType(type.getElementType());
+  return mapElements(
+      builder, location, type, {}, {}, [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+        SmallVector<Value> at = resultIndices(b, loc, type.getRank());
+        Value sum = loops(b, loc, bounds, zeroOf(b, loc, accType),
+                          [&](OpBuilder &nb, Location l, ValueRange ivs, ValueRange acc) {
+                            SmallVector<Value> indices(ivs);
+                            Term t = term(nb, l, at, indices);
+                            return SmallVector<Value>{
+                                accumulateProduct(nb, l, acc[0], t.valid, t.x, t.y)};
+                          }).front();
+        return castFloat(b, loc, sum, type.getElementType());
+      });
+}
+
+Value alwaysValid(OpBuilder &b, Location loc) { return b.create<arith::ConstantIntOp>(loc, 1, 1); }
+
+/// [n, c] followed by the input positions a forward window reads at output
+/// `out` and offsets `k` (clamped), and whether all are inside the input.
+std::pair<SmallVector<Value>, Value> forwardPosition(IndexMath &m, OpBuilder &b, Location loc,
+                                                      const Window &w, Value n, Value c,
+                                                      ArrayRef<Value> out, ArrayRef<Value> k,
+                                                      ArrayRef<int64_t> sizes) {
+  SmallVector<Value> at = {n, c};
+  Value valid = alwaysValid(b, loc);
+  for (int64_t d = 0; d < w.spatial(); ++d) {
+    Value coord = forwardCoord(m, w, d, out[d], k[d]);
+    valid = m.both(valid, m.inRange(coord, sizes[d]));
+    at.push_back(m.clamp(coord, sizes[d]));
+  }
+  return {at, valid};
+}
+
+/// [n, c] followed by the output positions whose windows read input
+/// position `in` at offsets `k` (clamped), and whether every one exists.
+std::pair<SmallVector<Value>, Value> coveringPosition(IndexMath &m, OpBuilder &b, Location loc,
+                                                       const Window &w, Value n, Value c,
+                                                       ArrayRef<Value> in, ArrayRef<Value> k,
+                                                       ArrayRef<int64_t> outSizes) {
+  SmallVector<Value> at = {n, c};
+  Value valid = alwaysValid(b, loc);
+  for (int64_t d = 0; d < w.spatial(); ++d) {
+    auto [o, ok] = coveringOutput(m, w, d, in[d], k[d], outSizes[d]);
+    valid = m.both(valid, ok);
+    at.push_back(o);
+  }
+  return {at, valid};
+}
+
+ArrayRef<int64_t> spatialOf(Value v) {
+  return llvm::cast<RankedTensorType>(v.getType()).getShape().drop_front(2);
+}
+
+/// Channel arithmetic of a grouped convolution with filter [F, C/G, K...].
+struct Groups {
+  int64_t perGroupIn, perGroupOut;
+  explicit Groups(Value filter, int64_t groups) {
+    auto type = llvm::cast<RankedTensorType>(filter.getType());
+    perGroupIn = type.getDimSize(1);
+    perGroupOut = type.getDimSize(0) / groups;
+  }
+};
+
 struct ConvLowering : public OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
-    auto type = llvm::cast<RankedTensorType>(op.getType());
-    auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
-    auto filterType = llvm::cast<RankedTensorType>(op.getFilter().getType());
-    Window w = windowOf(op, filterType.getShape().drop_front(2));
-    int64_t groups = op.getGroups(), perGroupIn = filterType.getDimSize(1);
-    int64_t perGroupOut = filterType.getDimSize(0) / groups;
-    Type accType = accumulatorType(type.getElementType());
     Value input = op.getInput(), filter = op.getFilter();
-    Value result = mapElements(
-        rewriter, op.getLoc(), type, {}, {},
-        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+    Window w = windowOf(op, spatialOf(filter));
+    Groups g(filter, op.getGroups());
+    SmallVector<int64_t> bounds = {g.perGroupIn};
+    llvm::append_range(bounds, w.kernel);
+    // out[n, f, o] = sum over c, k of x[n, group(f) C/G + c, o s - p + k d] w[f, c, k].
+    Value result = sumOverLoops(
+        rewriter, op.getLoc(), op.getType(), bounds,
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> out, ArrayRef<Value> ivs) {
           IndexMath m(b, loc);
-          SmallVector<Value> out = resultIndices(b, loc, type.getRank());
-          Value group = m.div(out[1], perGroupOut);
-          SmallVector<int64_t> bounds = {perGroupIn};
-          llvm::append_range(bounds, w.kernel);
-          Value sum = loops(b, loc, bounds, zeroOf(b, loc, accType),
-                            [&](OpBuilder &nb, Location l, ValueRange ivs, ValueRange acc) {
-            IndexMath lm(nb, l);
-            SmallVector<Value> at = {out[0], lm.add(lm.mul(group, perGroupIn), ivs[0])};
-            SmallVector<Value> wAt = {out[1], ivs[0]};
-            Value valid = nb.create<arith::ConstantIntOp>(l, 1, 1);
-            for (int64_t d = 0; d < w.spatial(); ++d) {
-              Value coord = forwardCoord(lm, w, d, out[2 + d], ivs[1 + d]);
-              int64_t size = inputType.getDimSize(2 + d);
-              valid = lm.both(valid, lm.inRange(coord, size));
-              at.push_back(lm.clamp(coord, size));
-              wAt.push_back(ivs[1 + d]);
-            }
-            Value x = nb.create<tensor::ExtractOp>(l, input, at);
-            Value f = nb.create<tensor::ExtractOp>(l, filter, wAt);
-            return SmallVector<Value>{accumulateProduct(nb, l, acc[0], valid, x, f)};
-          }).front();
-          return castFloat(b, loc, sum, type.getElementType());
+          Value channel = m.add(m.mul(m.div(out[1], g.perGroupOut), g.perGroupIn), ivs[0]);
+          auto [at, valid] = forwardPosition(m, b, loc, w, out[0], channel, out.drop_front(2),
+                                             ivs.drop_front(), spatialOf(input));
+          SmallVector<Value> wAt = {out[1], ivs[0]};
+          llvm::append_range(wAt, ivs.drop_front());
+          return Term{valid, b.create<tensor::ExtractOp>(loc, input, at),
+                      b.create<tensor::ExtractOp>(loc, filter, wAt)};
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -179,41 +238,24 @@ struct ConvBackwardDataLowering : public OpRewritePattern<ConvBackwardDataOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvBackwardDataOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = llvm::cast<RankedTensorType>(op.getType());
-    auto gradType = llvm::cast<RankedTensorType>(op.getGrad().getType());
-    auto filterType = llvm::cast<RankedTensorType>(op.getFilter().getType());
-    Window w = windowOf(op, filterType.getShape().drop_front(2));
-    int64_t groups = op.getGroups(), perGroupIn = filterType.getDimSize(1);
-    int64_t perGroupOut = filterType.getDimSize(0) / groups;
-    Type accType = accumulatorType(type.getElementType());
     Value grad = op.getGrad(), filter = op.getFilter();
-    Value result = mapElements(
-        rewriter, op.getLoc(), type, {}, {},
-        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+    Window w = windowOf(op, spatialOf(filter));
+    Groups g(filter, op.getGroups());
+    SmallVector<int64_t> bounds = {g.perGroupOut};
+    llvm::append_range(bounds, w.kernel);
+    // dx[n, c, p] = sum over the group's features f and offsets k of the
+    // windows covering p: dy[n, f, o] w[f, c mod C/G, k].
+    Value result = sumOverLoops(
+        rewriter, op.getLoc(), op.getType(), bounds,
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> in, ArrayRef<Value> ivs) {
           IndexMath m(b, loc);
-          SmallVector<Value> in = resultIndices(b, loc, type.getRank());
-          Value group = m.div(in[1], perGroupIn);
-          Value channel = m.rem(in[1], perGroupIn);
-          SmallVector<int64_t> bounds = {perGroupOut};
-          llvm::append_range(bounds, w.kernel);
-          Value sum = loops(b, loc, bounds, zeroOf(b, loc, accType),
-                            [&](OpBuilder &nb, Location l, ValueRange ivs, ValueRange acc) {
-            IndexMath lm(nb, l);
-            Value feature = lm.add(lm.mul(group, perGroupOut), ivs[0]);
-            SmallVector<Value> gAt = {in[0], feature}, wAt = {feature, channel};
-            Value valid = nb.create<arith::ConstantIntOp>(l, 1, 1);
-            for (int64_t d = 0; d < w.spatial(); ++d) {
-              auto [o, ok] = coveringOutput(lm, w, d, in[2 + d], ivs[1 + d],
-                                            gradType.getDimSize(2 + d));
-              valid = lm.both(valid, ok);
-              gAt.push_back(o);
-              wAt.push_back(ivs[1 + d]);
-            }
-            Value dy = nb.create<tensor::ExtractOp>(l, grad, gAt);
-            Value f = nb.create<tensor::ExtractOp>(l, filter, wAt);
-            return SmallVector<Value>{accumulateProduct(nb, l, acc[0], valid, dy, f)};
-          }).front();
-          return castFloat(b, loc, sum, type.getElementType());
+          Value feature = m.add(m.mul(m.div(in[1], g.perGroupIn), g.perGroupOut), ivs[0]);
+          auto [at, valid] = coveringPosition(m, b, loc, w, in[0], feature, in.drop_front(2),
+                                              ivs.drop_front(), spatialOf(grad));
+          SmallVector<Value> wAt = {feature, m.rem(in[1], g.perGroupIn)};
+          llvm::append_range(wAt, ivs.drop_front());
+          return Term{valid, b.create<tensor::ExtractOp>(loc, grad, at),
+                      b.create<tensor::ExtractOp>(loc, filter, wAt)};
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -224,39 +266,25 @@ struct ConvBackwardFilterLowering : public OpRewritePattern<ConvBackwardFilterOp
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvBackwardFilterOp op,
                                 PatternRewriter &rewriter) const override {
-    auto type = llvm::cast<RankedTensorType>(op.getType());
-    auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
-    auto gradType = llvm::cast<RankedTensorType>(op.getGrad().getType());
-    Window w = windowOf(op, type.getShape().drop_front(2));
-    int64_t groups = op.getGroups(), perGroupIn = type.getDimSize(1);
-    int64_t perGroupOut = type.getDimSize(0) / groups;
-    Type accType = accumulatorType(type.getElementType());
     Value input = op.getInput(), grad = op.getGrad();
-    Value result = mapElements(
-        rewriter, op.getLoc(), type, {}, {},
-        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+    Window w = windowOf(op, op.getType().getShape().drop_front(2));
+    Groups g(op.getResult(), op.getGroups());
+    // Loops over the batch, then the output positions.
+    SmallVector<int64_t> bounds = {llvm::cast<RankedTensorType>(grad.getType()).getDimSize(0)};
+    llvm::append_range(bounds, spatialOf(grad));
+    // dw[f, c, k] = sum over n and o of x[n, group(f) C/G + c, o s - p + k d] dy[n, f, o].
+    Value result = sumOverLoops(
+        rewriter, op.getLoc(), op.getType(), bounds,
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> at, ArrayRef<Value> ivs) {
           IndexMath m(b, loc);
-          SmallVector<Value> at = resultIndices(b, loc, type.getRank());
-          Value channel = m.add(m.mul(m.div(at[0], perGroupOut), perGroupIn), at[1]);
-          SmallVector<int64_t> bounds(gradType.getShape());
-          bounds.erase(bounds.begin() + 1); // batch, then output positions
-          Value sum = loops(b, loc, bounds, zeroOf(b, loc, accType),
-                            [&](OpBuilder &nb, Location l, ValueRange ivs, ValueRange acc) {
-            IndexMath lm(nb, l);
-            SmallVector<Value> xAt = {ivs[0], channel}, gAt = {ivs[0], at[0]};
-            Value valid = nb.create<arith::ConstantIntOp>(l, 1, 1);
-            for (int64_t d = 0; d < w.spatial(); ++d) {
-              Value coord = forwardCoord(lm, w, d, ivs[1 + d], at[2 + d]);
-              int64_t size = inputType.getDimSize(2 + d);
-              valid = lm.both(valid, lm.inRange(coord, size));
-              xAt.push_back(lm.clamp(coord, size));
-              gAt.push_back(ivs[1 + d]);
-            }
-            Value x = nb.create<tensor::ExtractOp>(l, input, xAt);
-            Value dy = nb.create<tensor::ExtractOp>(l, grad, gAt);
-            return SmallVector<Value>{accumulateProduct(nb, l, acc[0], valid, x, dy)};
-          }).front();
-          return castFloat(b, loc, sum, type.getElementType());
+          Value channel = m.add(m.mul(m.div(at[0], g.perGroupOut), g.perGroupIn), at[1]);
+          SmallVector<Value> positions(ivs.drop_front());
+          auto [xAt, valid] = forwardPosition(m, b, loc, w, ivs[0], channel, positions,
+                                              at.drop_front(2), spatialOf(input));
+          SmallVector<Value> gAt = {ivs[0], at[0]};
+          llvm::append_range(gAt, ivs.drop_front());
+          return Term{valid, b.create<tensor::ExtractOp>(loc, input, xAt),
+                      b.create<tensor::ExtractOp>(loc, grad, gAt)};
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -264,23 +292,19 @@ struct ConvBackwardFilterLowering : public OpRewritePattern<ConvBackwardFilterOp
 };
 
 /// Reads the input at one window position of a forward pooling loop: the
-/// element (clamped coordinates) and whether it is inside the input.
+/// element (clamped coordinates) and whether it is inside the input; `flat`,
+/// when given, receives the position's offset in the input's spatial plane.
 std::pair<Value, Value> readWindow(IndexMath &m, OpBuilder &b, Location loc, Value input,
-                                   RankedTensorType inputType, const Window &w,
-                                   ArrayRef<Value> out, ValueRange k, Value *flat = nullptr) {
-  SmallVector<Value> at = {out[0], out[1]};
-  Value valid = b.create<arith::ConstantIntOp>(loc, 1, 1);
-  Value offset = m.constant(0);
-  for (int64_t d = 0; d < w.spatial(); ++d) {
-    int64_t size = inputType.getDimSize(2 + d);
-    Value coord = forwardCoord(m, w, d, out[2 + d], k[d]);
-    valid = m.both(valid, m.inRange(coord, size));
-    Value clamped = m.clamp(coord, size);
-    at.push_back(clamped);
-    offset = m.add(m.mul(offset, size), clamped);
+                                   const Window &w, ArrayRef<Value> out, ArrayRef<Value> k,
+                                   Value *flat = nullptr) {
+  ArrayRef<int64_t> sizes = spatialOf(input);
+  auto [at, valid] =
+      forwardPosition(m, b, loc, w, out[0], out[1], out.drop_front(2), k, sizes);
+  if (flat) {
+    *flat = m.constant(0);
+    for (int64_t d = 0; d < w.spatial(); ++d)
+      *flat = m.add(m.mul(*flat, sizes[d]), at[2 + d]);
   }
-  if (flat)
-    *flat = offset;
   return {b.create<tensor::ExtractOp>(loc, input, at), valid};
 }
 
@@ -288,7 +312,6 @@ struct MaxPoolLowering : public OpRewritePattern<MaxPoolOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaxPoolOp op, PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
-    auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
     Window w = windowOf(op, op.getKernel());
     Value input = op.getInput();
     Value result = mapElements(
@@ -299,7 +322,8 @@ struct MaxPoolLowering : public OpRewritePattern<MaxPoolOp> {
           return loops(b, loc, w.kernel, lowest,
                        [&](OpBuilder &nb, Location l, ValueRange k, ValueRange acc) {
             IndexMath lm(nb, l);
-            auto [x, valid] = readWindow(lm, nb, l, input, inputType, w, out, k);
+            SmallVector<Value> offsets(k);
+            auto [x, valid] = readWindow(lm, nb, l, input, w, out, offsets);
             Value best = maxValues(nb, l, acc[0], x);
             return SmallVector<Value>{nb.create<arith::SelectOp>(l, valid, best, acc[0])};
           }).front();
@@ -329,7 +353,8 @@ struct MaxPoolIndicesLowering : public OpRewritePattern<MaxPoolIndicesOp> {
               [&](OpBuilder &nb, Location l, ValueRange k, ValueRange acc) {
                 IndexMath lm(nb, l);
                 Value flat;
-                auto [x, valid] = readWindow(lm, nb, l, input, inputType, w, out, k, &flat);
+                SmallVector<Value> offsets(k);
+                auto [x, valid] = readWindow(lm, nb, l, input, w, out, offsets, &flat);
                 Value greater = nb.create<arith::OrIOp>(
                     l, nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::OGT, x, acc[0]),
                     nb.create<arith::CmpFOp>(l, arith::CmpFPredicate::UNO, x, x));
@@ -373,106 +398,72 @@ Value avgDivisor(IndexMath &m, OpBuilder &b, Location loc, const Window &w,
 struct AvgPoolLowering : public OpRewritePattern<AvgPoolOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AvgPoolOp op, PatternRewriter &rewriter) const override {
-    auto type = llvm::cast<RankedTensorType>(op.getType());
-    auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
-    Window w = windowOf(op, op.getKernel());
-    Type accType = accumulatorType(type.getElementType());
     Value input = op.getInput();
-    Value result = mapElements(
-        rewriter, op.getLoc(), type, {}, {},
-        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+    Window w = windowOf(op, op.getKernel());
+    Type accType = accumulatorType(op.getType().getElementType());
+    // Each window's sum divided by its divisor, read at the same position.
+    Value result = sumOverLoops(
+        rewriter, op.getLoc(), op.getType(), w.kernel,
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> out, ArrayRef<Value> k) {
           IndexMath m(b, loc);
-          SmallVector<Value> out = resultIndices(b, loc, type.getRank());
-          Value sum = loops(b, loc, w.kernel, zeroOf(b, loc, accType),
-                            [&](OpBuilder &nb, Location l, ValueRange k, ValueRange acc) {
-            IndexMath lm(nb, l);
-            auto [x, valid] = readWindow(lm, nb, l, input, inputType, w, out, k);
-            Value one = scalarConstant(nb, l, x.getType(), 1.0);
-            return SmallVector<Value>{accumulateProduct(nb, l, acc[0], valid, x, one)};
-          }).front();
-          Value divisor = avgDivisor(m, b, loc, w, inputType.getShape().drop_front(2),
-                                     op.getPadHigh(), ArrayRef<Value>(out).drop_front(2),
-                                     op.getExcludePad(), accType);
-          return castFloat(b, loc, b.create<arith::DivFOp>(loc, sum, divisor),
-                           type.getElementType());
+          auto [x, valid] = readWindow(m, b, loc, input, w, out, k);
+          Value divisor = avgDivisor(m, b, loc, w, spatialOf(input), op.getPadHigh(),
+                                     out.drop_front(2), op.getExcludePad(), accType);
+          Value share = b.create<arith::DivFOp>(loc, castFloat(b, loc, x, accType), divisor);
+          return Term{valid, share, scalarConstant(b, loc, accType, 1.0)};
         });
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
+/// dx[n, c, p] = the sum of dy over the windows covering p whose maximum
+/// (max_pool_indices) is p.
 struct MaxPoolGradLowering : public OpRewritePattern<MaxPoolGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaxPoolGradOp op, PatternRewriter &rewriter) const override {
-    auto type = llvm::cast<RankedTensorType>(op.getType());
-    auto gradType = llvm::cast<RankedTensorType>(op.getGrad().getType());
-    Window w = windowOf(op, op.getKernel());
-    Type accType = accumulatorType(type.getElementType());
     Value grad = op.getGrad(), indices = op.getIndices();
-    Value result = mapElements(
-        rewriter, op.getLoc(), type, {}, {},
-        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+    Window w = windowOf(op, op.getKernel());
+    ArrayRef<int64_t> sizes = op.getType().getShape().drop_front(2);
+    Value result = sumOverLoops(
+        rewriter, op.getLoc(), op.getType(), w.kernel,
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> in, ArrayRef<Value> k) {
           IndexMath m(b, loc);
-          SmallVector<Value> in = resultIndices(b, loc, type.getRank());
           Value flat = m.constant(0);
           for (int64_t d = 0; d < w.spatial(); ++d)
-            flat = m.add(m.mul(flat, type.getDimSize(2 + d)), in[2 + d]);
+            flat = m.add(m.mul(flat, sizes[d]), in[2 + d]);
           Value self = b.create<arith::IndexCastOp>(loc, b.getI32Type(), flat);
-          Value sum = loops(b, loc, w.kernel, zeroOf(b, loc, accType),
-                            [&](OpBuilder &nb, Location l, ValueRange k, ValueRange acc) {
-            IndexMath lm(nb, l);
-            SmallVector<Value> at = {in[0], in[1]};
-            Value valid = nb.create<arith::ConstantIntOp>(l, 1, 1);
-            for (int64_t d = 0; d < w.spatial(); ++d) {
-              auto [o, ok] = coveringOutput(lm, w, d, in[2 + d], k[d], gradType.getDimSize(2 + d));
-              valid = lm.both(valid, ok);
-              at.push_back(o);
-            }
-            Value argmax = nb.create<tensor::ExtractOp>(l, indices, at);
-            Value hit = nb.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, argmax, self);
-            Value dy = nb.create<tensor::ExtractOp>(l, grad, at);
-            Value one = scalarConstant(nb, l, dy.getType(), 1.0);
-            return SmallVector<Value>{
-                accumulateProduct(nb, l, acc[0], lm.both(valid, hit), dy, one)};
-          }).front();
-          return castFloat(b, loc, sum, type.getElementType());
+          auto [at, valid] = coveringPosition(m, b, loc, w, in[0], in[1], in.drop_front(2), k,
+                                              spatialOf(grad));
+          Value argmax = b.create<tensor::ExtractOp>(loc, indices, at);
+          Value hit = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, argmax, self);
+          Value dy = b.create<tensor::ExtractOp>(loc, grad, at);
+          return Term{m.both(valid, hit), dy, scalarConstant(b, loc, dy.getType(), 1.0)};
         });
     rewriter.replaceOp(op, result);
     return success();
   }
 };
 
+/// dx[n, c, p] = the sum over the windows covering p of dy / divisor.
 struct AvgPoolGradLowering : public OpRewritePattern<AvgPoolGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AvgPoolGradOp op, PatternRewriter &rewriter) const override {
-    auto type = llvm::cast<RankedTensorType>(op.getType());
-    auto gradType = llvm::cast<RankedTensorType>(op.getGrad().getType());
-    Window w = windowOf(op, op.getKernel());
-    Type accType = accumulatorType(type.getElementType());
     Value grad = op.getGrad();
-    Value result = mapElements(
-        rewriter, op.getLoc(), type, {}, {},
-        [&](OpBuilder &b, Location loc, ValueRange) -> Value {
-          SmallVector<Value> in = resultIndices(b, loc, type.getRank());
-          Value sum = loops(b, loc, w.kernel, zeroOf(b, loc, accType),
-                            [&](OpBuilder &nb, Location l, ValueRange k, ValueRange acc) {
-            IndexMath lm(nb, l);
-            SmallVector<Value> at = {in[0], in[1]};
-            Value valid = nb.create<arith::ConstantIntOp>(l, 1, 1);
-            for (int64_t d = 0; d < w.spatial(); ++d) {
-              auto [o, ok] = coveringOutput(lm, w, d, in[2 + d], k[d], gradType.getDimSize(2 + d));
-              valid = lm.both(valid, ok);
-              at.push_back(o);
-            }
-            Value dy = castFloat(nb, l, nb.create<tensor::ExtractOp>(l, grad, at), accType);
-            Value divisor = avgDivisor(lm, nb, l, w, type.getShape().drop_front(2),
-                                       op.getPadHigh(), ArrayRef<Value>(at).drop_front(2),
-                                       op.getExcludePad(), accType);
-            Value share = nb.create<arith::DivFOp>(l, dy, divisor);
-            Value one = scalarConstant(nb, l, accType, 1.0);
-            return SmallVector<Value>{accumulateProduct(nb, l, acc[0], valid, share, one)};
-          }).front();
-          return castFloat(b, loc, sum, type.getElementType());
+    Window w = windowOf(op, op.getKernel());
+    Type accType = accumulatorType(op.getType().getElementType());
+    Value result = sumOverLoops(
+        rewriter, op.getLoc(), op.getType(), w.kernel,
+        [&](OpBuilder &b, Location loc, ArrayRef<Value> in, ArrayRef<Value> k) {
+          IndexMath m(b, loc);
+          auto [at, valid] = coveringPosition(m, b, loc, w, in[0], in[1], in.drop_front(2), k,
+                                              spatialOf(grad));
+          Value dy = castFloat(b, loc, b.create<tensor::ExtractOp>(loc, grad, at), accType);
+          Value divisor =
+              avgDivisor(m, b, loc, w, op.getType().getShape().drop_front(2), op.getPadHigh(),
+                         ArrayRef<Value>(at).drop_front(2), op.getExcludePad(), accType);
+          return Term{valid, b.create<arith::DivFOp>(loc, dy, divisor),
+                      scalarConstant(b, loc, accType, 1.0)};
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -65,7 +65,17 @@ func.func @binary_f16(%a: tensor<4xf16>, %b: tensor<4xf16>) -> (tensor<4xf16>, t
 // CHECK-NEXT: %[[R:.+]] = arith.muli %[[X]], %[[Y]] : i32
 // CHECK-NEXT: linalg.yield %[[R]]
 // CHECK: ^bb0(%[[X:.+]]: i32, %[[Y:.+]]: i32, %{{.+}}: i32):
-// CHECK-NEXT: %[[R:.+]] = arith.divsi %[[X]], %[[Y]] : i32
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : i32
+// CHECK-NEXT: %[[BYZERO:.+]] = arith.cmpi eq, %[[Y]], %[[ZERO]] : i32
+// CHECK-NEXT: %[[MINUSONE:.+]] = arith.constant -1 : i32
+// CHECK-NEXT: %[[BYMINUSONE:.+]] = arith.cmpi eq, %[[Y]], %[[MINUSONE]] : i32
+// CHECK-NEXT: %[[UNSAFE:.+]] = arith.ori %[[BYZERO]], %[[BYMINUSONE]] : i1
+// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK-NEXT: %[[SAFE:.+]] = arith.select %[[UNSAFE]], %[[ONE]], %[[Y]] : i32
+// CHECK-NEXT: %[[Q:.+]] = arith.divsi %[[X]], %[[SAFE]] : i32
+// CHECK-NEXT: %[[NEG:.+]] = arith.subi %[[ZERO]], %[[X]] : i32
+// CHECK-NEXT: %[[Q1:.+]] = arith.select %[[BYMINUSONE]], %[[NEG]], %[[Q]] : i32
+// CHECK-NEXT: %[[R:.+]] = arith.select %[[BYZERO]], %[[ZERO]], %[[Q1]] : i32
 // CHECK-NEXT: linalg.yield %[[R]]
 // CHECK: ^bb0(%[[X:.+]]: i32, %[[Y:.+]]: i32, %{{.+}}: i32):
 // CHECK-NEXT: %[[R:.+]] = arith.maxsi %[[X]], %[[Y]] : i32
@@ -495,4 +505,107 @@ func.func @read_variable() -> tensor<4xf32> {
   %w = kiln.read @w : tensor<4xf32>
   %0 = kiln.add %w, %w : tensor<4xf32>
   return %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests that erf, abs and pow become math.erf, math.absf / math.absi and
+// math.powf.
+// CHECK-LABEL: func @erf_abs_pow
+// CHECK: ^bb0(%[[X:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[R:.+]] = math.erf %[[X]] : f32
+// CHECK-NEXT: linalg.yield %[[R]]
+// CHECK: ^bb0(%[[X:.+]]: f16, %{{.+}}: f16):
+// CHECK-NEXT: %[[R:.+]] = math.absf %[[X]] : f16
+// CHECK-NEXT: linalg.yield %[[R]]
+// CHECK: ^bb0(%[[X:.+]]: i32, %{{.+}}: i32):
+// CHECK-NEXT: %[[R:.+]] = math.absi %[[X]] : i32
+// CHECK-NEXT: linalg.yield %[[R]]
+// CHECK: ^bb0(%[[X:.+]]: f32, %[[Y:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[R:.+]] = math.powf %[[X]], %[[Y]] : f32
+// CHECK-NEXT: linalg.yield %[[R]]
+// CHECK-NOT: kiln.
+// CHECK: return
+func.func @erf_abs_pow(%a: tensor<4xf32>, %b: tensor<4xf32>, %h: tensor<4xf16>, %i: tensor<4xi32>) -> (tensor<4xf32>, tensor<4xf16>, tensor<4xi32>, tensor<4xf32>) {
+  %0 = kiln.erf %a : tensor<4xf32>
+  %1 = kiln.abs %h : tensor<4xf16>
+  %2 = kiln.abs %i : tensor<4xi32>
+  %3 = kiln.pow %a, %b : tensor<4xf32>
+  return %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf16>, tensor<4xi32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that a float mod is remf (the sign of the dividend), then for the
+// floored remainder the divisor added where the remainder is nonzero and its
+// sign differs from the divisor's; with fmod the remf alone.
+// CHECK-LABEL: func @mod_float
+// CHECK: ^bb0(%[[A:.+]]: f32, %[[B:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK-NEXT: %[[REM:.+]] = arith.remf %[[A]], %[[B]] : f32
+// CHECK-NEXT: %[[REMNEG:.+]] = arith.cmpf olt, %[[REM]], %[[ZERO]] : f32
+// CHECK-NEXT: %[[BNEG:.+]] = arith.cmpf olt, %[[B]], %[[ZERO]] : f32
+// CHECK-NEXT: %[[NONZERO:.+]] = arith.cmpf une, %[[REM]], %[[ZERO]] : f32
+// CHECK-NEXT: %[[DIFFER:.+]] = arith.xori %[[REMNEG]], %[[BNEG]] : i1
+// CHECK-NEXT: %[[ADJUST:.+]] = arith.andi %[[DIFFER]], %[[NONZERO]] : i1
+// CHECK-NEXT: %[[SHIFTED:.+]] = arith.addf %[[REM]], %[[B]] : f32
+// CHECK-NEXT: %[[FLOORED:.+]] = arith.select %[[ADJUST]], %[[SHIFTED]], %[[REM]] : f32
+// CHECK-NEXT: %[[SIGNED:.+]] = math.copysign %[[ZERO]], %[[B]] : f32
+// CHECK-NEXT: %[[R:.+]] = arith.select %[[NONZERO]], %[[FLOORED]], %[[SIGNED]] : f32
+// CHECK-NEXT: linalg.yield %[[R]] : f32
+// CHECK: ^bb0(%[[A:.+]]: f32, %[[B:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[REM:.+]] = arith.remf %[[A]], %[[B]] : f32
+// CHECK-NEXT: linalg.yield %[[REM]] : f32
+// CHECK-NOT: kiln.
+// CHECK: return
+func.func @mod_float(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = kiln.mod %a, %b : tensor<4xf32>
+  %1 = kiln.mod %a, %b {fmod} : tensor<4xf32>
+  return %0, %1 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that an integer mod divides by 1 where the divisor is 0 or -1
+// (remsi traps there; the remainder is 0 for both), then floors as for
+// floats; with fmod the guarded remsi alone.
+// CHECK-LABEL: func @mod_int
+// CHECK: ^bb0(%[[A:.+]]: i64, %[[B:.+]]: i64, %{{.+}}: i64):
+// CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[BZERO:.+]] = arith.cmpi eq, %[[B]], %[[ZERO]] : i64
+// CHECK-NEXT: %[[MINUSONE:.+]] = arith.constant -1 : i64
+// CHECK-NEXT: %[[BMINUSONE:.+]] = arith.cmpi eq, %[[B]], %[[MINUSONE]] : i64
+// CHECK-NEXT: %[[UNSAFE:.+]] = arith.ori %[[BZERO]], %[[BMINUSONE]] : i1
+// CHECK-NEXT: %[[ONE:.+]] = arith.constant 1 : i64
+// CHECK-NEXT: %[[SAFE:.+]] = arith.select %[[UNSAFE]], %[[ONE]], %[[B]] : i64
+// CHECK-NEXT: %[[REM:.+]] = arith.remsi %[[A]], %[[SAFE]] : i64
+// CHECK-NEXT: %[[REMNEG:.+]] = arith.cmpi slt, %[[REM]], %[[ZERO]] : i64
+// CHECK-NEXT: %[[BNEG:.+]] = arith.cmpi slt, %[[B]], %[[ZERO]] : i64
+// CHECK-NEXT: %[[NONZERO:.+]] = arith.cmpi ne, %[[REM]], %[[ZERO]] : i64
+// CHECK-NEXT: %[[DIFFER:.+]] = arith.xori %[[REMNEG]], %[[BNEG]] : i1
+// CHECK-NEXT: %[[ADJUST:.+]] = arith.andi %[[DIFFER]], %[[NONZERO]] : i1
+// CHECK-NEXT: %[[SHIFTED:.+]] = arith.addi %[[REM]], %[[B]] : i64
+// CHECK-NEXT: %[[R:.+]] = arith.select %[[ADJUST]], %[[SHIFTED]], %[[REM]] : i64
+// CHECK-NEXT: linalg.yield %[[R]] : i64
+// CHECK: ^bb0(%[[A:.+]]: i32, %[[B:.+]]: i32, %{{.+}}: i32):
+// CHECK: %[[SAFE:.+]] = arith.select %{{.+}}, %{{.+}}, %[[B]] : i32
+// CHECK-NEXT: %[[REM:.+]] = arith.remsi %[[A]], %[[SAFE]] : i32
+// CHECK-NEXT: linalg.yield %[[REM]] : i32
+// CHECK-NOT: kiln.
+// CHECK: return
+func.func @mod_int(%a: tensor<4xi64>, %b: tensor<4xi64>, %c: tensor<4xi32>, %d: tensor<4xi32>) -> (tensor<4xi64>, tensor<4xi32>) {
+  %0 = kiln.mod %a, %b : tensor<4xi64>
+  %1 = kiln.mod %c, %d {fmod} : tensor<4xi32>
+  return %0, %1 : tensor<4xi64>, tensor<4xi32>
+}
+
+// -----
+
+// Tests that stop_gradient lowers to nothing: its operand is its result.
+// CHECK-LABEL: func @stop_gradient
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<3x5xf32>)
+// CHECK-NEXT: return %[[X]]
+func.func @stop_gradient(%x: tensor<3x5xf32>) -> tensor<3x5xf32> {
+  %0 = kiln.stop_gradient %x : tensor<3x5xf32>
+  return %0 : tensor<3x5xf32>
 }

@@ -198,3 +198,55 @@ func.func @mean_squared_error(%p: tensor<8x1xbf16>, %t: tensor<8x1xbf16>) -> ten
   %0 = kiln.mean_squared_error %p, %t : tensor<8x1xbf16> -> tensor<bf16>
   return %0 : tensor<bf16>
 }
+
+// -----
+
+// Tests that gather_elements is a generic over the indices' shape that
+// reads each index, wraps a negative one by the axis' size, clamps it into
+// [0, size - 1] and extracts the input at the loop position with the axis
+// coordinate replaced.
+// CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @gather_elements
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<3x5xf32>, %[[IDX:[^:]+]]: tensor<2x4xi64>)
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<2x4xf32>
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[IDX]] : tensor<2x4xi64>) outs(%[[INIT]] : tensor<2x4xf32>)
+// CHECK-NEXT: ^bb0(%[[ID:.+]]: i64, %{{.+}}: f32):
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0 : i64
+// CHECK-DAG: %[[SIZE:.+]] = arith.constant 5 : i64
+// CHECK: %[[WRAPPED:.+]] = arith.addi %[[ID]], %[[SIZE]] : i64
+// CHECK-NEXT: %[[NEG:.+]] = arith.cmpi slt, %[[ID]], %[[ZERO]] : i64
+// CHECK-NEXT: %[[POS:.+]] = arith.select %[[NEG]], %[[WRAPPED]], %[[ID]] : i64
+// CHECK-NEXT: %[[ROW:.+]] = linalg.index 0 : index
+// CHECK-NEXT: %[[INDEX:.+]] = arith.index_cast %[[POS]] : i64 to index
+// CHECK-NEXT: %[[LOWEST:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[LAST:.+]] = arith.constant 4 : index
+// CHECK-NEXT: %[[LOW:.+]] = arith.maxsi %[[INDEX]], %[[LOWEST]] : index
+// CHECK-NEXT: %[[COL:.+]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK-NEXT: %[[E:.+]] = tensor.extract %[[X]][%[[ROW]], %[[COL]]] : tensor<3x5xf32>
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK-NOT: kiln.
+// CHECK: return %[[R]]
+func.func @gather_elements(%x: tensor<3x5xf32>, %i: tensor<2x4xi64>) -> tensor<2x4xf32> {
+  %0 = kiln.gather_elements %x[%i] axis = 1 : (tensor<3x5xf32>, tensor<2x4xi64>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
+}
+
+// -----
+
+// Tests that gather_elements on axis 0 with i32 indices clamps the row and
+// keeps the column loop (the coordinate of every other dimension is the
+// loop's).
+// CHECK-LABEL: func @gather_elements_axis0
+// CHECK: ^bb0(%[[ID:.+]]: i32, %{{.+}}: bf16):
+// CHECK: %[[POS:.+]] = arith.select %{{.+}}, %{{.+}}, %[[ID]] : i32
+// CHECK-NEXT: %[[INDEX:.+]] = arith.index_cast %[[POS]] : i32 to index
+// CHECK: %[[LAST:.+]] = arith.constant 2 : index
+// CHECK: %[[ROW:.+]] = arith.minsi %{{.+}}, %[[LAST]] : index
+// CHECK-NEXT: %[[COL:.+]] = linalg.index 1 : index
+// CHECK-NEXT: %[[E:.+]] = tensor.extract %{{.+}}[%[[ROW]], %[[COL]]] : tensor<3x4xbf16>
+// CHECK-NEXT: linalg.yield %[[E]] : bf16
+func.func @gather_elements_axis0(%x: tensor<3x4xbf16>, %i: tensor<5x2xi32>) -> tensor<5x2xbf16> {
+  %0 = kiln.gather_elements %x[%i] axis = 0 : (tensor<3x4xbf16>, tensor<5x2xi32>) -> tensor<5x2xbf16>
+  return %0 : tensor<5x2xbf16>
+}

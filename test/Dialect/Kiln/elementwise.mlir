@@ -86,3 +86,43 @@ func.func @gelu(%x: tensor<4x?xbf16>) {
   %1 = kiln.gelu %x approximation(tanh) : tensor<4x?xbf16>
   return
 }
+
+// -----
+
+// Tests that erf, abs, pow and mod round-trip, mod with and without fmod.
+// CHECK-LABEL: func @erf_abs_pow_mod
+// CHECK-SAME: (%[[A:[^:]+]]: tensor<2x3xf32>, %[[B:[^:]+]]: tensor<2x3xf32>)
+func.func @erf_abs_pow_mod(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) {
+  // CHECK-NEXT: kiln.erf %[[A]] : tensor<2x3xf32>
+  // CHECK-NEXT: kiln.abs %[[A]] : tensor<2x3xf32>
+  // CHECK-NEXT: kiln.pow %[[A]], %[[B]] : tensor<2x3xf32>
+  // CHECK-NEXT: kiln.mod %[[A]], %[[B]] : tensor<2x3xf32>
+  // CHECK-NEXT: kiln.mod %[[A]], %[[B]] {fmod} : tensor<2x3xf32>
+  %0 = kiln.erf %a : tensor<2x3xf32>
+  %1 = kiln.abs %a : tensor<2x3xf32>
+  %2 = kiln.pow %a, %b : tensor<2x3xf32>
+  %3 = kiln.mod %a, %b : tensor<2x3xf32>
+  %4 = kiln.mod %a, %b {fmod} : tensor<2x3xf32>
+  return
+}
+
+// -----
+
+// Tests that abs and mod, unlike erf and pow, take integers, and that all
+// four take half-precision and `?` shapes.
+// CHECK-LABEL: func @erf_abs_pow_mod_types
+func.func @erf_abs_pow_mod_types(%i: tensor<4xi32>, %l: tensor<?xi64>, %h: tensor<?x2xbf16>, %f: tensor<f16>) {
+  // CHECK: kiln.abs %{{.+}} : tensor<4xi32>
+  // CHECK-NEXT: kiln.mod %{{.+}}, %{{.+}} : tensor<?xi64>
+  // CHECK-NEXT: kiln.mod %{{.+}}, %{{.+}} {fmod} : tensor<4xi32>
+  // CHECK-NEXT: kiln.erf %{{.+}} : tensor<?x2xbf16>
+  // CHECK-NEXT: kiln.pow %{{.+}}, %{{.+}} : tensor<f16>
+  // CHECK-NEXT: kiln.abs %{{.+}} : tensor<f16>
+  %0 = kiln.abs %i : tensor<4xi32>
+  %1 = kiln.mod %l, %l : tensor<?xi64>
+  %2 = kiln.mod %i, %i {fmod} : tensor<4xi32>
+  %3 = kiln.erf %h : tensor<?x2xbf16>
+  %4 = kiln.pow %f, %f : tensor<f16>
+  %5 = kiln.abs %f : tensor<f16>
+  return
+}

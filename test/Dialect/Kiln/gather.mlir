@@ -31,3 +31,30 @@ func.func @scalar_index(%table: tensor<5x6xbf16>, %id: tensor<i64>) {
   %0 = kiln.gather %table[%id] : (tensor<5x6xbf16>, tensor<i64>) -> tensor<6xbf16>
   return
 }
+
+// -----
+
+// Tests that gather_elements round-trips, its result shaped like the indices.
+// CHECK-LABEL: func @gather_elements
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x8xf32>, %[[I:[^:]+]]: tensor<4x2xi64>)
+func.func @gather_elements(%x: tensor<4x8xf32>, %idx: tensor<4x2xi64>) -> tensor<4x2xf32> {
+  // CHECK-NEXT: %[[G:.+]] = kiln.gather_elements %[[X]][%[[I]]] axis = 1 : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  // CHECK-NEXT: return %[[G]]
+  %g = kiln.gather_elements %x[%idx] axis = 1 : (tensor<4x8xf32>, tensor<4x2xi64>) -> tensor<4x2xf32>
+  return %g : tensor<4x2xf32>
+}
+
+// -----
+
+// Tests that the indices may be longer than the input along the axis (an
+// element picked many times) and shorter in the other dimensions, and that
+// integer, bf16 and `?` shapes pass through.
+// CHECK-LABEL: func @gather_elements_shapes
+func.func @gather_elements_shapes(%t: tensor<3x4xi32>, %i: tensor<5x2xi32>,
+                                  %b: tensor<2x?x3xbf16>, %j: tensor<2x4x1xi64>) {
+  // CHECK: kiln.gather_elements %{{.+}}[%{{.+}}] axis = 0 : (tensor<3x4xi32>, tensor<5x2xi32>) -> tensor<5x2xi32>
+  // CHECK-NEXT: kiln.gather_elements %{{.+}}[%{{.+}}] axis = 1 : (tensor<2x?x3xbf16>, tensor<2x4x1xi64>) -> tensor<2x4x1xbf16>
+  %0 = kiln.gather_elements %t[%i] axis = 0 : (tensor<3x4xi32>, tensor<5x2xi32>) -> tensor<5x2xi32>
+  %1 = kiln.gather_elements %b[%j] axis = 1 : (tensor<2x?x3xbf16>, tensor<2x4x1xi64>) -> tensor<2x4x1xbf16>
+  return
+}

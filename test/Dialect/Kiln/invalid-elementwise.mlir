@@ -71,3 +71,50 @@ func.func @div_implicit_broadcast(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
   %0 = "kiln.div"(%a, %b) : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return
 }
+
+// -----
+
+// Tests that erf takes only floats.
+func.func @erf_of_int(%x: tensor<4xi32>) {
+  // expected-error @+1 {{'kiln.erf' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi32>'}}
+  %0 = kiln.erf %x : tensor<4xi32>
+  return
+}
+
+// -----
+
+// Tests that pow takes only floats (an integer power would need its own
+// overflow rules).
+func.func @pow_of_int(%x: tensor<4xi64>) {
+  // expected-error @+1 {{'kiln.pow' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type values, but got 'tensor<4xi64>'}}
+  %0 = kiln.pow %x, %x : tensor<4xi64>
+  return
+}
+
+// -----
+
+// Tests that mod rejects booleans.
+func.func @mod_of_bool(%x: tensor<4xi1>) {
+  // expected-error @+1 {{'kiln.mod' op operand #0 must be ranked tensor of 32-bit float or 16-bit float or bfloat16 type or 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xi1>'}}
+  %0 = kiln.mod %x, %x : tensor<4xi1>
+  return
+}
+
+// -----
+
+// Tests that abs rejects booleans.
+func.func @abs_of_bool(%x: tensor<4xi1>) {
+  // expected-error @+1 {{'kiln.abs' op operand #0 must be ranked tensor of}}
+  %0 = kiln.abs %x : tensor<4xi1>
+  return
+}
+
+// -----
+
+// Tests that pow's operands share their type (the generic form can spell a
+// mismatch).
+func.func @pow_mixed_types(%a: tensor<4xf32>, %b: tensor<4xbf16>) {
+  // expected-error @+1 {{'kiln.pow' op requires the same type for all operands and results}}
+  %0 = "kiln.pow"(%a, %b) : (tensor<4xf32>, tensor<4xbf16>) -> tensor<4xf32>
+  return
+}

@@ -267,6 +267,8 @@ double remainder(double a, double b, bool truncated, bool isInt) {
   double r = std::fmod(a, b);
   if (!truncated && r != 0 && (r < 0) != (b < 0))
     r += b;
+  if (!truncated && r == 0)
+    r = std::copysign(0.0, b);
   return r;
 }
 
@@ -299,7 +301,7 @@ Tensor Interpreter::evaluate(Operation *op) {
       .Case([&](MulOp) { return binary([](double a, double b) { return a * b; }); })
       .Case([&](DivOp d) {
         bool isInt = llvm::isa<IntegerType>(getElementTypeOrSelf(d.getType()));
-        return isInt ? binary([](double a, double b) { return std::trunc(a / b); })
+        return isInt ? binary([](double a, double b) { return b == 0 ? 0 : std::trunc(a / b); })
                      : binary([](double a, double b) { return a / b; });
       })
       .Case([&](MaximumOp) { return binary([](double a, double b) { return std::max(a, b); }); })

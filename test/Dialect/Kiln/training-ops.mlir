@@ -1,0 +1,50 @@
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck --enable-var-scope %s
+// RUN: kiln-opt %s -split-input-file --mlir-print-op-generic | FileCheck --enable-var-scope --check-prefix=GENERIC %s
+
+// Tests that stop_gradient round-trips on every element type the dialect
+// has, `?` shapes included; its result is its operand's type.
+// CHECK-LABEL: func @stop_gradient
+// CHECK-SAME: (%[[X:[^:]+]]: tensor<4x1xf32>, %[[I:[^:]+]]: tensor<?xi64>, %[[B:[^:]+]]: tensor<2xi1>, %[[H:[^:]+]]: tensor<bf16>)
+func.func @stop_gradient(%x: tensor<4x1xf32>, %i: tensor<?xi64>, %b: tensor<2xi1>, %h: tensor<bf16>) -> tensor<4x1xf32> {
+  // CHECK-NEXT: %[[S:.+]] = kiln.stop_gradient %[[X]] : tensor<4x1xf32>
+  // CHECK-NEXT: kiln.stop_gradient %[[I]] : tensor<?xi64>
+  // CHECK-NEXT: kiln.stop_gradient %[[B]] : tensor<2xi1>
+  // CHECK-NEXT: kiln.stop_gradient %[[H]] : tensor<bf16>
+  // CHECK-NEXT: return %[[S]]
+  %0 = kiln.stop_gradient %x : tensor<4x1xf32>
+  %1 = kiln.stop_gradient %i : tensor<?xi64>
+  %2 = kiln.stop_gradient %b : tensor<2xi1>
+  %3 = kiln.stop_gradient %h : tensor<bf16>
+  return %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// Tests that sparse_apply prints `dense` only when set, beside the other
+// hyperparameters, and that the flag survives the generic form.
+// CHECK-LABEL: func @sparse_apply_dense
+// CHECK: kiln.sparse_apply momentum %{{.+}}, [%{{.+}}], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {dense, momentum = 9.000000e-01 : f64} :
+// CHECK: kiln.sparse_apply momentum %{{.+}}, [%{{.+}}], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {momentum = 9.000000e-01 : f64} :
+// CHECK: kiln.sparse_apply adam %{{.+}}, [%{{.+}}, %{{.+}}], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {dense} :
+// CHECK-SAME: -> (tensor<100x4xf32>, tensor<100x4xf32>, tensor<100x4xf32>)
+// CHECK: kiln.sparse_apply sgd %{{.+}}, [], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} :
+// GENERIC-LABEL: sym_name = "sparse_apply_dense"
+// GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, dense, epsilon = {{.+}}, optimizer = 1 : i32
+// GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, epsilon = {{.+}}, optimizer = 1 : i32
+// GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, dense, epsilon = {{.+}}, optimizer = 2 : i32
+// GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, epsilon = {{.+}}, optimizer = 0 : i32
+func.func @sparse_apply_dense(%t: tensor<100x4xf32>, %v: tensor<100x4xf32>, %m: tensor<100x4xf32>,
+                              %ids: tensor<8xi64>, %g: tensor<8x4xf32>, %lr: tensor<f32>, %step: tensor<f32>) {
+  %0, %1 = kiln.sparse_apply momentum %t, [%v], %ids, %g, %lr, %step {momentum = 0.9, dense}
+      : (tensor<100x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<8x4xf32>, tensor<f32>, tensor<f32>)
+      -> (tensor<100x4xf32>, tensor<100x4xf32>)
+  %2, %3 = kiln.sparse_apply momentum %t, [%v], %ids, %g, %lr, %step {momentum = 0.9}
+      : (tensor<100x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<8x4xf32>, tensor<f32>, tensor<f32>)
+      -> (tensor<100x4xf32>, tensor<100x4xf32>)
+  %4:3 = kiln.sparse_apply adam %t, [%v, %m], %ids, %g, %lr, %step {dense}
+      : (tensor<100x4xf32>, tensor<100x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<8x4xf32>, tensor<f32>, tensor<f32>)
+      -> (tensor<100x4xf32>, tensor<100x4xf32>, tensor<100x4xf32>)
+  %5 = kiln.sparse_apply sgd %t, [], %ids, %g, %lr, %step
+      : (tensor<100x4xf32>, tensor<8xi64>, tensor<8x4xf32>, tensor<f32>, tensor<f32>) -> tensor<100x4xf32>
+  return
+}
