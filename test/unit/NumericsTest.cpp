@@ -32,6 +32,7 @@
 #include "llvm/Support/Path.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 using namespace mlir;
@@ -46,14 +47,23 @@ struct FeedRange {
 
 class NumericsTest : public ImportTestBase {
 protected:
-  NumericsTest() : seed(std::random_device{}()), rng(seed) {}
+  NumericsTest() : seed(drawSeed()), rng(seed) {}
+
+  /// A fresh seed per test, or KILN_TEST_SEED's value to replay the one a
+  /// failure printed.
+  static unsigned drawSeed() {
+    if (const char *fixed = std::getenv("KILN_TEST_SEED"))
+      return unsigned(std::strtoul(fixed, nullptr, 10));
+    return std::random_device{}();
+  }
 
   /// Compiles the model file, runs it on random feeds and compares every
   /// fetch with the reference.
   void compileRunAndCompare(const std::string &modelPath,
                             const llvm::StringMap<FeedRange> &ranges = {},
                             const ImportOptions &options = {}) {
-    SCOPED_TRACE("seed " + std::to_string(seed));
+    SCOPED_TRACE("seed " + std::to_string(seed) + " (replay: KILN_TEST_SEED=" +
+                 std::to_string(seed) + ")");
     OwningOpRef<ModuleOp> module;
     std::string artifactPath = compileToFile(modelPath, options, module);
     ASSERT_FALSE(artifactPath.empty());
