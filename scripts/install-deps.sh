@@ -13,6 +13,9 @@ packages=(
   libflatbuffers-dev flatbuffers-compiler
   # runtime: RPC, collectives, GEMM libraries
   libgrpc++-dev protobuf-compiler-grpc libgloo-dev libdnnl-dev libopenblas-dev
+  # runtime formats and tools: JSON (checkpoint manifests, safetensors headers), zip (.npz,
+  # ZIP64 included), the kiln command line, the Prometheus metrics endpoint
+  nlohmann-json3-dev libzip-dev libcli11-dev prometheus-cpp-dev
   # tests
   libgtest-dev libgmock-dev
   # fuzzing (test/fuzz): clang with libFuzzer; the main build stays on g++

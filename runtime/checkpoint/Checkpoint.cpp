@@ -71,18 +71,18 @@ namespace {
 /// checkpoint of `directory`.
 bool latestFromIndex(const std::string &directory, std::string &name) {
   std::string bytes;
-  JsonValue index;
+  nlohmann::ordered_json index;
   std::string problem;
   int64_t step;
   if (readWholeFile(directory + "/" + kIndexName, bytes) != 0 ||
-      !parseJson(bytes.data(), bytes.size(), index, problem) ||
-      !index.isObject())
+      !parseJsonStrict(bytes.data(), bytes.size(), index, problem) ||
+      !index.is_object())
     return false;
-  const JsonValue *latest = index.find("latest");
-  if (!latest || !latest->isString() ||
-      !parseCheckpointName(latest->asString(), step))
+  auto latest = index.find("latest");
+  if (latest == index.end() || !latest->is_string() ||
+      !parseCheckpointName(latest->get_ref<const std::string &>(), step))
     return false;
-  name = latest->asString();
+  name = latest->get<std::string>();
   return fileExists(directory + "/" + name + "/" + kManifestName);
 }
 

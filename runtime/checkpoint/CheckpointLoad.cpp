@@ -43,45 +43,48 @@ struct Manifest {
 /// Reads the fields of a parsed manifest, reporting the first one at fault.
 class ManifestReader {
 public:
+  using Json = nlohmann::ordered_json;
+
   ManifestReader(const std::string &path, std::string &error)
       : path_(path), error_(error) {}
 
-  bool read(const JsonValue &root, Manifest &out) {
-    if (!root.isObject())
-      return fail(std::string("manifest is ") + root.kindName() +
+  bool read(const Json &root, Manifest &out) {
+    if (!root.is_object())
+      return fail(std::string("manifest is ") + jsonKindName(root) +
                   ", expected an object");
-    const JsonValue *format, *version, *model, *step, *data, *shards, *tensors;
-    if (!field(root, "format", JsonValue::Kind::String, format) ||
-        !field(root, "version", JsonValue::Kind::Int, version))
+    const Json *format, *version, *model, *step, *data, *shards, *tensors;
+    if (!field(root, "format", Json::value_t::string, format) ||
+        !field(root, "version", Json::value_t::number_integer, version))
       return false;
-    if (format->asString() != "kiln-checkpoint")
-      return fail("format is '" + format->asString() +
-                  "', expected 'kiln-checkpoint'");
-    if (version->asInt() != kFormatVersion)
-      return fail("version " + std::to_string(version->asInt()) +
+    const std::string &formatName = format->get_ref<const std::string &>();
+    if (formatName != "kiln-checkpoint")
+      return fail("format is '" + formatName + "', expected 'kiln-checkpoint'");
+    if (version->get<int64_t>() != kFormatVersion)
+      return fail("version " + std::to_string(version->get<int64_t>()) +
                   " is not supported (this build reads version " +
                   std::to_string(kFormatVersion) + ")");
-    if (!field(root, "model", JsonValue::Kind::String, model) ||
-        !field(root, "step", JsonValue::Kind::Int, step) ||
-        !field(root, "data", JsonValue::Kind::Object, data) ||
-        !field(root, "shards", JsonValue::Kind::Array, shards) ||
-        !field(root, "tensors", JsonValue::Kind::Object, tensors))
+    if (!field(root, "model", Json::value_t::string, model) ||
+        !field(root, "step", Json::value_t::number_integer, step) ||
+        !field(root, "data", Json::value_t::object, data) ||
+        !field(root, "shards", Json::value_t::array, shards) ||
+        !field(root, "tensors", Json::value_t::object, tensors))
       return false;
-    out.model = model->asString();
-    out.step = step->asInt();
-    for (const auto &[key, value] : data->members()) {
-      if (!value.isInt())
-        return fail("data." + key + " is " + value.kindName() +
+    out.model = model->get<std::string>();
+    out.step = step->get<int64_t>();
+    for (const auto &[key, value] : data->items()) {
+      if (!value.is_number_integer())
+        return fail("data." + key + " is " + jsonKindName(value) +
                     ", expected an integer");
-      out.data[key] = value.asInt();
+      out.data[key] = value.get<int64_t>();
     }
-    for (const JsonValue &shard : shards->elements()) {
-      if (!shard.isString() || !isPlainFileName(shard.asString()))
+    for (const Json &shard : *shards) {
+      if (!shard.is_string() ||
+          !isPlainFileName(shard.get_ref<const std::string &>()))
         return fail("shards[" + std::to_string(out.shards.size()) +
                     "] is not a file name in the checkpoint's directory");
-      out.shards.push_back(shard.asString());
+      out.shards.push_back(shard.get<std::string>());
     }
-    for (const auto &[name, entry] : tensors->members()) {
+    for (const auto &[name, entry] : tensors->items()) {
       ManifestTensor tensor;
       tensor.name = name;
       if (!readTensor(entry, out.shards.size(), tensor))
@@ -103,46 +106,47 @@ private:
            name.find('\0') == std::string::npos;
   }
 
-  bool field(const JsonValue &object, const std::string &name,
-             JsonValue::Kind kind, const JsonValue *&out,
-             const std::string &where = "") {
-    out = object.find(name);
-    if (!out)
+  /// The member `name` of `object`, of type `kind` (number_integer: an
+  /// integer that fits in int64, the only kind parseJsonStrict stores).
+  bool field(const Json &object, const std::string &name, Json::value_t kind,
+             const Json *&out, const std::string &where = "") {
+    auto found = object.find(name);
+    if (found == object.end())
       return fail("missing field '" + where + name + "'");
-    if (out->kind() != kind)
-      return fail("field '" + where + name + "' is " + out->kindName() +
-                  ", expected " + JsonValue::kindName(kind));
+    out = &*found;
+    if (out->type() != kind)
+      return fail("field '" + where + name + "' is " + jsonKindName(*out) +
+                  ", expected " + jsonKindName(kind));
     return true;
   }
 
-  bool readTensor(const JsonValue &entry, size_t shardCount,
+  bool readTensor(const Json &entry, size_t shardCount,
                   ManifestTensor &tensor) {
     std::string where = "tensors." + tensor.name + ".";
-    if (!entry.isObject())
-      return fail("field 'tensors." + tensor.name + "' is " + entry.kindName() +
-                  ", expected an object");
-    const JsonValue *dtype, *shape, *shard, *checksum;
-    if (!field(entry, "dtype", JsonValue::Kind::String, dtype, where) ||
-        !field(entry, "shape", JsonValue::Kind::Array, shape, where) ||
-        !field(entry, "shard", JsonValue::Kind::Int, shard, where) ||
-        !field(entry, "fnv1a64", JsonValue::Kind::String, checksum, where))
+    if (!entry.is_object())
+      return fail("field 'tensors." + tensor.name + "' is " +
+                  jsonKindName(entry) + ", expected an object");
+    const Json *dtype, *shape, *shard, *checksum;
+    if (!field(entry, "dtype", Json::value_t::string, dtype, where) ||
+        !field(entry, "shape", Json::value_t::array, shape, where) ||
+        !field(entry, "shard", Json::value_t::number_integer, shard, where) ||
+        !field(entry, "fnv1a64", Json::value_t::string, checksum, where))
       return false;
-    if (!dtypeFromName(dtype->asString(), tensor.dtype))
-      return fail("tensor '" + tensor.name + "': unknown dtype '" +
-                  dtype->asString() +
+    const std::string &dtypeName = dtype->get_ref<const std::string &>();
+    if (!dtypeFromName(dtypeName, tensor.dtype))
+      return fail("tensor '" + tensor.name + "': unknown dtype '" + dtypeName +
                   "' (expected F32, F16, BF16, I32, I64 or BOOL)");
-    for (const JsonValue &dim : shape->elements()) {
-      if (!dim.isInt() || dim.asInt() < 0)
-        return fail("tensor '" + tensor.name +
-                    "': shape is not an array of non-negative integers");
-      tensor.shape.push_back(dim.asInt());
-    }
-    if (shard->asInt() < 0 || uint64_t(shard->asInt()) >= shardCount)
+    std::string problem =
+        readNonNegativeIntegers(*shape, "shape", tensor.shape);
+    if (!problem.empty())
+      return fail("tensor '" + tensor.name + "': " + problem);
+    int64_t shardIndex = shard->get<int64_t>();
+    if (shardIndex < 0 || uint64_t(shardIndex) >= shardCount)
       return fail("tensor '" + tensor.name + "': shard " +
-                  std::to_string(shard->asInt()) + " is not one of the " +
+                  std::to_string(shardIndex) + " is not one of the " +
                   std::to_string(shardCount) + " shards");
-    tensor.shard = size_t(shard->asInt());
-    tensor.checksum = checksum->asString();
+    tensor.shard = size_t(shardIndex);
+    tensor.checksum = checksum->get<std::string>();
     return true;
   }
 
@@ -157,9 +161,9 @@ bool readManifest(const std::string &path, Manifest &manifest,
     error = path + ": error: cannot read: " + std::strerror(failure);
     return false;
   }
-  JsonValue root;
+  nlohmann::ordered_json root;
   std::string problem;
-  if (!parseJson(bytes.data(), bytes.size(), root, problem)) {
+  if (!parseJsonStrict(bytes.data(), bytes.size(), root, problem)) {
     error = path + ": error: manifest is not JSON: " + problem;
     return false;
   }

@@ -39,11 +39,19 @@ std::string requestProblem(const SaveRequest &request) {
     return "step " + std::to_string(request.step) + " is negative";
   if (request.keep < 0)
     return "keep " + std::to_string(request.keep) + " is negative";
+  // The loader reads JSON strictly, so every string saved must be UTF-8.
+  if (!isValidUtf8(request.model))
+    return "the model name is not valid UTF-8";
+  for (const auto &entry : request.data)
+    if (!isValidUtf8(entry.first))
+      return "data key '" + entry.first + "' is not valid UTF-8";
   std::set<std::string> names;
   for (const TensorRef &tensor : request.tensors) {
     std::string what = "tensor '" + tensor.name + "': ";
     if (tensor.name.empty())
       return "a tensor has no name";
+    if (!isValidUtf8(tensor.name))
+      return what + "the name is not valid UTF-8";
     if (tensor.name == "__metadata__")
       return what + "the name is reserved by safetensors";
     if (!names.insert(tensor.name).second)

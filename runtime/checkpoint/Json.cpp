@@ -1,406 +1,300 @@
-//===- Json.cpp - A small JSON reader and writer --------------------------===//
+//===- Json.cpp - Strict JSON for checkpoint files ------------------------===//
+//
+// parseJsonStrict drives nlohmann's SAX parser with a handler that builds the
+// ordered_json on an explicit stack and refuses what the library would let
+// through. The handler places its own errors through the input iterator,
+// which remembers the last byte the library read.
+//
+//===----------------------------------------------------------------------===//
 
 #include "runtime/checkpoint/Json.h"
 
-#include <cerrno>
 #include <cstdio>
-#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <unordered_set>
+#include <utility>
 
 namespace kiln::checkpoint {
 
-const JsonValue *JsonValue::find(const std::string &key) const {
-  for (const Member &member : members_)
-    if (member.first == key)
-      return &member.second;
-  return nullptr;
-}
-
-const char *JsonValue::kindName(Kind kind) {
-  switch (kind) {
-  case Kind::Null:
-    return "null";
-  case Kind::Bool:
-    return "a boolean";
-  case Kind::Int:
-    return "an integer";
-  case Kind::Double:
-    return "a number";
-  case Kind::String:
-    return "a string";
-  case Kind::Array:
-    return "an array";
-  case Kind::Object:
-    return "an object";
-  }
-  return "a value";
-}
-
-JsonValue JsonValue::boolean(bool value) {
-  JsonValue v;
-  v.kind_ = Kind::Bool;
-  v.bool_ = value;
-  return v;
-}
-
-JsonValue JsonValue::integer(int64_t value) {
-  JsonValue v;
-  v.kind_ = Kind::Int;
-  v.int_ = value;
-  return v;
-}
-
-JsonValue JsonValue::number(double value) {
-  JsonValue v;
-  v.kind_ = Kind::Double;
-  v.double_ = value;
-  return v;
-}
-
-JsonValue JsonValue::string(std::string value) {
-  JsonValue v;
-  v.kind_ = Kind::String;
-  v.string_ = std::move(value);
-  return v;
-}
-
-JsonValue JsonValue::array(std::vector<JsonValue> elements) {
-  JsonValue v;
-  v.kind_ = Kind::Array;
-  v.elements_ = std::move(elements);
-  return v;
-}
-
-JsonValue JsonValue::object(std::vector<Member> members) {
-  JsonValue v;
-  v.kind_ = Kind::Object;
-  v.members_ = std::move(members);
-  return v;
-}
+using nlohmann::ordered_json;
 
 namespace {
 
-constexpr int kMaxDepth = 64;
-
-class Parser {
+/// A pointer into the text that records, in `*lastRead`, each byte the
+/// library reads through it.
+class TrackingIterator {
 public:
-  Parser(const char *text, size_t size, size_t offsetBase)
-      : text_(text), size_(size), base_(offsetBase) {}
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = char;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const char *;
+  using reference = const char &;
 
-  bool parseDocument(JsonValue &out, std::string &problem) {
-    skipSpace();
-    bool ok = parseValue(out, 0);
-    if (ok) {
-      skipSpace();
-      if (pos_ < size_)
-        ok = fail("unexpected " + describe(pos_) + " after the value");
-    }
-    if (!ok)
-      problem = problem_;
-    return ok;
+  TrackingIterator(const char *at, const char **lastRead)
+      : at_(at), lastRead_(lastRead) {}
+  reference operator*() const {
+    *lastRead_ = at_;
+    return *at_;
+  }
+  TrackingIterator &operator++() {
+    ++at_;
+    return *this;
+  }
+  TrackingIterator operator++(int) {
+    TrackingIterator before = *this;
+    ++at_;
+    return before;
+  }
+  bool operator==(const TrackingIterator &other) const {
+    return at_ == other.at_;
+  }
+  bool operator!=(const TrackingIterator &other) const {
+    return at_ != other.at_;
   }
 
 private:
-  bool fail(const std::string &what) { return failAt(pos_, what); }
-  bool failAt(size_t at, const std::string &what) {
-    problem_ = "at byte " + std::to_string(base_ + at) + ": " + what;
+  const char *at_;
+  const char **lastRead_;
+};
+
+/// Where the string whose closing quote is at `close` opens: the nearest
+/// quote before it that no odd run of backslashes escapes.
+size_t openingQuote(const char *text, size_t close) {
+  for (size_t at = close; at-- > 0;) {
+    if (text[at] != '"')
+      continue;
+    size_t slashes = 0;
+    while (slashes < at && text[at - 1 - slashes] == '\\')
+      ++slashes;
+    if (slashes % 2 == 0)
+      return at;
+  }
+  return close;
+}
+
+/// nlohmann's message without its "[json.exception.parse_error.101] parse
+/// error at line 1, column 7: " prefix.
+std::string libraryMessage(const nlohmann::detail::exception &error) {
+  std::string what = error.what();
+  size_t end = what.find("] ");
+  if (what.rfind("[json.exception.", 0) == 0 && end != std::string::npos)
+    what.erase(0, end + 2);
+  end = what.find(": ");
+  if (what.rfind("parse error", 0) == 0 && end != std::string::npos)
+    what.erase(0, end + 2);
+  // The text quoted after "last read:" may stop inside a UTF-8 sequence.
+  if (isValidUtf8(what))
+    return what;
+  std::string clean;
+  for (unsigned char c : what) {
+    char hex[8];
+    std::snprintf(hex, sizeof hex, "\\x%02x", c);
+    clean += c < 0x80 ? std::string(1, char(c)) : std::string(hex);
+  }
+  return clean;
+}
+
+class StrictBuilder {
+public:
+  using Json = ordered_json;
+
+  explicit StrictBuilder(const char *text, const char *const &lastRead)
+      : text_(text), lastRead_(lastRead) {}
+
+  Json &root() { return root_; }
+  /// After a failure: the offset at fault and what is wrong there.
+  size_t errorOffset() const { return errorOffset_; }
+  const std::string &errorMessage() const { return errorMessage_; }
+
+  // nlohmann's json_sax interface.
+  bool null() { return add(nullptr); }
+  bool boolean(bool value) { return add(value); }
+  bool number_integer(Json::number_integer_t value) { return add(value); }
+  bool number_unsigned(Json::number_unsigned_t value) {
+    // One kind of integer for every reader: int64 where it fits.
+    if (value <= Json::number_unsigned_t(
+                     std::numeric_limits<Json::number_integer_t>::max()))
+      return add(Json::number_integer_t(value));
+    return add(Json::number_float_t(value));
+  }
+  bool number_float(Json::number_float_t value, const Json::string_t &) {
+    return add(value);
+  }
+  bool string(Json::string_t &value) { return add(std::move(value)); }
+  bool binary(Json::binary_t &) { return failAtLastRead("binary value"); }
+  bool start_object(size_t) { return open(Json::value_t::object); }
+  bool start_array(size_t) { return open(Json::value_t::array); }
+  bool end_object() { return close(); }
+  bool end_array() { return close(); }
+  bool key(Json::string_t &key) {
+    if (!isNewKey(frames_.back(), key)) {
+      size_t close = size_t(lastRead_ - text_);
+      return fail(openingQuote(text_, close),
+                  "duplicate key " + Json(key).dump());
+    }
+    key_ = std::move(key);
+    return true;
+  }
+  bool parse_error(size_t position, const std::string &,
+                   const nlohmann::detail::exception &error) {
+    // `position` counts the bytes read, the one at fault included.
+    return fail(position ? position - 1 : 0, libraryMessage(error));
+  }
+
+private:
+  struct Frame {
+    Json *value;
+    /// The keys of a large object so far; a small one is searched.
+    std::unordered_set<std::string> keys;
+  };
+
+  static bool isNewKey(Frame &object, const std::string &key) {
+    const Json::object_t &members = object.value->get_ref<Json::object_t &>();
+    if (members.size() < 16) {
+      for (const auto &member : members)
+        if (member.first == key)
+          return false;
+      return true;
+    }
+    if (object.keys.empty())
+      for (const auto &member : members)
+        object.keys.insert(member.first);
+    return object.keys.insert(key).second;
+  }
+
+  bool fail(size_t offset, std::string message) {
+    errorOffset_ = offset;
+    errorMessage_ = std::move(message);
     return false;
   }
-
-  /// The byte at `at` for messages: "'x'", "byte 0x01" or "end of text".
-  std::string describe(size_t at) const {
-    if (at >= size_)
-      return "end of text";
-    unsigned char c = static_cast<unsigned char>(text_[at]);
-    if (c >= 0x20 && c < 0x7F)
-      return std::string("'") + char(c) + "'";
-    char hex[16];
-    std::snprintf(hex, sizeof hex, "byte 0x%02x", c);
-    return hex;
+  bool failAtLastRead(const std::string &message) {
+    return fail(lastRead_ ? size_t(lastRead_ - text_) : 0, message);
   }
 
-  void skipSpace() {
-    while (pos_ < size_ && (text_[pos_] == ' ' || text_[pos_] == '\t' ||
-                            text_[pos_] == '\n' || text_[pos_] == '\r'))
-      ++pos_;
+  /// Stores `value` where the text puts it: the root, the next element of
+  /// the open array or the member of the open object under the last key.
+  Json &place(Json value) {
+    if (frames_.empty())
+      return root_ = std::move(value);
+    Json &parent = *frames_.back().value;
+    if (parent.is_array())
+      return parent.get_ref<Json::array_t &>().emplace_back(std::move(value));
+    // The key is new to this object (key() checked), so append without the
+    // ordered map's linear search.
+    return parent.get_ref<Json::object_t &>()
+        .emplace_back(std::move(key_), std::move(value))
+        .second;
   }
-
-  bool expect(char c) {
-    skipSpace();
-    if (pos_ < size_ && text_[pos_] == c) {
-      ++pos_;
-      return true;
-    }
-    return fail(std::string("expected '") + c + "', found " + describe(pos_));
-  }
-
-  bool parseValue(JsonValue &out, int depth) {
-    if (pos_ >= size_)
-      return fail("expected a value, found end of text");
-    char c = text_[pos_];
-    if (c == '{' || c == '[') {
-      if (depth >= kMaxDepth)
-        return fail("nesting deeper than " + std::to_string(kMaxDepth));
-      return c == '{' ? parseObject(out, depth + 1)
-                      : parseArray(out, depth + 1);
-    }
-    if (c == '"') {
-      std::string text;
-      if (!parseString(text))
-        return false;
-      out = JsonValue::string(std::move(text));
-      return true;
-    }
-    if (c == '-' || (c >= '0' && c <= '9'))
-      return parseNumber(out);
-    for (const char *word : {"true", "false", "null"}) {
-      std::string w = word;
-      if (size_ - pos_ >= w.size() &&
-          w.compare(0, w.size(), text_ + pos_, w.size()) == 0) {
-        pos_ += w.size();
-        out = w == "null" ? JsonValue::null() : JsonValue::boolean(w == "true");
-        return true;
-      }
-    }
-    return fail("expected a value, found " + describe(pos_));
-  }
-
-  bool parseObject(JsonValue &out, int depth) {
-    ++pos_; // '{'
-    std::vector<JsonValue::Member> members;
-    skipSpace();
-    if (pos_ < size_ && text_[pos_] == '}') {
-      ++pos_;
-      out = JsonValue::object(std::move(members));
-      return true;
-    }
-    while (true) {
-      skipSpace();
-      if (pos_ >= size_ || text_[pos_] != '"')
-        return fail("expected a string key, found " + describe(pos_));
-      size_t keyAt = pos_;
-      std::string key;
-      if (!parseString(key))
-        return false;
-      for (const JsonValue::Member &member : members)
-        if (member.first == key)
-          return failAt(keyAt, "duplicate key \"" + key + "\"");
-      if (!expect(':'))
-        return false;
-      skipSpace();
-      JsonValue value;
-      if (!parseValue(value, depth))
-        return false;
-      members.emplace_back(std::move(key), std::move(value));
-      skipSpace();
-      if (pos_ < size_ && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (!expect('}'))
-        return false;
-      out = JsonValue::object(std::move(members));
-      return true;
-    }
-  }
-
-  bool parseArray(JsonValue &out, int depth) {
-    ++pos_; // '['
-    std::vector<JsonValue> elements;
-    skipSpace();
-    if (pos_ < size_ && text_[pos_] == ']') {
-      ++pos_;
-      out = JsonValue::array(std::move(elements));
-      return true;
-    }
-    while (true) {
-      skipSpace();
-      JsonValue value;
-      if (!parseValue(value, depth))
-        return false;
-      elements.push_back(std::move(value));
-      skipSpace();
-      if (pos_ < size_ && text_[pos_] == ',') {
-        ++pos_;
-        continue;
-      }
-      if (!expect(']'))
-        return false;
-      out = JsonValue::array(std::move(elements));
-      return true;
-    }
-  }
-
-  bool parseHex4(unsigned &code) {
-    if (size_ - pos_ < 4)
-      return fail("truncated \\u escape");
-    code = 0;
-    for (int i = 0; i < 4; ++i) {
-      char c = text_[pos_];
-      unsigned digit;
-      if (c >= '0' && c <= '9')
-        digit = unsigned(c - '0');
-      else if (c >= 'a' && c <= 'f')
-        digit = unsigned(c - 'a' + 10);
-      else if (c >= 'A' && c <= 'F')
-        digit = unsigned(c - 'A' + 10);
-      else
-        return fail("expected a hex digit in \\u escape, found " +
-                    describe(pos_));
-      code = code * 16 + digit;
-      ++pos_;
-    }
+  bool add(Json value) {
+    place(std::move(value));
     return true;
   }
 
-  static void appendUtf8(std::string &out, unsigned code) {
-    if (code < 0x80) {
-      out += char(code);
-    } else if (code < 0x800) {
-      out += char(0xC0 | (code >> 6));
-      out += char(0x80 | (code & 0x3F));
-    } else if (code < 0x10000) {
-      out += char(0xE0 | (code >> 12));
-      out += char(0x80 | ((code >> 6) & 0x3F));
-      out += char(0x80 | (code & 0x3F));
-    } else {
-      out += char(0xF0 | (code >> 18));
-      out += char(0x80 | ((code >> 12) & 0x3F));
-      out += char(0x80 | ((code >> 6) & 0x3F));
-      out += char(0x80 | (code & 0x3F));
-    }
-  }
-
-  bool parseEscape(std::string &out) {
-    size_t at = pos_ - 1; // The backslash.
-    if (pos_ >= size_)
-      return fail("unterminated string");
-    char c = text_[pos_++];
-    switch (c) {
-    case '"':
-    case '\\':
-    case '/':
-      out += c;
-      return true;
-    case 'b':
-      out += '\b';
-      return true;
-    case 'f':
-      out += '\f';
-      return true;
-    case 'n':
-      out += '\n';
-      return true;
-    case 'r':
-      out += '\r';
-      return true;
-    case 't':
-      out += '\t';
-      return true;
-    case 'u':
-      break;
-    default:
-      return failAt(at, "invalid escape '\\" + std::string(1, c) + "'");
-    }
-    unsigned code = 0;
-    if (!parseHex4(code))
-      return false;
-    if (code >= 0xDC00 && code <= 0xDFFF)
-      return failAt(at, "unpaired low surrogate in \\u escape");
-    if (code >= 0xD800 && code <= 0xDBFF) {
-      unsigned low = 0;
-      if (size_ - pos_ < 2 || text_[pos_] != '\\' || text_[pos_ + 1] != 'u')
-        return failAt(at, "unpaired high surrogate in \\u escape");
-      pos_ += 2;
-      if (!parseHex4(low))
-        return false;
-      if (low < 0xDC00 || low > 0xDFFF)
-        return failAt(at, "unpaired high surrogate in \\u escape");
-      code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
-    }
-    appendUtf8(out, code);
+  bool open(Json::value_t kind) {
+    if (frames_.size() >= size_t(kMaxJsonDepth))
+      return failAtLastRead("nesting deeper than " +
+                            std::to_string(kMaxJsonDepth));
+    frames_.push_back({&place(Json(kind)), {}});
     return true;
   }
 
-  bool parseString(std::string &out) {
-    size_t start = pos_;
-    ++pos_; // '"'
-    while (true) {
-      if (pos_ >= size_)
-        return failAt(start, "unterminated string");
-      unsigned char c = static_cast<unsigned char>(text_[pos_]);
-      if (c == '"') {
-        ++pos_;
-        return true;
-      }
-      if (c < 0x20)
-        return fail("unescaped control character (" + describe(pos_) +
-                    ") in a string");
-      ++pos_;
-      if (c == '\\') {
-        if (!parseEscape(out))
-          return false;
-      } else {
-        out += char(c);
-      }
-    }
-  }
-
-  bool parseNumber(JsonValue &out) {
-    size_t start = pos_;
-    auto digits = [&] {
-      size_t first = pos_;
-      while (pos_ < size_ && text_[pos_] >= '0' && text_[pos_] <= '9')
-        ++pos_;
-      return pos_ - first;
-    };
-    if (text_[pos_] == '-')
-      ++pos_;
-    size_t intStart = pos_;
-    if (digits() == 0)
-      return fail("expected a digit, found " + describe(pos_));
-    if (text_[intStart] == '0' && pos_ - intStart > 1)
-      return failAt(intStart, "leading zero in a number");
-    bool integral = true;
-    if (pos_ < size_ && text_[pos_] == '.') {
-      ++pos_;
-      integral = false;
-      if (digits() == 0)
-        return fail("expected a digit after '.', found " + describe(pos_));
-    }
-    if (pos_ < size_ && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
-      ++pos_;
-      integral = false;
-      if (pos_ < size_ && (text_[pos_] == '+' || text_[pos_] == '-'))
-        ++pos_;
-      if (digits() == 0)
-        return fail("expected a digit in the exponent, found " +
-                    describe(pos_));
-    }
-    std::string literal(text_ + start, pos_ - start);
-    if (integral) {
-      errno = 0;
-      long long value = std::strtoll(literal.c_str(), nullptr, 10);
-      if (errno == 0) {
-        out = JsonValue::integer(value);
-        return true;
-      }
-    }
-    out = JsonValue::number(std::strtod(literal.c_str(), nullptr));
+  bool close() {
+    frames_.pop_back();
     return true;
   }
 
   const char *text_;
-  size_t size_;
-  size_t base_;
-  size_t pos_ = 0;
-  std::string problem_;
+  const char *const &lastRead_;
+  Json root_;
+  std::vector<Frame> frames_;
+  std::string key_;
+  size_t errorOffset_ = 0;
+  std::string errorMessage_;
 };
 
 } // namespace
 
-bool parseJson(const char *text, size_t size, JsonValue &out,
-               std::string &problem, size_t offsetBase) {
-  return Parser(text, size, offsetBase).parseDocument(out, problem);
+bool parseJsonStrict(const char *text, size_t size, ordered_json &out,
+                     std::string &problem, size_t offsetBase) {
+  const char *lastRead = nullptr;
+  StrictBuilder builder(text, lastRead);
+  bool ok = ordered_json::sax_parse(TrackingIterator(text, &lastRead),
+                                    TrackingIterator(text + size, &lastRead),
+                                    &builder);
+  size_t offset = ok ? size : builder.errorOffset();
+  std::string message = builder.errorMessage();
+  // nlohmann takes a NUL byte for the end of the text; nothing valid holds
+  // one, so refuse the first unless an error comes before it.
+  if (const void *nul = size ? std::memchr(text, 0, size) : nullptr) {
+    size_t at = size_t(static_cast<const char *>(nul) - text);
+    if (at <= offset) {
+      ok = false;
+      offset = at;
+      message = "unexpected byte 0x00";
+    }
+  }
+  if (!ok) {
+    problem = "at byte " + std::to_string(offsetBase + offset) + ": " + message;
+    return false;
+  }
+  out = std::move(builder.root());
+  return true;
+}
+
+const char *jsonKindName(ordered_json::value_t kind) {
+  switch (kind) {
+  case ordered_json::value_t::null:
+    return "null";
+  case ordered_json::value_t::boolean:
+    return "a boolean";
+  case ordered_json::value_t::number_integer:
+  case ordered_json::value_t::number_unsigned:
+    return "an integer";
+  case ordered_json::value_t::number_float:
+    return "a number";
+  case ordered_json::value_t::string:
+    return "a string";
+  case ordered_json::value_t::array:
+    return "an array";
+  case ordered_json::value_t::object:
+    return "an object";
+  case ordered_json::value_t::binary:
+  case ordered_json::value_t::discarded:
+    break;
+  }
+  return "a value";
+}
+
+std::string readNonNegativeIntegers(const ordered_json &value,
+                                    const std::string &field,
+                                    std::vector<int64_t> &out) {
+  if (!value.is_array())
+    return field + " is " + jsonKindName(value) +
+           ", expected an array of non-negative integers";
+  out.clear();
+  for (const ordered_json &element : value) {
+    std::string where = field + "[" + std::to_string(out.size()) + "]";
+    if (!element.is_number_integer())
+      return where + " is " + jsonKindName(element) +
+             ", expected a non-negative integer";
+    int64_t number = element.get<int64_t>();
+    if (number < 0)
+      return where + " is " + std::to_string(number) +
+             ", expected a non-negative integer";
+    out.push_back(number);
+  }
+  return "";
+}
+
+bool isValidUtf8(const std::string &text) {
+  try {
+    (void)ordered_json(text).dump();
+    return true;
+  } catch (const ordered_json::type_error &) {
+    return false;
+  }
 }
 
 } // namespace kiln::checkpoint

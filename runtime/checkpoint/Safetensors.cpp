@@ -4,7 +4,6 @@
 
 #include "runtime/checkpoint/CheckpointFiles.h"
 #include "runtime/checkpoint/Json.h"
-#include "runtime/support/JsonText.h"
 #include "runtime/support/ReadAt.h"
 
 #include <cerrno>
@@ -15,57 +14,43 @@
 
 namespace kiln::checkpoint {
 
+using nlohmann::ordered_json;
+
 namespace {
 
 constexpr const char *kMetadataKey = "__metadata__";
 
-std::string integerList(const std::vector<int64_t> &values) {
-  std::string text = "[";
-  for (size_t i = 0; i < values.size(); ++i)
-    text += (i ? "," : "") + std::to_string(values[i]);
-  return text + "]";
-}
-
-/// The integers of `value` if it is an array of non-negative ones.
-bool nonNegativeIntegers(const JsonValue &value, std::vector<int64_t> &out) {
-  if (!value.isArray())
-    return false;
-  out.clear();
-  for (const JsonValue &element : value.elements()) {
-    if (!element.isInt() || element.asInt() < 0)
-      return false;
-    out.push_back(element.asInt());
-  }
-  return true;
-}
-
 /// Reads a header's entry for the tensor `name` into `tensor`, checking its
 /// offsets against the data (`dataSize` bytes from byte `dataStart`); returns
 /// the problem, or "".
-std::string readEntry(const std::string &name, const JsonValue &entry,
+std::string readEntry(const std::string &name, const ordered_json &entry,
                       uint64_t dataStart, uint64_t dataSize,
                       ShardTensor &tensor) {
-  if (!entry.isObject())
-    return std::string("entry is ") + entry.kindName() + ", expected an object";
+  if (!entry.is_object())
+    return std::string("entry is ") + jsonKindName(entry) +
+           ", expected an object";
   tensor.name = name;
-  const JsonValue *dtype = entry.find("dtype");
-  const JsonValue *shape = entry.find("shape");
-  const JsonValue *offsets = entry.find("data_offsets");
-  for (auto [field, value] :
-       {std::make_pair("dtype", dtype), std::make_pair("shape", shape),
-        std::make_pair("data_offsets", offsets)})
-    if (!value)
+  for (const char *field : {"dtype", "shape", "data_offsets"})
+    if (!entry.contains(field))
       return std::string("missing field '") + field + "'";
-  if (!dtype->isString())
-    return std::string("dtype is ") + dtype->kindName() + ", expected a string";
-  if (!dtypeFromName(dtype->asString(), tensor.dtype))
-    return "unknown dtype '" + dtype->asString() +
+  const ordered_json &dtype = entry.at("dtype");
+  if (!dtype.is_string())
+    return std::string("dtype is ") + jsonKindName(dtype) +
+           ", expected a string";
+  const std::string &dtypeText = dtype.get_ref<const std::string &>();
+  if (!dtypeFromName(dtypeText, tensor.dtype))
+    return "unknown dtype '" + dtypeText +
            "' (expected F32, F16, BF16, I32, I64 or BOOL)";
-  if (!nonNegativeIntegers(*shape, tensor.shape))
-    return "shape is not an array of non-negative integers";
+  std::string problem =
+      readNonNegativeIntegers(entry.at("shape"), "shape", tensor.shape);
+  if (!problem.empty())
+    return problem;
   std::vector<int64_t> range;
-  if (!nonNegativeIntegers(*offsets, range) || range.size() != 2 ||
-      range[0] > range[1])
+  problem =
+      readNonNegativeIntegers(entry.at("data_offsets"), "data_offsets", range);
+  if (!problem.empty())
+    return problem;
+  if (range.size() != 2 || range[0] > range[1])
     return "data_offsets is not [begin, end] with begin <= end";
   std::string rangeText = "data_offsets [" + std::to_string(range[0]) + ", " +
                           std::to_string(range[1]) + "]";
@@ -90,26 +75,29 @@ std::string readEntry(const std::string &name, const JsonValue &entry,
 std::string encodeSafetensorsHeader(
     const std::vector<const TensorRef *> &tensors,
     const std::vector<std::pair<std::string, std::string>> &metadata) {
-  std::string json = "{\"" + std::string(kMetadataKey) + "\":{";
-  for (size_t i = 0; i < metadata.size(); ++i)
-    json += (i ? "," : "") + jsonString(metadata[i].first) + ":" +
-            jsonString(metadata[i].second);
-  json += "}";
+  ordered_json header = ordered_json::object();
+  ordered_json &strings = header[kMetadataKey] = ordered_json::object();
+  for (const auto &[key, value] : metadata)
+    strings[key] = value;
+  // Names are unique (the caller checks), so append without the ordered
+  // map's linear search.
+  auto &members = header.get_ref<ordered_json::object_t &>();
   int64_t offset = 0;
   for (const TensorRef *tensor : tensors) {
     int64_t end = offset + int64_t(tensor->bytes);
-    json += "," + jsonString(tensor->name) + ":{\"dtype\":\"" +
-            dtypeName(tensor->dtype) +
-            "\",\"shape\":" + integerList(tensor->shape) +
-            ",\"data_offsets\":" + integerList({offset, end}) + "}";
+    members.emplace_back(
+        tensor->name,
+        ordered_json{{"dtype", dtypeName(tensor->dtype)},
+                     {"shape", tensor->shape},
+                     {"data_offsets", ordered_json::array({offset, end})}});
     offset = end;
   }
-  json += "}";
+  std::string json = header.dump();
   json.append((8 - json.size() % 8) % 8, ' ');
-  std::string header;
+  std::string encoded;
   for (int i = 0; i < 8; ++i)
-    header.push_back(char((uint64_t(json.size()) >> (8 * i)) & 0xFF));
-  return header + json;
+    encoded.push_back(char((uint64_t(json.size()) >> (8 * i)) & 0xFF));
+  return encoded + json;
 }
 
 SafetensorsReader::~SafetensorsReader() {
@@ -162,21 +150,21 @@ bool SafetensorsReader::readHeader(uint64_t fileSize, std::string &error) {
   if (int failure =
           readAt(fd_, reinterpret_cast<uint8_t *>(text.data()), text.size(), 8))
     return fail(std::string("cannot read: ") + std::strerror(failure), error);
-  JsonValue header;
+  ordered_json header;
   std::string problem;
-  if (!parseJson(text.data(), text.size(), header, problem, 8))
+  if (!parseJsonStrict(text.data(), text.size(), header, problem, 8))
     return fail("header is not JSON: " + problem, error);
-  if (!header.isObject())
-    return fail(std::string("header is ") + header.kindName() +
+  if (!header.is_object())
+    return fail(std::string("header is ") + jsonKindName(header) +
                     ", expected an object",
                 error);
 
   uint64_t dataStart = 8 + length;
   uint64_t dataSize = fileSize - dataStart;
-  for (const auto &[name, entry] : header.members()) {
+  for (const auto &[name, entry] : header.items()) {
     if (name == kMetadataKey) {
-      if (!entry.isObject())
-        return fail("__metadata__ is " + std::string(entry.kindName()) +
+      if (!entry.is_object())
+        return fail(std::string("__metadata__ is ") + jsonKindName(entry) +
                         ", expected an object",
                     error);
       continue;

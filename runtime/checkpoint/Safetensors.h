@@ -23,7 +23,9 @@
 namespace kiln::checkpoint {
 
 /// The header (length, JSON, padding) of a file holding `tensors` in order,
-/// each of its `bytes`, with string `metadata`.
+/// each of its `bytes`, with string `metadata`. Tensor names are distinct,
+/// none is "__metadata__", and every string is valid UTF-8 (what
+/// saveCheckpoint checks).
 std::string encodeSafetensorsHeader(
     const std::vector<const TensorRef *> &tensors,
     const std::vector<std::pair<std::string, std::string>> &metadata);

@@ -51,10 +51,10 @@ bool renameFloat64(std::vector<uint8_t> &bytes) {
   return false;
 }
 
-bool readMember(const ZipArchive &archive, const ZipEntry &entry,
+bool readMember(const ZipArchive &archive, const ZipMember &entry,
                 MemberArray &member, std::string &error) {
   std::vector<uint8_t> bytes;
-  if (!extractZipEntry(archive, entry, bytes, error))
+  if (!archive.read(entry, bytes, error))
     return false;
   member.float64 = renameFloat64(bytes);
   std::string npyError;
@@ -62,7 +62,7 @@ bool readMember(const ZipArchive &archive, const ZipEntry &entry,
     return true;
   // "NAME.npy: error: PROBLEM" becomes "PATH: error: array 'NAME.npy': ...".
   std::string prefix = printableText(entry.name) + ": error: ";
-  error = dataError(archive.path, "array '" + entry.name + "': ") +
+  error = dataError(archive.path(), "array '" + entry.name + "': ") +
           npyError.substr(prefix.size());
   return false;
 }
@@ -175,10 +175,15 @@ const char *acceptedDtypes(ElementType type) {
   return "";
 }
 
+/// The first members' names, for a message.
 std::string memberList(const ZipArchive &archive) {
+  constexpr size_t kListed = 20;
+  const std::vector<ZipMember> &members = archive.members();
   std::string list;
-  for (const ZipEntry &entry : archive.entries)
-    list += (list.empty() ? "" : ", ") + entry.name;
+  for (size_t i = 0; i < members.size() && i < kListed; ++i)
+    list += (list.empty() ? "" : ", ") + members[i].name;
+  if (members.size() > kListed)
+    list += " and " + std::to_string(members.size() - kListed) + " more";
   return list.empty() ? "none" : list;
 }
 
@@ -187,11 +192,11 @@ bool readColumn(const ZipArchive &archive, const FeedSpec &spec,
                 const std::string &firstArray, Dataset &out,
                 std::string &error) {
   auto fail = [&](const std::string &problem) {
-    error = dataError(archive.path, problem);
+    error = dataError(archive.path(), problem);
     return false;
   };
   std::string name = spec.name + ".npy";
-  const ZipEntry *entry = archive.find(name);
+  const ZipMember *entry = archive.find(name);
   if (!entry)
     return fail("no array '" + name + "' for input '" + spec.name +
                 "' (the archive holds: " + memberList(archive) + ")");
@@ -243,7 +248,7 @@ bool loadNpz(const std::string &path, const std::vector<FeedSpec> &specs,
     return false;
   }
   ZipArchive archive;
-  if (!readZipFile(path, archive, error))
+  if (!archive.open(path, error))
     return false;
   Dataset data;
   data.path = path;

@@ -1,17 +1,18 @@
 //===- Zip.h - Reading zip archives (numpy .npz) ----------------*- C++ -*-===//
 //
-// Reads the zip archives numpy writes: np.savez (members stored) and
-// np.savez_compressed (members deflated). Sizes and offsets come from the
-// central directory; a local header is read only for the length of its name
-// and extra field (numpy's local headers carry ZIP64 extra fields even for
-// small members, and their sizes may be 0xffffffff). ZIP64 archives (a member
-// or archive past 4 GiB, or more than 65535 members), split archives and
-// encrypted members are refused with a message saying so.
+// Reads the zip archives numpy writes, np.savez (members stored) and
+// np.savez_compressed (members deflated), ZIP64 ones included, with libzip.
+// The archive is read from the file as members are asked for, never whole;
+// libzip checks each local header against the central directory when the
+// archive is opened and each member's CRC-32 when it is read.
 //
-// Every size and offset is checked against the archive's length before it is
-// used; a deflated member's claimed size is bounded by deflate's largest
-// ratio (1032:1) before it is allocated, and its CRC-32 is checked. Every
-// failure is one line, "PATH: error: PROBLEM".
+// A member's name becomes the name of a feed, so an archive with a name that
+// leaves its folder (an absolute path, a drive letter, a '..' component) or a
+// name twice is refused. Members are read only if stored or deflated and not
+// encrypted; a member's claimed size is checked against its compressed size
+// (equal if stored, at most deflate's largest ratio, 1032:1, if deflated)
+// before it is allocated. Every failure is one line, "PATH: error: PROBLEM",
+// naming the member where there is one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,40 +23,47 @@
 #include <string>
 #include <vector>
 
+struct zip; // libzip's zip_t.
+
 namespace kiln::data {
 
 /// One member, as the central directory describes it.
-struct ZipEntry {
+struct ZipMember {
   std::string name;
-  uint16_t method = 0; ///< 0 stored, 8 deflate.
-  uint32_t crc32 = 0;
+  uint64_t index = 0;      ///< In the central directory.
+  uint16_t method = 0;     ///< 0 stored, 8 deflate.
+  uint16_t encryption = 0; ///< libzip's ZIP_EM_*; 0 for none.
   uint64_t compressedSize = 0;
-  uint64_t uncompressedSize = 0;
-  uint64_t dataOffset = 0; ///< Of the member's (compressed) bytes.
+  uint64_t size = 0; ///< Uncompressed.
 };
 
-/// A zip archive in memory.
-struct ZipArchive {
-  std::string path; ///< For messages.
-  std::vector<uint8_t> bytes;
-  std::vector<ZipEntry> entries;
+/// A zip archive open for reading. Not copyable; one thread at a time.
+class ZipArchive {
+public:
+  ZipArchive() = default;
+  ~ZipArchive();
+  ZipArchive(const ZipArchive &) = delete;
+  ZipArchive &operator=(const ZipArchive &) = delete;
+
+  /// Opens the archive at `path` and reads its central directory.
+  bool open(const std::string &path, std::string &error);
+
+  const std::string &path() const { return path_; }
+  const std::vector<ZipMember> &members() const { return members_; }
 
   /// The member named `name`, or null.
-  const ZipEntry *find(const std::string &name) const;
+  const ZipMember *find(const std::string &name) const;
+
+  /// The uncompressed bytes of `member`, CRC-checked.
+  bool read(const ZipMember &member, std::vector<uint8_t> &out,
+            std::string &error) const;
+
+private:
+  std::string path_;
+  uint64_t fileSize_ = 0;
+  zip *archive_ = nullptr;
+  std::vector<ZipMember> members_;
 };
-
-/// Reads the archive at `path` and its central directory.
-bool readZipFile(const std::string &path, ZipArchive &archive,
-                 std::string &error);
-
-/// Reads the central directory of the archive `bytes`; `path` names it in
-/// messages.
-bool parseZip(std::vector<uint8_t> bytes, const std::string &path,
-              ZipArchive &archive, std::string &error);
-
-/// The uncompressed bytes of `entry`, CRC-checked.
-bool extractZipEntry(const ZipArchive &archive, const ZipEntry &entry,
-                     std::vector<uint8_t> &out, std::string &error);
 
 } // namespace kiln::data
 

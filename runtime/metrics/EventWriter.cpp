@@ -6,6 +6,8 @@
 
 #include "runtime/metrics/TfRecord.h"
 
+#include "proto/tensorboard/event.pb.h"
+
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -19,56 +21,10 @@ namespace {
 
 constexpr size_t kFlushThreshold = 64 * 1024;
 
-/// Protobuf wire format, the subset the Event encoding needs.
-enum WireType : uint32_t {
-  kVarint = 0,
-  kFixed64 = 1,
-  kBytes = 2,
-  kFixed32 = 5
-};
-
-void putVarint(std::string &out, uint64_t value) {
-  while (value >= 0x80) {
-    out.push_back(char((value & 0x7F) | 0x80));
-    value >>= 7;
-  }
-  out.push_back(char(value));
-}
-
-void putKey(std::string &out, uint32_t field, WireType type) {
-  putVarint(out, (uint64_t(field) << 3) | type);
-}
-
-void putFixed(std::string &out, uint64_t bits, int bytes) {
-  for (int i = 0; i < bytes; ++i)
-    out.push_back(char((bits >> (8 * i)) & 0xFF));
-}
-
-void putDouble(std::string &out, uint32_t field, double value) {
-  uint64_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  putKey(out, field, kFixed64);
-  putFixed(out, bits, 8);
-}
-
-void putFloat(std::string &out, uint32_t field, float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  putKey(out, field, kFixed32);
-  putFixed(out, bits, 4);
-}
-
-void putBytes(std::string &out, uint32_t field, const std::string &bytes) {
-  putKey(out, field, kBytes);
-  putVarint(out, bytes.size());
-  out += bytes;
-}
-
 double unixSeconds() {
   using namespace std::chrono;
   return duration<double>(system_clock::now().time_since_epoch()).count();
 }
-
 
 std::string hostName() {
   char name[256] = {};
@@ -100,25 +56,21 @@ int writeAll(int fd, const char *bytes, size_t size) {
 
 std::string encodeFileVersionEvent(double wallTime,
                                    const std::string &fileVersion) {
-  std::string event;
-  putDouble(event, 1, wallTime);
-  putBytes(event, 3, fileVersion);
-  return event;
+  tensorflow::Event event;
+  event.set_wall_time(wallTime);
+  event.set_file_version(fileVersion);
+  return event.SerializeAsString();
 }
 
 std::string encodeScalarEvent(double wallTime, int64_t step,
                               const std::string &tag, float value) {
-  std::string summaryValue;
-  putBytes(summaryValue, 1, tag);
-  putFloat(summaryValue, 2, value);
-  std::string summary;
-  putBytes(summary, 1, summaryValue);
-  std::string event;
-  putDouble(event, 1, wallTime);
-  putKey(event, 2, kVarint);
-  putVarint(event, uint64_t(step));
-  putBytes(event, 5, summary);
-  return event;
+  tensorflow::Event event;
+  event.set_wall_time(wallTime);
+  event.set_step(step);
+  tensorflow::Summary::Value *scalar = event.mutable_summary()->add_value();
+  scalar->set_tag(tag);
+  scalar->set_simple_value(value);
+  return event.SerializeAsString();
 }
 
 EventWriter::~EventWriter() {

@@ -1,14 +1,8 @@
 //===- EventWriter.h - TensorBoard event files ------------------*- C++ -*-===//
 //
 // Writes scalars to a TensorBoard event file: a TFRecord file (TfRecord.h) of
-// serialized tensorflow.Event protobufs. The protobufs are encoded by hand
-// with the fields TensorBoard reads (tensorflow/core/util/event.proto,
-// tensorflow/core/framework/summary.proto):
-//
-//   Event          wall_time = 1 (double), step = 2 (int64),
-//                  file_version = 3 (string), summary = 5 (Summary)
-//   Summary        value = 1 (repeated Summary.Value)
-//   Summary.Value  tag = 1 (string), simple_value = 2 (float)
+// serialized tensorflow.Event protobufs (proto/tensorboard/event.proto and
+// summary.proto: TensorFlow's messages, reduced to the fields written here).
 //
 // The first record of a file is an Event with file_version "brain.Event:2".
 // Not thread-safe: one writer per thread, or a lock around it.

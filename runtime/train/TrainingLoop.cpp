@@ -26,8 +26,8 @@ using Clock = std::chrono::steady_clock;
 /// The whole run's state; each method returns false after setting `error`.
 class Trainer {
 public:
-  Trainer(const TrainOptions &options, std::ostream &out)
-      : options(options), out(out) {}
+  Trainer(const TrainOptions &options, std::ostream &out, TrainingObserver *observer)
+      : options(options), out(out), observer(observer) {}
 
   bool run(std::string &error);
 
@@ -42,6 +42,7 @@ private:
 
   const TrainOptions &options;
   std::ostream &out;
+  TrainingObserver *observer;
   TrainingModel model;
   std::unique_ptr<exec::Session> session;
   std::shared_ptr<const data::Dataset> trainData, evalData;
@@ -107,6 +108,8 @@ bool Trainer::save(int64_t step, std::string &error) {
   if (!checkpoint::saveCheckpoint(request, error))
     return false;
   lastSaved = step;
+  if (observer)
+    observer->checkpointSaved(step);
   return true;
 }
 
@@ -167,7 +170,10 @@ bool Trainer::run(std::string &error) {
   metrics::ProgressLine progress(options.steps, startStep);
   Clock::time_point begin = Clock::now(), last = begin;
   double loss = 0, lr = 0;
+  if (observer)
+    observer->trainingStarted(startStep, options.steps);
   for (int64_t step = startStep + 1; step <= options.steps; ++step) {
+    Clock::time_point stepBegin = Clock::now();
     if (!this->step(reader, loss, lr, error))
       return false;
     if (!std::isfinite(loss)) {
@@ -181,6 +187,10 @@ bool Trainer::run(std::string &error) {
     int64_t examplesPerStep = model.batchSize() * model.accumulateSteps();
     double examplesPerSecond = seconds > 0 ? examplesPerStep / seconds : 0;
     progress.update(step, loss, examplesPerSecond);
+    if (observer)
+      observer->stepFinished({step, loss, lr, examplesPerStep,
+                              std::chrono::duration<double>(now - stepBegin).count(),
+                              examplesPerSecond});
     if (!options.metricsOut.empty() &&
         !jsonl.write({{"step", double(step)},
                       {"loss", loss},
@@ -212,11 +222,12 @@ bool Trainer::run(std::string &error) {
 
 } // namespace
 
-int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &err) {
+int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &err,
+                TrainingObserver *observer) {
   std::string error;
   bool ok = false;
   try {
-    ok = Trainer(options, out).run(error);
+    ok = Trainer(options, out, observer).run(error);
   } catch (const std::exception &e) {
     error = "kiln: error: " + std::string(e.what());
   }

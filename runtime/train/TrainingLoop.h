@@ -41,9 +41,34 @@ struct TrainOptions {
   int64_t evalEvery = 0;  ///< 0 = only at the end.
 };
 
+/// One finished step, as a TrainingObserver sees it.
+struct StepReport {
+  int64_t step = 0;        ///< From 1, counted from the start of training.
+  double loss = 0;         ///< The mean loss before the step's update.
+  double learningRate = 0;
+  int64_t examples = 0;    ///< Rows the step trained on (all micro-batches).
+  double seconds = 0;      ///< The step itself: forward, backward, update.
+  double examplesPerSecond = 0; ///< Over the time since the previous step.
+};
+
+/// Watches a run from outside the loop, beside its own logs (JSON lines,
+/// TensorBoard, progress): the Prometheus endpoint of `kiln run
+/// --metrics-port` (runtime/metrics/PrometheusMetrics.h). Called on the
+/// training thread between steps, so each call must be quick.
+class TrainingObserver {
+public:
+  virtual ~TrainingObserver() = default;
+  /// Steps startStep+1..lastStep are about to be trained.
+  virtual void trainingStarted(int64_t startStep, int64_t lastStep) {}
+  virtual void stepFinished(const StepReport &report) {}
+  /// The checkpoint of `step` is committed.
+  virtual void checkpointSaved(int64_t step) {}
+};
+
 /// Trains; prints one error line to `err` and returns 1 on failure, 0 on
-/// success. Summaries go to `out`.
-int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &err);
+/// success. Summaries go to `out`; `observer`, if any, sees every step.
+int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &err,
+                TrainingObserver *observer = nullptr);
 
 } // namespace kiln::train
 

@@ -44,6 +44,12 @@ protected:
     return error;
   }
 
+  /// Checks that `error` begins with `prefix`: nlohmann's wording goes on.
+  static void expectStartsWith(const std::string &error,
+                               const std::string &prefix) {
+    EXPECT_EQ(error.substr(0, prefix.size()), prefix) << error;
+  }
+
   /// Replaces the first `from` in the file at `path` with `to`.
   void replace(const std::string &path, const std::string &from,
                const std::string &to) {
@@ -101,9 +107,10 @@ TEST_F(CheckpointCorruptionTest, GarbageHeaderLength) {
 TEST_F(CheckpointCorruptionTest, MalformedHeaderJson) {
   replace(shard, "\"shape\":[2,3]", "\"shape\":[2;3]");
   std::string bytes = readText(shard);
-  EXPECT_EQ(loadError(), shard + ": error: header is not JSON: at byte " +
-                             std::to_string(bytes.find("[2;3]") + 2) +
-                             ": expected ']', found ';'");
+  expectStartsWith(loadError(),
+                   shard + ": error: header is not JSON: at byte " +
+                       std::to_string(bytes.find("[2;3]") + 2) +
+                       ": syntax error while parsing array - invalid literal");
 }
 
 TEST_F(CheckpointCorruptionTest, UnknownDTypeInShard) {
@@ -138,9 +145,10 @@ TEST_F(CheckpointCorruptionTest, ShardMissing) {
 TEST_F(CheckpointCorruptionTest, ManifestNotJson) {
   replace(manifest, "\"step\":7", "\"step\":7x");
   std::string text = readText(manifest);
-  EXPECT_EQ(loadError(), manifest + ": error: manifest is not JSON: at byte " +
-                             std::to_string(text.find("7x") + 1) +
-                             ": expected '}', found 'x'");
+  expectStartsWith(loadError(),
+                   manifest + ": error: manifest is not JSON: at byte " +
+                       std::to_string(text.find("7x") + 1) +
+                       ": syntax error while parsing object - invalid literal");
 }
 
 TEST_F(CheckpointCorruptionTest, ManifestFields) {
@@ -170,10 +178,11 @@ TEST_F(CheckpointCorruptionTest, ManifestFields) {
             prefix + "tensor 'w': shard 1 is not one of the 1 shards");
   EXPECT_EQ(errorWith(",\"fnv1a64\"", ",\"sha\""),
             prefix + "missing field 'tensors.w.fnv1a64'");
-  EXPECT_EQ(errorWith("{\"format\"", "[{\"format\""),
-            prefix + "manifest is not JSON: at byte " +
-                std::to_string(good.size() + 1) +
-                ": expected ']', found end of text");
+  expectStartsWith(errorWith("{\"format\"", "[{\"format\""),
+                   prefix + "manifest is not JSON: at byte " +
+                       std::to_string(good.size() + 1) +
+                       ": syntax error while parsing array - unexpected end "
+                       "of input");
   writeText(manifest, "[]");
   EXPECT_EQ(loadError(), prefix + "manifest is an array, expected an object");
 }

@@ -15,6 +15,8 @@
 #include <google/protobuf/stubs/logging.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,14 @@ namespace kiln {
 
 /// A context with every kiln dialect, the errors it reports (in `errors`),
 /// and a private temporary folder for model files.
+/// A seed for a test's random inputs: fresh each run, or KILN_TEST_SEED's
+/// value to replay the one a failure printed.
+inline unsigned drawTestSeed() {
+  if (const char *fixed = std::getenv("KILN_TEST_SEED"))
+    return unsigned(std::strtoul(fixed, nullptr, 10));
+  return std::random_device{}();
+}
+
 class ImportTestBase : public ::testing::Test {
 protected:
   ImportTestBase() {

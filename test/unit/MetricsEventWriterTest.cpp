@@ -4,12 +4,12 @@
 #include "runtime/metrics/EventWriter.h"
 #include "runtime/metrics/TfRecord.h"
 
+#include "proto/tensorboard/event.pb.h"
 #include "test/unit/RuntimeTestSupport.h"
 
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <map>
 #include <sys/stat.h>
 
 using namespace kiln::metrics;
@@ -17,66 +17,11 @@ using namespace kiln::test;
 
 namespace {
 
-/// One field of a protobuf message: varints and fixed values in `number`,
-/// length-delimited ones in `bytes`.
-struct ProtoField {
-  uint32_t wireType;
-  uint64_t number = 0;
-  std::string bytes;
-};
-
-/// Decodes a message into its fields by number; fails the test on bad input.
-std::multimap<uint32_t, ProtoField> decodeProto(const std::string &message) {
-  std::multimap<uint32_t, ProtoField> fields;
-  size_t pos = 0;
-  auto varint = [&] {
-    uint64_t value = 0;
-    for (int shift = 0; pos < message.size(); shift += 7) {
-      uint8_t byte = uint8_t(message[pos++]);
-      value |= uint64_t(byte & 0x7F) << shift;
-      if (!(byte & 0x80))
-        return value;
-    }
-    ADD_FAILURE() << "truncated varint";
-    return value;
-  };
-  while (pos < message.size()) {
-    uint64_t key = varint();
-    ProtoField field;
-    field.wireType = uint32_t(key & 7);
-    if (field.wireType == 0) {
-      field.number = varint();
-    } else if (field.wireType == 1 || field.wireType == 5) {
-      size_t size = field.wireType == 1 ? 8 : 4;
-      EXPECT_LE(pos + size, message.size());
-      for (size_t i = 0; i < size; ++i)
-        field.number |= uint64_t(uint8_t(message[pos + i])) << (8 * i);
-      pos += size;
-    } else if (field.wireType == 2) {
-      uint64_t size = varint();
-      EXPECT_LE(pos + size, message.size());
-      field.bytes = message.substr(pos, size_t(size));
-      pos += size_t(size);
-    } else {
-      ADD_FAILURE() << "unexpected wire type " << field.wireType;
-      break;
-    }
-    fields.emplace(uint32_t(key >> 3), field);
-  }
-  return fields;
-}
-
-double asDouble(uint64_t bits) {
-  double value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
-
-float asFloat(uint64_t bits) {
-  uint32_t low = uint32_t(bits);
-  float value;
-  std::memcpy(&value, &low, sizeof value);
-  return value;
+/// Parses one TFRecord payload as an Event; fails the test if it is not one.
+tensorflow::Event parseEvent(const std::string &record) {
+  tensorflow::Event event;
+  EXPECT_TRUE(event.ParseFromString(record));
+  return event;
 }
 
 // Tests CRC-32C against the check value and the vectors of RFC 3720, B.4.
@@ -175,41 +120,39 @@ TEST(MetricsEventWriterTest, WritesScalarEvents) {
             std::string::npos);
   ASSERT_TRUE(writer.scalar("loss", 7, 0.25, error)) << error;
   ASSERT_TRUE(writer.scalar("train/accuracy", 1LL << 40, -3.5, error)) << error;
+  ASSERT_TRUE(writer.scalar("zero", 0, 0.0, error)) << error;
   ASSERT_TRUE(writer.flush(error)) << error;
 
   std::vector<std::string> records;
   ASSERT_TRUE(readTfRecords(writer.path(), records, error)) << error;
-  ASSERT_EQ(records.size(), 3u);
-  auto first = decodeProto(records[0]);
-  ASSERT_EQ(first.count(3), 1u);
-  EXPECT_EQ(first.find(3)->second.bytes, "brain.Event:2");
-  ASSERT_EQ(first.count(1), 1u);
-  double wallTime = asDouble(first.find(1)->second.number);
+  ASSERT_EQ(records.size(), 4u);
+  tensorflow::Event first = parseEvent(records[0]);
+  ASSERT_EQ(first.what_case(), tensorflow::Event::kFileVersion);
+  EXPECT_EQ(first.file_version(), "brain.Event:2");
+  EXPECT_EQ(first.step(), 0);
+  double wallTime = first.wall_time();
   EXPECT_GT(wallTime, 1.6e9);
 
   struct Expected {
     std::string tag;
-    uint64_t step;
+    int64_t step;
     float value;
   };
+  // A zero is still a scalar: simple_value sits in a oneof, so proto3
+  // writes it even when it is 0.
   std::vector<Expected> expected = {{"loss", 7, 0.25f},
-                                    {"train/accuracy", 1ULL << 40, -3.5f}};
+                                    {"train/accuracy", 1LL << 40, -3.5f},
+                                    {"zero", 0, 0.0f}};
   for (size_t i = 0; i < expected.size(); ++i) {
-    auto event = decodeProto(records[i + 1]);
-    ASSERT_EQ(event.count(1), 1u);
-    EXPECT_EQ(event.find(1)->second.wireType, 1u);
-    EXPECT_GE(asDouble(event.find(1)->second.number), wallTime);
-    ASSERT_EQ(event.count(2), 1u);
-    EXPECT_EQ(event.find(2)->second.number, expected[i].step);
-    ASSERT_EQ(event.count(5), 1u);
-    auto summary = decodeProto(event.find(5)->second.bytes);
-    ASSERT_EQ(summary.count(1), 1u);
-    auto value = decodeProto(summary.find(1)->second.bytes);
-    ASSERT_EQ(value.count(1), 1u);
-    EXPECT_EQ(value.find(1)->second.bytes, expected[i].tag);
-    ASSERT_EQ(value.count(2), 1u);
-    EXPECT_EQ(value.find(2)->second.wireType, 5u);
-    EXPECT_EQ(asFloat(value.find(2)->second.number), expected[i].value);
+    tensorflow::Event event = parseEvent(records[i + 1]);
+    EXPECT_GE(event.wall_time(), wallTime);
+    EXPECT_EQ(event.step(), expected[i].step);
+    ASSERT_EQ(event.what_case(), tensorflow::Event::kSummary);
+    ASSERT_EQ(event.summary().value_size(), 1);
+    const tensorflow::Summary::Value &value = event.summary().value(0);
+    EXPECT_EQ(value.tag(), expected[i].tag);
+    ASSERT_EQ(value.value_case(), tensorflow::Summary::Value::kSimpleValue);
+    EXPECT_EQ(value.simple_value(), expected[i].value);
   }
   ASSERT_TRUE(writer.close(error)) << error;
   std::remove(writer.path().c_str());
@@ -236,7 +179,9 @@ TEST(MetricsEventWriterTest, BuffersAndNamesFilesApart) {
   for (int step = 0; step < 2000; ++step)
     ASSERT_TRUE(b.scalar("a/rather/long/tag/name", step, step, error));
   ASSERT_TRUE(readTfRecords(b.path(), records, error)) << error;
-  EXPECT_GT(records.size(), 1000u);
+  ASSERT_GT(records.size(), 1000u);
+  for (size_t i = 1; i < records.size(); ++i)
+    EXPECT_EQ(parseEvent(records[i]).step(), int64_t(i - 1));
 }
 
 // Tests the errors of a log directory that cannot be created or written.

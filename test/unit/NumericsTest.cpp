@@ -47,15 +47,7 @@ struct FeedRange {
 
 class NumericsTest : public ImportTestBase {
 protected:
-  NumericsTest() : seed(drawSeed()), rng(seed) {}
-
-  /// A fresh seed per test, or KILN_TEST_SEED's value to replay the one a
-  /// failure printed.
-  static unsigned drawSeed() {
-    if (const char *fixed = std::getenv("KILN_TEST_SEED"))
-      return unsigned(std::strtoul(fixed, nullptr, 10));
-    return std::random_device{}();
-  }
+  NumericsTest() : seed(drawTestSeed()), rng(seed) {}
 
   /// Compiles the model file, runs it on random feeds and compares every
   /// fetch with the reference.

@@ -1,242 +1,527 @@
 //===- CommandLine.cpp - kiln's command line ------------------------------===//
+//
+// CLI11 reads the structure: the subcommand, --flag VALUE and --flag=VALUE,
+// --help, and leaves what it does not know as extras. Every value is kept
+// as text and checked afterwards, so that each error names the flag and the
+// value in kiln's words, and an unknown flag gets the nearest known one.
+//
+//===----------------------------------------------------------------------===//
 
 #include "tools/kiln/CommandLine.h"
 
+#include "runtime/support/PrintableText.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <arpa/inet.h>
+#include <cctype>
+#include <cmath>
 #include <set>
 
 namespace kiln::tool {
 
 namespace {
 
-/// Walks the arguments, giving the value of "--flag VALUE" and
-/// "--flag=VALUE" alike.
-class ArgumentReader {
+const char *const kUsage =
+    R"(usage: kiln run ARTIFACT [--program NAME] [--feed NAME=FILE.npy]... [--fetch NAME=FILE.npy]...
+                [--synthetic-feeds] [--summary]
+       kiln run ARTIFACT --data FILE --steps N [--shuffle] [--seed S]
+                [--skip-bad-rows] [--metrics-out FILE.jsonl] [--logdir DIR]
+                [--save DIR] [--save-every N] [--keep N] [--restore DIR]
+                [--eval-data FILE] [--eval-every N]
+       kiln run ... --metrics-port PORT [--metrics-address ADDR] [--metrics-linger SECONDS]
+       kiln inspect ARTIFACT [--json]
+
+run      runs the artifact's init program, then --program (default forward),
+         with each feed read from a .npy file and each fetch written to one;
+         --synthetic-feeds makes up the feeds not given, --summary prints the
+         fetches; with --data, trains: N is the step to stop at
+         (docs/training.md); --metrics-port serves Prometheus metrics
+inspect  prints what the artifact holds, as text or JSON
+
+kiln COMMAND --help lists the command's options.
+)";
+
+const char *const kRunDescription =
+    R"(Runs the artifact's init program, then --program, with each feed read from a
+.npy file and each fetch written to one. With --data, trains the artifact
+instead (docs/training.md).
+)";
+
+const char *const kInspectDescription =
+    R"(Verifies the artifact and prints what it holds (programs, feeds, fetches,
+kernels, variables) without loading its kernels.
+)";
+
+const char *const kSingleRunGroup = "Options";
+const char *const kTrainingGroup = "Training (with --data)";
+const char *const kMetricsGroup = "Prometheus metrics";
+
+/// A subcommand's help: the usage line first, then CLI11's option table.
+class HelpFormatter : public CLI::Formatter {
 public:
-  explicit ArgumentReader(const std::vector<std::string> &args) : args_(args) {}
-
-  bool done() const { return next_ >= args_.size(); }
-  const std::string &current() const { return args_[next_]; }
-
-  /// Whether the current argument is `flag` or `flag=VALUE`.
-  bool at(const std::string &flag) const {
-    const std::string &arg = args_[next_];
-    return arg == flag || arg.compare(0, flag.size() + 1, flag + "=") == 0;
+  std::string make_help(const CLI::App *app, std::string,
+                        CLI::AppFormatMode mode) const override {
+    std::string text = "usage: kiln " + app->get_name() +
+                       " ARTIFACT [OPTIONS]\n\n" + app->get_description() +
+                       make_positionals(app) + make_groups(app, mode);
+    // CLI11 ends each group with a blank line and starts the next with one.
+    for (size_t at; (at = text.find("\n\n\n")) != std::string::npos;)
+      text.erase(at, 1);
+    return text;
   }
-
-  /// Takes the current argument, `flag` or `flag=VALUE`, and its value.
-  bool takeValue(const std::string &flag, std::string &value,
-                 std::string &error) {
-    const std::string &arg = args_[next_++];
-    if (arg != flag) {
-      value = arg.substr(flag.size() + 1);
-      return true;
-    }
-    if (done()) {
-      error = "kiln: error: " + flag + " needs a value";
-      return false;
-    }
-    value = args_[next_++];
-    return true;
-  }
-
-  const std::string &take() { return args_[next_++]; }
-
-private:
-  const std::vector<std::string> &args_;
-  size_t next_ = 0;
 };
 
-bool parseNamedFile(const std::string &flag, const std::string &value,
-                    NamedFile &file, std::string &error) {
-  size_t equals = value.find('=');
-  if (equals == std::string::npos || equals == 0 ||
-      equals + 1 == value.size()) {
-    error = "kiln: error: " + flag + " '" + value + "': expected NAME=FILE.npy";
-    return false;
+/// The flags that carry numbers, kept as text until checked.
+struct NumberFlags {
+  std::string steps, seed, saveEvery, keep, evalEvery;
+  std::string metricsPort, metricsLinger;
+};
+
+/// kiln's subcommands, each flag bound to where its value goes.
+struct KilnApp {
+  KilnApp();
+
+  CLI::App app{"", "kiln"};
+  CLI::App *run = nullptr;
+  CLI::App *inspect = nullptr;
+  RunOptions runOptions;
+  InspectOptions inspectOptions;
+  std::vector<std::string> feeds, fetches;
+  NumberFlags numbers;
+};
+
+/// One flag: a value kept as text, or a switch.
+struct FlagSpec {
+  const char *flag;
+  std::string *text;
+  bool *on;
+  const char *metavar;
+  const char *help;
+};
+
+void addFlags(CLI::App *command, const char *group,
+              std::initializer_list<FlagSpec> flags) {
+  for (const FlagSpec &spec : flags) {
+    CLI::Option *option =
+        spec.on ? command->add_flag(spec.flag, *spec.on, spec.help)
+                      ->disable_flag_override()
+                : command->add_option(spec.flag, *spec.text, spec.help)
+                      ->option_text(spec.metavar);
+    option->group(group);
   }
-  file = {value.substr(0, equals), value.substr(equals + 1)};
-  return true;
 }
 
-bool unknownArgument(const std::string &arg, std::string &error) {
-  error = arg.size() > 1 && arg[0] == '-'
-              ? "kiln: error: unknown option '" + arg + "'"
-              : "kiln: error: unexpected argument '" + arg + "'";
+void addRunFlags(KilnApp &kiln) {
+  CLI::App *run = kiln.run;
+  RunOptions &options = kiln.runOptions;
+  train::TrainOptions &training = options.training;
+  NumberFlags &numbers = kiln.numbers;
+  run->add_option("ARTIFACT", options.artifact,
+                  "the compiled artifact (kilnc -o)")
+      ->type_name("");
+  addFlags(run, kSingleRunGroup,
+           {{"--program", &options.program, nullptr, "NAME",
+             "the program to run after init (default forward)"}});
+  for (auto [flag, values, help] :
+       {std::tuple("--feed", &kiln.feeds,
+                   "a feed's value, read from a .npy file"),
+        std::tuple("--fetch", &kiln.fetches,
+                   "write a fetch to a .npy file after the run")})
+    run->add_option(flag, *values, help)
+        ->option_text("NAME=FILE.npy ...")
+        ->allow_extra_args(false)
+        ->group(kSingleRunGroup);
+  addFlags(run, kSingleRunGroup,
+           {{"--synthetic-feeds", nullptr, &options.syntheticFeeds, "",
+             "make up the feeds not given with --feed"},
+            {"--summary", nullptr, &options.summary, "",
+             "print each fetch's shape, min, mean and max"}});
+  addFlags(
+      run, kTrainingGroup,
+      {{"--data", &training.data, nullptr, "FILE",
+        ".npz, .csv/.tsv or synthetic[:ROWS]: train on it"},
+       {"--steps", &numbers.steps, nullptr, "N",
+        "the step to stop at (counted from the start)"},
+       {"--shuffle", nullptr, &training.shuffle, "",
+        "a new order of the rows every epoch"},
+       {"--seed", &numbers.seed, nullptr, "S",
+        "the shuffle's seed (default 0)"},
+       {"--skip-bad-rows", nullptr, &training.skipBadRows, "",
+        "drop rows with NaN/Inf or out-of-range ids"},
+       {"--metrics-out", &training.metricsOut, nullptr, "FILE.jsonl",
+        "one JSON line per step and per evaluation"},
+       {"--logdir", &training.logdir, nullptr, "DIR",
+        "TensorBoard event files"},
+       {"--save", &training.saveDir, nullptr, "DIR",
+        "write checkpoints to DIR, always one at the end"},
+       {"--save-every", &numbers.saveEvery, nullptr, "N",
+        "and one every N steps"},
+       {"--keep", &numbers.keep, nullptr, "N", "checkpoints kept (default 5)"},
+       {"--restore", &training.restore, nullptr, "DIR",
+        "go on from DIR's newest checkpoint (or ckpt-N)"},
+       {"--eval-data", &training.evalData, nullptr, "FILE",
+        "evaluate forward on FILE at the end"},
+       {"--eval-every", &numbers.evalEvery, nullptr, "N",
+        "and every N steps"}});
+  addFlags(run, kMetricsGroup,
+           {{"--metrics-port", &numbers.metricsPort, nullptr, "PORT",
+             "serve /metrics on PORT (0: any free port, printed)"},
+            {"--metrics-address", &options.metrics.address, nullptr, "ADDR",
+             "the IPv4 address to listen on (default 127.0.0.1)"},
+            {"--metrics-linger", &numbers.metricsLinger, nullptr, "SECONDS",
+             "serve on SECONDS after the run (SIGTERM ends it)"}});
+}
+
+KilnApp::KilnApp() {
+  app.set_help_flag("-h,--help", "print the usage and exit");
+  app.require_subcommand(0, 1);
+  app.allow_extras();
+  // A flag given twice keeps its last value, as before CLI11.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.formatter(std::make_shared<HelpFormatter>());
+
+  run = app.add_subcommand("run", kRunDescription);
+  inspect = app.add_subcommand("inspect", kInspectDescription);
+  for (CLI::App *command : {run, inspect}) {
+    command->set_help_flag("-h,--help", "print this help and exit");
+    command->allow_extras();
+  }
+  addRunFlags(*this);
+  inspect
+      ->add_option("ARTIFACT", inspectOptions.artifact, "the compiled artifact")
+      ->type_name("");
+  addFlags(
+      inspect, "Options",
+      {{"--json", nullptr, &inspectOptions.json, "", "print one JSON object"}});
+}
+
+bool isOption(const std::string &arg) {
+  return arg.size() > 1 && arg[0] == '-' && arg != "--";
+}
+
+std::vector<std::string> optionNames(const CLI::App &app) {
+  std::vector<std::string> names;
+  for (const CLI::Option *option : app.get_options()) {
+    for (const std::string &name : option->get_lnames())
+      names.push_back("--" + name);
+    for (const std::string &name : option->get_snames())
+      names.push_back("-" + name);
+  }
+  return names;
+}
+
+/// The error line for an argument CLI11 did not take, reported against the
+/// flags of `app`.
+std::string extraArgumentError(const std::string &arg, const CLI::App &app) {
+  if (!isOption(arg))
+    return "kiln: error: unexpected argument '" + arg + "'";
+  std::string flag = arg.substr(0, arg.find('='));
+  std::string error = "kiln: error: unknown option '" + flag + "'";
+  std::string nearest = nearestName(flag, optionNames(app));
+  return nearest.empty() ? error : error + " (did you mean '" + nearest + "'?)";
+}
+
+std::string unknownCommandError(const std::string &command) {
+  std::string nearest = nearestName(command, {"run", "inspect"});
+  return "kiln: error: unknown command '" + command + "' " +
+         (nearest.empty() ? "(commands: run, inspect; kiln --help)"
+                          : "(did you mean '" + nearest + "'?)");
+}
+
+/// What CLI11 refused, in kiln's words.
+std::string parseErrorLine(const CLI::ParseError &error) {
+  std::string what = error.what();
+  size_t colon = what.find(": ");
+  // "--fetch: 1 required TEXT missing"
+  if (dynamic_cast<const CLI::ArgumentMismatch *>(&error) &&
+      colon != std::string::npos &&
+      what.find(" required ", colon) != std::string::npos &&
+      what.compare(what.size() - 8, 8, " missing") == 0)
+    return "kiln: error: " + what.substr(0, colon) + " needs a value";
+  // "--summary was given a disallowed flag override"
+  size_t override = what.find(" was given a disallowed flag override");
+  if (override != std::string::npos) {
+    std::string flag = what.substr(0, override);
+    return "kiln: error: " + (flag[0] == '-' ? flag : "--" + flag) +
+           " takes no value";
+  }
+  return "kiln: error: " + what;
+}
+
+bool fail(const std::string &message, std::string &error) {
+  error = message;
   return false;
 }
 
-bool takeArtifact(ArgumentReader &reader, std::string &artifact,
-                  std::string &error) {
-  if (!artifact.empty())
-    return unknownArgument(reader.current(), error);
-  artifact = reader.take();
-  return true;
-}
-
-} // namespace
-
-const char *usage() {
-  return "usage: kiln run ARTIFACT [--program NAME] [--feed NAME=FILE.npy]... "
-         "[--fetch NAME=FILE.npy]...\n"
-         "                [--synthetic-feeds] [--summary]\n"
-         "       kiln run ARTIFACT --data FILE --steps N [--shuffle] [--seed S]\n"
-         "                [--skip-bad-rows] [--metrics-out FILE.jsonl] [--logdir DIR]\n"
-         "                [--save DIR] [--save-every N] [--keep N] [--restore DIR]\n"
-         "                [--eval-data FILE] [--eval-every N]\n"
-         "       kiln inspect ARTIFACT [--json]\n"
-         "\n"
-         "run      runs the artifact's init program, then --program (default "
-         "forward),\n"
-         "         with each feed read from a .npy file and each fetch "
-         "written to one;\n"
-         "         --synthetic-feeds makes up the feeds not given, --summary "
-         "prints the fetches\n"
-         "         with --data, trains: N is the step to stop at (docs/training.md)\n"
-         "inspect  prints what the artifact holds, as text or JSON\n";
-}
-
-namespace {
-
-/// Reads a non-negative integer flag value.
+/// Reads a non-negative integer flag value; an empty `value` (the flag not
+/// given) leaves `out` as it is.
 bool parseCount(const std::string &flag, const std::string &value, int64_t &out,
                 std::string &error) {
+  if (value.empty())
+    return true;
   try {
     size_t used = 0;
     long long parsed = std::stoll(value, &used);
-    if (used == value.size() && parsed >= 0) {
+    if (used == value.size() && parsed >= 0 && !std::isspace(value[0])) {
       out = parsed;
       return true;
     }
   } catch (const std::exception &) {
   }
-  error = "kiln: error: " + flag + " '" + value + "': expected a whole number >= 0";
-  return false;
+  return fail("kiln: error: " + flag + " '" + value +
+                  "': expected a whole number >= 0",
+              error);
 }
 
-/// Takes one of the training flags that carry a value; returns whether the
-/// current argument was one (with `error` set when its value is bad).
-bool takeTrainingFlag(ArgumentReader &reader, train::TrainOptions &training,
-                      std::string &error) {
-  const std::pair<const char *, std::string *> paths[] = {
-      {"--data", &training.data},          {"--metrics-out", &training.metricsOut},
-      {"--logdir", &training.logdir},      {"--save", &training.saveDir},
-      {"--restore", &training.restore},    {"--eval-data", &training.evalData}};
-  for (const auto &[flag, target] : paths)
-    if (reader.at(flag)) {
-      reader.takeValue(flag, *target, error);
-      return true;
-    }
+bool parseNamedFile(const std::string &flag, const std::string &value,
+                    NamedFile &file, std::string &error) {
+  size_t equals = value.find('=');
+  if (equals == std::string::npos || equals == 0 || equals + 1 == value.size())
+    return fail("kiln: error: " + flag + " '" + value +
+                    "': expected NAME=FILE.npy",
+                error);
+  file = {value.substr(0, equals), value.substr(equals + 1)};
+  return true;
+}
+
+bool parseFeedsAndFetches(const KilnApp &kiln, RunOptions &options,
+                          std::string &error) {
+  std::set<std::string> feedNames, fetchPaths;
+  for (const std::string &value : kiln.feeds) {
+    NamedFile feed;
+    if (!parseNamedFile("--feed", value, feed, error))
+      return false;
+    if (!feedNames.insert(feed.name).second)
+      return fail("kiln: error: --feed '" + feed.name + "' is given twice",
+                  error);
+    options.feeds.push_back(feed);
+  }
+  for (const std::string &value : kiln.fetches) {
+    NamedFile fetch;
+    if (!parseNamedFile("--fetch", value, fetch, error))
+      return false;
+    if (!fetchPaths.insert(fetch.path).second)
+      return fail("kiln: error: --fetch: two fetches would write '" +
+                      fetch.path + "'",
+                  error);
+    options.fetches.push_back(fetch);
+  }
+  return true;
+}
+
+bool parseMetricsFlags(const KilnApp &kiln, MetricsEndpointOptions &metrics,
+                       std::string &error) {
+  const NumberFlags &numbers = kiln.numbers;
+  if (numbers.metricsPort.empty()) {
+    for (const char *flag : {"--metrics-address", "--metrics-linger"})
+      if (kiln.run->count(flag))
+        return fail("kiln: error: " + std::string(flag) +
+                        " needs --metrics-port PORT",
+                    error);
+    return true;
+  }
+  int64_t port = -1;
+  if (!parseCount("--metrics-port", numbers.metricsPort, port, error) ||
+      port > 65535)
+    return fail("kiln: error: --metrics-port '" + numbers.metricsPort +
+                    "': expected a port number, 1..65535 (or 0: any free port)",
+                error);
+  metrics.port = static_cast<int>(port);
+  in_addr address;
+  if (inet_pton(AF_INET, metrics.address.c_str(), &address) != 1)
+    return fail("kiln: error: --metrics-address '" + metrics.address +
+                    "': expected an IPv4 address such as 127.0.0.1",
+                error);
+  if (!numbers.metricsLinger.empty()) {
+    char *end = nullptr;
+    const char *text = numbers.metricsLinger.c_str();
+    double seconds = std::strtod(text, &end);
+    if (end == text || *end != '\0' || std::isspace(text[0]) ||
+        !std::isfinite(seconds) || seconds < 0)
+      return fail("kiln: error: --metrics-linger '" + numbers.metricsLinger +
+                      "': expected a number of seconds >= 0",
+                  error);
+    metrics.lingerSeconds = seconds;
+  }
+  return true;
+}
+
+/// The first flag of `group` given, other than `except`; empty if none.
+std::string firstGiven(const CLI::App &command, const std::string &group,
+                       const std::string &except) {
+  for (const CLI::Option *option : command.get_options())
+    if (option->get_group() == group && option->count() &&
+        option->nonpositional() && option->get_name() != except)
+      return option->get_name();
+  return "";
+}
+
+bool parseTrainingFlags(const KilnApp &kiln, train::TrainOptions &training,
+                        std::string &error) {
+  const NumberFlags &numbers = kiln.numbers;
   int64_t keep = training.keep, seed = 0;
-  const std::pair<const char *, int64_t *> counts[] = {{"--steps", &training.steps},
-                                                       {"--save-every", &training.saveEvery},
-                                                       {"--eval-every", &training.evalEvery},
-                                                       {"--keep", &keep},
-                                                       {"--seed", &seed}};
-  for (const auto &[flag, target] : counts)
-    if (reader.at(flag)) {
-      std::string value;
-      if (reader.takeValue(flag, value, error))
-        parseCount(flag, value, *target, error);
-      if (std::string(flag) == "--keep")
-        training.keep = static_cast<int>(keep);
-      if (std::string(flag) == "--seed")
-        training.seed = static_cast<uint64_t>(seed);
-      return true;
-    }
-  return false;
+  if (!parseCount("--steps", numbers.steps, training.steps, error) ||
+      !parseCount("--seed", numbers.seed, seed, error) ||
+      !parseCount("--save-every", numbers.saveEvery, training.saveEvery,
+                  error) ||
+      !parseCount("--keep", numbers.keep, keep, error) ||
+      !parseCount("--eval-every", numbers.evalEvery, training.evalEvery, error))
+    return false;
+  training.keep = static_cast<int>(std::min<int64_t>(keep, 1 << 30));
+  training.seed = static_cast<uint64_t>(seed);
+
+  const CLI::App &run = *kiln.run;
+  if (training.data.empty()) {
+    std::string flag = firstGiven(run, kTrainingGroup, "--data");
+    if (!flag.empty())
+      return fail("kiln: error: " + flag +
+                      " is a training flag: it needs --data FILE (or --data "
+                      "synthetic)",
+                  error);
+    return true;
+  }
+  std::string flag = firstGiven(run, kSingleRunGroup, "--help");
+  if (!flag.empty())
+    return fail("kiln: error: " + flag +
+                    " is for a single run: training (--data) runs train_step "
+                    "on the data",
+                error);
+  if (training.steps < 1)
+    return fail(
+        "kiln: error: --data needs --steps N (the step to stop at, N >= 1)",
+        error);
+  return true;
+}
+
+/// The arguments CLI11 left over: the first one, if any, as an error line.
+bool checkExtras(const KilnApp &kiln, const CLI::App *command,
+                 std::string &error) {
+  std::vector<std::string> extras = kiln.app.remaining(false);
+  if (command) {
+    std::vector<std::string> own = command->remaining(false);
+    extras.insert(extras.end(), own.begin(), own.end());
+  }
+  if (extras.empty())
+    return true;
+  if (!command && !isOption(extras.front()))
+    return fail(unknownCommandError(extras.front()), error);
+  return fail(extraArgumentError(extras.front(), command ? *command : kiln.app),
+              error);
+}
+
+CommandLine errorResult(const std::string &line) {
+  CommandLine result;
+  result.message = printableText(line) + "\n";
+  return result;
+}
+
+CommandLine helpResult(const std::string &text) {
+  CommandLine result;
+  result.command = CommandLine::Command::Help;
+  result.message = text;
+  return result;
 }
 
 } // namespace
 
-bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options,
-                     std::string &error) {
-  ArgumentReader reader(args);
-  std::set<std::string> feedNames, fetchPaths;
-  while (!reader.done()) {
-    std::string value;
-    if (reader.at("--feed")) {
-      NamedFile feed;
-      if (!reader.takeValue("--feed", value, error) ||
-          !parseNamedFile("--feed", value, feed, error))
-        return false;
-      if (!feedNames.insert(feed.name).second) {
-        error = "kiln: error: --feed '" + feed.name + "' is given twice";
-        return false;
+std::string nearestName(const std::string &typed,
+                        const std::vector<std::string> &candidates) {
+  auto normalize = [](const std::string &name) {
+    std::string text =
+        name.substr(std::min(name.find_first_not_of('-'), name.size()));
+    std::transform(text.begin(), text.end(), text.begin(),
+                   [](unsigned char c) { return std::tolower(c); });
+    return text;
+  };
+  // Edit distance with adjacent transpositions (optimal string alignment).
+  auto distance = [](const std::string &a, const std::string &b) {
+    std::vector<std::vector<size_t>> d(a.size() + 1,
+                                       std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i)
+      d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j)
+      d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+        d[i][j] = std::min(
+            {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
       }
-      options.feeds.push_back(feed);
-    } else if (reader.at("--fetch")) {
-      NamedFile fetch;
-      if (!reader.takeValue("--fetch", value, error) ||
-          !parseNamedFile("--fetch", value, fetch, error))
-        return false;
-      if (!fetchPaths.insert(fetch.path).second) {
-        error = "kiln: error: --fetch: two fetches would write '" + fetch.path +
-                "'";
-        return false;
-      }
-      options.fetches.push_back(fetch);
-    } else if (reader.at("--program")) {
-      if (!reader.takeValue("--program", options.program, error))
-        return false;
-    } else if (reader.current() == "--synthetic-feeds") {
-      options.syntheticFeeds = true;
-      reader.take();
-    } else if (reader.current() == "--summary") {
-      options.summary = true;
-      reader.take();
-    } else if (reader.current() == "--shuffle") {
-      options.training.shuffle = true;
-      reader.take();
-    } else if (reader.current() == "--skip-bad-rows") {
-      options.training.skipBadRows = true;
-      reader.take();
-    } else if (takeTrainingFlag(reader, options.training, error)) {
-      if (!error.empty())
-        return false;
-    } else if (reader.current().size() > 1 && reader.current()[0] == '-') {
-      return unknownArgument(reader.current(), error);
-    } else if (!takeArtifact(reader, options.artifact, error)) {
-      return false;
+    return d[a.size()][b.size()];
+  };
+  std::string word = normalize(typed);
+  // A third of the word may be wrong, at most 3 letters; short words must
+  // match but for case and dashes.
+  size_t limit =
+      word.size() < 3
+          ? 0
+          : std::min<size_t>(3, std::max<size_t>(1, word.size() / 3));
+  std::string best;
+  size_t bestDistance = limit + 1;
+  for (const std::string &candidate : candidates) {
+    size_t d = distance(word, normalize(candidate));
+    if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
     }
   }
-  if (options.artifact.empty()) {
-    error = "kiln: error: kiln run needs an artifact file";
-    return false;
-  }
-  train::TrainOptions &training = options.training;
-  training.artifact = options.artifact;
-  bool trainingFlags = training.steps != 0 || !training.metricsOut.empty() ||
-                       !training.logdir.empty() || !training.saveDir.empty() ||
-                       !training.restore.empty() || !training.evalData.empty();
-  if (training.data.empty() && trainingFlags) {
-    error = "kiln: error: training flags need --data FILE (or --data synthetic)";
-    return false;
-  }
-  if (!training.data.empty() && training.steps < 1) {
-    error = "kiln: error: --data needs --steps N (the step to stop at, N >= 1)";
-    return false;
-  }
-  return true;
+  return best;
 }
 
-bool parseInspectOptions(const std::vector<std::string> &args,
-                         InspectOptions &options, std::string &error) {
-  ArgumentReader reader(args);
-  while (!reader.done()) {
-    if (reader.current() == "--json") {
-      options.json = true;
-      reader.take();
-    } else if (reader.current().size() > 1 && reader.current()[0] == '-') {
-      return unknownArgument(reader.current(), error);
-    } else if (!takeArtifact(reader, options.artifact, error)) {
-      return false;
-    }
+CommandLine parseCommandLine(const std::vector<std::string> &args) {
+  if (args.empty()) {
+    CommandLine result;
+    result.message = kUsage;
+    return result;
   }
-  if (options.artifact.empty()) {
-    error = "kiln: error: kiln inspect needs an artifact file";
-    return false;
+  if (args.front() == "help")
+    return helpResult(kUsage);
+  KilnApp kiln;
+  try {
+    std::vector<std::string> reversed(args.rbegin(), args.rend());
+    kiln.app.parse(reversed);
+  } catch (const CLI::CallForHelp &) {
+    std::vector<CLI::App *> chosen = kiln.app.get_subcommands();
+    return helpResult(chosen.empty() ? std::string(kUsage)
+                                     : chosen.front()->help());
+  } catch (const CLI::ParseError &e) {
+    return errorResult(parseErrorLine(e));
   }
-  return true;
+
+  std::string error;
+  CommandLine result;
+  if (kiln.run->parsed()) {
+    RunOptions &options = kiln.runOptions;
+    if (!checkExtras(kiln, kiln.run, error) ||
+        !parseFeedsAndFetches(kiln, options, error) ||
+        !parseTrainingFlags(kiln, options.training, error) ||
+        !parseMetricsFlags(kiln, options.metrics, error))
+      return errorResult(error);
+    if (options.artifact.empty())
+      return errorResult("kiln: error: kiln run needs an artifact file");
+    options.training.artifact = options.artifact;
+    result.command = CommandLine::Command::Run;
+    result.run = std::move(options);
+    return result;
+  }
+  if (kiln.inspect->parsed()) {
+    if (!checkExtras(kiln, kiln.inspect, error))
+      return errorResult(error);
+    if (kiln.inspectOptions.artifact.empty())
+      return errorResult("kiln: error: kiln inspect needs an artifact file");
+    result.command = CommandLine::Command::Inspect;
+    result.inspect = kiln.inspectOptions;
+    return result;
+  }
+  if (!checkExtras(kiln, nullptr, error))
+    return errorResult(error);
+  // Only options that take no command, such as "--": show the usage.
+  result.message = kUsage;
+  return result;
 }
 
 } // namespace kiln::tool

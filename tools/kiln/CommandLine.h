@@ -1,4 +1,10 @@
 //===- CommandLine.h - kiln's command line ----------------------*- C++ -*-===//
+//
+// CLI11 splits the command line into the subcommand, its flags and their
+// values; the values are checked here, so that every mistake is one line,
+// "kiln: error: ...", naming the flag and the value.
+//
+//===----------------------------------------------------------------------===//
 
 #ifndef KILN_TOOLS_KILN_COMMANDLINE_H
 #define KILN_TOOLS_KILN_COMMANDLINE_H
@@ -16,6 +22,18 @@ struct NamedFile {
   std::string path;
 };
 
+/// The Prometheus endpoint: --metrics-port, --metrics-address,
+/// --metrics-linger.
+struct MetricsEndpointOptions {
+  /// -1: no endpoint; 0: any free port (printed once bound).
+  int port = -1;
+  /// An IPv4 address of this host; 0.0.0.0 listens on all of them.
+  std::string address = "127.0.0.1";
+  /// Seconds to keep serving after the run ends; SIGINT or SIGTERM ends
+  /// the wait early.
+  double lingerSeconds = 0;
+};
+
 /// kiln run ARTIFACT [--program NAME] [--feed NAME=FILE]... [--fetch ...]...
 ///          [--synthetic-feeds] [--summary]
 struct RunOptions {
@@ -29,6 +47,7 @@ struct RunOptions {
   bool summary = false;
   /// With --data: train (runtime/train/TrainingLoop.h) instead of one run.
   train::TrainOptions training;
+  MetricsEndpointOptions metrics;
 };
 
 /// kiln inspect ARTIFACT [--json]
@@ -37,17 +56,26 @@ struct InspectOptions {
   bool json = false;
 };
 
-/// The usage text, ending in a newline.
-const char *usage();
+/// What the command line asks for.
+struct CommandLine {
+  enum class Command { Run, Inspect, Help, Error };
+  Command command = Command::Error;
+  RunOptions run;
+  InspectOptions inspect;
+  /// Help: the text for stdout (exit 0). Error: the text for stderr (exit
+  /// 1): one "kiln: error: ..." line (control characters escaped), or the
+  /// usage when nothing was given. Both end in a newline.
+  std::string message;
+};
 
-/// Parses the arguments after `kiln run`. On failure sets `error` to one line
-/// ("kiln: error: ...") and returns false.
-bool parseRunOptions(const std::vector<std::string> &args, RunOptions &options,
-                     std::string &error);
+/// Parses the arguments after the program name.
+CommandLine parseCommandLine(const std::vector<std::string> &args);
 
-/// Parses the arguments after `kiln inspect`.
-bool parseInspectOptions(const std::vector<std::string> &args,
-                         InspectOptions &options, std::string &error);
+/// Of `candidates`, the one nearest to `typed` (case-insensitive edit
+/// distance, a transposition counting as one edit, leading dashes ignored)
+/// if it is near enough to be a likely typo; otherwise empty.
+std::string nearestName(const std::string &typed,
+                        const std::vector<std::string> &candidates);
 
 } // namespace kiln::tool
 

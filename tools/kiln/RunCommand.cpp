@@ -7,14 +7,18 @@
 #include "tools/kiln/RunCommand.h"
 
 #include "runtime/api/kiln.h"
+#include "runtime/metrics/PrometheusMetrics.h"
 #include "runtime/support/PrintableText.h"
 #include "runtime/support/StagedFile.h"
 #include "tools/kiln/SyntheticFeeds.h"
 #include "tools/kiln/TensorFiles.h"
 
+#include <chrono>
+#include <csignal>
 #include <iostream>
 #include <memory>
 #include <string_view>
+#include <thread>
 
 namespace kiln::tool {
 
@@ -179,11 +183,52 @@ bool writeFetches(const RunOptions &options,
   return true;
 }
 
-} // namespace
+using Clock = std::chrono::steady_clock;
 
-int runCommand(const RunOptions &options) {
-  if (!options.training.data.empty())
-    return train::runTraining(options.training, std::cout, std::cerr);
+/// Starts the Prometheus endpoint and says where it is (the port matters
+/// with --metrics-port 0); null after printing the error line.
+std::unique_ptr<metrics::PrometheusMetrics>
+serveMetrics(const RunOptions &options) {
+  const MetricsEndpointOptions &endpoint = options.metrics;
+  std::string error;
+  std::unique_ptr<metrics::PrometheusMetrics> served =
+      metrics::PrometheusMetrics::serve(
+          endpoint.address, endpoint.port, options.artifact,
+          options.training.data.empty() ? options.program : "train_step",
+          error);
+  if (!served) {
+    report("kiln: error: --metrics-port " + std::to_string(endpoint.port) +
+           ": " + error);
+    return nullptr;
+  }
+  std::cerr << "kiln: serving metrics at " << served->url() << std::endl;
+  return served;
+}
+
+volatile std::sig_atomic_t stopLingering = 0;
+
+void onStopLingering(int) { stopLingering = 1; }
+
+/// --metrics-linger: serves on for `seconds`, or until SIGINT or SIGTERM.
+void linger(double seconds) {
+  if (seconds <= 0)
+    return;
+  struct sigaction action = {};
+  action.sa_handler = onStopLingering;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+  // The run's output is complete: show it now, not when the wait ends.
+  std::cout.flush();
+  Clock::time_point begin = Clock::now();
+  while (!stopLingering &&
+         std::chrono::duration<double>(Clock::now() - begin).count() < seconds)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+/// Runs init and the program once.
+int runProgram(const RunOptions &options,
+               metrics::PrometheusMetrics *prometheus) {
   kiln_artifact *rawArtifact = nullptr;
   if (failed(kiln_artifact_load(options.artifact.c_str(), &rawArtifact)))
     return 1;
@@ -217,14 +262,19 @@ int runCommand(const RunOptions &options) {
                                       feed.bytes.size()),
                feed.path))
       return 1;
+  Clock::time_point begin = Clock::now();
   if (failed(kiln_session_run(session.get(), program)))
     return 1;
+  if (prometheus)
+    prometheus->programRan(
+        std::chrono::duration<double>(Clock::now() - begin).count());
 
   if (options.summary)
     for (const kiln_tensor_info &info : fetches) {
       std::vector<uint8_t> bytes(info.byte_size);
       if (failed(kiln_session_read_fetch(session.get(), program, info.name,
-                                         info.dtype, bytes.data(), bytes.size())))
+                                         info.dtype, bytes.data(),
+                                         bytes.size())))
         return 1;
       std::cout << summarizeTensor(info, bytes) << "\n";
     }
@@ -237,6 +287,21 @@ int runCommand(const RunOptions &options) {
       return 1;
   }
   return writeFetches(options, fetches, results) ? 0 : 1;
+}
+
+} // namespace
+
+int runCommand(const RunOptions &options) {
+  std::unique_ptr<metrics::PrometheusMetrics> prometheus;
+  if (options.metrics.port >= 0 && !(prometheus = serveMetrics(options)))
+    return 1;
+  int status = options.training.data.empty()
+                   ? runProgram(options, prometheus.get())
+                   : train::runTraining(options.training, std::cout, std::cerr,
+                                        prometheus.get());
+  if (prometheus)
+    linger(options.metrics.lingerSeconds);
+  return status;
 }
 
 } // namespace kiln::tool

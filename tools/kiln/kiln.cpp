@@ -2,14 +2,16 @@
 //
 //   kiln run ARTIFACT [--program NAME] [--feed NAME=FILE.npy]...
 //                     [--fetch NAME=FILE.npy]...
+//   kiln run ARTIFACT --data FILE --steps N ... [--metrics-port PORT]
 //   kiln inspect ARTIFACT [--json]
+//
+// kiln --help and kiln COMMAND --help list the flags (CommandLine.cpp).
 //
 // Every failure is one line on stderr, naming the file, feed or field, and
 // exit code 1; no fetch file is written unless the whole run succeeded.
 //
 //===----------------------------------------------------------------------===//
 
-#include "runtime/support/PrintableText.h"
 #include "tools/kiln/CommandLine.h"
 #include "tools/kiln/InspectCommand.h"
 #include "tools/kiln/RunCommand.h"
@@ -39,35 +41,19 @@ void useSleepingOpenMpThreads(char **argv) {
 
 int main(int argc, char **argv) {
   useSleepingOpenMpThreads(argv);
-  std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    std::cerr << usage();
-    return 1;
-  }
-  std::string command = args.front();
-  args.erase(args.begin());
-  if (command == "-h" || command == "--help" || command == "help") {
-    std::cout << usage();
+  CommandLine commandLine =
+      parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  switch (commandLine.command) {
+  case CommandLine::Command::Run:
+    return runCommand(commandLine.run);
+  case CommandLine::Command::Inspect:
+    return inspectCommand(commandLine.inspect);
+  case CommandLine::Command::Help:
+    std::cout << commandLine.message;
     return 0;
+  case CommandLine::Command::Error:
+    break;
   }
-  std::string error;
-  if (command == "run") {
-    RunOptions options;
-    if (!parseRunOptions(args, options, error)) {
-      std::cerr << kiln::printableText(error) << "\n";
-      return 1;
-    }
-    return runCommand(options);
-  }
-  if (command == "inspect") {
-    InspectOptions options;
-    if (!parseInspectOptions(args, options, error)) {
-      std::cerr << kiln::printableText(error) << "\n";
-      return 1;
-    }
-    return inspectCommand(options);
-  }
-  std::cerr << "kiln: error: unknown command '" << kiln::printableText(command)
-            << "' (commands: run, inspect; kiln --help)\n";
+  std::cerr << commandLine.message;
   return 1;
 }
