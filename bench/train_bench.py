@@ -1,105 +1,83 @@
 #!/usr/bin/env python3
-"""Training step time of the examples: Kiln against PyTorch and JAX (XLA) on
-the CPU, measured in the same run (docs/performance.md, "Training steps
-against PyTorch and JAX").
+"""Training step time of the examples: Kiln against every peer framework on
+the CPU, each at its best, in the same run (docs/performance.md, "Training
+steps against every peer"; the protocol is bench/peers/PROTOCOL.md).
 
 A development script, not a test. It needs the built kilnc and kiln, protoc,
-and a Python with torch, jax, numpy and protobuf (/work/venv/bin/python
-on the development machine):
+and a Python with torch, numpy and protobuf (/work/venv/bin/python on the
+development machine); each peer runs under the Python that has its framework
+(--python-torch, --python-jax, --python-tf):
 
-    python3 bench/train_bench.py                    # all three examples
-    python3 bench/train_bench.py --model mlp --steps 20 --repeats 2 -v
-    python3 bench/train_bench.py --json train_bench.json
+    python3 bench/train_bench.py --quick --model mlp      # a few rows, short
+    python3 bench/train_bench.py --json train.json --plot train.png
+    python3 bench/train_bench.py --model transformer --frameworks kiln,jax \\
+        --threads 1,2 --repeats 7 -v
 
-Every framework trains the same graph file (examples/NAME.pbtxt): Kiln from
-its artifact; PyTorch, eager and under torch.compile, through
-scripts/train_reference.py's GraphModel; JAX through the small interpreter
-below, one jitted step. All start from Kiln's initial weights and train on
-the same batches (random, the right dtypes and id ranges, written once as an
-.npz that `kiln run --data` reads), with the example's optimizer, schedule
-and clipping, so their losses agree (each prints its first and last loss
-and its parameter count).
+Rows are (framework, variant, threads, wait policy): kiln (one `kiln run` per
+repeat), torch (eager, compile, compile-max-autotune, compile-foreach), jax (jit-dense,
+jit-rows) and tf (xla, graph), each peer variant a long-lived process of
+bench/peers/FRAMEWORK_peer.py answering {"run": STEPS}. Threads (--threads,
+default 1, 2 and the machine's CPUs) reach every row as OMP_NUM_THREADS
+and every peer as --threads (JAX and TensorFlow set their pools from it).
+Wait policies (--policies, default "default,passive") apply to the OpenMP
+users: torch gets a row with OMP_WAIT_POLICY unset and one with it passive;
+kiln picks passive itself when it is unset, so it has one row; XLA's and
+TensorFlow's thread pools are not OpenMP, so jax and tf have one.
 
-A repeat runs each framework in turn (kiln, torch, torch.compile, jax, kiln,
-...; --frameworks picks and orders them), each training --warmup + --steps
-steps from the initial weights, so machine noise hits all alike. A
-framework's step time in a repeat is the median of its steps after the
-warm-up, its time in the table the median over the repeats, and the ratios
-are Kiln's time over each other's and over the fastest other's. A step is
-what a training loop does per batch: take the batch, forward, backward,
-clipping, the optimizer update, and the loss back on the host.
-  kiln   `kiln run --metrics-out`: the time between consecutive steps' ends
-         (batch / examples_per_second), which includes the runtime's batch
-         reader, binding the feeds and writing the metrics line.
-  torch  zero_grad, forward, backward, clipping, optimizer.step(), .item().
-         Tables read only by gathers get sparse gradients and lazy updates
-         (SparseAdam under Adam), as in Kiln.
-  torch.compile  the same, with the loss traced by make_fx into one aten
-         graph and that compiled by Inductor (forward and backward); the
-         optimizer stays eager. Tables get dense gradients (no sparse
-         embedding gradients under torch.compile).
-  jax    one jitted call (value_and_grad, clipping, the update; parameters
-         and slots donated), then float(loss). Embedding tables get dense
-         gradients and dense updates: what jax.grad gives a JAX user.
-Compile times (kilnc, XLA's lower+compile, torch.compile's first step) are
-reported on their own, never in the step time (torch.compile's may come
-from Inductor's on-disk cache). PyTorch runs with --threads threads (2) and
-OMP_WAIT_POLICY=passive, as kiln does (see below); XLA with its default pool.
+Every row does the same work, written once per model into a workload folder
+(PROTOCOL.md): Kiln's initial weights, --batches random batches, the rates
+and Adam bias corrections of every step computed here in float64, the
+tables Kiln updates by rows. Kiln trains it once first as the reference:
+every run of every row must give Kiln's loss within --loss-rtol (1e-5)
+relative at every step, else the row is INVALID (shown with the first step
+that differs, never with a time).
+
+Each repeat runs every row once, in an order rotated per repeat, each
+training --warmup + --steps steps from the initial weights. A row's time in
+a repeat is the median of its steps after the warm-up; its time is the
+median over the repeats, with their min and max. Each framework's best is
+its fastest valid row; every row is reported, with its peak resident memory
+and what its step includes. The CPU's model and vector features and the
+CPU steal over the repeats (from /proc/stat) are printed with the tables.
 """
 
 import argparse
 import json
 import os
 import platform
+import queue
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import numpy as np
 
-# kiln sets this for itself (docs/training.md): OpenMP threads that spin
-# after each parallel region take the cores from everything else, and on a
-# loaded machine PyTorch's steps then run many times slower. PyTorch gets the
-# same policy unless the environment sets one (OMP_WAIT_POLICY=active spins,
-# an empty value is libgomp's default); kiln always picks its own.
-KILN_ENV = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
-os.environ.setdefault("OMP_WAIT_POLICY", "passive")
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import train_reference as ref  # noqa: E402  (GraphModel, optimizers, ...)
+import train_reference as ref  # noqa: E402  (GraphModel, kiln_initial_weights, ...)
 
 import torch  # noqa: E402
 
 MODELS = ["mlp", "wide_deep", "transformer"]
-FRAMEWORKS = ["kiln", "torch", "torch.compile", "jax"]
+# Each framework's variants and whether OMP_WAIT_POLICY matters to it.
+VARIANTS = {"kiln": ["run"],
+            "torch": ["eager", "compile", "compile-max-autotune", "compile-foreach"],
+            "jax": ["jit-dense", "jit-rows"],
+            "tf": ["xla", "graph"]}
+OPENMP = {"kiln", "torch"}
+QUICK_SKIPS = {("torch", "compile-max-autotune")}  # minutes of autotuning per model
 NUMPY_DTYPES = {"DT_FLOAT32": np.float32, "DT_INT32": np.int32, "DT_INT64": np.int64}
-# First losses further apart than this (relative to PyTorch's) are flagged.
-LOSS_RTOL = 1e-4
+KILN_INCLUDES = ("`kiln run --data --metrics-out`, batch / examples_per_second of each "
+                 "step: reading the batch from the .npz data set, binding the feeds, "
+                 "train_step (forward, backward, clipping, the update with the step's "
+                 "rate), the loss to the host and writing the metrics line")
 
 
-# --- The example: graph, optimizer, weights, data ----------------------------
-
-
-class Example:
-    """One graph file with everything the frameworks share: its optimizer
-    as train_reference's dict, Kiln's initial weights and the batches."""
-
-    def __init__(self, name, tools, tmp, batches, seed):
-        self.name = name
-        self.path = ref.example(name)
-        self.graph = ref.read_graph(self.path)
-        self.spec = optimizer_spec(self.graph.train.optimizer)
-        self.batch = self.graph.train.batch_size or self.graph.inputs[0].shape[0]
-        self.weights = ref.kiln_initial_weights(tools, self.graph, tmp)
-        # The tables Kiln and eager PyTorch update lazily (sparse gradients).
-        self.sparse = ref.GraphModel(self.graph, self.weights, torch.float32).sparse
-        self.batches = random_batches(self.graph, self.weights, batches, seed)
-        self.data = os.path.join(tmp, name + ".npz")
-        np.savez(self.data, **{key: np.concatenate([b[key] for b in self.batches])
-                               for key in self.batches[0]})
+# --- The workload (PROTOCOL.md) -------------------------------------------------
 
 
 def enum_name(message, field):
@@ -107,29 +85,67 @@ def enum_name(message, field):
     return message.DESCRIPTOR.fields_by_name[field].enum_type.values_by_number[value].name
 
 
-def optimizer_spec(optimizer):
-    """A graph's Optimizer message as train_reference's dict (kind,
-    learning_rate, ...); unset fields take PyTorch's defaults there."""
-    kind = enum_name(optimizer, "kind").lower()
-    spec = {"kind": kind,
-            "learning_rate": optimizer.learning_rate
-            if optimizer.HasField("learning_rate")
-            else (1e-3 if kind in ("adam", "adamw") else 1e-2)}
-    for field in ("momentum", "beta1", "beta2", "epsilon", "weight_decay",
-                  "initial_accumulator"):
-        if optimizer.HasField(field):
-            spec[field] = getattr(optimizer, field)
-    if optimizer.nesterov:
-        spec["nesterov"] = True
-    if optimizer.clip_global_norm > 0:
-        spec["clip_global_norm"] = optimizer.clip_global_norm
-    schedule = optimizer.schedule
-    if optimizer.HasField("schedule") and enum_name(schedule, "kind") != "CONSTANT":
-        spec["schedule"] = {"kind": enum_name(schedule, "kind").lower(),
-                            "warmup_steps": schedule.warmup_steps,
-                            "decay_steps": schedule.decay_steps,
-                            "min_lr": schedule.min_lr}
-    return spec
+class Workload:
+    """One example written as PROTOCOL.md's folder, plus what kiln needs:
+    its artifact (compiled here, timed) and the batches as one .npz."""
+
+    def __init__(self, name, tools, folder, args):
+        self.name, self.folder, self.tools = name, folder, tools
+        os.makedirs(folder, exist_ok=True)
+        self.path = ref.example(name)
+        graph = ref.read_graph(self.path)
+        self.graph = graph
+        self.spec = ref.optimizer_spec(graph, [])  # the file's spec, defaults applied
+        self.spec.setdefault("epsilon", ref.EPSILON.get(self.spec["kind"], 0.0))
+        self.batch = graph.train.batch_size or graph.inputs[0].shape[0]
+        self.steps, self.warmup = args.warmup + args.steps, args.warmup
+        scratch = os.path.join(folder, "scratch")
+        os.makedirs(scratch, exist_ok=True)
+        weights = ref.kiln_initial_weights(tools, graph, scratch)
+        lazy = self.spec["sparse_updates"] == "lazy"
+        self.row_tables = sorted(ref.GraphModel(graph, weights, torch.float32, lazy).sparse)
+        batches = random_batches(graph, weights, args.batches, args.seed)
+        self.batch_count = len(batches)
+        b1, b2 = self.spec["beta1"], self.spec["beta2"]
+        spec = {
+            "model": name, "graph": self.path, "loss": graph.train.loss,
+            "batch": self.batch, "steps": self.steps, "warmup": self.warmup,
+            "optimizer": self.spec,
+            "learning_rates": [ref.learning_rate(self.spec, t)
+                               for t in range(1, self.steps + 1)],
+            "bias_corrections": [[1.0 - b1 ** t, 1.0 - b2 ** t]
+                                 for t in range(1, self.steps + 1)],
+            "row_tables": self.row_tables,
+            "variables": [v.name for v in graph.variables
+                          if not v.HasField("trainable") or v.trainable],
+            "feeds": {feed.name: {"dtype": np.dtype(NUMPY_DTYPES[enum_name(feed, "dtype")]).name,
+                                  "shape": list(feed.shape)} for feed in graph.inputs}}
+        with open(os.path.join(folder, "workload.json"), "w") as f:
+            json.dump(spec, f, indent=1)
+        np.savez(os.path.join(folder, "weights.npz"), **weights)
+        np.savez(os.path.join(folder, "batches.npz"),
+                 **{"%d/%s" % (k, key): value for k, b in enumerate(batches)
+                    for key, value in b.items()})
+        # kiln reads rows: batch k is rows [kB, (k+1)B), wrapping, so step t
+        # takes batch (t - 1) % count as the peers do.
+        self.data = os.path.join(folder, "kiln-data.npz")
+        np.savez(self.data, **{key: np.concatenate([b[key] for b in batches])
+                               for key in batches[0]})
+        self.artifact = os.path.join(folder, "model.kiln")
+        start = time.perf_counter()
+        ref.Tools.run([tools.kilnc, self.path, "-o", self.artifact])
+        self.compile_seconds = time.perf_counter() - start
+        inspect = json.loads(subprocess.run(
+            [tools.kiln, "inspect", self.artifact, "--json"], capture_output=True,
+            text=True, check=True).stdout)
+        self.params = sum(int(np.prod(v["shape"])) for v in inspect["variables"]
+                          if v["trainable"])
+        self.reference = None  # Kiln's losses, set by reference_run
+
+    def describe(self):
+        return "%s: batch %d, %s; %d random batches, %d + %d steps a run" % (
+            self.name, self.batch, ref.describe(self.spec), self.batch_count, self.warmup,
+            self.steps - self.warmup)
 
 
 def random_batches(graph, weights, count, seed):
@@ -182,7 +198,7 @@ def integer_bounds(graph, weights):
 
 def traced_shapes(graph, weights):
     """Every node's output shape, from one PyTorch forward on zero feeds."""
-    model = ref.GraphModel(graph, weights, torch.float32)
+    model = ref.GraphModel(graph, weights, torch.float32, False)
     values = {feed.name: torch.from_numpy(np.zeros(
         tuple(feed.shape), NUMPY_DTYPES[enum_name(feed, "dtype")])) for feed in graph.inputs}
     values.update(model.params)
@@ -192,528 +208,826 @@ def traced_shapes(graph, weights):
     return {name: tuple(value.shape) for name, value in values.items()}
 
 
-class Result:
-    """One framework on one example: its step times per repeat and what it
-    reports once (parameters, first loss, compile seconds)."""
+# --- Processes: every one started here is killed and reaped on the way out ---
 
-    def __init__(self):
-        self.repeats = []  # [[seconds per step after the warm-up]]
-        self.params = None
-        self.first_loss = self.last_loss = None
-        self.compile_s = None
-        self.note = ""
-        self.skipped = None  # the reason, when the framework did not run
+LIVE = set()  # the Popen of every process not yet reaped
 
-    def median_ms(self):
-        return 1e3 * statistics.median(statistics.median(r) for r in self.repeats)
-
-
-# --- Kiln ---------------------------------------------------------------------
-
-
-class KilnRunner:
-    """kilnc once, then `kiln run` per repeat; step times from its metrics."""
-
-    name = "kiln"
-
-    def __init__(self, example, tools, tmp, result):
-        self.example, self.tools = example, tools
-        self.artifact = os.path.join(tmp, example.name + ".kiln")
-        self.metrics = os.path.join(tmp, example.name + ".jsonl")
-        start = time.perf_counter()
-        run_tool([tools.kilnc, example.path, "-o", self.artifact])
-        result.compile_s = time.perf_counter() - start
-        inspect = json.loads(run_tool([tools.kiln, "inspect", self.artifact, "--json"]))
-        result.params = sum(int(np.prod(v["shape"])) for v in inspect["variables"]
-                            if v["trainable"])
-
-    def run(self, steps):
-        """(seconds per step, losses) of steps 1..steps."""
-        if os.path.exists(self.metrics):
-            os.remove(self.metrics)  # --metrics-out appends
-        run_tool([self.tools.kiln, "run", self.artifact, "--data", self.example.data,
-                  "--steps", str(steps), "--metrics-out", self.metrics])
-        records = [json.loads(line) for line in open(self.metrics)]
-        records = [r for r in records if "examples_per_second" in r]
-        batch = self.example.batch
-        return ([batch / r["examples_per_second"] for r in records
-                 if r["examples_per_second"] > 0], [r["loss"] for r in records])
+# Every row's process is forked by this small launcher rather than by the
+# harness: a process's peak RSS (ru_maxrss, what peers report and wait4
+# gives) never falls below that of the process it was forked from, and the
+# harness holds torch (~500 MB). The launcher (~6 MB) forks the command,
+# waits for it and writes its rusage's ru_maxrss (KiB) to the file argv[1];
+# it exits with the command's code. Killing the launcher's process group
+# kills both.
+LAUNCHER = """
+import json, os, sys
+pid = os.fork()
+if pid == 0:
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    json.dump({"maxrss_kib": usage.ru_maxrss}, f)
+code = os.waitstatus_to_exitcode(status)
+sys.exit(code if code >= 0 else 128 - code)
+"""
 
 
-def run_tool(command, retries=30):
-    """The stdout of kilnc or kiln; waits for a binary being relinked."""
-    for _ in range(retries):
-        if os.path.exists(command[0]):
-            break
-        time.sleep(2)
-    result = subprocess.run(command, capture_output=True, text=True, env=KILN_ENV)
-    if result.returncode != 0:
-        sys.exit("%s failed:\n%s%s" % (" ".join(command), result.stdout, result.stderr))
-    return result.stdout
+def launched(command, rusage_file):
+    """`command` run through LAUNCHER, its ru_maxrss written to rusage_file."""
+    return [sys.executable, "-I", "-S", "-c", LAUNCHER, rusage_file] + command
 
 
-# --- PyTorch ------------------------------------------------------------------
-
-
-class CachedGraphModel(ref.GraphModel):
-    """GraphModel with its constants built once, as a PyTorch module holds
-    them in buffers (GraphModel rebuilds them from the proto every call)."""
-
-    def __init__(self, *args):
-        super().__init__(*args)
-        self.constants = {}
-
-    def evaluate(self, node, args):
-        if node.op != "constant":
-            return super().evaluate(node, args)
-        if node.name not in self.constants:
-            self.constants[node.name] = super().evaluate(node, args)
-        return self.constants[node.name]
-
-
-class TorchRunner:
-    """Eager PyTorch: train_reference's GraphModel and optimizers; with
-    `compiled`, the loss function under torch.compile and every table
-    dense (torch.compile does not trace sparse embedding gradients)."""
-
-    def __init__(self, example, result, compiled=False):
-        self.example, self.compiled = example, compiled
-        self.name = "torch.compile" if compiled else "torch"
-        self.batches = [{key: torch.from_numpy(value) for key, value in b.items()}
-                        for b in example.batches]
-        model = CachedGraphModel(example.graph, example.weights, torch.float32)
-        result.params = sum(p.numel() for p in model.params.values())
-        if compiled:
-            self.loss_graph = compiled_loss_graph(model, self.batches[0])
-            if example.sparse:
-                result.note = "dense table gradients"
-        elif example.sparse:
-            result.note = "sparse tables: " + ", ".join(sorted(example.sparse))
-
-    def model(self):
-        """A fresh model at the initial weights."""
-        model = CachedGraphModel(self.example.graph, self.example.weights, torch.float32)
-        if self.compiled:
-            model.sparse = set()
-            params = list(model.params.values())
-            model.loss = lambda feeds: self.loss_graph(params, feeds)
-        return model
-
-    def run(self, steps):
-        model = self.model()
-        spec = self.example.spec
-        opts = ref.optimizers(spec, model.params, model.sparse)
-        params = list(model.params.values())
-        times, losses = [], []
-        for t in range(1, steps + 1):
-            feeds = self.batches[(t - 1) % len(self.batches)]
-            start = time.perf_counter()
-            for opt in opts:
-                opt.zero_grad(set_to_none=True)
-            loss = model.loss(feeds)
-            loss.backward()
-            if spec.get("clip_global_norm", 0) > 0:
-                ref.clip_global_norm(params, spec["clip_global_norm"])
-            lr = ref.learning_rate(spec, t)
-            for opt in opts:
-                for group in opt.param_groups:
-                    group["lr"] = lr
-                opt.step()
-            losses.append(loss.item())
-            times.append(time.perf_counter() - start)
-        return times, losses
-
-
-def compiled_loss_graph(model, feeds):
-    """loss(params, feeds) of the model under torch.compile, its tables
-    dense. Dynamo would break the graph at every node (the interpreter
-    reads protobuf messages), so the loss is first traced into one FX graph
-    of aten ops (make_fx runs the interpreter once) and that graph is
-    compiled, lazily on its first call; AOTAutograd makes its backward."""
-    from torch.fx.experimental.proxy_tensor import make_fx
-    model.sparse = set()
-    names, feed_names = list(model.params), list(feeds)
-
-    def loss(*tensors):
-        values = dict(zip(feed_names, tensors[len(names):]))
-        values.update(zip(names, tensors[:len(names)]))
-        for node in model.graph.nodes:
-            values[node.name] = model.evaluate(node, [values[i] for i in node.inputs])
-        return values[model.graph.train.loss]
-
-    example = [p.detach() for p in model.params.values()] + [feeds[n] for n in feed_names]
-    graph = torch.compile(make_fx(loss)(*example))
-    return lambda params, batch: graph(*params, *[batch[n] for n in feed_names])
-
-
-# --- JAX ----------------------------------------------------------------------
-
-
-def jax_loss_function(graph, jnp, jax):
-    """loss(params, feeds) of the graph in jax.numpy: GraphModel's ops with
-    the same semantics (docs/graph-format.md)."""
-    binary = {"add": jnp.add, "sub": jnp.subtract, "mul": jnp.multiply,
-              "div": jnp.divide, "maximum": jnp.maximum, "minimum": jnp.minimum}
-    unary = {"neg": jnp.negative, "relu": jax.nn.relu, "exp": jnp.exp,
-             "log": jnp.log, "sqrt": jnp.sqrt, "rsqrt": jax.lax.rsqrt,
-             "tanh": jnp.tanh, "sigmoid": jax.nn.sigmoid}
-    predicates = {"eq": jnp.equal, "ne": jnp.not_equal, "lt": jnp.less,
-                  "le": jnp.less_equal, "gt": jnp.greater, "ge": jnp.greater_equal}
-
-    def evaluate(node, args):
-        op = node.op
-        if op == "constant":
-            return jnp.asarray(ref.tensor_value(ref.attr(node, "value"), torch.float32).numpy())
-        if op == "matmul":
-            a, b = args
-            if ref.attr(node, "transpose_a", False):
-                a = jnp.swapaxes(a, -1, -2)
-            if ref.attr(node, "transpose_b", False):
-                b = jnp.swapaxes(b, -1, -2)
-            return jnp.matmul(a, b)
-        if op in binary:
-            return binary[op](*args)
-        if op in unary:
-            return unary[op](*args)
-        if op == "gelu":
-            approximate = ref.attr(node, "approximate", "none") == "tanh"
-            return jax.nn.gelu(args[0], approximate=approximate)
-        if op == "compare":
-            return predicates[ref.attr(node, "predicate")](*args)
-        if op == "select":
-            return jnp.where(*args)
-        if op == "reshape":
-            return jnp.reshape(args[0], ref.attr(node, "shape"))
-        if op == "transpose":
-            reversed_dims = list(range(args[0].ndim))[::-1]
-            return jnp.transpose(args[0], ref.attr(node, "perm", reversed_dims))
-        if op == "concat":
-            return jnp.concatenate(args, axis=ref.attr(node, "axis"))
-        if op == "softmax":
-            return jax.nn.softmax(args[0], axis=ref.attr(node, "axis", -1))
-        if op == "log_softmax":
-            return jax.nn.log_softmax(args[0], axis=ref.attr(node, "axis", -1))
-        if op == "layer_norm":
-            x = args[0]
-            axes = tuple(range(ref.attr(node, "axis", -1) % x.ndim, x.ndim))
-            mean = jnp.mean(x, axes, keepdims=True)
-            variance = jnp.mean(jnp.square(x - mean), axes, keepdims=True)
-            y = (x - mean) * jax.lax.rsqrt(variance + ref.attr(node, "epsilon", 1e-5))
-            if len(args) > 1:
-                y = y * args[1]
-            if len(args) > 2:
-                y = y + args[2]
-            return y
-        if op == "gather":
-            assert ref.attr(node, "axis", 0) == 0, node
-            return jnp.take(args[0], args[1], axis=0)
-        if op == "softmax_cross_entropy":
-            logits, labels = args
-            picked = jnp.take_along_axis(jax.nn.log_softmax(logits, axis=-1),
-                                         labels[:, None].astype(jnp.int32), axis=-1)
-            return -jnp.mean(picked)
-        if op == "sigmoid_cross_entropy":
-            x, z = args
-            return jnp.mean(jnp.maximum(x, 0) - x * z + jnp.log1p(jnp.exp(-jnp.abs(x))))
-        if op == "mean_squared_error":
-            return jnp.mean(jnp.square(args[0] - args[1]))
-        raise NotImplementedError("op '%s' (node '%s')" % (op, node.name))
-
-    def loss(params, feeds):
-        values = dict(feeds)
-        values.update(params)
-        for node in graph.nodes:
-            values[node.name] = evaluate(node, [values[i] for i in node.inputs])
-        return values[graph.train.loss]
-
-    return loss
-
-
-def jax_optimizer(spec, jnp):
-    """(init(params) -> slots, update(params, grads, slots, lr, t)) with
-    docs/training.md's formulas, applied densely to every parameter."""
-    s = dict(ref.DEFAULTS, **spec)
-    kind = s["kind"]
-    eps = s.get("epsilon", ref.EPSILON.get(kind))
-    b1, b2 = s["beta1"], s["beta2"]
-
-    def init(params):
-        zeros = {k: jnp.zeros_like(p) for k, p in params.items()}
-        if kind in ("adam", "adamw"):
-            return {"m": zeros, "v": {k: jnp.zeros_like(p) for k, p in params.items()}}
-        if kind == "adagrad":
-            return {"acc": {k: jnp.full_like(p, s["initial_accumulator"])
-                            for k, p in params.items()}}
-        if kind == "momentum":
-            return {"velocity": zeros}
-        return {}
-
-    def update(params, grads, slots, lr, t):
-        new_params, new_slots = {}, {key: {} for key in slots}
-        for k, p in params.items():
-            g = grads[k]
-            if kind == "sgd":
-                p = p - lr * g
-            elif kind == "momentum":
-                v = s["momentum"] * slots["velocity"][k] + g
-                new_slots["velocity"][k] = v
-                p = p - lr * (g + s["momentum"] * v if s.get("nesterov") else v)
-            elif kind == "adagrad":
-                acc = slots["acc"][k] + g * g
-                new_slots["acc"][k] = acc
-                p = p - lr * g / (jnp.sqrt(acc) + eps)
-            else:  # adam, adamw
-                if kind == "adamw":
-                    p = p * (1 - lr * s["weight_decay"])
-                m = b1 * slots["m"][k] + (1 - b1) * g
-                v = b2 * slots["v"][k] + (1 - b2) * g * g
-                new_slots["m"][k], new_slots["v"][k] = m, v
-                m_hat = m / (1 - b1 ** t)
-                v_hat = v / (1 - b2 ** t)
-                p = p - lr * m_hat / (jnp.sqrt(v_hat) + eps)
-            new_params[k] = p
-        return new_params, new_slots
-
-    return init, update
-
-
-class JaxRunner:
-    """One jax.jit step (forward, backward, clipping, update), compiled
-    ahead of time; parameters and slots donated so XLA updates in place."""
-
-    name = "jax"
-
-    def __init__(self, example, result):
-        import jax
-        import jax.numpy as jnp
-        self.jax, self.jnp, self.example = jax, jnp, example
-        spec = example.spec
-        loss_fn = jax_loss_function(example.graph, jnp, jax)
-        self.init, update = jax_optimizer(spec, jnp)
-        clip = spec.get("clip_global_norm", 0)
-
-        def step(params, slots, feeds, lr, t):
-            loss, grads = jax.value_and_grad(loss_fn)(params, feeds)
-            if clip > 0:
-                norm = jnp.sqrt(sum(jnp.sum(g * g) for g in grads.values()))
-                scale = clip / jnp.maximum(norm, clip)
-                grads = {k: g * scale for k, g in grads.items()}
-            params, slots = update(params, grads, slots, lr, t)
-            return params, slots, loss
-
-        # int64 ids become int32 (JAX's default without x64; the tables fit).
-        self.batches = [jax.device_put({k: v.astype(np.int32) if v.dtype == np.int64 else v
-                                        for k, v in b.items()})
-                        for b in example.batches]
-        params, slots = self.fresh()
-        result.params = sum(int(p.size) for p in params.values())
-        start = time.perf_counter()
-        self.step = jax.jit(step, donate_argnums=(0, 1)).lower(
-            params, slots, self.batches[0], np.float32(0), np.float32(1)).compile()
-        result.compile_s = time.perf_counter() - start
-        if example.sparse:
-            result.note = "dense table gradients"
-
-    def fresh(self):
-        params = {k: self.jax.device_put(v.copy()) for k, v in self.example.weights.items()
-                  if v.dtype == np.float32}
-        return params, self.init(params)
-
-    def run(self, steps):
-        params, slots = self.fresh()
-        times, losses = [], []
-        for t in range(1, steps + 1):
-            feeds = self.batches[(t - 1) % len(self.batches)]
-            start = time.perf_counter()
-            lr = np.float32(ref.learning_rate(self.example.spec, t))
-            params, slots, loss = self.step(params, slots, feeds, lr, np.float32(t))
-            losses.append(float(loss))
-            times.append(time.perf_counter() - start)
-        return times, losses
-
-
-# --- The benchmark ------------------------------------------------------------
-
-
-def make_runners(example, tools, tmp, frameworks, results):
-    runners = []
-    for framework in frameworks:
-        result = results[framework] = Result()
+def kill_group(proc):
+    """SIGKILL to the process and everything it started (its own session),
+    then reap it."""
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if proc.returncode is None:
         try:
-            if framework == "kiln":
-                runners.append(KilnRunner(example, tools, tmp, result))
-            elif framework == "torch":
-                runners.append(TorchRunner(example, result))
-            elif framework == "torch.compile":
-                runners.append(TorchRunner(example, result, compiled=True))
-            elif framework == "jax":
-                runners.append(JaxRunner(example, result))
-        except Exception as error:  # a framework that cannot run is reported
-            result.skipped = "%s: %s" % (type(error).__name__, str(error).split("\n")[0])
-            print("  %s skipped: %s" % (framework, result.skipped), flush=True)
-    return runners
+            proc.wait()
+        except ChildProcessError:
+            pass
+    LIVE.discard(proc)
 
 
-def bench_example(example, tools, tmp, args):
-    results = {}
-    runners = make_runners(example, tools, tmp, args.frameworks, results)
-    steps = args.warmup + args.steps
-    for repeat in range(args.repeats):
-        for runner in runners:
-            result = results[runner.name]
-            if result.skipped:
-                continue
-            start = time.perf_counter()
+def kill_all():
+    for proc in list(LIVE):
+        kill_group(proc)
+
+
+def stop_on_signal(signum, frame):
+    raise KeyboardInterrupt("signal %d" % signum)
+
+
+class RowFailed(Exception):
+    """A row's process hung, died or broke the protocol (killed by then)."""
+
+
+def tail(path, lines=3):
+    """The last non-empty lines of a log, joined with ' | '."""
+    try:
+        with open(path, errors="replace") as f:
+            text = [line.strip() for line in f.read()[-8000:].splitlines() if line.strip()]
+    except OSError:
+        return ""
+    return " | ".join(text[-lines:])
+
+
+class Peer:
+    """A peer process speaking PROTOCOL.md: JSON lines on stdin and stdout,
+    stderr to a log. Lines are read on a thread so every wait is bounded."""
+
+    def __init__(self, command, env, log):
+        self.log = log
+        self.stderr = open(log, "wb")
+        self.proc = subprocess.Popen(launched(command, log + ".rusage"),
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=self.stderr, env=env, cwd=ROOT,
+                                     start_new_session=True)
+        LIVE.add(self.proc)
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def receive(self, timeout, what):
+        """The next JSON object the peer writes within `timeout` seconds;
+        other stdout lines are copied to the log and skipped."""
+        deadline = time.monotonic() + timeout
+        while True:
             try:
-                times, losses = runner.run(steps)
-            except Exception as error:
-                result.skipped = "%s: %s" % (type(error).__name__,
-                                             str(error).split("\n")[0])
-                print("  %s skipped: %s" % (runner.name, result.skipped), flush=True)
-                continue
-            if repeat == 0 and runner.name == "torch.compile":
-                # The first step compiles (forward and backward graphs).
-                result.compile_s = times[0]
-            result.first_loss, result.last_loss = losses[0], losses[-1]
-            result.repeats.append(times[args.warmup:])
-            if args.verbose:
-                print("  repeat %d %-13s %8.3f ms/step (%.1f s)" % (
-                    repeat + 1, runner.name, 1e3 * statistics.median(times[args.warmup:]),
-                    time.perf_counter() - start), flush=True)
-    return results
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.kill()
+                raise RowFailed("no %s within %g s (killed)" % (what, timeout))
+            if line is None:
+                try:
+                    code = self.proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    code = "?"
+                self.kill()
+                raise RowFailed("exited (code %s) before its %s: %s" % (
+                    code, what, tail(self.log) or "no stderr"))
+            try:
+                message = json.loads(line)
+            except ValueError:
+                message = None
+            if isinstance(message, dict):
+                return message
+            self.stderr.write(b"[stdout] " + line)
+            self.stderr.flush()
+
+    def send(self, message):
+        try:
+            self.proc.stdin.write((json.dumps(message) + "\n").encode())
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.kill()
+            raise RowFailed("exited before the request: %s" % (tail(self.log) or "no stderr"))
+
+    def kill(self):
+        kill_group(self.proc)
+        self.stderr.close()
+
+    def close(self, timeout=10):
+        """{"quit": true}, a bounded wait, then the whole group killed."""
+        if self.proc.returncode is None:
+            try:
+                self.proc.stdin.write(b'{"quit": true}\n')
+                self.proc.stdin.close()
+                self.proc.wait(timeout=timeout)
+            except (OSError, subprocess.TimeoutExpired):
+                pass
+        self.kill()
 
 
-def summary(example, results):
-    """The example's JSON record: times, ratios, parameters, first losses."""
-    ran = {name: r for name, r in results.items() if not r.skipped and r.repeats}
-    record = {"model": example.name, "batch": example.batch,
-              "optimizer": example.spec,
-              "ms_per_step": {n: r.median_ms() for n, r in ran.items()},
-              "ms_per_step_per_repeat": {n: [1e3 * statistics.median(x) for x in r.repeats]
-                                         for n, r in ran.items()},
-              "params": {n: r.params for n, r in results.items()},
-              "first_loss": {n: r.first_loss for n, r in ran.items()},
-              "last_loss": {n: r.last_loss for n, r in ran.items()},
-              "compile_s": {n: r.compile_s for n, r in results.items()
-                            if r.compile_s is not None},
-              "notes": {n: r.note for n, r in results.items() if r.note},
-              "skipped": {n: r.skipped for n, r in results.items() if r.skipped}}
-    times = record["ms_per_step"]
-    others = {n: t for n, t in times.items() if n != "kiln"}
-    if "kiln" in times and others:
-        fastest = min(others, key=others.get)
-        record["fastest_other"] = fastest
-        record["kiln_over_fastest"] = times["kiln"] / others[fastest]
-        record["kiln_over"] = {n: times["kiln"] / t for n, t in others.items()}
+def run_reaped(command, env, log, timeout):
+    """(exit code, peak RSS bytes, timed out) of a process run to its end
+    through LAUNCHER (os.wait4's ru_maxrss of the command); killed after
+    `timeout` s."""
+    rusage_file = log + ".rusage"
+    if os.path.exists(rusage_file):
+        os.remove(rusage_file)
+    with open(log, "ab") as out:
+        proc = subprocess.Popen(launched(command, rusage_file), stdin=subprocess.DEVNULL,
+                                stdout=out, stderr=out, env=env, cwd=ROOT,
+                                start_new_session=True)
+    LIVE.add(proc)
+    expired = threading.Event()
+
+    def expire():
+        expired.set()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    timer = threading.Timer(timeout, expire)
+    timer.start()
+    try:
+        _, status, _ = os.wait4(proc.pid, 0)
+    finally:
+        timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    LIVE.discard(proc)
+    try:  # anything it left behind in its group
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    try:
+        with open(rusage_file) as f:
+            peak = json.load(f)["maxrss_kib"] * 1024
+    except (OSError, ValueError, KeyError):
+        peak = 0
+    return proc.returncode, peak, expired.is_set()
+
+
+# --- Rows -------------------------------------------------------------------------
+
+
+class Row:
+    """One (framework, variant, threads, policy): its process and results."""
+
+    def __init__(self, framework, variant, threads, policy):
+        self.framework, self.variant, self.threads, self.policy = (
+            framework, variant, threads, policy)
+        self.status = "ok"     # ok, invalid, failed, unavailable
+        self.reason = ""
+        self.ready = {}        # the peer's ready line (kiln: the same fields)
+        self.start_seconds = None
+        self.repeats = []      # per repeat: {"seconds": [...], "median": s, "order": i}
+        self.losses = None     # the first repeat's
+        self.worst = (0.0, None)  # (relative difference from Kiln, step)
+        self.bad = None        # {"repeat", "step", "loss", "kiln"} when invalid
+        self.peak_rss = 0
+        self.peer = None
+
+    @property
+    def label(self):
+        return "%s %s %dt %s" % (self.framework, self.variant, self.threads, self.policy_label)
+
+    @property
+    def policy_label(self):
+        if self.framework == "kiln" and self.policy == "default":
+            return "default (passive)"
+        return self.policy
+
+    def env(self):
+        env = dict(os.environ)
+        env.pop("OMP_WAIT_POLICY", None)
+        if self.policy != "default":
+            env["OMP_WAIT_POLICY"] = self.policy
+        env["OMP_NUM_THREADS"] = str(self.threads)
+        return env
+
+    @property
+    def valid(self):
+        return self.status == "ok" and bool(self.repeats)
+
+    def time(self):
+        """(median, min, max) over the repeats of each repeat's median step."""
+        medians = [r["median"] for r in self.repeats]
+        return statistics.median(medians), min(medians), max(medians)
+
+    def fail(self, status, reason):
+        self.status, self.reason = status, reason
+        if self.peer is not None:
+            self.peer.close(timeout=2)
+            self.peer = None
+
+
+def make_rows(args):
+    rows = []
+    for framework in args.frameworks:
+        policies = ["default"]
+        if framework in OPENMP:
+            policies = list(args.policies)
+            if framework == "kiln" and "default" in policies and "passive" in policies:
+                policies.remove("passive")  # kiln's default is passive
+        for variant in args.variants.get(framework, VARIANTS[framework]):
+            for threads in args.threads:
+                for policy in policies:
+                    rows.append(Row(framework, variant, threads, policy))
+    return rows
+
+
+def start_peer(row, workload, args, logs):
+    """Starts the row's peer and waits for its ready line (rows that cannot
+    run say why)."""
+    if row.framework == "kiln":
+        row.ready = {"ready": True, "framework": "kiln", "variant": "run",
+                     "params": workload.params,
+                     "compile_seconds": workload.compile_seconds,
+                     "versions": {"kiln": kiln_version()}, "includes": KILN_INCLUDES}
+        return
+    script = os.path.join(args.peer_dir, "%s_peer.py" % row.framework)
+    python = args.python[row.framework]
+    if not os.path.exists(script):
+        return row.fail("unavailable", "no peer script %s" % script)
+    if not os.path.exists(python):
+        return row.fail("unavailable", "no Python %s (--python-%s)" % (python, row.framework))
+    log = os.path.join(logs, "%s-%s-%dt-%s.log" % (row.framework, row.variant, row.threads,
+                                                   row.policy))
+    command = [python, script, "--workload", workload.folder, "--variant", row.variant,
+               "--threads", str(row.threads)]
+    start = time.perf_counter()
+    try:
+        row.peer = Peer(command, row.env(), log)
+        ready = row.peer.receive(args.ready_timeout, "ready line")
+    except (RowFailed, OSError) as error:
+        return row.fail("failed", "start: %s" % error)
+    row.start_seconds = time.perf_counter() - start
+    if not ready.get("ready"):
+        return row.fail("unavailable", ready.get("reason") or "not ready: %s" % ready)
+    row.ready = ready
+
+
+_KILN_VERSION = []
+
+
+def kiln_version():
+    if not _KILN_VERSION:
+        result = subprocess.run(["git", "-C", ROOT, "describe", "--always", "--dirty"],
+                                capture_output=True, text=True)
+        _KILN_VERSION.append(result.stdout.strip() or "unknown")
+    return _KILN_VERSION[0]
+
+
+def run_kiln(workload, threads, policy, args, log, steps=None):
+    """(seconds per step, losses, peak RSS bytes) of one `kiln run`."""
+    steps = steps or workload.steps
+    metrics = os.path.join(workload.folder, "metrics.jsonl")
+    if os.path.exists(metrics):
+        os.remove(metrics)  # --metrics-out appends
+    row = Row("kiln", "run", threads, policy)
+    code, peak, timed_out = run_reaped(
+        [workload.tools.kiln, "run", workload.artifact, "--data", workload.data,
+         "--steps", str(steps), "--metrics-out", metrics], row.env(), log, args.run_timeout)
+    if timed_out:
+        raise RowFailed("kiln run did not finish within %g s (killed)" % args.run_timeout)
+    if code != 0:
+        raise RowFailed("kiln run exited with code %d: %s" % (code, tail(log)))
+    records = [json.loads(line) for line in open(metrics)]
+    records = [r for r in records if "examples_per_second" in r]
+    seconds = [workload.batch / r["examples_per_second"] if r["examples_per_second"] > 0
+               else float("nan") for r in records]
+    return seconds, [r["loss"] for r in records], peak
+
+
+def run_row(row, workload, args, logs):
+    """One repeat of a row: (seconds per step, losses, peak RSS bytes)."""
+    if row.framework == "kiln":
+        log = os.path.join(logs, "kiln-%dt-%s.log" % (row.threads, row.policy))
+        return run_kiln(workload, row.threads, row.policy, args, log)
+    row.peer.send({"run": workload.steps})
+    answer = row.peer.receive(args.run_timeout, "answer to {\"run\": %d}" % workload.steps)
+    if "error" in answer:
+        row.peer.close(timeout=2)
+        raise RowFailed("error: %s" % answer["error"])
+    try:
+        return ([float(s) for s in answer["step_seconds"]],
+                [float(x) for x in answer["losses"]], int(answer.get("peak_rss_bytes", 0)))
+    except (KeyError, TypeError, ValueError) as error:
+        row.peer.kill()
+        raise RowFailed("malformed answer (%s): %.200s" % (error, json.dumps(answer)))
+
+
+def first_difference(losses, reference, rtol):
+    """(worst relative difference, its step, first step beyond rtol or None);
+    steps from 1, every step of the run, a NaN always beyond."""
+    worst, worst_step, first = 0.0, None, None
+    for t, (loss, expected) in enumerate(zip(losses, reference), 1):
+        difference = abs(loss - expected) / abs(expected) if expected else abs(loss)
+        if not difference <= rtol and first is None:
+            first = t
+        if not difference <= worst:
+            worst, worst_step = difference, t
+    return worst, worst_step, first
+
+
+# --- The machine ------------------------------------------------------------------
+
+
+def cpu_info():
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and model == (platform.processor() or platform.machine()):
+                    model = value.strip()
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    features = {name: name in flags for name in ("avx2", "avx512f", "avx512_bf16")}
+    features["amx"] = sorted(f for f in flags if f.startswith("amx"))
+    return {"model": model, "cpus": os.cpu_count(),
+            "cpus_usable": len(os.sched_getaffinity(0)), "features": features}
+
+
+def describe_cpu(cpu):
+    words = ["%s: %s" % (name, "yes" if value else "no")
+             for name, value in cpu["features"].items() if name != "amx"]
+    words.append("amx: %s" % (" ".join(cpu["features"]["amx"]) or "no"))
+    return "%s, %d CPUs (%d usable); %s" % (cpu["model"], cpu["cpus"], cpu["cpus_usable"],
+                                            ", ".join(words))
+
+
+def cpu_ticks():
+    """(steal, total) jiffies of all CPUs so far, from /proc/stat."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    # user nice system idle iowait irq softirq steal (guest is inside user)
+    return fields[7] if len(fields) > 7 else 0, sum(fields[:8])
+
+
+def steal_between(before, after):
+    if not before or not after or after[1] <= before[1]:
+        return None
+    steal, total = after[0] - before[0], after[1] - before[1]
+    return {"steal_ticks": steal, "total_ticks": total, "fraction": steal / total}
+
+
+def describe_steal(steal):
+    if steal is None:
+        return "CPU steal unknown (no /proc/stat)"
+    return "CPU steal %.2f%% (%d of %d ticks)%s" % (
+        100 * steal["fraction"], steal["steal_ticks"], steal["total_ticks"],
+        " -- high: the hypervisor took the CPUs, times are noisy"
+        if steal["fraction"] > 0.02 else "")
+
+
+# --- One model --------------------------------------------------------------------
+
+
+def bench_model(name, tools, args, work):
+    folder = os.path.join(work, name)
+    logs = os.path.join(folder, "logs")
+    os.makedirs(logs, exist_ok=True)
+    print("\n== %s: writing the workload (Kiln's initial weights, batches) and compiling" % name,
+          flush=True)
+    workload = Workload(name, tools, folder, args)
+    print(workload.describe(), flush=True)
+    # Kiln's reference losses: one run with the machine's defaults.
+    try:
+        _, reference, _ = run_kiln(workload, os.cpu_count(), "default", args,
+                                   os.path.join(logs, "kiln-reference.log"))
+    except RowFailed as error:
+        sys.exit("Kiln's reference run failed: %s" % error)
+    if len(reference) != workload.steps:
+        sys.exit("kiln run wrote %d losses for %d steps" % (len(reference), workload.steps))
+    workload.reference = reference
+    with open(os.path.join(folder, "kiln_losses.json"), "w") as f:
+        json.dump(reference, f)
+    print("kiln reference: loss %.6f -> %.6f over %d steps" % (
+        reference[0], reference[-1], len(reference)), flush=True)
+
+    rows = make_rows(args)
+    for row in rows:
+        print("starting %-40s" % row.label, end=" ", flush=True)
+        start_peer(row, workload, args, logs)
+        if row.status == "ok":
+            print("ready (%s)" % ("compile %.1f s" % row.ready["compile_seconds"]
+                                  if row.ready.get("compile_seconds") is not None else "ready"),
+                  flush=True)
+        else:
+            print("%s: %s" % (row.status, row.reason), flush=True)
+
+    before = cpu_ticks()
+    steal_per_repeat = []
+    try:
+        for repeat in range(args.repeats):
+            active = [row for row in rows if row.status == "ok"]
+            if not active:
+                break
+            shift = (repeat * len(active)) // args.repeats
+            order = active[shift:] + active[:shift]
+            repeat_ticks, repeat_start = cpu_ticks(), time.perf_counter()
+            for position, row in enumerate(order):
+                run_one(row, workload, args, logs, repeat, position)
+            steal = steal_between(repeat_ticks, cpu_ticks())
+            steal_per_repeat.append(steal)
+            print("repeat %d/%d: %d rows in %.1f s, %s" % (
+                repeat + 1, args.repeats, len(order), time.perf_counter() - repeat_start,
+                describe_steal(steal)), flush=True)
+    except BaseException:  # Ctrl-C, SIGTERM: no goodbyes
+        kill_all()
+        raise
+    finally:
+        for row in rows:
+            if row.peer is not None:
+                row.peer.close()
+                row.peer = None
+    steal = steal_between(before, cpu_ticks())
+    return workload, rows, steal, steal_per_repeat
+
+
+def run_one(row, workload, args, logs, repeat, position):
+    start = time.perf_counter()
+    try:
+        seconds, losses, rss = run_row(row, workload, args, logs)
+        if len(seconds) != workload.steps or len(losses) != workload.steps:
+            raise RowFailed("answered %d times and %d losses for %d steps" % (
+                len(seconds), len(losses), workload.steps))
+    except RowFailed as error:
+        row.fail("failed", "repeat %d: %s" % (repeat + 1, error))
+        print("  %-40s FAILED: %s" % (row.label, row.reason), flush=True)
+        return
+    row.peak_rss = max(row.peak_rss, rss)
+    worst, worst_step, first = first_difference(losses, workload.reference, args.loss_rtol)
+    if row.losses is None:
+        row.losses = losses
+    if worst_step is not None and worst >= row.worst[0]:
+        row.worst = (worst, worst_step)
+    if first is not None:
+        row.bad = {"repeat": repeat + 1, "step": first, "loss": losses[first - 1],
+                   "kiln": workload.reference[first - 1],
+                   "relative": abs(losses[first - 1] - workload.reference[first - 1])
+                   / abs(workload.reference[first - 1] or 1.0)}
+        row.fail("invalid", "step %d differs from Kiln's loss: %.7g vs %.7g (%.1e relative, "
+                 "repeat %d)" % (first, row.bad["loss"], row.bad["kiln"], row.bad["relative"],
+                                 repeat + 1))
+        print("  %-40s INVALID: %s" % (row.label, row.reason), flush=True)
+        return
+    measured = seconds[workload.warmup:]
+    row.repeats.append({"median": statistics.median(measured), "seconds": seconds,
+                        "position": position})
+    if args.verbose:
+        print("  repeat %d %-40s %9.3f ms/step  (%.1f s)" % (
+            repeat + 1, row.label, 1e3 * row.repeats[-1]["median"],
+            time.perf_counter() - start), flush=True)
+
+
+# --- Results ----------------------------------------------------------------------
+
+
+def best_rows(rows):
+    """{framework: its fastest valid row}, in the order of the rows."""
+    best = {}
+    for row in rows:
+        if row.valid and (row.framework not in best
+                          or row.time()[0] < best[row.framework].time()[0]):
+            best[row.framework] = row
+    return {f: best[f] for f in dict.fromkeys(r.framework for r in rows) if f in best}
+
+
+def ms(seconds):
+    return "%.3f" % (1e3 * seconds) if seconds < 0.1 else "%.1f" % (1e3 * seconds)
+
+
+def mib(size):
+    return "%.0f" % (size / 2 ** 20) if size else "-"
+
+
+def status_text(row):
+    if row.status == "ok":
+        if not row.repeats:
+            return "not run"
+        return "ok (losses within %.1e)" % row.worst[0]
+    if row.status == "invalid":
+        return "**INVALID**: %s" % row.reason
+    return "%s: %s" % ("FAILED" if row.status == "failed" else "cannot run", row.reason)
+
+
+def model_markdown(workload, rows, steal, args):
+    best = best_rows(rows)
+    kiln = best.get("kiln")
+    lines = ["### %s" % workload.name, "",
+             "%s; %d repeat(s), rows interleaved; %s over the repeats." % (
+                 workload.describe(), args.repeats, describe_steal(steal)), "",
+             "Best of each framework (median ms per step over the repeats, min–max):", "",
+             "| framework | variant | threads | policy | ms/step | min–max | peak RSS MiB "
+             "| kiln / this |",
+             "|---|---|---|---|---|---|---|---|"]
+    for framework, row in best.items():
+        median, low, high = row.time()
+        ratio = "%.2f" % (kiln.time()[0] / median) if kiln else "-"
+        lines.append("| %s | %s | %d | %s | **%s** | %s–%s | %s | %s |" % (
+            framework, row.variant, row.threads, row.policy_label, ms(median), ms(low),
+            ms(high), mib(row.peak_rss), ratio))
+    for framework in dict.fromkeys(r.framework for r in rows):
+        if framework not in best:
+            lines.append("| %s | - | - | - | no valid row | | | |" % framework)
+    lines += ["", "All rows:", "",
+              "| framework | variant | threads | policy | ms/step | min–max | peak RSS MiB "
+              "| compile s | params | status |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
+    for row in rows:
+        if row.valid:
+            median, low, high = row.time()
+            time_text, spread = ms(median), "%s–%s" % (ms(low), ms(high))
+        else:
+            time_text, spread = "-", ""
+        compile_seconds = row.ready.get("compile_seconds")
+        lines.append("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+            row.framework, row.variant, row.threads, row.policy_label, time_text, spread,
+            mib(row.peak_rss), "%.1f" % compile_seconds if compile_seconds is not None else "-",
+            row.ready.get("params", "-"), status_text(row).replace("|", "/")))
+    lines += ["", "What a row's step includes (the peer's own words):", ""]
+    groups = {}  # (framework, variant) -> {includes: [rows]}
+    for row in rows:
+        if row.ready.get("includes"):
+            groups.setdefault((row.framework, row.variant), {}).setdefault(
+                row.ready["includes"], []).append(row)
+    for (framework, variant), texts in groups.items():
+        for text, same in texts.items():
+            versions = ", ".join("%s %s" % kv for kv in sorted(
+                same[0].ready.get("versions", {}).items()))
+            which = "" if len(texts) == 1 else ", rows %s" % ", ".join(
+                "%dt %s" % (r.threads, r.policy_label) for r in same)
+            lines.append("- %s %s%s (%s): %s" % (framework, variant, which, versions, text))
+    return "\n".join(lines)
+
+
+def summary_markdown(results, frameworks):
+    others = [f for f in frameworks if f != "kiln"]
+    lines = ["### Summary: each framework's best, ms per step", "",
+             "| model | batch | " + " | ".join(frameworks) + " | kiln / fastest other |",
+             "|---|---|" + "---|" * len(frameworks) + "---|"]
+    for workload, rows, _, _ in results:
+        best = best_rows(rows)
+        cells = []
+        for f in frameworks:
+            row = best.get(f)
+            cells.append("%s (%s %dt %s)" % (ms(row.time()[0]), row.variant, row.threads,
+                                             row.policy_label) if row else "-")
+        fastest = min((best[f] for f in others if f in best), key=lambda r: r.time()[0],
+                      default=None)
+        ratio = "-"
+        if fastest and "kiln" in best:
+            ratio = "**%.2f** (%s)" % (best["kiln"].time()[0] / fastest.time()[0],
+                                       fastest.framework)
+        lines.append("| %s | %d | %s | %s |" % (workload.name, workload.batch, " | ".join(cells),
+                                                ratio))
+    return "\n".join(lines)
+
+
+def row_record(row, workload):
+    record = {"framework": row.framework, "variant": row.variant, "threads": row.threads,
+              "policy": row.policy, "status": row.status, "reason": row.reason,
+              "ready": row.ready, "start_seconds": row.start_seconds,
+              "peak_rss_bytes": row.peak_rss or None,
+              "max_relative_loss_difference": row.worst[0], "at_step": row.worst[1],
+              "first_differing": row.bad,
+              "ms_per_step_per_repeat": [1e3 * r["median"] for r in row.repeats],
+              "position_per_repeat": [r["position"] for r in row.repeats],
+              "step_seconds_per_repeat": [r["seconds"] for r in row.repeats],
+              "losses": row.losses}
+    if row.valid:
+        median, low, high = row.time()
+        record.update(ms_per_step=1e3 * median, ms_min=1e3 * low, ms_max=1e3 * high)
     return record
 
 
-def print_record(record, frameworks):
-    print("%s: batch %d, %s" % (record["model"], record["batch"], record["optimizer"]["kind"]))
-    for name in frameworks:
-        if name in record["skipped"]:
-            print("  %-13s skipped: %s" % (name, record["skipped"][name]))
-            continue
-        if name not in record["ms_per_step"]:
-            continue
-        line = "  %-13s %9.3f ms/step  params %-9s loss %.6f -> %.6f" % (
-            name, record["ms_per_step"][name], record["params"][name],
-            record["first_loss"][name], record["last_loss"][name])
-        if name in record["compile_s"]:
-            line += "  compile %.1f s" % record["compile_s"][name]
-        if name in record["notes"]:
-            line += "  (%s)" % record["notes"][name]
-        print(line)
-    if record["first_loss"]:
-        first, last = (spread(record[key]) for key in ("first_loss", "last_loss"))
-        params = {v for v in record["params"].values() if v is not None}
-        print("  first losses within %.1e%s, last within %.1e; parameter counts %s" % (
-            first, "" if first <= LOSS_RTOL else " -- DIFFER", last,
-            "equal" if len(params) == 1 else "DIFFER"))
+def write_plot(path, results):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib is not installed in %s: no plot written" % sys.executable)
+        return
+    colors = {"kiln": "tab:red", "torch": "tab:orange", "jax": "tab:blue", "tf": "tab:green"}
+    figure, axes = plt.subplots(len(results), 1, squeeze=False,
+                                figsize=(9, 1.5 + 0.35 * sum(
+                                    1 + len([r for r in rows if r.valid])
+                                    for _, rows, _, _ in results)))
+    for axis, (workload, rows, _, _) in zip(axes[:, 0], results):
+        valid = sorted((r for r in rows if r.valid), key=lambda r: -r.time()[0])
+        best = set(map(id, best_rows(rows).values()))
+        times = [1e3 * r.time()[0] for r in valid]
+        errors = [[1e3 * (r.time()[0] - r.time()[1]) for r in valid],
+                  [1e3 * (r.time()[2] - r.time()[0]) for r in valid]]
+        axis.barh(range(len(valid)), times, xerr=errors, capsize=3,
+                  color=[matplotlib.colors.to_rgba(colors.get(r.framework, "gray"),
+                                                   1.0 if id(r) in best else 0.4)
+                         for r in valid])
+        axis.set_yticks(range(len(valid)))
+        axis.set_yticklabels([("* " if id(r) in best else "") + r.label for r in valid],
+                             fontsize=8)
+        left_out = len(rows) - len(valid)
+        axis.set_title("%s (batch %d)%s" % (
+            workload.name, workload.batch, ", %d row%s invalid, failed or not run (see the "
+            "table)" % (left_out, "s" if left_out > 1 else "") if left_out else ""),
+            fontsize=10)
+        axis.set_xlabel("ms per training step (median over repeats, min–max; "
+                        "* and full colour: the framework's best)")
+    figure.tight_layout()
+    figure.savefig(path, dpi=120)
+    print("plot written to %s" % path)
 
 
-def spread(losses):
-    """The largest relative difference between the frameworks' losses."""
-    values = list(losses.values())
-    return (max(values) - min(values)) / abs(min(values, key=abs))
+# --- Main -------------------------------------------------------------------------
 
 
-def print_table(records, frameworks):
-    others = [f for f in frameworks if f != "kiln"]
-    header = "%-12s %5s" % ("model", "batch") + "".join(
-        " %13s" % (f + " ms") for f in frameworks) + " %12s" % "kiln/fastest" + "".join(
-        " %13s" % ("kiln/" + f) for f in others)
-    print("\n" + header)
-    for r in records:
-        times = r["ms_per_step"]
-        line = "%-12s %5d" % (r["model"], r["batch"])
-        line += "".join(" %13s" % ("%.3f" % times[f] if f in times else "-")
-                        for f in frameworks)
-        line += " %12s" % ("%.2f" % r["kiln_over_fastest"] if "kiln_over_fastest" in r else "-")
-        line += "".join(" %13s" % ("%.2f" % r["kiln_over"][f]
-                                   if f in r.get("kiln_over", {}) else "-") for f in others)
-        print(line)
-
-
-def environment():
-    import jax
-    return {"cpus": os.cpu_count(), "machine": platform.processor() or platform.machine(),
-            "torch": torch.__version__, "torch_threads": torch.get_num_threads(),
-            "omp_wait_policy": os.environ["OMP_WAIT_POLICY"],
-            "jax": jax.__version__, "jax_devices": [str(d) for d in jax.devices()],
-            "python": platform.python_version()}
-
-
-def main():
+def parse_args():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", action="append", choices=MODELS,
-                        help="only this example (repeatable; default all)")
-    parser.add_argument("--steps", type=int, default=50, help="timed steps per repeat")
-    parser.add_argument("--warmup", type=int, default=10,
-                        help="untimed steps at the start of each repeat")
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--model", action="append",
+                        help="only these examples (repeatable or comma-separated; from %s)"
+                        % ",".join(MODELS))
+    parser.add_argument("--frameworks", default=",".join(VARIANTS),
+                        help="comma-separated, from %s" % ",".join(VARIANTS))
+    parser.add_argument("--variants",
+                        help="comma-separated variants to run (e.g. eager,jit-rows), or "
+                        "FRAMEWORK:VARIANT to run a variant the harness does not know; "
+                        "frameworks with none named run all theirs")
+    parser.add_argument("--threads", help="comma-separated intra-op thread counts "
+                        "(default 1,2 and the CPU count; --quick: 2)")
+    parser.add_argument("--policies", default=None,
+                        help="OMP_WAIT_POLICY values for kiln and torch: 'default' leaves "
+                        "it unset (default: default,passive; --quick: default)")
+    parser.add_argument("--quick", action="store_true",
+                        help="fewer rows and steps: one thread count, the default policy, "
+                        "no compile-max-autotune, 2 repeats of 3 + 10 steps (flags given "
+                        "explicitly win)")
+    parser.add_argument("--steps", type=int, help="timed steps per repeat (50)")
+    parser.add_argument("--warmup", type=int, help="untimed steps first (10)")
+    parser.add_argument("--repeats", type=int, help="repeats (5)")
     parser.add_argument("--batches", type=int, default=16,
                         help="distinct random batches, cycled through")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=2, help="PyTorch's threads")
-    parser.add_argument("--frameworks", default=",".join(FRAMEWORKS),
-                        help="comma-separated, in the order each repeat runs them, "
-                        "from %s (torch.compile compiles with g++ on first use: "
-                        "5-25 s per model)" % ",".join(FRAMEWORKS))
+    parser.add_argument("--loss-rtol", type=float, default=1e-5,
+                        help="largest relative difference from Kiln's loss at any step")
+    parser.add_argument("--ready-timeout", type=float, default=900,
+                        help="seconds a peer may take to build and compile")
+    parser.add_argument("--run-timeout", type=float, default=300,
+                        help="seconds one run of --warmup + --steps steps may take")
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"),
                         help="directory of kilnc and kiln")
-    parser.add_argument("--json", help="also write the results here")
+    parser.add_argument("--peer-dir", default=os.path.join(ROOT, "bench", "peers"),
+                        help="where FRAMEWORK_peer.py are")
+    parser.add_argument("--python-torch", default=sys.executable)
+    parser.add_argument("--python-jax", default=sys.executable)
+    parser.add_argument("--python-tf", default="/work/venv-tf/bin/python"
+                        if os.path.exists("/work/venv-tf/bin/python") else sys.executable)
+    parser.add_argument("--workdir", help="write the workloads and logs here and keep them "
+                        "(default: a temporary folder, removed at the end)")
+    parser.add_argument("--json", help="also write every row's results here")
+    parser.add_argument("--plot", help="also draw each model's rows as a bar chart (PNG)")
+    parser.add_argument("--markdown", help="also write the tables here")
     parser.add_argument("--verbose", "-v", action="store_true",
-                        help="print each repeat's time")
+                        help="print every row's time in every repeat")
     args = parser.parse_args()
-    args.frameworks = args.frameworks.split(",")
-    unknown = set(args.frameworks) - set(FRAMEWORKS)
-    if unknown:
-        parser.error("unknown frameworks: " + ", ".join(sorted(unknown)))
 
-    torch.set_num_threads(args.threads)
-    torch.sparse.check_sparse_tensor_invariants.disable()
+    models = [m for value in (args.model or [",".join(MODELS)]) for m in value.split(",")]
+    unknown = set(models) - set(MODELS)
+    if unknown:
+        parser.error("unknown models: %s" % ", ".join(sorted(unknown)))
+    args.models = models
+    args.frameworks = args.frameworks.split(",")
+    unknown = set(args.frameworks) - set(VARIANTS)
+    if unknown:
+        parser.error("unknown frameworks: %s" % ", ".join(sorted(unknown)))
+    variants = {}
+    for name in (args.variants.split(",") if args.variants else []):
+        if ":" in name:
+            framework, variant = name.split(":", 1)
+        else:
+            owners = [f for f, known in VARIANTS.items() if name in known]
+            if not owners:
+                parser.error("unknown variant %s (FRAMEWORK:VARIANT for a new one)" % name)
+            framework, variant = owners[0], name
+        if framework not in VARIANTS:
+            parser.error("unknown framework %s" % framework)
+        variants.setdefault(framework, []).append(variant)
+    if args.quick:
+        for framework, known in VARIANTS.items():
+            variants.setdefault(framework, [v for v in known
+                                            if (framework, v) not in QUICK_SKIPS])
+    args.variants = variants
+    cpus = os.cpu_count()
+    default_threads = [min(2, cpus)] if args.quick else sorted({1, 2, cpus})
+    args.threads = ([int(n) for n in args.threads.split(",")] if args.threads
+                    else default_threads)
+    policies = args.policies or ("default" if args.quick else "default,passive")
+    args.policies = policies.split(",")
+    for name, quick, full in (("steps", 10, 50), ("warmup", 3, 10), ("repeats", 2, 5)):
+        if getattr(args, name) is None:
+            setattr(args, name, quick if args.quick else full)
+    args.python = {"torch": args.python_torch, "jax": args.python_jax, "tf": args.python_tf}
+    return args
+
+
+def main():
+    args = parse_args()
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, stop_on_signal)
     tools = ref.Tools(args.bin)
-    env = environment()
-    print("%d CPUs (%s), torch %s with %d threads (OMP_WAIT_POLICY=%s), jax %s on %s; "
-          "%d repeats of %d + %d steps" % (
-              env["cpus"], env["machine"], env["torch"], env["torch_threads"],
-              env["omp_wait_policy"], env["jax"], ", ".join(env["jax_devices"]),
-              args.repeats, args.warmup, args.steps), flush=True)
-    records = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for name in args.model or MODELS:
-            example = Example(name, tools, tmp, args.batches, args.seed)
-            results = bench_example(example, tools, tmp, args)
-            records.append(summary(example, results))
-            print_record(records[-1], args.frameworks)
-            sys.stdout.flush()
-    print_table(records, args.frameworks)
+    for tool in (tools.kilnc, tools.kiln):
+        if not os.path.exists(tool):
+            sys.exit("no %s (build Kiln, or --bin)" % tool)
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("matplotlib is not installed in %s: --plot will write nothing"
+                  % sys.executable)
+    cpu = cpu_info()
+    environment = {"cpu": cpu, "python": platform.python_version(),
+                   "kernel": platform.release(), "kiln": kiln_version()}
+    header = ["Machine: %s" % describe_cpu(cpu),
+              "Rows: frameworks %s, threads %s, policies %s; %d repeat(s) of %d + %d steps; "
+              "losses within %g of Kiln's at every step" % (
+                  ",".join(args.frameworks), ",".join(map(str, args.threads)),
+                  ",".join(args.policies), args.repeats, args.warmup, args.steps,
+                  args.loss_rtol)]
+    print("\n".join(header), flush=True)
+
+    results = []
+    work = args.workdir or tempfile.mkdtemp(prefix="train_bench.")
+    started, ticks = time.perf_counter(), cpu_ticks()
+    try:
+        for name in args.models:
+            results.append(bench_model(name, tools, args, work))
+    except KeyboardInterrupt:
+        kill_all()
+        print("\ninterrupted: every peer and kiln process killed", file=sys.stderr)
+        return 130
+    finally:
+        kill_all()
+        if not args.workdir:
+            subprocess.run(["rm", "-rf", work])
+    steal = steal_between(ticks, cpu_ticks())
+
+    parts = ["## Training steps (bench/train_bench.py)", ""] + [h + "  " for h in header] + [
+        "Whole run: %.0f s, %s." % (time.perf_counter() - started, describe_steal(steal))]
+    for workload, rows, model_steal, _ in results:
+        parts += ["", model_markdown(workload, rows, model_steal, args)]
+    parts += ["", summary_markdown(results, args.frameworks)]
+    text = "\n".join(parts)
+    print("\n" + text)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(text + "\n")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"environment": env, "settings": {
+            json.dump({"environment": environment, "steal": steal, "settings": {
                 "steps": args.steps, "warmup": args.warmup, "repeats": args.repeats,
-                "batches": args.batches, "seed": args.seed}, "models": records}, f, indent=1)
+                "batches": args.batches, "seed": args.seed, "threads": args.threads,
+                "policies": args.policies, "loss_rtol": args.loss_rtol,
+                "command": sys.argv},
+                "models": [{"model": w.name, "batch": w.batch, "optimizer": w.spec,
+                            "row_tables": w.row_tables, "kiln_compile_seconds":
+                            w.compile_seconds, "kiln_losses": w.reference,
+                            "steal": s, "steal_per_repeat": per_repeat,
+                            "best": {f: r.label for f, r in best_rows(rows).items()},
+                            "rows": [row_record(r, w) for r in rows]}
+                           for w, rows, s, per_repeat in results]}, f, indent=1)
+    if args.plot:
+        write_plot(args.plot, results)
     return 0
 
 

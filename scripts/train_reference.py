@@ -45,6 +45,7 @@ import tempfile
 import numpy as np
 import torch
 import torch.nn.functional as F
+from graph_file import attr, constant_array, graph_module, read_graph  # noqa: E402,F401
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIXTURES = os.path.join(ROOT, "test", "Inputs", "agreement")
@@ -200,30 +201,6 @@ class Tools:
                                           result.stderr))
 
 
-def graph_module():
-    """GraphDef parsed through a descriptor set of proto/kiln/graph.proto:
-    the real schema, with no generated code to keep in step."""
-    from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "graph.desc")
-        Tools.run(["protoc", "--proto_path=" + os.path.join(ROOT, "proto"),
-                   "--include_imports", "--descriptor_set_out=" + out,
-                   "kiln/graph.proto"])
-        files = descriptor_pb2.FileDescriptorSet.FromString(open(out, "rb").read())
-    pool = descriptor_pool.DescriptorPool()
-    for file in files.file:
-        pool.Add(file)
-    return message_factory.GetMessageClass(
-        pool.FindMessageTypeByName("kiln.graph.GraphDef"))
-
-
-def read_graph(path):
-    from google.protobuf import text_format
-    graph = graph_module()()
-    text_format.Parse(open(path).read(), graph)
-    return graph
-
-
 def kiln_initial_weights(tools, graph, tmp):
     """Every variable's value after Kiln's init program: the graph without
     its train spec, returning the variables, run once with --fetch."""
@@ -352,24 +329,9 @@ class GraphModel:
         raise NotImplementedError("op '%s' (node '%s')" % (op, node.name))
 
 
-def attr(node, key, default=None):
-    """The Python value of a node attribute, or `default`."""
-    if key not in node.attrs:
-        if default is None:
-            raise KeyError("node '%s' has no attribute '%s'" % (node.name, key))
-        return default
-    value = node.attrs[key]
-    which = value.WhichOneof("value")
-    if which == "ints":
-        return list(value.ints.values)
-    return getattr(value, which)
-
-
 def tensor_value(tensor, dtype):
-    shape = list(tensor.shape)
-    if tensor.float_values:
-        return torch.tensor(list(tensor.float_values), dtype=dtype).reshape(shape)
-    return torch.tensor(list(tensor.int_values)).reshape(shape)
+    value = torch.from_numpy(constant_array(tensor))
+    return value.to(dtype) if value.is_floating_point() else value
 
 
 # --- The ONNX model -----------------------------------------------------------

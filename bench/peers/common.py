@@ -1,0 +1,123 @@
+"""What every peer of bench/train_bench.py shares (bench/peers/PROTOCOL.md):
+reading the workload and serving the harness's requests. numpy and protobuf
+only, so that every framework's venv can import it.
+"""
+
+import argparse
+import json
+import os
+import resource
+import sys
+import time
+import traceback
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from graph_file import attr, constant_array, read_graph  # noqa: E402,F401
+
+
+class Workload:
+    """W/workload.json, W/weights.npz and W/batches.npz, in memory."""
+
+    def __init__(self, folder):
+        self.folder = folder
+        with open(os.path.join(folder, "workload.json")) as f:
+            self.spec = json.load(f)
+        self.graph = read_graph(self.spec["graph"])
+        with np.load(os.path.join(folder, "weights.npz")) as weights:
+            self.weights = {name: weights[name] for name in weights.files}
+        with np.load(os.path.join(folder, "batches.npz")) as batches:
+            count = 1 + max(int(key.split("/", 1)[0]) for key in batches.files)
+            self.batches = [{} for _ in range(count)]
+            for key in batches.files:
+                index, name = key.split("/", 1)
+                self.batches[int(index)][name] = batches[key]
+
+    @property
+    def optimizer(self):
+        return self.spec["optimizer"]
+
+    def learning_rate(self, t):
+        """The rate of step t (from 1), schedule applied by the harness."""
+        return self.spec["learning_rates"][t - 1]
+
+    def bias_corrections(self, t):
+        """Adam's (1 - beta1^t, 1 - beta2^t) of step t, computed in float64."""
+        return tuple(self.spec["bias_corrections"][t - 1])
+
+    def batch(self, t):
+        """The feeds of step t (from 1)."""
+        return self.batches[(t - 1) % len(self.batches)]
+
+    @property
+    def loss_node(self):
+        return self.spec["loss"]
+
+    @property
+    def row_tables(self):
+        return set(self.spec["row_tables"])
+
+
+class CannotRun(Exception):
+    """The peer cannot run this workload: its framework is missing, or the
+    model has an op it cannot express. The message says which."""
+
+
+def peak_rss_bytes():
+    """This process's peak resident memory so far."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def parse_args(variants):
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--workload", required=True)
+    parser.add_argument("--variant", required=True, choices=variants)
+    parser.add_argument("--threads", type=int, required=True)
+    return parser.parse_args()
+
+
+def serve(build):
+    """Runs the protocol: `build()` returns a peer object (or raises
+    CannotRun) with attributes framework, variant, params, compile_seconds,
+    versions, includes and a method train(steps) -> (step_seconds, losses)
+    that starts from the initial weights each time."""
+    # Everything but protocol lines goes to stderr.
+    protocol, sys.stdout = sys.stdout, sys.stderr
+
+    def reply(message):
+        protocol.write(json.dumps(message) + "\n")
+        protocol.flush()
+
+    try:
+        peer = build()
+    except CannotRun as reason:
+        reply({"ready": False, "reason": str(reason)})
+        return 0
+    except ImportError as error:
+        reply({"ready": False, "reason": "not installed: %s" % error})
+        return 0
+    reply({"ready": True, "framework": peer.framework, "variant": peer.variant,
+           "params": peer.params, "compile_seconds": peer.compile_seconds,
+           "versions": peer.versions, "includes": peer.includes})
+    for line in sys.stdin:
+        request = json.loads(line)
+        if request.get("quit"):
+            break
+        try:
+            seconds, losses = peer.train(int(request["run"]))
+        except Exception:  # a failure after ready: one line, exit 1
+            traceback.print_exc()
+            reply({"error": traceback.format_exc().strip().splitlines()[-1]})
+            return 1
+        reply({"step_seconds": seconds, "losses": [float(x) for x in losses],
+               "peak_rss_bytes": peak_rss_bytes()})
+    return 0
+
+
+def timed(step):
+    """(seconds, result) of step()."""
+    start = time.perf_counter()
+    result = step()
+    return time.perf_counter() - start, result
