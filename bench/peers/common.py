@@ -5,6 +5,7 @@ only, so that every framework's venv can import it.
 
 import argparse
 import json
+import math
 import os
 import resource
 import sys
@@ -58,6 +59,41 @@ class Workload:
     @property
     def row_tables(self):
         return set(self.spec["row_tables"])
+
+
+# graph-format.md's Optimizer defaults (PyTorch's), for keys a workload lacks.
+OPTIMIZER_DEFAULTS = {"momentum": 0.9, "nesterov": False, "beta1": 0.9, "beta2": 0.999,
+                      "weight_decay": 0.01, "initial_accumulator": 0.0,
+                      "clip_global_norm": 0.0}
+EPSILON = {"adam": 1e-8, "adamw": 1e-8, "adagrad": 1e-10}
+# The slots each optimizer keeps per variable.
+SLOTS = {"sgd": [], "momentum": ["velocity"], "adam": ["m", "v"], "adamw": ["m", "v"],
+         "adagrad": ["accumulator"]}
+
+
+class OptimizerSettings:
+    """The workload's optimizer with its defaults filled in: kind, the
+    settings `s`, eps, the slot names and the clip norm (0: none)."""
+
+    def __init__(self, spec):
+        s = dict(OPTIMIZER_DEFAULTS, **{k: v for k, v in spec.items() if v is not None})
+        self.kind = s["kind"]
+        if self.kind not in SLOTS:
+            raise CannotRun("optimizer '%s'" % self.kind)
+        self.s = s
+        self.eps = s.get("epsilon", EPSILON.get(self.kind, 1e-8))
+        self.slots = SLOTS[self.kind]
+        self.clip = s["clip_global_norm"] or 0.0
+
+    def scalars(self, workload, t):
+        """Step t's [rate, 1 - b1^t, 1 - b2^t, lazy Adam's step size
+        rate sqrt(1 - b2^t) / (1 - b1^t)] as float32, from float64."""
+        lr = float(np.float32(workload.learning_rate(t)))  # the f32 rate, as Kiln's
+        if self.kind in ("adam", "adamw"):
+            c1, c2 = workload.bias_corrections(t)
+        else:
+            c1 = c2 = 1.0
+        return np.array([lr, c1, c2, lr * math.sqrt(c2) / c1], np.float32)
 
 
 class CannotRun(Exception):

@@ -51,7 +51,6 @@ has no setting for N threads). Integer feeds are int32 unless
 jax_enable_x64 is on (JAX's default; the tables fit).
 """
 
-import math
 import os
 import sys
 import time
@@ -59,17 +58,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import (CannotRun, Workload, attr, constant_array, parse_args,  # noqa: E402
-                    serve, timed)
+from common import (CannotRun, OptimizerSettings, Workload, attr,  # noqa: E402
+                    constant_array, parse_args, serve, timed)
 
 VARIANTS = ["jit-rows", "jit-dense"]
 SINGLE_THREAD_FLAGS = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
-# graph-format.md's Optimizer defaults (PyTorch's), for keys a workload lacks.
-DEFAULTS = {"momentum": 0.9, "nesterov": False, "beta1": 0.9, "beta2": 0.999,
-            "weight_decay": 0.01, "initial_accumulator": 0.0, "clip_global_norm": 0.0}
-EPSILON = {"adam": 1e-8, "adamw": 1e-8, "adagrad": 1e-10}
-SLOTS = {"sgd": [], "momentum": ["velocity"], "adam": ["m", "v"], "adamw": ["m", "v"],
-         "adagrad": ["accumulator"]}
 OPS = {"constant", "matmul", "add", "sub", "mul", "div", "maximum", "minimum", "neg",
        "relu", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "gelu", "compare",
        "select", "reshape", "transpose", "concat", "softmax", "log_softmax",
@@ -223,7 +216,7 @@ def gather_only_tables(graph, variables):
 # --- The optimizer --------------------------------------------------------------
 
 
-class Optimizer:
+class Optimizer(OptimizerSettings):
     """docs/training.md's updates in Kiln's float32 operations
     (runtime/cpu/SparseApply.cpp's updateRow / denseRow). The step's
     scalars come in as one float32 vector: [lr, 1 - b1^t, 1 - b2^t, lazy
@@ -231,22 +224,7 @@ class Optimizer:
     the host."""
 
     def __init__(self, spec):
-        s = dict(DEFAULTS, **{k: v for k, v in spec.items() if v is not None})
-        self.kind = s["kind"]
-        if self.kind not in SLOTS:
-            raise CannotRun("optimizer '%s'" % self.kind)
-        self.s = s
-        self.eps = s.get("epsilon", EPSILON.get(self.kind, 1e-8))
-        self.slots = SLOTS[self.kind]
-        self.clip = s["clip_global_norm"] or 0.0
-
-    def scalars(self, workload, t):
-        lr = float(np.float32(workload.learning_rate(t)))  # the f32 rate, as Kiln's
-        if self.kind in ("adam", "adamw"):
-            c1, c2 = workload.bias_corrections(t)
-        else:
-            c1 = c2 = 1.0
-        return np.array([lr, c1, c2, lr * math.sqrt(c2) / c1], np.float32)
+        super().__init__(spec)
 
     def init(self, jnp, params):
         def initial(name, p):

@@ -60,7 +60,6 @@ the inter-op count (for such experiments).
 TF_ENABLE_ONEDNN_OPTS is left at TensorFlow's default (on for x86 CPUs).
 """
 
-import math
 import os
 import sys
 import time
@@ -70,15 +69,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # TensorFlow's info lines of
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from common import CannotRun, Workload, attr, parse_args, serve, timed  # noqa: E402
+from common import (CannotRun, OptimizerSettings, Workload, attr,  # noqa: E402
+                    parse_args, serve, timed)
 
 VARIANTS = ["xla", "graph"]
-# graph-format.md's Optimizer defaults (PyTorch's), for keys a workload lacks.
-DEFAULTS = {"momentum": 0.9, "nesterov": False, "beta1": 0.9, "beta2": 0.999,
-            "weight_decay": 0.01, "initial_accumulator": 0.0, "clip_global_norm": 0.0}
-EPSILON = {"adam": 1e-8, "adamw": 1e-8, "adagrad": 1e-10}
-SLOTS = {"sgd": [], "momentum": ["velocity"], "adam": ["m", "v"], "adamw": ["m", "v"],
-         "adagrad": ["accumulator"]}
 OPS = {"constant", "matmul", "add", "sub", "mul", "div", "maximum", "minimum", "neg",
        "relu", "abs", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "erf", "pow",
        "mod", "gelu", "compare", "select", "cast", "reshape", "broadcast", "transpose",
@@ -301,7 +295,7 @@ class GraphFunction:
 # --- The optimizer --------------------------------------------------------------
 
 
-class Optimizer:
+class Optimizer(OptimizerSettings):
     """docs/training.md's updates in Kiln's float32 operations
     (runtime/cpu/SparseApply.cpp's updateRow / denseRow, the dense
     lowerings' order). The step's scalars are one float32 tensor:
@@ -310,22 +304,8 @@ class Optimizer:
     their formula is Kiln's."""
 
     def __init__(self, tf, spec, fused):
-        s = dict(DEFAULTS, **{k: v for k, v in spec.items() if v is not None})
-        self.kind = s["kind"]
-        if self.kind not in SLOTS:
-            raise CannotRun("optimizer '%s'" % self.kind)
-        self.tf, self.s, self.fused = tf, s, fused
-        self.eps = s.get("epsilon", EPSILON.get(self.kind, 1e-8))
-        self.slots = SLOTS[self.kind]
-        self.clip = s["clip_global_norm"] or 0.0
-
-    def scalars(self, workload, t):
-        lr = float(np.float32(workload.learning_rate(t)))  # the f32 rate, as Kiln's
-        if self.kind in ("adam", "adamw"):
-            c1, c2 = workload.bias_corrections(t)
-        else:
-            c1 = c2 = 1.0
-        return np.array([lr, c1, c2, lr * math.sqrt(c2) / c1], np.float32)
+        super().__init__(spec)
+        self.tf, self.fused = tf, fused
 
     def initial_slot(self, slot, value):
         if slot == "accumulator":
