@@ -12,9 +12,18 @@ development machine); each peer runs under the Python that has its framework
     python3 bench/train_bench.py --json train.json --plot train.png
     python3 bench/train_bench.py --model transformer --frameworks kiln,jax \\
         --threads 1,2 --repeats 7 -v
+    python3 bench/train_bench.py --model cnn --frameworks kiln \\
+        --kiln-variant generated-conv=--conv=generated    # an ablation row
+
+Models: the examples' graph files (mlp, wide_deep, transformer), trained by
+every framework, and the user's own models (cnn, encoder: PyTorch modules;
+keras_cnn: a Keras model; bench/peers/user_models.py), trained by their
+author's framework from the module itself and by Kiln from the framework's
+export (bench/workloads.py).
 
 Rows are (framework, variant, threads, wait policy): kiln (one `kiln run` per
-repeat), torch (eager, compile, compile-max-autotune, compile-foreach), jax (jit-dense,
+repeat; --kiln-variant adds rows of artifacts compiled with more kilnc
+flags, shown but never Kiln's best), torch (eager, compile, compile-max-autotune, compile-foreach), jax (jit-dense,
 jit-rows) and tf (xla, graph), each peer variant a long-lived process of
 bench/peers/FRAMEWORK_peer.py answering {"run": STEPS}. Threads (--threads,
 default 1, 2 and the machine's CPUs) reach every row as OMP_NUM_THREADS
@@ -46,6 +55,7 @@ import json
 import os
 import platform
 import queue
+import shlex
 import signal
 import statistics
 import subprocess
@@ -54,15 +64,14 @@ import tempfile
 import threading
 import time
 
-import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-import train_reference as ref  # noqa: E402  (GraphModel, kiln_initial_weights, ...)
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import train_reference as ref  # noqa: E402  (Tools)
+from workloads import EXPORTED_MODELS, GRAPH_MODELS, make_workload  # noqa: E402
 
-import torch  # noqa: E402
-
-MODELS = ["mlp", "wide_deep", "transformer"]
+MODELS = GRAPH_MODELS + EXPORTED_MODELS
 # Each framework's variants and whether OMP_WAIT_POLICY matters to it.
 VARIANTS = {"kiln": ["run"],
             "torch": ["eager", "compile", "compile-max-autotune", "compile-foreach"],
@@ -70,142 +79,10 @@ VARIANTS = {"kiln": ["run"],
             "tf": ["xla", "graph"]}
 OPENMP = {"kiln", "torch"}
 QUICK_SKIPS = {("torch", "compile-max-autotune")}  # minutes of autotuning per model
-NUMPY_DTYPES = {"DT_FLOAT32": np.float32, "DT_INT32": np.int32, "DT_INT64": np.int64}
 KILN_INCLUDES = ("`kiln run --data --metrics-out`, batch / examples_per_second of each "
                  "step: reading the batch from the .npz data set, binding the feeds, "
                  "train_step (forward, backward, clipping, the update with the step's "
                  "rate), the loss to the host and writing the metrics line")
-
-
-# --- The workload (PROTOCOL.md) -------------------------------------------------
-
-
-def enum_name(message, field):
-    value = getattr(message, field)
-    return message.DESCRIPTOR.fields_by_name[field].enum_type.values_by_number[value].name
-
-
-class Workload:
-    """One example written as PROTOCOL.md's folder, plus what kiln needs:
-    its artifact (compiled here, timed) and the batches as one .npz."""
-
-    def __init__(self, name, tools, folder, args):
-        self.name, self.folder, self.tools = name, folder, tools
-        os.makedirs(folder, exist_ok=True)
-        self.path = ref.example(name)
-        graph = ref.read_graph(self.path)
-        self.graph = graph
-        self.spec = ref.optimizer_spec(graph, [])  # the file's spec, defaults applied
-        self.spec.setdefault("epsilon", ref.EPSILON.get(self.spec["kind"], 0.0))
-        self.batch = graph.train.batch_size or graph.inputs[0].shape[0]
-        self.steps, self.warmup = args.warmup + args.steps, args.warmup
-        scratch = os.path.join(folder, "scratch")
-        os.makedirs(scratch, exist_ok=True)
-        weights = ref.kiln_initial_weights(tools, graph, scratch)
-        lazy = self.spec["sparse_updates"] == "lazy"
-        self.row_tables = sorted(ref.GraphModel(graph, weights, torch.float32, lazy).sparse)
-        batches = random_batches(graph, weights, args.batches, args.seed)
-        self.batch_count = len(batches)
-        b1, b2 = self.spec["beta1"], self.spec["beta2"]
-        spec = {
-            "model": name, "graph": self.path, "loss": graph.train.loss,
-            "batch": self.batch, "steps": self.steps, "warmup": self.warmup,
-            "optimizer": self.spec,
-            "learning_rates": [ref.learning_rate(self.spec, t)
-                               for t in range(1, self.steps + 1)],
-            "bias_corrections": [[1.0 - b1 ** t, 1.0 - b2 ** t]
-                                 for t in range(1, self.steps + 1)],
-            "row_tables": self.row_tables,
-            "variables": [v.name for v in graph.variables
-                          if not v.HasField("trainable") or v.trainable],
-            "feeds": {feed.name: {"dtype": np.dtype(NUMPY_DTYPES[enum_name(feed, "dtype")]).name,
-                                  "shape": list(feed.shape)} for feed in graph.inputs}}
-        with open(os.path.join(folder, "workload.json"), "w") as f:
-            json.dump(spec, f, indent=1)
-        np.savez(os.path.join(folder, "weights.npz"), **weights)
-        np.savez(os.path.join(folder, "batches.npz"),
-                 **{"%d/%s" % (k, key): value for k, b in enumerate(batches)
-                    for key, value in b.items()})
-        # kiln reads rows: batch k is rows [kB, (k+1)B), wrapping, so step t
-        # takes batch (t - 1) % count as the peers do.
-        self.data = os.path.join(folder, "kiln-data.npz")
-        np.savez(self.data, **{key: np.concatenate([b[key] for b in batches])
-                               for key in batches[0]})
-        self.artifact = os.path.join(folder, "model.kiln")
-        start = time.perf_counter()
-        ref.Tools.run([tools.kilnc, self.path, "-o", self.artifact])
-        self.compile_seconds = time.perf_counter() - start
-        inspect = json.loads(subprocess.run(
-            [tools.kiln, "inspect", self.artifact, "--json"], capture_output=True,
-            text=True, check=True).stdout)
-        self.params = sum(int(np.prod(v["shape"])) for v in inspect["variables"]
-                          if v["trainable"])
-        self.reference = None  # Kiln's losses, set by reference_run
-
-    def describe(self):
-        return "%s: batch %d, %s; %d random batches, %d + %d steps a run" % (
-            self.name, self.batch, ref.describe(self.spec), self.batch_count, self.warmup,
-            self.steps - self.warmup)
-
-
-def random_batches(graph, weights, count, seed):
-    """`count` feed dicts of the graph's inputs: floats uniform in [0, 1)
-    (0/1 for a sigmoid cross-entropy label), integers uniform below the
-    rows of the table they index or the classes of the loss they label."""
-    rng = np.random.default_rng(seed)
-    bounds, binary = integer_bounds(graph, weights)
-    batches = []
-    for _ in range(count):
-        feeds = {}
-        for feed in graph.inputs:
-            dtype = NUMPY_DTYPES[enum_name(feed, "dtype")]
-            shape = tuple(feed.shape)
-            if feed.name in binary:
-                feeds[feed.name] = rng.integers(0, 2, shape).astype(dtype)
-            elif np.issubdtype(dtype, np.integer):
-                feeds[feed.name] = rng.integers(0, bounds[feed.name], shape).astype(dtype)
-            else:
-                feeds[feed.name] = rng.random(shape, dtype=np.float32)
-        batches.append(feeds)
-    return batches
-
-
-def integer_bounds(graph, weights):
-    """({integer input: exclusive bound}, {float inputs that are 0/1
-    labels}), found by following each input through reshapes to the gather
-    or loss reading it; class counts come from shapes traced in PyTorch."""
-    shapes = traced_shapes(graph, weights)
-    users = {}
-    for node in graph.nodes:
-        for i, name in enumerate(node.inputs):
-            users.setdefault(name, []).append((node, i))
-    bounds, binary = {}, set()
-    for feed in graph.inputs:
-        pending = [feed.name]
-        while pending:
-            for node, i in users.get(pending.pop(), []):
-                if node.op in ("reshape", "transpose"):
-                    pending.append(node.name)
-                elif node.op == "gather" and i == 1:
-                    rows = weights[node.inputs[0]].shape[0]
-                    bounds[feed.name] = min(bounds.get(feed.name, rows), rows)
-                elif node.op == "softmax_cross_entropy" and i == 1:
-                    bounds[feed.name] = shapes[node.inputs[0]][-1]
-                elif node.op == "sigmoid_cross_entropy" and i == 1:
-                    binary.add(feed.name)
-    return bounds, binary
-
-
-def traced_shapes(graph, weights):
-    """Every node's output shape, from one PyTorch forward on zero feeds."""
-    model = ref.GraphModel(graph, weights, torch.float32, False)
-    values = {feed.name: torch.from_numpy(np.zeros(
-        tuple(feed.shape), NUMPY_DTYPES[enum_name(feed, "dtype")])) for feed in graph.inputs}
-    values.update(model.params)
-    with torch.no_grad():
-        for node in graph.nodes:
-            values[node.name] = model.evaluate(node, [values[i] for i in node.inputs])
-    return {name: tuple(value.shape) for name, value in values.items()}
 
 
 # --- Processes: every one started here is killed and reaped on the way out ---
@@ -444,9 +321,13 @@ class Row:
             self.peer = None
 
 
-def make_rows(args):
+def make_rows(args, workload):
+    """The rows of the frameworks that train the workload (a user's own
+    model: kiln and its author's framework)."""
     rows = []
     for framework in args.frameworks:
+        if not workload.runs(framework):
+            continue
         policies = ["default"]
         if framework in OPENMP:
             policies = list(args.policies)
@@ -463,10 +344,13 @@ def start_peer(row, workload, args, logs):
     """Starts the row's peer and waits for its ready line (rows that cannot
     run say why)."""
     if row.framework == "kiln":
-        row.ready = {"ready": True, "framework": "kiln", "variant": "run",
+        includes = KILN_INCLUDES
+        if row.variant != "run":
+            includes += "; compiled with kilnc %s" % " ".join(workload.kiln_variants[row.variant])
+        row.ready = {"ready": True, "framework": "kiln", "variant": row.variant,
                      "params": workload.params,
-                     "compile_seconds": workload.compile_seconds,
-                     "versions": {"kiln": kiln_version()}, "includes": KILN_INCLUDES}
+                     "compile_seconds": workload.compile_times[row.variant],
+                     "versions": {"kiln": kiln_version()}, "includes": includes}
         return
     script = os.path.join(args.peer_dir, "%s_peer.py" % row.framework)
     python = args.python[row.framework]
@@ -501,15 +385,16 @@ def kiln_version():
     return _KILN_VERSION[0]
 
 
-def run_kiln(workload, threads, policy, args, log, steps=None):
-    """(seconds per step, losses, peak RSS bytes) of one `kiln run`."""
-    steps = steps or workload.steps
+def run_kiln(workload, threads, policy, args, log, variant="run"):
+    """(seconds per step, losses, peak RSS bytes) of one `kiln run` of the
+    variant's artifact."""
+    steps = workload.steps
     metrics = os.path.join(workload.folder, "metrics.jsonl")
     if os.path.exists(metrics):
         os.remove(metrics)  # --metrics-out appends
     row = Row("kiln", "run", threads, policy)
     code, peak, timed_out = run_reaped(
-        [workload.tools.kiln, "run", workload.artifact, "--data", workload.data,
+        [workload.tools.kiln, "run", workload.artifacts[variant], "--data", workload.data,
          "--steps", str(steps), "--metrics-out", metrics], row.env(), log, args.run_timeout)
     if timed_out:
         raise RowFailed("kiln run did not finish within %g s (killed)" % args.run_timeout)
@@ -525,8 +410,8 @@ def run_kiln(workload, threads, policy, args, log, steps=None):
 def run_row(row, workload, args, logs):
     """One repeat of a row: (seconds per step, losses, peak RSS bytes)."""
     if row.framework == "kiln":
-        log = os.path.join(logs, "kiln-%dt-%s.log" % (row.threads, row.policy))
-        return run_kiln(workload, row.threads, row.policy, args, log)
+        log = os.path.join(logs, "kiln-%s-%dt-%s.log" % (row.variant, row.threads, row.policy))
+        return run_kiln(workload, row.threads, row.policy, args, log, row.variant)
     row.peer.send({"run": workload.steps})
     answer = row.peer.receive(args.run_timeout, "answer to {\"run\": %d}" % workload.steps)
     if "error" in answer:
@@ -619,7 +504,7 @@ def bench_model(name, tools, args, work):
     os.makedirs(logs, exist_ok=True)
     print("\n== %s: writing the workload (Kiln's initial weights, batches) and compiling" % name,
           flush=True)
-    workload = Workload(name, tools, folder, args)
+    workload = make_workload(name, tools, folder, args)
     print(workload.describe(), flush=True)
     # Kiln's reference losses: one run with the machine's defaults.
     try:
@@ -635,7 +520,7 @@ def bench_model(name, tools, args, work):
     print("kiln reference: loss %.6f -> %.6f over %d steps" % (
         reference[0], reference[-1], len(reference)), flush=True)
 
-    rows = make_rows(args)
+    rows = make_rows(args, workload)
     for row in rows:
         print("starting %-40s" % row.label, end=" ", flush=True)
         start_peer(row, workload, args, logs)
@@ -715,9 +600,12 @@ def run_one(row, workload, args, logs, repeat, position):
 
 
 def best_rows(rows):
-    """{framework: its fastest valid row}, in the order of the rows."""
+    """{framework: its fastest valid row}, in the order of the rows. Kiln's
+    --kiln-variant rows are ablations: shown, never Kiln's best."""
     best = {}
     for row in rows:
+        if row.framework == "kiln" and row.variant != "run":
+            continue
         if row.valid and (row.framework not in best
                           or row.time()[0] < best[row.framework].time()[0]):
             best[row.framework] = row
@@ -802,8 +690,11 @@ def summary_markdown(results, frameworks):
         cells = []
         for f in frameworks:
             row = best.get(f)
-            cells.append("%s (%s %dt %s)" % (ms(row.time()[0]), row.variant, row.threads,
-                                             row.policy_label) if row else "-")
+            if row:
+                cells.append("%s (%s %dt %s)" % (ms(row.time()[0]), row.variant, row.threads,
+                                                 row.policy_label))
+            else:
+                cells.append("-" if workload.runs(f) else "n/a")
         fastest = min((best[f] for f in others if f in best), key=lambda r: r.time()[0],
                       default=None)
         ratio = "-"
@@ -893,6 +784,9 @@ def parse_args():
                         help="fewer rows and steps: one thread count, the default policy, "
                         "no compile-max-autotune, 2 repeats of 3 + 10 steps (flags given "
                         "explicitly win)")
+    parser.add_argument("--kiln-variant", action="append", default=[], metavar="NAME=FLAGS",
+                        help="also a kiln row NAME: the artifact compiled with these kilnc "
+                        "flags added (repeatable; e.g. 'generated-conv=--conv=generated')")
     parser.add_argument("--steps", type=int, help="timed steps per repeat (50)")
     parser.add_argument("--warmup", type=int, help="untimed steps first (10)")
     parser.add_argument("--repeats", type=int, help="repeats (5)")
@@ -927,6 +821,12 @@ def parse_args():
     if unknown:
         parser.error("unknown models: %s" % ", ".join(sorted(unknown)))
     args.models = models
+    args.kiln_variants = {}
+    for text in args.kiln_variant:
+        name, _, flags = text.partition("=")
+        if not name or not flags or name in VARIANTS["kiln"] or name in args.kiln_variants:
+            parser.error("--kiln-variant %r: want a new NAME=FLAGS" % text)
+        args.kiln_variants[name] = shlex.split(flags)
     args.frameworks = args.frameworks.split(",")
     unknown = set(args.frameworks) - set(VARIANTS)
     if unknown:
@@ -943,6 +843,10 @@ def parse_args():
         if framework not in VARIANTS:
             parser.error("unknown framework %s" % framework)
         variants.setdefault(framework, []).append(variant)
+    if args.kiln_variants and "kiln" in variants:
+        variants["kiln"] += [v for v in args.kiln_variants if v not in variants["kiln"]]
+    elif args.kiln_variants:
+        variants["kiln"] = VARIANTS["kiln"] + list(args.kiln_variants)
     if args.quick:
         for framework, known in VARIANTS.items():
             variants.setdefault(framework, [v for v in known

@@ -26,7 +26,10 @@ class Workload:
         self.folder = folder
         with open(os.path.join(folder, "workload.json")) as f:
             self.spec = json.load(f)
-        self.graph = read_graph(self.spec["graph"])
+        # A graph file, or the user's own model (PROTOCOL.md, "The user's
+        # own models"): {"framework": "torch" or "tf", "model": NAME}.
+        self.source = self.spec.get("source")
+        self.graph = read_graph(self.spec["graph"]) if self.spec.get("graph") else None
         with np.load(os.path.join(folder, "weights.npz")) as weights:
             self.weights = {name: weights[name] for name in weights.files}
         with np.load(os.path.join(folder, "batches.npz")) as batches:
@@ -35,6 +38,18 @@ class Workload:
             for key in batches.files:
                 index, name = key.split("/", 1)
                 self.batches[int(index)][name] = batches[key]
+
+    def user_model(self, framework):
+        """The name of the user's own model this framework's peer trains
+        from its module; None for a graph file. CannotRun for another
+        framework's model."""
+        if self.source is None:
+            return None
+        if self.source["framework"] != framework:
+            raise CannotRun("the workload is the user's own %s model '%s', trained only "
+                            "by its own framework" % (self.source["framework"],
+                                                      self.source["model"]))
+        return self.source["model"]
 
     @property
     def optimizer(self):

@@ -273,6 +273,7 @@ class JaxPeer:
     framework = "jax"
 
     def __init__(self, workload, variant, thread_note):
+        workload.user_model("jax")  # graph files only: another's model is CannotRun
         import jax
         import jax.numpy as jnp
         import jaxlib

@@ -58,6 +58,13 @@ such as the updates of different variables, one at a time) and the xla
 variant no faster (its step is one XLA launch). TF_PEER_INTER_OP=K overrides
 the inter-op count (for such experiments).
 TF_ENABLE_ONEDNN_OPTS is left at TensorFlow's default (on for x86 CPUs).
+
+The user's own Keras models (a workload with a `source`, PROTOCOL.md): the
+author's keras.Model itself (bench/peers/user_models.py), its variables set
+to the weights Kiln's frozen GraphDef holds, the loss Keras'
+SparseCategoricalCrossentropy(from_logits=True); the same variants, step
+and optimizer (Keras' own Adam adds epsilon to the raw sqrt(v), not to Kiln's
+bias-corrected one: another update, so it is not used).
 """
 
 import os
@@ -401,6 +408,25 @@ class Optimizer(OptimizerSettings):
         return "hand-written %s update" % words
 
 
+class KerasFunction:
+    """The user's own Keras model (bench/peers/user_models.py) and its loss,
+    keras.losses.SparseCategoricalCrossentropy(from_logits=True), as a
+    function of the feeds; `variables` are the model's own tf.Variables by
+    Keras path (the names of W/weights.npz)."""
+
+    def __init__(self, tf, name):
+        import keras
+        import user_models
+        self.model = user_models.keras_model(name)
+        self.input = user_models.MODELS[name]["input"]
+        self.loss = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+        self.variables = {v.path: v.value for v in self.model.variables}
+        self.versions = {"keras": keras.__version__}
+
+    def __call__(self, values):
+        return self.loss(values["label"], self.model(values[self.input], training=True))
+
+
 # --- The peer -------------------------------------------------------------------
 
 
@@ -410,8 +436,12 @@ class TfPeer:
     def __init__(self, tf, workload, variant, thread_note):
         self.tf, self.workload, self.variant = tf, workload, variant
         self.versions = {"tensorflow": tf.__version__, "numpy": np.__version__}
-        graph = workload.graph
-        self.function = GraphFunction(tf, graph, workload.loss_node)
+        keras_model = workload.user_model("tf")
+        if keras_model:
+            self.function = KerasFunction(tf, keras_model)
+            self.versions.update(self.function.versions)
+        else:
+            self.function = GraphFunction(tf, workload.graph, workload.loss_node)
         self.optimizer = Optimizer(tf, workload.optimizer, fused=variant == "graph")
         trainable = list(workload.spec["variables"])
         missing = [name for name in trainable if name not in workload.weights]
@@ -427,7 +457,10 @@ class TfPeer:
         self.initial = []  # (variable, initial value as a tensor)
         self.variables = {}
         for name, value in workload.weights.items():
-            variable = tf.Variable(value, trainable=name in trainable)
+            if keras_model:
+                variable = self.function.variables[name]
+            else:
+                variable = tf.Variable(value, trainable=name in trainable)
             self.variables[name] = variable
             self.initial.append((variable, tf.constant(value)))
         self.trainable = [self.variables[name] for name in trainable]
@@ -464,10 +497,12 @@ class TfPeer:
                             % (what, str(error).strip().splitlines()[0][:300]))
         self.compile_seconds = time.perf_counter() - start
 
+        model = ("the user's own Keras model '%s' and SparseCategoricalCrossentropy"
+                 % keras_model if keras_model else "the graph in TensorFlow ops")
         includes = ["one %s call per step with the batch's tensors and the step's "
-                    "scalars: GradientTape forward and backward of the graph in TensorFlow "
-                    "ops" % ("tf.function(jit_compile=True)" if variant == "xla"
-                             else "tf.function (graph executor, no XLA)")]
+                    "scalars: GradientTape forward and backward of %s" % (
+                        "tf.function(jit_compile=True)" if variant == "xla"
+                        else "tf.function (graph executor, no XLA)", model)]
         if self.optimizer.clip > 0:
             includes.append("tf.clip_by_global_norm")
         includes.append(self.optimizer.describe())

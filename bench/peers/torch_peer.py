@@ -36,6 +36,11 @@ Variants:
             "compiled optimizer". On the CPU its kernels are slower than
             the fused ones for Adam (they recompute 1 - beta^t per vector),
             so it is a variant of its own rather than compile's optimizer.
+
+The user's own models (a workload with a `source`, PROTOCOL.md): the
+author's nn.Module itself (bench/peers/user_models.py) at the weights it was
+exported with, the loss F.cross_entropy over every position; the same
+variants, optimizers and step.
 """
 
 import os
@@ -266,6 +271,28 @@ def build_module(torch, workload, sparse_tables):
     return GraphFileModel(), names, feeds
 
 
+def build_user_module(torch, workload, name):
+    """The user's own nn.Module (bench/peers/user_models.py) at the
+    workload's initial weights (its state_dict, as exported for Kiln), with
+    the loss: forward(x, label) -> mean cross-entropy. Returns the module,
+    its trainable parameters' names and the feeds' names."""
+    import user_models
+    model = user_models.torch_module(name)
+    model.load_state_dict({key: torch.from_numpy(value.copy())
+                           for key, value in workload.weights.items()})
+
+    class WithLoss(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x, labels):
+            return user_models.torch_loss(torch, self.model(x), labels)
+
+    names = [key for key, _ in model.named_parameters()]
+    return WithLoss(), names, [user_models.MODELS[name]["input"], "label"]
+
+
 # --- The peer ----------------------------------------------------------------
 
 
@@ -278,6 +305,7 @@ class TorchPeer:
         torch.set_num_threads(threads)
         torch.sparse.check_sparse_tensor_invariants.disable()
         self.versions = {"torch": torch.__version__}
+        self.user_model = workload.user_model("torch")
         self.check_supported()
         opt = workload.optimizer
         self.kind = opt["kind"]
@@ -293,8 +321,13 @@ class TorchPeer:
         self.sparse = tables if not self.compiled and self.kind in ("sgd", "adagrad", "adam") \
             else set()
         self.dense_tables = tables - self.sparse
-        self.module, self.names, self.feeds = build_module(torch, workload, self.sparse)
-        self.params_list = list(self.module.params)
+        if self.user_model:
+            self.module, self.names, self.feeds = build_user_module(torch, workload,
+                                                                    self.user_model)
+            self.params_list = list(self.module.parameters())
+        else:
+            self.module, self.names, self.feeds = build_module(torch, workload, self.sparse)
+            self.params_list = list(self.module.params)
         self.params = sum(p.numel() for p in self.params_list)  # the protocol's count
         self.initial = [p.detach().clone() for p in self.params_list]
         # The batches in torch's memory once, in the feeds' order.
@@ -317,6 +350,11 @@ class TorchPeer:
         self.frames = self.compiled_frames()
 
     def check_supported(self):
+        kind = self.workload.optimizer["kind"]
+        if kind not in ("sgd", "momentum", "adam", "adamw", "adagrad"):
+            raise CannotRun("optimizer '%s'" % kind)
+        if self.user_model:
+            return
         train = self.workload.graph.train
         if train.accumulate_steps > 1:
             raise CannotRun("gradient accumulation (accumulate_steps %d)" %
@@ -326,9 +364,6 @@ class TorchPeer:
         for v in self.workload.graph.variables:
             if v.dtype != 1 and (not v.HasField("trainable") or v.trainable):  # DT_FLOAT32
                 raise CannotRun("trainable variable '%s' is not float32" % v.name)
-        kind = self.workload.optimizer["kind"]
-        if kind not in ("sgd", "momentum", "adam", "adamw", "adagrad"):
-            raise CannotRun("optimizer '%s'" % kind)
 
     # The optimizers ------------------------------------------------------
 
@@ -486,8 +521,9 @@ class TorchPeer:
         mode = {"eager": "eager", "compile": "torch.compile",
                 "compile-max-autotune": "torch.compile(mode='max-autotune')",
                 "compile-foreach": "torch.compile"}[self.variant]
-        parts = ["zero_grad(set_to_none)",
-                 "forward (nn.Module of a make_fx aten graph, %s)" % mode, "backward"]
+        model = ("the user's own nn.Module '%s' and F.cross_entropy" % self.user_model
+                 if self.user_model else "nn.Module of a make_fx aten graph")
+        parts = ["zero_grad(set_to_none)", "forward (%s, %s)" % (model, mode), "backward"]
         if self.clip > 0:
             parts.append("clip_grad_norm_(foreach) (scales by clip/(norm+1e-6) when norm > "
                          "clip, Kiln by clip/max(norm, clip)%s)" % (
