@@ -3,8 +3,10 @@
 #include "compiler/RegisterAll.h"
 
 #include "compiler/Pipelines/Pipelines.h"
+#include "dialects/Dist/KDistDialect.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "passes/Conversion/Passes.h"
+#include "passes/Distribute/Passes.h"
 #include "passes/Graph/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -16,7 +18,7 @@
 namespace kiln {
 
 void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<KilnDialect>();
+  registry.insert<KilnDialect, dist::KDistDialect>();
   // The lowering to native code runs upstream passes over upstream dialects
   // with their bufferization and LLVM translation interfaces.
   mlir::registerAllDialects(registry);
@@ -29,6 +31,7 @@ void registerAllPasses() {
   // it parses its pipeline, whoever its caller is.
   static bool registered = [] {
     registerGraphPasses();
+    registerDistributePasses();
     registerConversionPasses();
     registerPipelines();
     mlir::registerAllPasses();

@@ -2,7 +2,7 @@
 """Compares the per-step losses of a kiln run with a reference's.
 
     python3 scripts/compare_losses.py EXPECTED.jsonl ACTUAL.jsonl [--steps 50] [--rtol 1e-4]
-        [--mean-rtol 2e-5]
+        [--mean-rtol 2e-5] [--first-step 1]
 
 Both files hold one JSON object per line; lines with a "loss" give the loss
 of their "step" (kiln run --metrics-out writes these, and so does
@@ -42,6 +42,8 @@ def main():
     parser.add_argument("expected")
     parser.add_argument("actual")
     parser.add_argument("--steps", type=int, default=50)
+    parser.add_argument("--first-step", type=int, default=1,
+                        help="the first step compared (a restored run's first)")
     parser.add_argument("--rtol", type=float, default=1e-4,
                         help="bound of every step's relative difference")
     parser.add_argument("--mean-rtol", type=float,
@@ -52,7 +54,7 @@ def main():
     expected, actual = read_losses(args.expected), read_losses(args.actual)
     missing = [(path, step) for path, losses in ((args.expected, expected),
                                                  (args.actual, actual))
-               for step in range(1, args.steps + 1) if step not in losses]
+               for step in range(args.first_step, args.steps + 1) if step not in losses]
     if missing:
         path, step = missing[0]
         print("%s: error: %s has no loss for step %d (%d steps missing)"
@@ -60,7 +62,7 @@ def main():
         return 1
 
     differences = []
-    for step in range(1, args.steps + 1):
+    for step in range(args.first_step, args.steps + 1):
         e, a = expected[step], actual[step]
         relative = abs(a - e) / abs(e) if e != 0 else abs(a)
         if relative != relative:  # NaN

@@ -2,6 +2,7 @@
 
 #include "compiler/Pipelines/Pipelines.h"
 
+#include "passes/Distribute/Passes.h"
 #include "passes/Graph/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
@@ -19,6 +20,7 @@ void buildImportCleanupPipeline(mlir::OpPassManager &pm) {
 void buildTrainingPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createKilnAutodiff());
   pm.addPass(createKilnAccumulateGradients());
+  pm.addPass(createKilnInsertAllReduce());
   pm.addPass(createKilnExpandOptimizer());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

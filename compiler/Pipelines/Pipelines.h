@@ -14,7 +14,8 @@ namespace kiln {
 void buildImportCleanupPipeline(mlir::OpPassManager &pm);
 
 /// What turns a model with a train spec into a training model: autodiff,
-/// the optimizer's update, then canonicalization and CSE of the result.
+/// gradient accumulation, the all-reduce of data-parallel training, the
+/// optimizer's update, then canonicalization and CSE of the result.
 void buildTrainingPipeline(mlir::OpPassManager &pm);
 
 /// Registers the pipelines above by name (`kiln-import-cleanup`,

@@ -166,6 +166,17 @@ void Serializer::addStep(const Step &step, Instructions &out) {
   } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
     kinds.push_back(fb::Instruction_Copy);
     instructions.push_back(fb::CreateCopy(fbb, copy->src, copy->dst).Union());
+  } else if (const auto *start = std::get_if<AllReduceStartStep>(&step)) {
+    std::vector<uint32_t> inputs(start->inputs.begin(), start->inputs.end());
+    kinds.push_back(fb::Instruction_AllReduceStart);
+    instructions.push_back(fb::CreateAllReduceStart(fbb, start->tag, start->mean,
+                                                    fbb.CreateVector(inputs))
+                               .Union());
+  } else if (const auto *wait = std::get_if<AllReduceWaitStep>(&step)) {
+    std::vector<uint32_t> outputs(wait->outputs.begin(), wait->outputs.end());
+    kinds.push_back(fb::Instruction_AllReduceWait);
+    instructions.push_back(
+        fb::CreateAllReduceWait(fbb, wait->tag, fbb.CreateVector(outputs)).Union());
   } else {
     const auto &apply = std::get<SparseApplyStep>(step);
     SparseApplyOp op = apply.op;
@@ -201,7 +212,8 @@ flatbuffers::Offset<fb::Training> Serializer::training() {
                             fbb.CreateString(info.lossKind),
                             fbb.CreateString(info.prediction), info.batchSize,
                             fbb.CreateString(info.optimizer),
-                            fbb.CreateString(info.stepVariable), info.accumulateSteps);
+                            fbb.CreateString(info.stepVariable), info.accumulateSteps,
+                            fbb.CreateString(info.strategy));
 }
 
 std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,

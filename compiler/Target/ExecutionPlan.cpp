@@ -3,6 +3,7 @@
 #include "compiler/Target/ExecutionPlan.h"
 
 #include "compiler/Target/MemoryPlan.h"
+#include "dialects/Dist/KDistOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -85,6 +86,9 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
   info.stepVariable = "global_step";
   if (auto steps = spec ? spec.getAs<IntegerAttr>("accumulate_steps") : IntegerAttr())
     info.accumulateSteps = std::max<int64_t>(1, steps.getInt());
+  if (auto strategy = spec ? spec.getAs<DictionaryAttr>("strategy") : DictionaryAttr())
+    if (!text(strategy, "kind").empty())
+      info.strategy = text(strategy, "kind");
   info.lossKind = "other";
   auto ret = llvm::cast<func::ReturnOp>(forward.getBody().back().getTerminator());
   auto nameOf = [&](unsigned i) {
@@ -164,6 +168,8 @@ private:
   bool planConvolution(Operation *op);
   LogicalResult planAssign(AssignOp assign);
   LogicalResult planSparseApply(SparseApplyOp apply);
+  /// kdist.all_reduce_start and kdist.wait; other kdist ops fail.
+  LogicalResult planCollective(Operation *op);
   /// The buffer of `value`, giving a constant a constants slot on first need.
   int bufferOf(Value value);
   void planFetches(func::FuncOp func);
@@ -258,6 +264,8 @@ int Planner::inPlaceTarget(Value result, Operation *writer) {
 }
 
 LogicalResult Planner::planOp(Operation *op) {
+  if (llvm::isa_and_nonnull<dist::KDistDialect>(op->getDialect()))
+    return planCollective(op);
   if (!llvm::isa_and_nonnull<KilnDialect>(op->getDialect()))
     return op->emitOpError("cannot be compiled for the CPU yet");
   for (Type type : op->getResultTypes())
@@ -436,6 +444,40 @@ LogicalResult Planner::planSparseApply(SparseApplyOp apply) {
     use(buffer, index);
   program->steps.push_back(step);
   return success();
+}
+
+LogicalResult Planner::planCollective(Operation *op) {
+  int step = program->steps.size();
+  if (auto start = llvm::dyn_cast<dist::AllReduceStartOp>(op)) {
+    if (start.getKind() == dist::ReduceKind::max)
+      return op->emitOpError("cannot be compiled for the CPU yet: max all-reduce");
+    AllReduceStartStep planned{static_cast<int64_t>(start.getTag()), start.getKind() == dist::ReduceKind::mean, {}};
+    for (Value input : start.getInputs()) {
+      auto type = llvm::cast<RankedTensorType>(input.getType());
+      if (!type.getElementType().isF32() || !type.hasStaticShape())
+        return op->emitOpError("cannot be compiled for the CPU yet: all-reduce of ") << type;
+      int buffer = bufferOf(input);
+      use(buffer, step);
+      planned.inputs.push_back(buffer);
+    }
+    program->steps.push_back(std::move(planned));
+    return success();
+  }
+  if (auto wait = llvm::dyn_cast<dist::WaitOp>(op)) {
+    auto start = wait.getPending().getDefiningOp<dist::AllReduceStartOp>();
+    if (!start)
+      return op->emitOpError("cannot be compiled for the CPU yet: only all-reduces are "
+                             "waited for");
+    AllReduceWaitStep planned{static_cast<int64_t>(start.getTag()), {}};
+    for (Value result : wait.getResults()) {
+      int buffer = newArenaBuffer(llvm::cast<RankedTensorType>(result.getType()), step);
+      buffers[result] = buffer;
+      planned.outputs.push_back(buffer);
+    }
+    program->steps.push_back(std::move(planned));
+    return success();
+  }
+  return op->emitOpError("cannot be compiled for the CPU yet");
 }
 
 void Planner::planFetches(func::FuncOp func) {

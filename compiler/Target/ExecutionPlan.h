@@ -100,7 +100,24 @@ struct SparseApplyStep {
   int indices, rows, lr, step;
 };
 
-using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, SparseApplyStep>;
+/// A kdist.all_reduce_start: `inputs` are handed to the collective layer
+/// (copied out at this step), reduced over the replicas as `mean` says
+/// (else sum) under `tag`.
+struct AllReduceStartStep {
+  int64_t tag;
+  bool mean;
+  llvm::SmallVector<int> inputs;
+};
+
+/// The kdist.wait of the all-reduce started under `tag`: its results land
+/// in `outputs`, one per input of the start.
+struct AllReduceWaitStep {
+  int64_t tag;
+  llvm::SmallVector<int> outputs;
+};
+
+using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, SparseApplyStep,
+                          AllReduceStartStep, AllReduceWaitStep>;
 
 /// A model input or output and its buffer. For an integer input, `idBound`
 /// is the exclusive bound its values index (an embedding table's rows, a
@@ -133,6 +150,9 @@ struct TrainingInfo {
   /// Micro-batches per update: above 1, `accumulate_step` runs on each
   /// micro-batch and `train_step` (without feeds) makes the update.
   int64_t accumulateSteps = 1;
+  /// "single" or "all_reduce" (data-parallel: train_step averages the
+  /// gradients and the loss over the replicas).
+  std::string strategy = "single";
 };
 
 struct ExecutionPlan {

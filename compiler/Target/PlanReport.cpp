@@ -15,11 +15,22 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     unsigned convs = llvm::count_if(program.steps, [](const Step &step) {
       return std::holds_alternative<ConvStep>(step);
     });
+    unsigned buckets = 0;
+    uint64_t reducedBytes = 0;
+    for (const Step &step : program.steps)
+      if (const auto *start = std::get_if<AllReduceStartStep>(&step)) {
+        ++buckets;
+        for (int buffer : start->inputs)
+          reducedBytes += tensorBytes(plan.buffers[buffer].type);
+      }
     os << "  " << program.name << ": " << program.steps.size() << " steps (" << kernels
        << " kernels, " << gemms << " GEMM calls, ";
     if (convs)
       os << convs << " convolution calls, ";
-    os << program.steps.size() - kernels - gemms - convs << " copies and sparse updates)\n";
+    if (buckets)
+      os << buckets << " all-reduce buckets of " << reducedBytes << " bytes, ";
+    os << program.steps.size() - kernels - gemms - convs - 2 * buckets
+       << " copies and sparse updates)\n";
   }
   uint64_t unshared = 0;
   for (const Slot &slot : plan.slots)

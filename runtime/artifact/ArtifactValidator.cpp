@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <set>
 
 namespace kiln::artifact {
@@ -53,6 +54,10 @@ const char *instructionName(Instruction type) {
     return "SparseApply";
   case Instruction_Convolution:
     return "Convolution";
+  case Instruction_AllReduceStart:
+    return "AllReduceStart";
+  case Instruction_AllReduceWait:
+    return "AllReduceWait";
   case Instruction_NONE:
     break;
   }
@@ -129,6 +134,9 @@ private:
   bool checkCopy(const std::string &field, const Copy &copy);
   bool checkSparseApply(const std::string &field, const SparseApply &apply);
   bool checkConvolution(const std::string &field, const Convolution &conv);
+  /// Each AllReduceStart of `program` has a distinct tag and one later
+  /// AllReduceWait whose outputs match its inputs.
+  bool checkCollectives(const std::string &field, const Program &program);
   /// Checks that buffer `index` exists and has `dtype` (one of `dtypes`).
   bool checkDType(const std::string &field, uint32_t index,
                   std::initializer_list<DType> dtypes);
@@ -354,7 +362,8 @@ bool Validator::checkProgram(const std::string &field, const Program &program) {
     if (!checkInstruction(instruction, type, values->Get(i)))
       return false;
   }
-  return checkBindings(field + ".feeds", program.feeds(), /*feeds=*/true) &&
+  return checkCollectives(field, program) &&
+         checkBindings(field + ".feeds", program.feeds(), /*feeds=*/true) &&
          checkBindings(field + ".fetches", program.fetches(), /*feeds=*/false);
 }
 
@@ -383,6 +392,9 @@ bool Validator::checkInstruction(const std::string &field, Instruction type,
     return checkSparseApply(kind, *static_cast<const SparseApply *>(instruction));
   case Instruction_Convolution:
     return checkConvolution(kind, *static_cast<const Convolution *>(instruction));
+  case Instruction_AllReduceStart:
+  case Instruction_AllReduceWait:
+    return true; // checkCollectives pairs them up.
   case Instruction_NONE:
     break;
   }
@@ -561,6 +573,57 @@ bool Validator::checkCopy(const std::string &field, const Copy &copy) {
                            std::to_string(from) + " bytes, dst buffer " +
                            std::to_string(copy.dst()) + " has " +
                            std::to_string(to));
+  return true;
+}
+
+bool Validator::checkCollectives(const std::string &field, const Program &program) {
+  const auto *types = program.instructions_type();
+  const auto *values = program.instructions();
+  // Tag -> the start's inputs, while it is in flight (null once waited).
+  std::map<uint32_t, const flatbuffers::Vector<uint32_t> *> started;
+  for (flatbuffers::uoffset_t i = 0; i < sizeOf(values); ++i) {
+    auto type = static_cast<Instruction>(types->Get(i));
+    std::string kind = indexed(field + ".instructions", i) + " (" + instructionName(type) + ")";
+    if (type == Instruction_AllReduceStart) {
+      const auto &start = *static_cast<const AllReduceStart *>(values->Get(i));
+      if (started.count(start.tag()))
+        return fail(kind + ".tag", "tag " + std::to_string(start.tag()) +
+                                       " is started twice in the program");
+      if (sizeOf(start.inputs()) == 0)
+        return fail(kind + ".inputs", "empty");
+      for (flatbuffers::uoffset_t j = 0; j < sizeOf(start.inputs()); ++j)
+        if (!checkDType(indexed(kind + ".inputs", j), start.inputs()->Get(j), {DType_F32}))
+          return false;
+      started[start.tag()] = start.inputs();
+    } else if (type == Instruction_AllReduceWait) {
+      const auto &wait = *static_cast<const AllReduceWait *>(values->Get(i));
+      auto it = started.find(wait.tag());
+      if (it == started.end() || !it->second)
+        return fail(kind + ".tag", "no all-reduce in flight under tag " +
+                                       std::to_string(wait.tag()));
+      const auto *inputs = it->second;
+      if (sizeOf(wait.outputs()) != sizeOf(inputs))
+        return fail(kind + ".outputs", std::to_string(sizeOf(wait.outputs())) +
+                                           " outputs for the start's " +
+                                           std::to_string(sizeOf(inputs)) + " inputs");
+      for (flatbuffers::uoffset_t j = 0; j < sizeOf(inputs); ++j) {
+        std::string output = indexed(kind + ".outputs", j);
+        uint32_t out = wait.outputs()->Get(j);
+        if (!checkDType(output, out, {DType_F32}) || !checkWritable(output, out))
+          return false;
+        if (buffers_[out].byteSize != buffers_[inputs->Get(j)].byteSize)
+          return fail(output, "buffer " + std::to_string(out) + " has " +
+                                  std::to_string(buffers_[out].byteSize) +
+                                  " bytes, the start's input " + std::to_string(j) + " " +
+                                  std::to_string(buffers_[inputs->Get(j)].byteSize));
+      }
+      it->second = nullptr;
+    }
+  }
+  for (const auto &[tag, inputs] : started)
+    if (inputs)
+      return fail(field, "the all-reduce started under tag " + std::to_string(tag) +
+                             " is never waited for");
   return true;
 }
 

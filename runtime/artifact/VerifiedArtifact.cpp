@@ -198,4 +198,8 @@ const Program *VerifiedArtifact::findProgram(std::string_view name) const {
   return nullptr;
 }
 
+uint64_t VerifiedArtifact::checksum() const {
+  return decodeArtifactFooter(fileBytes_.data() + fileBytes_.size() - kFooterSize).checksum;
+}
+
 } // namespace kiln::artifact

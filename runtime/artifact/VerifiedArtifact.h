@@ -52,6 +52,9 @@ public:
   const Artifact &root() const { return *root_; }
   /// Size in bytes of the whole file (FlatBuffer and footer).
   size_t fileSize() const { return fileBytes_.size(); }
+  /// The footer's FNV-1a 64 of the FlatBuffer: the tasks of a cluster
+  /// compare it to check they run the same artifact.
+  uint64_t checksum() const;
 
   size_t bufferCount() const { return buffers_.size(); }
   const BufferLayout &buffer(uint32_t index) const { return buffers_[index]; }

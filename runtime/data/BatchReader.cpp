@@ -27,6 +27,9 @@ BatchReader::BatchReader(std::shared_ptr<const Dataset> data,
     throw std::invalid_argument("BatchReader: batch size " +
                                 std::to_string(options_.batchSize) +
                                 " is below 1");
+  if (options_.replicas < 1 || options_.replica < 0 || options_.replica >= options_.replicas)
+    throw std::invalid_argument("BatchReader: replica " + std::to_string(options_.replica) +
+                                " of " + std::to_string(options_.replicas));
   if (options_.prefetch < 0)
     throw std::invalid_argument("BatchReader: negative prefetch " +
                                 std::to_string(options_.prefetch));
@@ -143,7 +146,8 @@ const std::vector<uint32_t> &BatchReader::permutation(int64_t epoch) {
 void BatchReader::fill(Slot &slot, int64_t index) {
   const Dataset &data = *data_;
   int64_t batch = options_.batchSize;
-  uint64_t position = static_cast<uint64_t>(index) * batch;
+  uint64_t position =
+      (static_cast<uint64_t>(index) * options_.replicas + options_.replica) * batch;
   uint64_t rows = static_cast<uint64_t>(data.rows);
   for (int64_t done = 0; done < batch;) {
     int64_t epoch = static_cast<int64_t>(position / rows);

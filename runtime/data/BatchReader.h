@@ -16,6 +16,11 @@
 // next() * (i + 1)), swap perm_e[i] and perm_e[j]. Every row appears exactly
 // once per epoch.
 //
+// Replicas. With `replicas` N and `replica` i (data-parallel training),
+// batch k is the i-th block of batch k of an N-times larger batch size:
+// positions [(kN + i) * batchSize, (kN + i + 1) * batchSize). N replicas at
+// batch B together read exactly what one reader at batch N*B reads.
+//
 // Threading. One thread (the training loop) calls start, next and
 // nextIndex; the reader's own thread only fills batches ahead of it. The
 // Dataset is shared read-only. A failure on the background thread (out of
@@ -46,6 +51,10 @@ struct BatchOptions {
   /// Batches prepared ahead on a background thread; 0 makes each batch in
   /// next(), on the caller's thread.
   int prefetch = 2;
+  /// Data-parallel replicas sharing each global batch, and which one this
+  /// reader serves (0 <= replica < replicas).
+  int64_t replicas = 1;
+  int64_t replica = 0;
 };
 
 class BatchReader {

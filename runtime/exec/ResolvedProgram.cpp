@@ -82,7 +82,9 @@ ResolvedProgram::resolveConvolution(const Artifact &root, const Convolution &con
 
 ResolvedProgram::ResolvedProgram(const Executable &executable,
                                  const Program &program,
-                                 const BufferAddresses &addresses) {
+                                 const BufferAddresses &addresses,
+                                 collective::AllReduceBuckets &buckets)
+    : buckets_(&buckets) {
   const auto *instructions = program.instructions();
   if (!instructions)
     return;
@@ -144,6 +146,28 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       steps_.push_back(
           resolveConvolution(root, *instructions->GetAs<Convolution>(i), addresses, i));
       break;
+    case Instruction_AllReduceStart: {
+      const AllReduceStart *start = instructions->GetAs<AllReduceStart>(i);
+      AllReduceStartStep step{start->tag(), {}};
+      for (uint32_t buffer : *start->inputs())
+        step.inputs.push_back({addresses[buffer], artifact.buffer(buffer).byteSize});
+      steps_.push_back(std::move(step));
+      break;
+    }
+    case Instruction_AllReduceWait: {
+      const AllReduceWait *wait = instructions->GetAs<AllReduceWait>(i);
+      // The validator has checked that an earlier start has this tag.
+      bool mean = false;
+      for (flatbuffers::uoffset_t j = 0; j < i; ++j)
+        if (types->Get(j) == Instruction_AllReduceStart &&
+            instructions->GetAs<AllReduceStart>(j)->tag() == wait->tag())
+          mean = instructions->GetAs<AllReduceStart>(j)->mean();
+      AllReduceWaitStep step{wait->tag(), mean, {}};
+      for (uint32_t buffer : *wait->outputs())
+        step.outputs.push_back({addresses[buffer], artifact.buffer(buffer).byteSize});
+      steps_.push_back(std::move(step));
+      break;
+    }
     case Instruction_NONE:
       break; // The validator refuses these.
     }
@@ -175,6 +199,18 @@ bool ResolvedProgram::run(std::string &error) const {
       std::memmove(copy->dst, copy->src, copy->size);
     } else if (const auto *sparse = std::get_if<SparseStep>(&step)) {
       cpu::sparseApply(sparse->hyper, sparse->update, sparseScratch_);
+    } else if (const auto *start = std::get_if<AllReduceStartStep>(&step)) {
+      std::string problem;
+      if (!buckets_->start(start->tag, start->inputs, problem)) {
+        error = "instructions[" + std::to_string(i) + "] (AllReduceStart): " + problem;
+        return false;
+      }
+    } else if (const auto *wait = std::get_if<AllReduceWaitStep>(&step)) {
+      std::string problem;
+      if (!buckets_->wait(wait->tag, wait->mean, wait->outputs, problem)) {
+        error = "instructions[" + std::to_string(i) + "] (AllReduceWait): " + problem;
+        return false;
+      }
     } else {
       const auto &init = std::get<InitStep>(step);
       initializeVariable(*init.variable, *init.buffer, init.elementCount,

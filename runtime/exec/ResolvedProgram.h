@@ -10,6 +10,7 @@
 #ifndef KILN_RUNTIME_EXEC_RESOLVEDPROGRAM_H
 #define KILN_RUNTIME_EXEC_RESOLVEDPROGRAM_H
 
+#include "runtime/collective/AllReduceBuckets.h"
 #include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/KernelLibrary.h"
@@ -27,10 +28,12 @@ using BufferAddresses = std::vector<uint8_t *>;
 
 class ResolvedProgram {
 public:
-  /// Resolves `program` of `executable` against `addresses`.
+  /// Resolves `program` of `executable` against `addresses`; its
+  /// all-reduces go through `buckets` (the session's).
   ResolvedProgram(const Executable &executable,
                   const artifact::Program &program,
-                  const BufferAddresses &addresses);
+                  const BufferAddresses &addresses,
+                  collective::AllReduceBuckets &buckets);
   // Steps point into kernelArgs_: moving keeps its storage, copying would not.
   ResolvedProgram(ResolvedProgram &&) = default;
   ResolvedProgram &operator=(ResolvedProgram &&) = default;
@@ -73,7 +76,17 @@ private:
     cpu::SparseHyperParameters hyper;
     cpu::SparseUpdate update;
   };
-  using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, InitStep, SparseStep>;
+  struct AllReduceStartStep {
+    uint32_t tag;
+    std::vector<collective::BucketPart> inputs;
+  };
+  struct AllReduceWaitStep {
+    uint32_t tag;
+    bool mean;
+    std::vector<collective::BucketOutput> outputs;
+  };
+  using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, InitStep, SparseStep,
+                            AllReduceStartStep, AllReduceWaitStep>;
 
   static SparseStep resolveSparseApply(const artifact::Artifact &root,
                                        const artifact::SparseApply &apply,
@@ -85,6 +98,7 @@ private:
                               const BufferAddresses &addresses, size_t index);
 
   std::vector<Step> steps_;
+  collective::AllReduceBuckets *buckets_;
   /// Sums of duplicate sparse rows; reused between runs.
   mutable cpu::SparseScratch sparseScratch_;
   /// The argument arrays of every KernelStep, one after another.

@@ -71,7 +71,7 @@ Session::create(std::shared_ptr<const Executable> executable,
       session->programs_.push_back(
           {program,
            ResolvedProgram(*session->executable_, *program,
-                           session->addresses_),
+                           session->addresses_, *session->buckets_),
            std::vector<bool>(program->feeds() ? program->feeds()->size() : 0)});
   return session;
 }

@@ -83,6 +83,20 @@ public:
   /// The address of buffer `index` in this session's memory.
   uint8_t *bufferAddress(uint32_t index) const { return addresses_[index]; }
 
+  /// The state region: every variable, optimizer slot and step counter.
+  /// Data-parallel replicas broadcast it from rank 0 after init or restore.
+  uint8_t *stateData() const { return state_.data(); }
+  uint64_t stateBytes() const { return state_.size(); }
+
+  /// The replicas a data-parallel artifact's all-reduces run over (none: a
+  /// group of one, so one process trains as one replica). Set before the
+  /// first run; the session shares ownership.
+  void setCollective(std::shared_ptr<collective::Collective> collective) {
+    buckets_->setCollective(std::move(collective));
+  }
+  /// The all-reduces this session has waited for.
+  collective::AllReduceTotals allReduceTotals() const { return buckets_->totals(); }
+
 private:
   struct ProgramState {
     const artifact::Program *program;
@@ -115,6 +129,9 @@ private:
 
   std::shared_ptr<const Executable> executable_;
   RegionMemory arena_, state_, constants_;
+  /// Declared before programs_, which point to it, so it outlives them.
+  std::unique_ptr<collective::AllReduceBuckets> buckets_ =
+      std::make_unique<collective::AllReduceBuckets>();
   BufferAddresses addresses_;
   std::vector<ProgramState> programs_;
   /// The program whose fetches are readable: the last run, if nothing has

@@ -16,22 +16,72 @@
 
 #include <chrono>
 #include <cmath>
+#include <mutex>
 #include <optional>
+#include <thread>
 
 namespace kiln::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
 
-/// The whole run's state; each method returns false after setting `error`.
+/// Tags of the collectives the loop makes itself, apart from the
+/// artifact's buckets (which count up from 0).
+constexpr uint32_t kBroadcastTag = 0x7fff0000;
+constexpr uint32_t kLossTag = 0x7fff0001;
+
+/// What every replica of a process shares: the loaded artifact and data.
+struct Prepared {
+  std::shared_ptr<const exec::Executable> executable;
+  std::shared_ptr<const data::Dataset> trainData, evalData;
+};
+
+/// Loads the artifact and the data files and checks they fit the group.
+bool prepare(const TrainOptions &options, Prepared &prepared, std::string &error) {
+  prepared.executable = exec::Executable::load(options.artifact, error);
+  TrainingModel model;
+  if (!prepared.executable || !model.describe(prepared.executable, options.artifact, error))
+    return false;
+  const ReplicaGroup &group = options.group;
+  if (group.worldSize > 1 && !model.dataParallel()) {
+    error = options.artifact + ": error: the artifact was not compiled for data-parallel "
+            "training (kilnc --train --strategy=data-parallel), so it cannot run as one of " +
+            std::to_string(group.worldSize) + " replicas";
+    return false;
+  }
+  data::ReadOptions read{options.skipBadRows};
+  if (!model.loadData(options.data, read, prepared.trainData, error) ||
+      (!options.evalData.empty() &&
+       !model.loadData(options.evalData, read, prepared.evalData, error)))
+    return false;
+  int64_t global = model.batchSize() * group.worldSize;
+  if (group.worldSize > 1 && prepared.trainData->rows < global) {
+    error = options.data + ": error: " + std::to_string(prepared.trainData->rows) +
+            " rows, fewer than one global batch of " + std::to_string(global) + " (" +
+            std::to_string(group.worldSize) + " replicas x batch " +
+            std::to_string(model.batchSize()) + ")";
+    return false;
+  }
+  return true;
+}
+
+/// One replica's run; each method returns false after setting `error`.
+/// Rank 0 (the only rank of a one-process run) is the chief: it alone
+/// restores, logs, evaluates and saves.
 class Trainer {
 public:
-  Trainer(const TrainOptions &options, std::ostream &out, TrainingObserver *observer)
-      : options(options), out(out), observer(observer) {}
+  Trainer(const TrainOptions &options, std::ostream &out, TrainingObserver *observer,
+          int rank = 0, std::shared_ptr<collective::Collective> group = nullptr)
+      : options(options), out(out), observer(observer), rank(rank), group(std::move(group)) {}
 
-  bool run(std::string &error);
+  bool run(const Prepared &prepared, std::string &error);
 
 private:
+  bool chief() const { return rank == 0; }
+  int worldSize() const { return group ? group->size() : 1; }
+  /// Gives every replica the chief's variables and step (after init or
+  /// restore), so all start from the same state.
+  bool broadcastState(std::string &error);
   bool openLogs(std::string &error);
   bool restore(std::string &error);
   /// One update: the batch (or each micro-batch) through the model, then
@@ -48,9 +98,25 @@ private:
   std::shared_ptr<const data::Dataset> trainData, evalData;
   metrics::MetricsJsonl jsonl;
   std::optional<metrics::EventWriter> events;
+  int rank;
+  std::shared_ptr<collective::Collective> group;
   int64_t startStep = 0;
   int64_t lastSaved = -1;
 };
+
+bool Trainer::broadcastState(std::string &error) {
+  int64_t steps[2] = {startStep, lastSaved};
+  std::string problem;
+  if (!group->broadcast(steps, sizeof(steps), 0, kBroadcastTag, problem) ||
+      !group->broadcast(session->stateData(), session->stateBytes(), 0, kBroadcastTag,
+                        problem)) {
+    error = options.artifact + ": error: cannot share the initial variables: " + problem;
+    return false;
+  }
+  startStep = steps[0];
+  lastSaved = steps[1];
+  return true;
+}
 
 bool Trainer::openLogs(std::string &error) {
   if (!options.metricsOut.empty() && !jsonl.open(options.metricsOut, error))
@@ -92,12 +158,25 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
     sum += microLoss;
   }
   loss = sum / static_cast<double>(model.accumulateSteps());
-  return (!accumulating || model.runTrainStep(*session, error)) &&
-         model.readScalar(*session, kTrainProgram, "learning_rate", lr, error);
+  if (!(!accumulating || model.runTrainStep(*session, error)) ||
+      !model.readScalar(*session, kTrainProgram, "learning_rate", lr, error))
+    return false;
+  // Without accumulation train_step's loss is already the mean over every
+  // replica (it rides in the first gradient bucket); with it, average here.
+  if (accumulating && worldSize() > 1) {
+    float total = static_cast<float>(loss);
+    std::string problem;
+    if (!group->allReduceSum(&total, 1, kLossTag, problem)) {
+      error = options.artifact + ": error: " + problem;
+      return false;
+    }
+    loss = total / worldSize();
+  }
+  return true;
 }
 
 bool Trainer::save(int64_t step, std::string &error) {
-  if (options.saveDir.empty() || step == lastSaved)
+  if (!chief() || options.saveDir.empty() || step == lastSaved)
     return true;
   std::vector<std::vector<uint8_t>> storage;
   checkpoint::SaveRequest request;
@@ -114,7 +193,7 @@ bool Trainer::save(int64_t step, std::string &error) {
 }
 
 bool Trainer::evaluate(int64_t step, std::string &error) {
-  if (!evalData)
+  if (!chief() || !evalData)
     return true;
   EvaluationResult result;
   if (!evaluateModel(model, *session, evalData, result, error))
@@ -135,23 +214,22 @@ bool Trainer::evaluate(int64_t step, std::string &error) {
   return true;
 }
 
-bool Trainer::run(std::string &error) {
-  std::shared_ptr<const exec::Executable> executable =
-      exec::Executable::load(options.artifact, error);
-  if (!executable || !model.describe(executable, options.artifact, error))
+bool Trainer::run(const Prepared &prepared, std::string &error) {
+  if (!model.describe(prepared.executable, options.artifact, error))
     return false;
-  session = exec::Session::create(executable, error);
+  session = exec::Session::create(prepared.executable, error);
   if (!session)
     return false;
-  data::ReadOptions read{options.skipBadRows};
-  if (!model.loadData(options.data, read, trainData, error) ||
-      (!options.evalData.empty() && !model.loadData(options.evalData, read, evalData, error)))
-    return false;
+  session->setCollective(group);
+  trainData = prepared.trainData;
+  evalData = prepared.evalData;
   if (trainData->skippedRows > 0)
     out << "skipped " << trainData->skippedRows << " bad rows of " << options.data << "\n";
   if (!model.runInit(*session, error))
     return false;
-  if (!options.restore.empty() && !restore(error))
+  if (chief() && !options.restore.empty() && !restore(error))
+    return false;
+  if (worldSize() > 1 && !broadcastState(error))
     return false;
   if (options.steps <= startStep) {
     out << "nothing to train: the run is at step " << startStep << ", --steps is "
@@ -162,12 +240,13 @@ bool Trainer::run(std::string &error) {
   if (!options.saveDir.empty() &&
       !checkpoint::checkCheckpointDirectory(options.saveDir, startStep, options.steps, error))
     return false;
-  if (!openLogs(error))
+  if (chief() && !openLogs(error))
     return false;
 
-  data::BatchReader reader(trainData, {model.batchSize(), options.shuffle, options.seed, 2});
+  data::BatchReader reader(trainData, {model.batchSize(), options.shuffle, options.seed, 2,
+                                       worldSize(), rank});
   reader.start(startStep * model.accumulateSteps());
-  metrics::ProgressLine progress(options.steps, startStep);
+  metrics::ProgressLine progress(options.steps, startStep, chief() ? STDERR_FILENO : -1);
   Clock::time_point begin = Clock::now(), last = begin;
   double loss = 0, lr = 0;
   if (observer)
@@ -184,13 +263,15 @@ bool Trainer::run(std::string &error) {
     Clock::time_point now = Clock::now();
     double seconds = std::chrono::duration<double>(now - last).count();
     last = now;
-    int64_t examplesPerStep = model.batchSize() * model.accumulateSteps();
+    int64_t examplesPerStep = model.batchSize() * model.accumulateSteps() * worldSize();
     double examplesPerSecond = seconds > 0 ? examplesPerStep / seconds : 0;
     progress.update(step, loss, examplesPerSecond);
     if (observer)
       observer->stepFinished({step, loss, lr, examplesPerStep,
                               std::chrono::duration<double>(now - stepBegin).count(),
                               examplesPerSecond});
+    if (!chief())
+      continue;
     if (!options.metricsOut.empty() &&
         !jsonl.write({{"step", double(step)},
                       {"loss", loss},
@@ -209,15 +290,77 @@ bool Trainer::run(std::string &error) {
       return false;
   }
   progress.finish();
+  if (!chief())
+    return true;
   double total = std::chrono::duration<double>(Clock::now() - begin).count();
   int64_t trained = options.steps - startStep;
   out << "trained steps " << startStep + 1 << ".." << options.steps << ": final loss "
       << loss << ", "
-      << static_cast<int64_t>(trained * model.batchSize() * model.accumulateSteps() / total)
-      << " examples/s\n";
+      << static_cast<int64_t>(trained * model.batchSize() * model.accumulateSteps() *
+                              worldSize() / total)
+      << " examples/s";
+  if (worldSize() > 1) {
+    collective::AllReduceTotals comm = session->allReduceTotals();
+    out << " (" << worldSize() << " replicas; all-reduce " << comm.bytes / std::max<uint64_t>(1, trained)
+        << " bytes a step, " << comm.commSeconds << " s of it, " << comm.blockedSeconds
+        << " s not hidden behind compute)";
+  }
+  out << "\n";
   if (events && !events->flush(error))
     return false;
   return save(options.steps, error) && evaluate(options.steps, error);
+}
+
+/// The name of rank `rank` in errors.
+std::string describe(const ReplicaGroup &group, int rank) {
+  std::string name = group.describeRank ? group.describeRank(rank) : "";
+  return name.empty() ? "rank " + std::to_string(rank) : name;
+}
+
+/// Runs this process's replicas of a data-parallel job, one thread each.
+/// The first replica to fail gives the error; its collective closing makes
+/// the others fail soon after, instead of waiting out the timeout.
+bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ostream &out,
+                 TrainingObserver *observer, std::string &error) {
+  const ReplicaGroup &group = options.group;
+  if (!group.store) {
+    error = "kiln: error: a data-parallel run needs a rendezvous store";
+    return false;
+  }
+  std::mutex mutex;
+  std::string firstError;
+  std::ostream quiet(nullptr);
+  auto replica = [&](int rank) {
+    std::string problem;
+    try {
+      collective::GlooOptions gloo = group.gloo;
+      gloo.rank = rank;
+      gloo.size = group.worldSize;
+      std::shared_ptr<collective::Collective> collective =
+          collective::connectGloo(*group.store, gloo, problem);
+      if (collective) {
+        Trainer trainer(options, rank == 0 ? out : quiet, rank == 0 ? observer : nullptr, rank,
+                        std::move(collective));
+        if (trainer.run(prepared, problem))
+          return;
+      }
+    } catch (const std::exception &e) {
+      problem = "kiln: error: " + std::string(e.what());
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    if (firstError.empty())
+      firstError = problem.rfind("kiln", 0) == 0 || problem.find(": error: ") != std::string::npos
+                       ? problem
+                       : "kiln: error: " + describe(group, rank) + ": " + problem;
+  };
+  std::vector<std::thread> threads;
+  for (int i = 1; i < group.localReplicas; ++i)
+    threads.emplace_back(replica, group.firstRank + i);
+  replica(group.firstRank);
+  for (std::thread &thread : threads)
+    thread.join();
+  error = firstError;
+  return error.empty();
 }
 
 } // namespace
@@ -227,7 +370,13 @@ int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &er
   std::string error;
   bool ok = false;
   try {
-    ok = Trainer(options, out, observer).run(error);
+    Prepared prepared;
+    if (prepare(options, prepared, error)) {
+      if (options.group.worldSize > 1)
+        ok = runReplicas(options, prepared, out, observer, error);
+      else
+        ok = Trainer(options, out, observer).run(prepared, error);
+    }
   } catch (const std::exception &e) {
     error = "kiln: error: " + std::string(e.what());
   }

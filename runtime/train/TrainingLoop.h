@@ -17,11 +17,32 @@
 #ifndef KILN_RUNTIME_TRAIN_TRAININGLOOP_H
 #define KILN_RUNTIME_TRAIN_TRAININGLOOP_H
 
+#include "runtime/collective/Collective.h"
+
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 
 namespace kiln::train {
+
+/// Data-parallel training (docs/distributed.md): the replicas of the job,
+/// which of them this process runs, and how they find each other. Replica
+/// r trains block r of every global batch; rank 0 is the chief, the only
+/// one that logs, evaluates and saves checkpoints.
+struct ReplicaGroup {
+  int worldSize = 1;     ///< Replicas in the whole job.
+  int firstRank = 0;     ///< Rank of this process's first replica.
+  int localReplicas = 1; ///< Replicas this process runs, one thread each.
+  /// Where the replicas meet (addresses for Gloo); needed when worldSize > 1.
+  std::shared_ptr<collective::KeyValueStore> store;
+  /// Hostname, key prefix, algorithm and timeout; rank and size are set per
+  /// replica.
+  collective::GlooOptions gloo;
+  /// The task running rank r, for errors ("worker:1"); empty: "rank r".
+  std::function<std::string(int)> describeRank;
+};
 
 struct TrainOptions {
   std::string artifact;
@@ -39,6 +60,7 @@ struct TrainOptions {
   std::string restore;    ///< Checkpoint directory or ckpt-N; empty = none.
   std::string evalData;   ///< Evaluated every `evalEvery` steps and at the end.
   int64_t evalEvery = 0;  ///< 0 = only at the end.
+  ReplicaGroup group;
 };
 
 /// One finished step, as a TrainingObserver sees it.
@@ -67,6 +89,8 @@ public:
 
 /// Trains; prints one error line to `err` and returns 1 on failure, 0 on
 /// success. Summaries go to `out`; `observer`, if any, sees every step.
+/// With several replicas, the chief's summaries and steps are reported;
+/// the first replica to fail ends the run, and its error is the one printed.
 int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &err,
                 TrainingObserver *observer = nullptr);
 

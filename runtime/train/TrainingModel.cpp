@@ -51,6 +51,7 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
     return false;
   }
   accumulateSteps_ = training->accumulate_steps();
+  dataParallel_ = training->strategy() && training->strategy()->string_view() == "all_reduce";
   if (accumulateSteps_ < 1) {
     error = path + ": error: training.accumulate_steps is " + std::to_string(accumulateSteps_) +
             ", expected >= 1";

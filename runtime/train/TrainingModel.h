@@ -40,6 +40,9 @@ public:
   int64_t batchSize() const { return batchSize_; }
   /// Micro-batches per step (gradient accumulation); 1 without.
   int64_t accumulateSteps() const { return accumulateSteps_; }
+  /// Whether train_step all-reduces its gradients (kilnc
+  /// --strategy=data-parallel): what several replicas need.
+  bool dataParallel() const { return dataParallel_; }
   /// The program that takes the batches and fetches the loss:
   /// accumulate_step with accumulation, else train_step.
   const char *batchProgram() const {
@@ -89,6 +92,7 @@ private:
   std::string path_, name_, loss_, label_, lossKind_, prediction_;
   int64_t batchSize_ = 0;
   int64_t accumulateSteps_ = 1;
+  bool dataParallel_ = false;
   std::vector<data::FeedSpec> specs_;
   std::vector<artifact::DType> feedTypes_;
   std::vector<VariableInfo> variables_;

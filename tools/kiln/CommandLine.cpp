@@ -75,7 +75,7 @@ public:
 
 /// The flags that carry numbers, kept as text until checked.
 struct NumberFlags {
-  std::string steps, seed, saveEvery, keep, evalEvery;
+  std::string steps, seed, saveEvery, keep, evalEvery, replicas, collectiveTimeout;
   std::string metricsPort, metricsLinger;
 };
 
@@ -164,7 +164,14 @@ void addRunFlags(KilnApp &kiln) {
        {"--eval-data", &training.evalData, nullptr, "FILE",
         "evaluate forward on FILE at the end"},
        {"--eval-every", &numbers.evalEvery, nullptr, "N",
-        "and every N steps"}});
+        "and every N steps"},
+       {"--replicas", &numbers.replicas, nullptr, "N",
+        "data-parallel replicas in this process, one thread each (an artifact "
+        "compiled with kilnc --strategy=data-parallel)"},
+       {"--all-reduce", &options.allReduce, nullptr, "ALGO",
+        "ring, halving-doubling, bcube or auto (the default)"},
+       {"--collective-timeout", &numbers.collectiveTimeout, nullptr, "SECONDS",
+        "fail a collective that takes longer (default 300)"}});
   addFlags(run, kMetricsGroup,
            {{"--metrics-port", &numbers.metricsPort, nullptr, "PORT",
              "serve /metrics on PORT (0: any free port, printed)"},
@@ -358,6 +365,30 @@ std::string firstGiven(const CLI::App &command, const std::string &group,
   return "";
 }
 
+/// --replicas, --all-reduce and --collective-timeout into `group`.
+bool parseReplicaFlags(const KilnApp &kiln, train::ReplicaGroup &group, std::string &error) {
+  const NumberFlags &numbers = kiln.numbers;
+  int64_t replicas = 1, timeout = 300;
+  if (!parseCount("--replicas", numbers.replicas, replicas, error) ||
+      !parseCount("--collective-timeout", numbers.collectiveTimeout, timeout, error))
+    return false;
+  if (replicas < 1 || replicas > 1024)
+    return fail("kiln: error: --replicas '" + numbers.replicas + "': expected 1..1024", error);
+  if (timeout < 1)
+    return fail("kiln: error: --collective-timeout '" + numbers.collectiveTimeout +
+                    "': expected whole seconds >= 1",
+                error);
+  const std::string &algorithm = kiln.runOptions.allReduce;
+  if (!algorithm.empty() &&
+      !collective::parseAllReduceAlgorithm(algorithm, group.gloo.algorithm))
+    return fail("kiln: error: --all-reduce '" + algorithm +
+                    "': expected ring, halving-doubling, bcube or auto",
+                error);
+  group.worldSize = group.localReplicas = static_cast<int>(replicas);
+  group.gloo.timeout = std::chrono::seconds(timeout);
+  return true;
+}
+
 bool parseTrainingFlags(const KilnApp &kiln, train::TrainOptions &training,
                         std::string &error) {
   const NumberFlags &numbers = kiln.numbers;
@@ -371,6 +402,8 @@ bool parseTrainingFlags(const KilnApp &kiln, train::TrainOptions &training,
     return false;
   training.keep = static_cast<int>(std::min<int64_t>(keep, 1 << 30));
   training.seed = static_cast<uint64_t>(seed);
+  if (!parseReplicaFlags(kiln, training.group, error))
+    return false;
 
   const CLI::App &run = *kiln.run;
   if (training.data.empty()) {

@@ -47,6 +47,8 @@ struct RunOptions {
   bool summary = false;
   /// With --data: train (runtime/train/TrainingLoop.h) instead of one run.
   train::TrainOptions training;
+  /// --all-reduce, as given (parsed into training.group.gloo).
+  std::string allReduce;
   MetricsEndpointOptions metrics;
 };
 

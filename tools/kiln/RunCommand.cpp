@@ -295,10 +295,17 @@ int runCommand(const RunOptions &options) {
   std::unique_ptr<metrics::PrometheusMetrics> prometheus;
   if (options.metrics.port >= 0 && !(prometheus = serveMetrics(options)))
     return 1;
+  train::TrainOptions training = options.training;
+  if (training.group.worldSize > 1) {
+    // Replicas that are threads of this process meet in its memory and
+    // talk over loopback.
+    training.group.store = std::make_shared<collective::MemoryStore>();
+    training.group.gloo.hostname = "127.0.0.1";
+    training.group.gloo.prefix = "kiln-run";
+  }
   int status = options.training.data.empty()
                    ? runProgram(options, prometheus.get())
-                   : train::runTraining(options.training, std::cout, std::cerr,
-                                        prometheus.get());
+                   : train::runTraining(training, std::cout, std::cerr, prometheus.get());
   if (prometheus)
     linger(options.metrics.lingerSeconds);
   return status;

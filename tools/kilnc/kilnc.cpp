@@ -5,7 +5,8 @@
 //         [--input-shape NAME=D0,D1,...]... [--outputs=NODE,...]
 //         [--train [--loss=KIND --output=NAME --label=NAME]
 //                  [--optimizer=KIND] [--lr=F] [--batch=N]
-//                  [--accumulate-steps=N]]
+//                  [--accumulate-steps=N]
+//                  [--strategy=single|data-parallel [--bucket-bytes=N]]]
 //
 // Imports the model, verifies it, runs the import clean-up pipeline and
 // writes the kiln IR (--emit=mlir), or compiles it for the host CPU and
@@ -141,6 +142,15 @@ cl::opt<std::string> sparseUpdatesFlag(
     cl::desc("Embedding tables under momentum/Adam: dense (every row, as torch.optim; "
              "the default) or lazy (looked-up rows only, as SparseAdam)"),
     cl::value_desc("dense|lazy"), cl::cat(trainCategory));
+cl::opt<std::string> strategyFlag(
+    "strategy",
+    cl::desc("single (one replica) or data-parallel (gradients averaged over the replicas "
+             "by all-reduce, as MirroredStrategy; kiln launch runs it)"),
+    cl::value_desc("single|data-parallel"), cl::cat(trainCategory));
+cl::opt<int64_t> bucketBytesFlag(
+    "bucket-bytes",
+    cl::desc("data-parallel: gradients per all-reduce, in bytes (default 26214400)"),
+    cl::value_desc("N"), cl::cat(trainCategory));
 cl::opt<std::string> convFlag(
     "conv",
     cl::desc("f32 convolutions: library (oneDNN, the default) or generated (compiled "
@@ -256,6 +266,15 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   if (minLrFlag.getNumOccurrences())
     flags.minLr = minLrFlag;
   flags.sparseUpdates = sparseUpdatesFlag;
+  flags.strategy = strategyFlag;
+  if (bucketBytesFlag.getNumOccurrences()) {
+    if (bucketBytesFlag < 1) {
+      llvm::errs() << "kilnc: error: --bucket-bytes=" << bucketBytesFlag
+                   << ": expected a size >= 1\n";
+      return failure();
+    }
+    flags.bucketBytes = bucketBytesFlag;
+  }
   if (flags.train && inferenceOnly) {
     llvm::errs() << "kilnc: error: --train and --inference-only contradict "
                     "each other\n";

@@ -362,6 +362,25 @@ OwningOpRef<ModuleOp> GraphImporter::run() {
   return std::move(module);
 }
 
+/// kilnc --batch N on a graph file: every input whose dimension 0 is the
+/// file's batch (that of the first input with a dimension) gets batch N.
+/// The shapes of the nodes follow from the inputs; a node that spells the
+/// old batch out (a reshape to [64, ...]) then fails shape inference, naming
+/// itself.
+void rebatchInputs(graph::GraphDef &graph, int64_t batch) {
+  int64_t old = -1;
+  for (const graph::Input &input : graph.inputs())
+    if (input.shape_size() > 0) {
+      old = input.shape(0);
+      break;
+    }
+  if (old < 0 || old == batch)
+    return;
+  for (graph::Input &input : *graph.mutable_inputs())
+    if (input.shape_size() > 0 && input.shape(0) == old)
+      input.set_shape(0, batch);
+}
+
 } // namespace
 
 OwningOpRef<ModuleOp> importGraphFile(StringRef path, MLIRContext &context,
@@ -374,6 +393,8 @@ OwningOpRef<ModuleOp> importGraphFile(StringRef path, MLIRContext &context,
       failed(applyTrainOverrides(trainFlags, *file->graph.mutable_train(),
                                  file->locate(context, file->trainLine, ""))))
     return nullptr;
+  if (trainFlags.train && trainFlags.batchSize)
+    rebatchInputs(file->graph, *trainFlags.batchSize);
   return GraphImporter(*file, context).run();
 }
 

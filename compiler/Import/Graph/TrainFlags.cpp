@@ -60,6 +60,19 @@ LogicalResult applyTrainOverrides(const TrainFlags &flags, graph::TrainSpec &spe
     optimizer.set_sparse_updates(flags.sparseUpdates == "lazy" ? graph::Optimizer::LAZY
                                                                : graph::Optimizer::DENSE);
   }
+  graph::Strategy &strategy = *spec.mutable_strategy();
+  if (!flags.strategy.empty()) {
+    if (flags.strategy != "single" && flags.strategy != "data-parallel")
+      return emitError(loc) << "--strategy=" << flags.strategy
+                            << ": expected single or data-parallel";
+    strategy.set_kind(flags.strategy == "data-parallel" ? graph::Strategy::ALL_REDUCE
+                                                        : graph::Strategy::SINGLE);
+  }
+  if (flags.bucketBytes) {
+    if (strategy.kind() != graph::Strategy::ALL_REDUCE)
+      return emitError(loc) << "--bucket-bytes applies to --strategy=data-parallel only";
+    strategy.set_bucket_bytes(*flags.bucketBytes);
+  }
   graph::LearningRateSchedule &schedule = *optimizer.mutable_schedule();
   if (!flags.schedule.empty()) {
     std::optional<graph::LearningRateSchedule::Kind> kind =

@@ -44,6 +44,9 @@ struct TrainFlags {
   std::optional<double> minLr;
   /// --sparse-updates: dense or lazy.
   std::string sparseUpdates;
+  /// --strategy: single or data-parallel; --bucket-bytes.
+  std::string strategy;
+  std::optional<int64_t> bucketBytes;
 
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
@@ -53,7 +56,8 @@ struct TrainFlags {
   bool overridesSpec() const {
     return !optimizer.empty() || learningRate || batchSize || accumulateSteps ||
            momentum || weightDecay || clipNorm || nesterov || !schedule.empty() ||
-           warmupSteps || decaySteps || minLr || !sparseUpdates.empty();
+           warmupSteps || decaySteps || minLr || !sparseUpdates.empty() ||
+           !strategy.empty() || bucketBytes;
   }
 };
 

@@ -1,0 +1,220 @@
+//===- GlooCollective.cpp - Collectives over Gloo's TCP transport ---------===//
+//
+// Gloo (Debian's libgloo-dev) gives the algorithms and the transport; this
+// file gives it a rendezvous store (our KeyValueStore), turns its exceptions
+// into errors, and tears the context down after the first one, so that the
+// peers blocked on this member see their connections close instead of
+// waiting out the timeout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/collective/Collective.h"
+
+#include <gloo/allreduce.h>
+#include <gloo/allreduce_halving_doubling.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <map>
+#include <tuple>
+
+namespace kiln::collective {
+namespace {
+
+/// Gloo's view of a KeyValueStore. Gloo's Store reports failures by
+/// throwing; connectGloo catches them.
+class GlooStore : public gloo::rendezvous::Store {
+public:
+  GlooStore(KeyValueStore &store, std::string prefix, std::chrono::milliseconds timeout)
+      : store_(store), prefix_(std::move(prefix)), timeout_(timeout) {}
+
+  void set(const std::string &key, const std::vector<char> &data) override {
+    std::string error;
+    if (!store_.set(prefix_ + key, std::string(data.begin(), data.end()), error))
+      throw std::runtime_error(error);
+  }
+  std::vector<char> get(const std::string &key) override {
+    wait({key}, timeout_);
+    std::string value, error;
+    if (!store_.get(prefix_ + key, value, error))
+      throw std::runtime_error(error);
+    return std::vector<char>(value.begin(), value.end());
+  }
+  void wait(const std::vector<std::string> &keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string> &keys,
+            const std::chrono::milliseconds &timeout) override {
+    std::vector<std::string> full;
+    for (const std::string &key : keys)
+      full.push_back(prefix_ + key);
+    std::string error;
+    if (!store_.wait(full, timeout, error))
+      throw std::runtime_error(error);
+  }
+
+private:
+  KeyValueStore &store_;
+  std::string prefix_;
+  std::chrono::milliseconds timeout_;
+};
+
+class GlooCollective : public Collective {
+public:
+  GlooCollective(std::shared_ptr<gloo::rendezvous::Context> context, const GlooOptions &options)
+      : context_(std::move(context)), options_(options) {}
+
+  int rank() const override { return options_.rank; }
+  int size() const override { return options_.size; }
+
+  bool allReduceSum(float *data, size_t count, uint32_t tag, std::string &error) override {
+    return guard("all-reduce", error, [&] {
+      if (useHalvingDoubling(count)) {
+        halvingDoubling(data, count).run();
+        return;
+      }
+      gloo::AllreduceOptions opts(context_);
+      opts.setOutput(data, count);
+      opts.setReduceFunction(
+          static_cast<void (*)(void *, const void *, const void *, size_t)>(&gloo::sum<float>));
+      opts.setAlgorithm(options_.algorithm == AllReduceAlgorithm::Bcube
+                            ? gloo::AllreduceOptions::Algorithm::BCUBE
+                            : gloo::AllreduceOptions::Algorithm::RING);
+      opts.setTag(tag);
+      opts.setTimeout(options_.timeout);
+      gloo::allreduce(opts);
+    });
+  }
+
+  bool broadcast(void *data, size_t bytes, int root, uint32_t tag,
+                 std::string &error) override {
+    return guard("broadcast", error, [&] {
+      gloo::BroadcastOptions opts(context_);
+      opts.setOutput(static_cast<uint8_t *>(data), bytes);
+      opts.setRoot(root);
+      opts.setTag(tag);
+      opts.setTimeout(options_.timeout);
+      gloo::broadcast(opts);
+    });
+  }
+
+  bool barrier(uint32_t tag, std::string &error) override {
+    return guard("barrier", error, [&] {
+      gloo::BarrierOptions opts(context_);
+      opts.setTag(tag);
+      opts.setTimeout(options_.timeout);
+      gloo::barrier(opts);
+    });
+  }
+
+private:
+  /// Runs `call`, turning a Gloo exception into `error` and a broken group.
+  template <typename Call> bool guard(const char *what, std::string &error, Call call) {
+    if (!broken_.empty()) {
+      error = broken_;
+      return false;
+    }
+    try {
+      call();
+      return true;
+    } catch (const std::exception &e) {
+      broken_ = std::string(what) + " failed on rank " + std::to_string(options_.rank) +
+                " of " + std::to_string(options_.size) + ": " + e.what();
+    }
+    // Closing our connections wakes the peers blocked on us.
+    halvingDoublings_.clear();
+    context_.reset();
+    error = broken_;
+    return false;
+  }
+
+  bool useHalvingDoubling(size_t count) const {
+    bool powerOfTwo = (options_.size & (options_.size - 1)) == 0;
+    switch (options_.algorithm) {
+    case AllReduceAlgorithm::HalvingDoubling:
+      return true;
+    case AllReduceAlgorithm::Auto:
+      return powerOfTwo && count * sizeof(float) < (256u << 10);
+    default:
+      return false;
+    }
+  }
+
+  /// Gloo's halving-doubling is an algorithm object bound to one buffer:
+  /// made once per (buffer, size) and rerun every step. Every member makes
+  /// them in the same order, as Gloo requires.
+  gloo::AllreduceHalvingDoubling<float> &halvingDoubling(float *data, size_t count) {
+    auto key = std::make_tuple(data, count);
+    auto it = halvingDoublings_.find(key);
+    if (it == halvingDoublings_.end())
+      it = halvingDoublings_
+               .emplace(key, std::make_unique<gloo::AllreduceHalvingDoubling<float>>(
+                                 context_, std::vector<float *>{data}, static_cast<int>(count)))
+               .first;
+    return *it->second;
+  }
+
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  GlooOptions options_;
+  std::string broken_;
+  std::map<std::tuple<float *, size_t>, std::unique_ptr<gloo::AllreduceHalvingDoubling<float>>>
+      halvingDoublings_;
+};
+
+class SingleCollective : public Collective {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  bool allReduceSum(float *, size_t, uint32_t, std::string &) override { return true; }
+  bool broadcast(void *, size_t, int, uint32_t, std::string &) override { return true; }
+  bool barrier(uint32_t, std::string &) override { return true; }
+};
+
+} // namespace
+
+std::unique_ptr<Collective> createSingleCollective() {
+  return std::make_unique<SingleCollective>();
+}
+
+bool parseAllReduceAlgorithm(const std::string &text, AllReduceAlgorithm &algorithm) {
+  static const std::map<std::string, AllReduceAlgorithm> names = {
+      {"ring", AllReduceAlgorithm::Ring},
+      {"halving-doubling", AllReduceAlgorithm::HalvingDoubling},
+      {"bcube", AllReduceAlgorithm::Bcube},
+      {"auto", AllReduceAlgorithm::Auto}};
+  auto it = names.find(text);
+  if (it == names.end())
+    return false;
+  algorithm = it->second;
+  return true;
+}
+
+std::unique_ptr<Collective> connectGloo(KeyValueStore &store, const GlooOptions &options,
+                                        std::string &error) {
+  if (options.size < 1 || options.rank < 0 || options.rank >= options.size) {
+    error = "rank " + std::to_string(options.rank) + " is outside a group of " +
+            std::to_string(options.size);
+    return nullptr;
+  }
+  if (options.size == 1)
+    return createSingleCollective();
+  try {
+    gloo::transport::tcp::attr attr;
+    attr.hostname = options.hostname;
+    auto device = gloo::transport::tcp::CreateDevice(attr);
+    auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
+    context->setTimeout(options.timeout);
+    GlooStore glooStore(store, options.prefix + "/", options.timeout);
+    context->connectFullMesh(glooStore, device);
+    return std::make_unique<GlooCollective>(std::move(context), options);
+  } catch (const std::exception &e) {
+    error = "cannot connect rank " + std::to_string(options.rank) + " of " +
+            std::to_string(options.size) + " (listening on " + options.hostname +
+            "): " + e.what();
+    return nullptr;
+  }
+}
+
+} // namespace kiln::collective

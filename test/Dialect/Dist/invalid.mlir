@@ -1,0 +1,109 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+// Tests that a mean needs float operands.
+func.func @mean_of_ints(%ids: tensor<8xi64>) {
+  // expected-error @+1 {{'kdist.all_reduce' op expects float operands for mean, got operand #0 of type 'tensor<8xi64>'}}
+  %0 = kdist.all_reduce mean %ids : tensor<8xi64>
+  return
+}
+
+// -----
+
+// Tests that an all-reduce has something to reduce.
+func.func @empty_all_reduce() {
+  // expected-error @+1 {{'kdist.all_reduce' op expects at least one operand}}
+  "kdist.all_reduce"() {kind = 0 : i32} : () -> ()
+  return
+}
+
+// -----
+
+// Tests that tags are not negative.
+func.func @negative_tag(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'kdist.all_reduce' op expects a tag >= 0, got -1}}
+  %0 = kdist.all_reduce sum %g {tag = -1 : i64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a broadcast's root is a rank.
+func.func @negative_root(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'kdist.broadcast' op expects root >= 0, got -2}}
+  %0 = kdist.broadcast %g root = -2 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that all_gather's result is the operand with the axis scaled.
+func.func @all_gather_type(%x: tensor<8x2xf32>) {
+  // expected-error @+1 {{'kdist.all_gather' op expects result type 'tensor<16x2xf32>', got 'tensor<8x2xf32>'}}
+  %0 = kdist.all_gather %x axis = 0 group_size = 2 : tensor<8x2xf32> -> tensor<8x2xf32>
+  return
+}
+
+// -----
+
+// Tests that the gathered axis exists.
+func.func @all_gather_axis(%x: tensor<8x2xf32>) {
+  // expected-error @+1 {{'kdist.all_gather' op expects axis in [0, 2), got 2}}
+  %0 = kdist.all_gather %x axis = 2 group_size = 2 : tensor<8x2xf32> -> tensor<8x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a group has at least one member.
+func.func @group_size(%x: tensor<8xf32>) {
+  // expected-error @+1 {{'kdist.all_gather' op expects group_size >= 1, got 0}}
+  %0 = kdist.all_gather %x axis = 0 group_size = 0 : tensor<8xf32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that reduce_scatter splits its axis evenly.
+func.func @reduce_scatter_uneven(%x: tensor<6x2xf32>) {
+  // expected-error @+1 {{'kdist.reduce_scatter' op expects dimension 0 (6) to divide into group_size (4) blocks}}
+  %0 = kdist.reduce_scatter sum %x axis = 0 group_size = 4 : tensor<6x2xf32> -> tensor<1x2xf32>
+  return
+}
+
+// -----
+
+// Tests that a started collective is waited for exactly once.
+func.func @unwaited(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'kdist.all_reduce_start' op expects its handle to be used by exactly one kdist.wait}}
+  %h = kdist.all_reduce_start sum %g tag = 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @waited_twice(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'kdist.all_reduce_start' op expects its handle to be used by exactly one kdist.wait}}
+  %h = kdist.all_reduce_start sum %g tag = 0 : tensor<4xf32>
+  %0 = kdist.wait %h : tensor<4xf32>
+  %1 = kdist.wait %h : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a wait gives the types its start op's blocking form would.
+func.func @wait_types(%g: tensor<4xf32>, %b: tensor<2xf32>) {
+  %h = kdist.all_reduce_start mean %g, %b tag = 0 : tensor<4xf32>, tensor<2xf32>
+  // expected-error @+1 {{'kdist.wait' op expects result types ('tensor<4xf32>', 'tensor<2xf32>') from its start op, got ('tensor<4xf32>')}}
+  %0 = kdist.wait %h : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that a wait's handle comes from a start op.
+func.func @wait_argument(%h: !kdist.pending) {
+  // expected-error @+1 {{'kdist.wait' op expects a handle from a kdist start op}}
+  %0 = kdist.wait %h : tensor<4xf32>
+  return
+}

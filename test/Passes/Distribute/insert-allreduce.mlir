@@ -1,0 +1,77 @@
+// RUN: kiln-opt %s -split-input-file --kiln-autodiff --kiln-insert-allreduce | FileCheck --enable-var-scope %s
+// RUN: kiln-opt %s -split-input-file --kiln-autodiff --kiln-insert-allreduce=bucket-bytes=1024 | FileCheck --enable-var-scope --check-prefix=ONE %s
+
+// Tests that the gradients are bucketed in the order backward produces them
+// (the last layer's first), the loss riding in the first bucket: with 32-byte
+// buckets, the loss (4 bytes) and dw2 (24) share bucket 0, started right
+// after dw2 is computed and before dw1's matmul; dw1 (48) is bucket 1 alone.
+// Both waits come just before the return, whose loss and gradients are the
+// waits' results.
+// CHECK-LABEL: func @train_step
+// CHECK-SAME: -> (tensor<f32> {kiln.name = "loss"}, tensor<4x3xf32> {kiln.gradient = @w1}, tensor<3x2xf32> {kiln.gradient = @w2})
+// CHECK: %[[LOSS:.+]] = kiln.mean_squared_error
+// CHECK: %[[DW2:.+]] = kiln.matmul %{{.+}}, %{{.+}} {transpose_a} : (tensor<8x3xf32>, tensor<8x2xf32>) -> tensor<3x2xf32>
+// CHECK-NEXT: %[[H0:.+]] = kdist.all_reduce_start mean %[[LOSS]], %[[DW2]] tag = 0 : tensor<f32>, tensor<3x2xf32>
+// CHECK: %[[DW1:.+]] = kiln.matmul %{{.+}}, %{{.+}} {transpose_a} : (tensor<8x4xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// CHECK-NEXT: %[[H1:.+]] = kdist.all_reduce_start mean %[[DW1]] tag = 1 : tensor<4x3xf32>
+// CHECK-NEXT: %[[R0:.+]]:2 = kdist.wait %[[H0]] : tensor<f32>, tensor<3x2xf32>
+// CHECK-NEXT: %[[R1:.+]] = kdist.wait %[[H1]] : tensor<4x3xf32>
+// CHECK-NEXT: return %[[R0]]#0, %[[R1]], %[[R0]]#1 : tensor<f32>, tensor<4x3xf32>, tensor<3x2xf32>
+
+// Tests that buckets large enough for everything give one all-reduce,
+// started after the last gradient.
+// ONE-LABEL: func @train_step
+// ONE: %[[DW1:.+]] = kiln.matmul %{{.+}}, %{{.+}} {transpose_a} : (tensor<8x4xf32>, tensor<8x3xf32>) -> tensor<4x3xf32>
+// ONE-NEXT: %[[H:.+]] = kdist.all_reduce_start mean %{{.+}}, %{{.+}}, %[[DW1]] tag = 0
+// ONE-NOT: kdist.all_reduce_start
+// ONE: kdist.wait %[[H]]
+module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "all_reduce", bucket_bytes = 32 : i64}}} {
+  kiln.variable @w1 : tensor<4x3xf32> init <glorot_uniform, seed = 1>
+  kiln.variable @w2 : tensor<3x2xf32> init <glorot_uniform, seed = 2>
+  func.func @forward(%x: tensor<8x4xf32> {kiln.name = "x"}, %t: tensor<8x2xf32> {kiln.name = "t"}) -> (tensor<f32> {kiln.name = "loss"}) {
+    %w1 = kiln.read @w1 : tensor<4x3xf32>
+    %h = kiln.matmul %x, %w1 : (tensor<8x4xf32>, tensor<4x3xf32>) -> tensor<8x3xf32>
+    %a = kiln.relu %h : tensor<8x3xf32>
+    %w2 = kiln.read @w2 : tensor<3x2xf32>
+    %y = kiln.matmul %a, %w2 : (tensor<8x3xf32>, tensor<3x2xf32>) -> tensor<8x2xf32>
+    %l = kiln.mean_squared_error %y, %t : tensor<8x2xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that an embedding table's sparse gradient (ids and rows) becomes
+// the table's dense gradient before it is averaged: one_hot(ids)^T x rows,
+// built right after the rows exist, with the ids result gone.
+// CHECK-LABEL: func @train_step
+// CHECK-SAME: -> (tensor<f32> {kiln.name = "loss"}, tensor<10x3xf32> {kiln.gradient = @emb})
+// CHECK: %[[HOT:.+]] = kiln.one_hot %{{.+}} : tensor<4xi32> -> tensor<4x10xf32>
+// CHECK: %[[DENSE:.+]] = kiln.matmul %[[HOT]], %{{.+}} {transpose_a} : (tensor<4x10xf32>, tensor<4x3xf32>) -> tensor<10x3xf32>
+// CHECK: kdist.all_reduce_start mean %{{.+}}, %[[DENSE]] tag = 0 : tensor<f32>, tensor<10x3xf32>
+// CHECK: return
+module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "all_reduce", bucket_bytes = 1048576 : i64}}} {
+  kiln.variable @emb : tensor<10x3xf32> init <glorot_uniform, seed = 1>
+  func.func @forward(%ids: tensor<4xi32> {kiln.name = "ids"}, %t: tensor<4x3xf32> {kiln.name = "t"}) -> (tensor<f32> {kiln.name = "loss"}) {
+    %e = kiln.read @emb : tensor<10x3xf32>
+    %rows = kiln.gather %e[%ids] : (tensor<10x3xf32>, tensor<4xi32>) -> tensor<4x3xf32>
+    %l = kiln.mean_squared_error %rows, %t : tensor<4x3xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that a model trained by one replica is left alone.
+// CHECK-LABEL: func @train_step
+// CHECK-NOT: kdist
+// CHECK: return
+module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "single", bucket_bytes = 32 : i64}}} {
+  kiln.variable @w : tensor<4x2xf32> init <zeros>
+  func.func @forward(%x: tensor<8x4xf32> {kiln.name = "x"}, %t: tensor<8x2xf32> {kiln.name = "t"}) -> (tensor<f32> {kiln.name = "loss"}) {
+    %w = kiln.read @w : tensor<4x2xf32>
+    %y = kiln.matmul %x, %w : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+    %l = kiln.mean_squared_error %y, %t : tensor<8x2xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

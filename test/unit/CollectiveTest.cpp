@@ -1,0 +1,164 @@
+//===- CollectiveTest.cpp - Gloo collectives between threads --------------===//
+//
+// Ranks are threads of this process meeting in a MemoryStore and talking
+// over loopback, as `kiln run --replicas N` does; every wait is bounded by
+// the group's timeout.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/collective/AllReduceBuckets.h"
+#include "runtime/collective/Collective.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <thread>
+
+namespace kiln::collective {
+namespace {
+
+using namespace std::chrono_literals;
+
+/// Runs `body(rank, collective)` on `size` threads, one connected rank each.
+void onRanks(int size, AllReduceAlgorithm algorithm,
+             const std::function<void(int, Collective &)> &body,
+             std::chrono::milliseconds timeout = 20s) {
+  MemoryStore store;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < size; ++rank)
+    threads.emplace_back([&, rank] {
+      GlooOptions options;
+      options.rank = rank;
+      options.size = size;
+      options.algorithm = algorithm;
+      options.timeout = timeout;
+      std::string error;
+      std::unique_ptr<Collective> collective = connectGloo(store, options, error);
+      ASSERT_TRUE(collective) << error;
+      body(rank, *collective);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+}
+
+class AllReduceTest
+    : public ::testing::TestWithParam<std::tuple<int, AllReduceAlgorithm, size_t>> {};
+
+// Tests that every algorithm sums each element over the ranks, for a
+// message below and above the size where `auto` switches algorithms.
+TEST_P(AllReduceTest, SumsOverRanks) {
+  auto [size, algorithm, count] = GetParam();
+  onRanks(size, algorithm, [&, count = count, size = size](int rank, Collective &c) {
+    std::vector<float> data(count);
+    for (size_t i = 0; i < count; ++i)
+      data[i] = static_cast<float>(rank + 1) * static_cast<float>(i % 97);
+    std::string error;
+    ASSERT_TRUE(c.allReduceSum(data.data(), count, /*tag=*/0, error)) << error;
+    float ranks = static_cast<float>(size * (size + 1) / 2);
+    for (size_t i = 0; i < count; ++i)
+      ASSERT_EQ(data[i], ranks * static_cast<float>(i % 97)) << "element " << i;
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Algorithms, AllReduceTest,
+    ::testing::Combine(::testing::Values(2, 3, 4),
+                       ::testing::Values(AllReduceAlgorithm::Ring,
+                                         AllReduceAlgorithm::HalvingDoubling,
+                                         AllReduceAlgorithm::Bcube, AllReduceAlgorithm::Auto),
+                       ::testing::Values(size_t(1000), size_t(300000))));
+
+// Tests that a broadcast gives every rank the root's bytes.
+TEST(CollectiveTest, BroadcastsFromRoot) {
+  onRanks(3, AllReduceAlgorithm::Auto, [](int rank, Collective &c) {
+    std::vector<uint8_t> bytes(1001, static_cast<uint8_t>(rank));
+    std::string error;
+    ASSERT_TRUE(c.broadcast(bytes.data(), bytes.size(), /*root=*/1, 7, error)) << error;
+    for (uint8_t byte : bytes)
+      ASSERT_EQ(byte, 1);
+    ASSERT_TRUE(c.barrier(8, error)) << error;
+  });
+}
+
+// Tests that buckets in flight together come back each with its own mean,
+// whatever order the waits are in.
+TEST(CollectiveTest, BucketsAverageConcurrently) {
+  onRanks(2, AllReduceAlgorithm::Ring, [](int rank, Collective &c) {
+    // The buckets own the collective from here; it outlives the test body.
+    std::shared_ptr<Collective> shared(&c, [](Collective *) {});
+    AllReduceBuckets buckets;
+    buckets.setCollective(shared);
+    std::vector<float> a(5000, rank == 0 ? 1.0f : 3.0f), b(7, rank == 0 ? 10.0f : 20.0f);
+    std::vector<float> outA(a.size(), -1), outB(b.size(), -1);
+    std::string error;
+    ASSERT_TRUE(buckets.start(0, {{a.data(), a.size() * 4}}, error)) << error;
+    ASSERT_TRUE(buckets.start(1, {{b.data(), b.size() * 4}}, error)) << error;
+    // The inputs were copied at the start: overwriting them changes nothing.
+    std::fill(a.begin(), a.end(), 1e9f);
+    ASSERT_TRUE(buckets.wait(1, /*mean=*/true, {{outB.data(), outB.size() * 4}}, error)) << error;
+    ASSERT_TRUE(buckets.wait(0, /*mean=*/false, {{outA.data(), outA.size() * 4}}, error)) << error;
+    for (float x : outA)
+      ASSERT_EQ(x, 4.0f);
+    for (float x : outB)
+      ASSERT_EQ(x, 15.0f);
+    EXPECT_EQ(buckets.totals().count, 2u);
+  });
+}
+
+// Tests that a group of one copies the bucket back without a thread.
+TEST(CollectiveTest, GroupOfOneCopies) {
+  AllReduceBuckets buckets;
+  std::vector<float> in = {1, 2, 3}, out(3);
+  std::string error;
+  ASSERT_TRUE(buckets.start(4, {{in.data(), 12}}, error));
+  ASSERT_TRUE(buckets.wait(4, true, {{out.data(), 12}}, error));
+  EXPECT_EQ(out, in);
+  EXPECT_FALSE(buckets.wait(5, true, {{out.data(), 12}}, error));
+  EXPECT_EQ(error, "all-reduce tag 5 waited for but never started");
+}
+
+// Tests that when a rank goes away, the others' all-reduce fails well
+// within the timeout (its connections close) and the group stays failed.
+TEST(CollectiveTest, LostPeerFailsTheOthers) {
+  auto begin = std::chrono::steady_clock::now();
+  std::atomic<int> failures{0};
+  onRanks(
+      3, AllReduceAlgorithm::Ring,
+      [&](int rank, Collective &c) {
+        std::vector<float> data(100000, 1.0f);
+        std::string error;
+        ASSERT_TRUE(c.allReduceSum(data.data(), data.size(), 0, error)) << error;
+        if (rank == 2)
+          return; // Its connections close when onRanks drops it.
+        if (!c.allReduceSum(data.data(), data.size(), 1, error)) {
+          ++failures;
+          EXPECT_NE(error.find("all-reduce failed on rank " + std::to_string(rank) + " of 3"),
+                    std::string::npos)
+              << error;
+          std::string again;
+          EXPECT_FALSE(c.allReduceSum(data.data(), 1, 2, again));
+          EXPECT_EQ(again, error);
+        }
+      },
+      /*timeout=*/30s);
+  EXPECT_EQ(failures.load(), 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 20s);
+}
+
+// Tests that a rendezvous nobody joins ends at the timeout with the key.
+TEST(CollectiveTest, RendezvousTimesOut) {
+  MemoryStore store;
+  GlooOptions options;
+  options.rank = 0;
+  options.size = 2;
+  options.timeout = 500ms;
+  std::string error;
+  EXPECT_FALSE(connectGloo(store, options, error));
+  EXPECT_NE(error.find("cannot connect rank 0 of 2"), std::string::npos) << error;
+  EXPECT_NE(error.find("timed out after 500 ms"), std::string::npos) << error;
+}
+
+} // namespace
+} // namespace kiln::collective
