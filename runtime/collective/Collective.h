@@ -47,6 +47,10 @@ public:
 /// A group of one: every collective returns its input.
 std::unique_ptr<Collective> createSingleCollective();
 
+/// Whether `error` came from a collective that broke (a peer lost, a
+/// timeout): such an error is a consequence, and the cause is elsewhere.
+bool isCollectiveFailure(const std::string &error);
+
 /// Gloo's all-reduce algorithms (docs/distributed.md): `ring` (the
 /// bandwidth-optimal default for large buckets), `halving-doubling` (fewer
 /// steps, best for small messages on a power-of-two group), `bcube`, or

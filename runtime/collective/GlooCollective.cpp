@@ -174,6 +174,12 @@ public:
 
 } // namespace
 
+bool isCollectiveFailure(const std::string &error) {
+  // The phrases GlooCollective's errors start with.
+  return error.find(" failed on rank ") != std::string::npos ||
+         error.find("cannot connect rank ") != std::string::npos;
+}
+
 std::unique_ptr<Collective> createSingleCollective() {
   return std::make_unique<SingleCollective>();
 }

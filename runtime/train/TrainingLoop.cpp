@@ -29,6 +29,7 @@ using Clock = std::chrono::steady_clock;
 /// artifact's buckets (which count up from 0).
 constexpr uint32_t kBroadcastTag = 0x7fff0000;
 constexpr uint32_t kLossTag = 0x7fff0001;
+constexpr uint32_t kFinishTag = 0x7fff0002;
 
 /// What every replica of a process shares: the loaded artifact and data.
 struct Prepared {
@@ -75,6 +76,8 @@ public:
       : options(options), out(out), observer(observer), rank(rank), group(std::move(group)) {}
 
   bool run(const Prepared &prepared, std::string &error);
+  /// After run(): waits for every replica to be done with the collectives.
+  bool finish(std::string &error);
 
 private:
   bool chief() const { return rank == 0; }
@@ -311,6 +314,16 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   return save(options.steps, error) && evaluate(options.steps, error);
 }
 
+bool Trainer::finish(std::string &error) {
+  // No replica closes its connections while another still reads from them.
+  std::string problem;
+  if (worldSize() > 1 && !group->barrier(kFinishTag, problem)) {
+    error = options.artifact + ": error: " + problem;
+    return false;
+  }
+  return true;
+}
+
 /// The name of rank `rank` in errors.
 std::string describe(const ReplicaGroup &group, int rank) {
   std::string name = group.describeRank ? group.describeRank(rank) : "";
@@ -341,7 +354,7 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
       if (collective) {
         Trainer trainer(options, rank == 0 ? out : quiet, rank == 0 ? observer : nullptr, rank,
                         std::move(collective));
-        if (trainer.run(prepared, problem))
+        if (trainer.run(prepared, problem) && trainer.finish(problem))
           return;
       }
     } catch (const std::exception &e) {
@@ -382,6 +395,8 @@ int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &er
   }
   if (ok)
     return 0;
+  if (options.group.explainFailure)
+    error = options.group.explainFailure(error);
   err << error << "\n";
   return 1;
 }

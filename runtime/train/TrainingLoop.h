@@ -42,6 +42,9 @@ struct ReplicaGroup {
   collective::GlooOptions gloo;
   /// The task running rank r, for errors ("worker:1"); empty: "rank r".
   std::function<std::string(int)> describeRank;
+  /// Called with the error of a failed run; returns the line to print (a
+  /// cluster task reports it and names the peer that was lost).
+  std::function<std::string(const std::string &)> explainFailure;
 };
 
 struct TrainOptions {

@@ -31,6 +31,11 @@ const char *const kUsage =
                 [--save DIR] [--save-every N] [--keep N] [--restore DIR]
                 [--eval-data FILE] [--eval-every N]
        kiln run ... --metrics-port PORT [--metrics-address ADDR] [--metrics-linger SECONDS]
+       kiln run ... --replicas N [--all-reduce ALGO] [--collective-timeout SECONDS]
+       kiln serve ARTIFACT [--task TYPE:INDEX] [--cluster FILE] [--replicas N]
+                [--connect-timeout SECONDS] [--tls-cert F --tls-key F --tls-ca F]
+                --data FILE --steps N ...
+       kiln launch ARTIFACT --workers N [--replicas-per-worker R] --data FILE --steps N ...
        kiln inspect ARTIFACT [--json]
 
 run      runs the artifact's init program, then --program (default forward),
@@ -38,6 +43,9 @@ run      runs the artifact's init program, then --program (default forward),
          --synthetic-feeds makes up the feeds not given, --summary prints the
          fetches; with --data, trains: N is the step to stop at
          (docs/training.md); --metrics-port serves Prometheus metrics
+serve    runs one task of a data-parallel cluster, whose spec is --cluster
+         or the TF_CONFIG variable (docs/distributed.md)
+launch   runs a whole data-parallel cluster of N workers on this machine
 inspect  prints what the artifact holds, as text or JSON
 
 kiln COMMAND --help lists the command's options.
@@ -49,6 +57,20 @@ const char *const kRunDescription =
 instead (docs/training.md).
 )";
 
+const char *const kServeDescription =
+    R"(Runs one task of a data-parallel cluster: its spec comes from --cluster FILE or
+the TF_CONFIG environment variable, in TensorFlow's shape; every task needs the
+same KILN_CLUSTER_TOKEN. The chief (or worker 0) also serves the coordinator.
+Trains like kiln run --data (docs/distributed.md).
+)";
+
+const char *const kLaunchDescription =
+    R"(Starts a data-parallel cluster of --workers tasks on this machine (127.0.0.1,
+free ports, a fresh KILN_CLUSTER_TOKEN), each a kiln serve with the training
+flags given here, and prefixes their lines with their task. Exits 1, naming the
+task, when any of them fails (docs/distributed.md).
+)";
+
 const char *const kInspectDescription =
     R"(Verifies the artifact and prints what it holds (programs, feeds, fetches,
 kernels, variables) without loading its kernels.
@@ -57,6 +79,7 @@ kernels, variables) without loading its kernels.
 const char *const kSingleRunGroup = "Options";
 const char *const kTrainingGroup = "Training (with --data)";
 const char *const kMetricsGroup = "Prometheus metrics";
+const char *const kClusterGroup = "Cluster";
 
 /// A subcommand's help: the usage line first, then CLI11's option table.
 class HelpFormatter : public CLI::Formatter {
@@ -76,6 +99,7 @@ public:
 /// The flags that carry numbers, kept as text until checked.
 struct NumberFlags {
   std::string steps, seed, saveEvery, keep, evalEvery, replicas, collectiveTimeout;
+  std::string connectTimeout, workers;
   std::string metricsPort, metricsLinger;
 };
 
@@ -85,8 +109,12 @@ struct KilnApp {
 
   CLI::App app{"", "kiln"};
   CLI::App *run = nullptr;
+  CLI::App *serve = nullptr;
+  CLI::App *launch = nullptr;
   CLI::App *inspect = nullptr;
   RunOptions runOptions;
+  ServeOptions serveOptions;
+  LaunchOptions launchOptions;
   InspectOptions inspectOptions;
   std::vector<std::string> feeds, fetches;
   NumberFlags numbers;
@@ -113,33 +141,14 @@ void addFlags(CLI::App *command, const char *group,
   }
 }
 
-void addRunFlags(KilnApp &kiln) {
-  CLI::App *run = kiln.run;
-  RunOptions &options = kiln.runOptions;
-  train::TrainOptions &training = options.training;
+/// The training flags, bound to kiln.runOptions.training whichever command
+/// parses them; `replicasFlag` names the replica count's flag.
+void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag,
+                      const char *replicasHelp) {
+  train::TrainOptions &training = kiln.runOptions.training;
   NumberFlags &numbers = kiln.numbers;
-  run->add_option("ARTIFACT", options.artifact,
-                  "the compiled artifact (kilnc -o)")
-      ->type_name("");
-  addFlags(run, kSingleRunGroup,
-           {{"--program", &options.program, nullptr, "NAME",
-             "the program to run after init (default forward)"}});
-  for (auto [flag, values, help] :
-       {std::tuple("--feed", &kiln.feeds,
-                   "a feed's value, read from a .npy file"),
-        std::tuple("--fetch", &kiln.fetches,
-                   "write a fetch to a .npy file after the run")})
-    run->add_option(flag, *values, help)
-        ->option_text("NAME=FILE.npy ...")
-        ->allow_extra_args(false)
-        ->group(kSingleRunGroup);
-  addFlags(run, kSingleRunGroup,
-           {{"--synthetic-feeds", nullptr, &options.syntheticFeeds, "",
-             "make up the feeds not given with --feed"},
-            {"--summary", nullptr, &options.summary, "",
-             "print each fetch's shape, min, mean and max"}});
   addFlags(
-      run, kTrainingGroup,
+      command, kTrainingGroup,
       {{"--data", &training.data, nullptr, "FILE",
         ".npz, .csv/.tsv or synthetic[:ROWS]: train on it"},
        {"--steps", &numbers.steps, nullptr, "N",
@@ -165,13 +174,41 @@ void addRunFlags(KilnApp &kiln) {
         "evaluate forward on FILE at the end"},
        {"--eval-every", &numbers.evalEvery, nullptr, "N",
         "and every N steps"},
-       {"--replicas", &numbers.replicas, nullptr, "N",
-        "data-parallel replicas in this process, one thread each (an artifact "
-        "compiled with kilnc --strategy=data-parallel)"},
-       {"--all-reduce", &options.allReduce, nullptr, "ALGO",
+       {"--all-reduce", &kiln.runOptions.allReduce, nullptr, "ALGO",
         "ring, halving-doubling, bcube or auto (the default)"},
        {"--collective-timeout", &numbers.collectiveTimeout, nullptr, "SECONDS",
         "fail a collective that takes longer (default 300)"}});
+  addFlags(command, kTrainingGroup,
+           {{replicasFlag, &numbers.replicas, nullptr, "N", replicasHelp}});
+}
+
+void addRunFlags(KilnApp &kiln) {
+  CLI::App *run = kiln.run;
+  RunOptions &options = kiln.runOptions;
+  NumberFlags &numbers = kiln.numbers;
+  run->add_option("ARTIFACT", options.artifact,
+                  "the compiled artifact (kilnc -o)")
+      ->type_name("");
+  addFlags(run, kSingleRunGroup,
+           {{"--program", &options.program, nullptr, "NAME",
+             "the program to run after init (default forward)"}});
+  for (auto [flag, values, help] :
+       {std::tuple("--feed", &kiln.feeds,
+                   "a feed's value, read from a .npy file"),
+        std::tuple("--fetch", &kiln.fetches,
+                   "write a fetch to a .npy file after the run")})
+    run->add_option(flag, *values, help)
+        ->option_text("NAME=FILE.npy ...")
+        ->allow_extra_args(false)
+        ->group(kSingleRunGroup);
+  addFlags(run, kSingleRunGroup,
+           {{"--synthetic-feeds", nullptr, &options.syntheticFeeds, "",
+             "make up the feeds not given with --feed"},
+            {"--summary", nullptr, &options.summary, "",
+             "print each fetch's shape, min, mean and max"}});
+  addTrainingFlags(kiln, run, "--replicas",
+                   "data-parallel replicas in this process, one thread each (an "
+                   "artifact compiled with kilnc --strategy=data-parallel)");
   addFlags(run, kMetricsGroup,
            {{"--metrics-port", &numbers.metricsPort, nullptr, "PORT",
              "serve /metrics on PORT (0: any free port, printed)"},
@@ -179,6 +216,37 @@ void addRunFlags(KilnApp &kiln) {
              "the IPv4 address to listen on (default 127.0.0.1)"},
             {"--metrics-linger", &numbers.metricsLinger, nullptr, "SECONDS",
              "serve on SECONDS after the run (SIGTERM ends it)"}});
+}
+
+void addServeFlags(KilnApp &kiln) {
+  CLI::App *serve = kiln.serve;
+  ServeOptions &options = kiln.serveOptions;
+  serve->add_option("ARTIFACT", kiln.runOptions.artifact, "the compiled artifact (kilnc -o)")
+      ->type_name("");
+  addTrainingFlags(kiln, serve, "--replicas",
+                   "data-parallel replicas this task runs, one thread each (default 1)");
+  addFlags(serve, kClusterGroup,
+           {{"--task", &options.task, nullptr, "TYPE:INDEX",
+             "this task, such as worker:1 (default: TF_CONFIG's task)"},
+            {"--cluster", &options.clusterFile, nullptr, "FILE.json",
+             "the cluster spec (default: the TF_CONFIG variable)"},
+            {"--connect-timeout", &kiln.numbers.connectTimeout, nullptr, "SECONDS",
+             "how long to wait for the chief's coordinator (default 60)"},
+            {"--tls-cert", &options.tlsCert, nullptr, "FILE.pem",
+             "this task's certificate: the coordinator's RPCs use TLS"},
+            {"--tls-key", &options.tlsKey, nullptr, "FILE.pem", "its private key"},
+            {"--tls-ca", &options.tlsCa, nullptr, "FILE.pem",
+             "the authority the peers' certificates are checked against"}});
+}
+
+void addLaunchFlags(KilnApp &kiln) {
+  CLI::App *launch = kiln.launch;
+  launch->add_option("ARTIFACT", kiln.launchOptions.artifact, "the compiled artifact (kilnc -o)")
+      ->type_name("");
+  addTrainingFlags(kiln, launch, "--replicas-per-worker",
+                   "data-parallel replicas each worker runs, one thread each (default 1)");
+  addFlags(launch, kClusterGroup,
+           {{"--workers", &kiln.numbers.workers, nullptr, "N", "worker tasks to start"}});
 }
 
 KilnApp::KilnApp() {
@@ -190,12 +258,16 @@ KilnApp::KilnApp() {
   app.formatter(std::make_shared<HelpFormatter>());
 
   run = app.add_subcommand("run", kRunDescription);
+  serve = app.add_subcommand("serve", kServeDescription);
+  launch = app.add_subcommand("launch", kLaunchDescription);
   inspect = app.add_subcommand("inspect", kInspectDescription);
-  for (CLI::App *command : {run, inspect}) {
+  for (CLI::App *command : {run, serve, launch, inspect}) {
     command->set_help_flag("-h,--help", "print this help and exit");
     command->allow_extras();
   }
   addRunFlags(*this);
+  addServeFlags(*this);
+  addLaunchFlags(*this);
   inspect
       ->add_option("ARTIFACT", inspectOptions.artifact, "the compiled artifact")
       ->type_name("");
@@ -231,9 +303,9 @@ std::string extraArgumentError(const std::string &arg, const CLI::App &app) {
 }
 
 std::string unknownCommandError(const std::string &command) {
-  std::string nearest = nearestName(command, {"run", "inspect"});
+  std::string nearest = nearestName(command, {"run", "serve", "launch", "inspect"});
   return "kiln: error: unknown command '" + command + "' " +
-         (nearest.empty() ? "(commands: run, inspect; kiln --help)"
+         (nearest.empty() ? "(commands: run, serve, launch, inspect; kiln --help)"
                           : "(did you mean '" + nearest + "'?)");
 }
 
@@ -365,15 +437,19 @@ std::string firstGiven(const CLI::App &command, const std::string &group,
   return "";
 }
 
-/// --replicas, --all-reduce and --collective-timeout into `group`.
-bool parseReplicaFlags(const KilnApp &kiln, train::ReplicaGroup &group, std::string &error) {
+/// --replicas (`replicasFlag`), --all-reduce and --collective-timeout into
+/// `group`.
+bool parseReplicaFlags(const KilnApp &kiln, const std::string &replicasFlag,
+                       train::ReplicaGroup &group, std::string &error) {
   const NumberFlags &numbers = kiln.numbers;
   int64_t replicas = 1, timeout = 300;
-  if (!parseCount("--replicas", numbers.replicas, replicas, error) ||
+  if (!parseCount(replicasFlag, numbers.replicas, replicas, error) ||
       !parseCount("--collective-timeout", numbers.collectiveTimeout, timeout, error))
     return false;
   if (replicas < 1 || replicas > 1024)
-    return fail("kiln: error: --replicas '" + numbers.replicas + "': expected 1..1024", error);
+    return fail("kiln: error: " + replicasFlag + " '" + numbers.replicas +
+                    "': expected 1..1024",
+                error);
   if (timeout < 1)
     return fail("kiln: error: --collective-timeout '" + numbers.collectiveTimeout +
                     "': expected whole seconds >= 1",
@@ -389,8 +465,8 @@ bool parseReplicaFlags(const KilnApp &kiln, train::ReplicaGroup &group, std::str
   return true;
 }
 
-bool parseTrainingFlags(const KilnApp &kiln, train::TrainOptions &training,
-                        std::string &error) {
+bool parseTrainingFlags(const KilnApp &kiln, const CLI::App &command,
+                        train::TrainOptions &training, std::string &error) {
   const NumberFlags &numbers = kiln.numbers;
   int64_t keep = training.keep, seed = 0;
   if (!parseCount("--steps", numbers.steps, training.steps, error) ||
@@ -402,12 +478,17 @@ bool parseTrainingFlags(const KilnApp &kiln, train::TrainOptions &training,
     return false;
   training.keep = static_cast<int>(std::min<int64_t>(keep, 1 << 30));
   training.seed = static_cast<uint64_t>(seed);
-  if (!parseReplicaFlags(kiln, training.group, error))
+  std::string replicasFlag =
+      &command == kiln.launch ? "--replicas-per-worker" : "--replicas";
+  if (!parseReplicaFlags(kiln, replicasFlag, training.group, error))
     return false;
 
-  const CLI::App &run = *kiln.run;
   if (training.data.empty()) {
-    std::string flag = firstGiven(run, kTrainingGroup, "--data");
+    if (&command != kiln.run)
+      return fail("kiln: error: kiln " + command.get_name() +
+                      " trains: it needs --data FILE (or --data synthetic) and --steps N",
+                  error);
+    std::string flag = firstGiven(command, kTrainingGroup, "--data");
     if (!flag.empty())
       return fail("kiln: error: " + flag +
                       " is a training flag: it needs --data FILE (or --data "
@@ -415,7 +496,7 @@ bool parseTrainingFlags(const KilnApp &kiln, train::TrainOptions &training,
                   error);
     return true;
   }
-  std::string flag = firstGiven(run, kSingleRunGroup, "--help");
+  std::string flag = firstGiven(command, kSingleRunGroup, "--help");
   if (!flag.empty())
     return fail("kiln: error: " + flag +
                     " is for a single run: training (--data) runs train_step "
@@ -454,6 +535,88 @@ CommandLine helpResult(const std::string &text) {
   CommandLine result;
   result.command = CommandLine::Command::Help;
   result.message = text;
+  return result;
+}
+
+/// Reads a number of seconds >= `minimum`; empty leaves `out`.
+bool parseSeconds(const std::string &flag, const std::string &value, double minimum,
+                  double &out, std::string &error) {
+  if (value.empty())
+    return true;
+  char *end = nullptr;
+  double seconds = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0' || std::isspace(value[0]) ||
+      !std::isfinite(seconds) || seconds < minimum)
+    return fail("kiln: error: " + flag + " '" + value + "': expected a number of seconds >= " +
+                    (minimum > 0 ? "0.1" : "0"),
+                error);
+  out = seconds;
+  return true;
+}
+
+CommandLine parseServe(KilnApp &kiln) {
+  std::string error;
+  ServeOptions &options = kiln.serveOptions;
+  options.training = kiln.runOptions.training;
+  if (!checkExtras(kiln, kiln.serve, error) ||
+      !parseTrainingFlags(kiln, *kiln.serve, options.training, error) ||
+      !parseSeconds("--connect-timeout", kiln.numbers.connectTimeout, 0.1,
+                    options.connectSeconds, error))
+    return errorResult(error);
+  if (kiln.runOptions.artifact.empty())
+    return errorResult("kiln: error: kiln serve needs an artifact file");
+  bool anyTls = !options.tlsCert.empty() || !options.tlsKey.empty() || !options.tlsCa.empty();
+  if (anyTls && (options.tlsCert.empty() || options.tlsKey.empty() || options.tlsCa.empty()))
+    return errorResult("kiln: error: TLS needs all of --tls-cert, --tls-key and --tls-ca");
+  options.training.artifact = kiln.runOptions.artifact;
+  CommandLine result;
+  result.command = CommandLine::Command::Serve;
+  result.serve = std::move(options);
+  return result;
+}
+
+/// The launcher's own flags and the artifact; the rest goes to each task's
+/// kiln serve as given.
+std::vector<std::string> serveFlagsOf(const std::vector<std::string> &args,
+                                      const std::string &artifact) {
+  std::vector<std::string> flags;
+  bool artifactSeen = false;
+  for (size_t i = 1; i < args.size(); ++i) { // args[0] is "launch".
+    const std::string &arg = args[i];
+    std::string name = arg.substr(0, arg.find('='));
+    if (name == "--workers" || name == "--replicas-per-worker") {
+      if (arg.find('=') == std::string::npos)
+        ++i; // Its value.
+      continue;
+    }
+    if (!artifactSeen && arg == artifact) {
+      artifactSeen = true;
+      continue;
+    }
+    flags.push_back(arg);
+  }
+  return flags;
+}
+
+CommandLine parseLaunch(KilnApp &kiln, const std::vector<std::string> &args) {
+  std::string error;
+  LaunchOptions &options = kiln.launchOptions;
+  train::TrainOptions training = kiln.runOptions.training;
+  int64_t workers = 0;
+  if (!checkExtras(kiln, kiln.launch, error) ||
+      !parseTrainingFlags(kiln, *kiln.launch, training, error) ||
+      !parseCount("--workers", kiln.numbers.workers, workers, error))
+    return errorResult(error);
+  if (options.artifact.empty())
+    return errorResult("kiln: error: kiln launch needs an artifact file");
+  if (workers < 1 || workers > 256)
+    return errorResult("kiln: error: kiln launch needs --workers N, 1..256");
+  options.workers = static_cast<int>(workers);
+  options.replicasPerWorker = training.group.localReplicas;
+  options.serveFlags = serveFlagsOf(args, options.artifact);
+  CommandLine result;
+  result.command = CommandLine::Command::Launch;
+  result.launch = std::move(options);
   return result;
 }
 
@@ -531,7 +694,7 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     RunOptions &options = kiln.runOptions;
     if (!checkExtras(kiln, kiln.run, error) ||
         !parseFeedsAndFetches(kiln, options, error) ||
-        !parseTrainingFlags(kiln, options.training, error) ||
+        !parseTrainingFlags(kiln, *kiln.run, options.training, error) ||
         !parseMetricsFlags(kiln, options.metrics, error))
       return errorResult(error);
     if (options.artifact.empty())
@@ -541,6 +704,10 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     result.run = std::move(options);
     return result;
   }
+  if (kiln.serve->parsed())
+    return parseServe(kiln);
+  if (kiln.launch->parsed())
+    return parseLaunch(kiln, args);
   if (kiln.inspect->parsed()) {
     if (!checkExtras(kiln, kiln.inspect, error))
       return errorResult(error);

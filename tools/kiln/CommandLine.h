@@ -52,6 +52,28 @@ struct RunOptions {
   MetricsEndpointOptions metrics;
 };
 
+/// kiln serve ARTIFACT [--task TYPE:INDEX] [--cluster FILE] --data FILE
+///            --steps N ...: one task of a cluster (ServeCommand.h).
+struct ServeOptions {
+  /// --data and the other training flags; training.group.localReplicas is
+  /// --replicas, the replicas this task runs.
+  train::TrainOptions training;
+  std::string task;        ///< --task; empty: TF_CONFIG's "task".
+  std::string clusterFile; ///< --cluster; empty: the TF_CONFIG variable.
+  double connectSeconds = 60; ///< --connect-timeout: patience for the chief.
+  std::string tlsCert, tlsKey, tlsCa; ///< PEM file paths.
+};
+
+/// kiln launch ARTIFACT --workers N [--replicas-per-worker R] --data FILE
+///             --steps N ...: a whole cluster on this machine (LaunchCommand.h).
+struct LaunchOptions {
+  std::string artifact;
+  int workers = 0;
+  int replicasPerWorker = 1;
+  /// The flags every task's `kiln serve` gets, as given.
+  std::vector<std::string> serveFlags;
+};
+
 /// kiln inspect ARTIFACT [--json]
 struct InspectOptions {
   std::string artifact;
@@ -60,9 +82,11 @@ struct InspectOptions {
 
 /// What the command line asks for.
 struct CommandLine {
-  enum class Command { Run, Inspect, Help, Error };
+  enum class Command { Run, Serve, Launch, Inspect, Help, Error };
   Command command = Command::Error;
   RunOptions run;
+  ServeOptions serve;
+  LaunchOptions launch;
   InspectOptions inspect;
   /// Help: the text for stdout (exit 0). Error: the text for stderr (exit
   /// 1): one "kiln: error: ..." line (control characters escaped), or the

@@ -3,6 +3,8 @@
 //   kiln run ARTIFACT [--program NAME] [--feed NAME=FILE.npy]...
 //                     [--fetch NAME=FILE.npy]...
 //   kiln run ARTIFACT --data FILE --steps N ... [--metrics-port PORT]
+//   kiln serve ARTIFACT [--task TYPE:INDEX] [--cluster FILE] --data FILE --steps N ...
+//   kiln launch ARTIFACT --workers N [--replicas-per-worker R] --data FILE --steps N ...
 //   kiln inspect ARTIFACT [--json]
 //
 // kiln --help and kiln COMMAND --help list the flags (CommandLine.cpp).
@@ -14,8 +16,11 @@
 
 #include "tools/kiln/CommandLine.h"
 #include "tools/kiln/InspectCommand.h"
+#include "tools/kiln/LaunchCommand.h"
 #include "tools/kiln/RunCommand.h"
+#include "tools/kiln/ServeCommand.h"
 
+#include <csignal>
 #include <cstdlib>
 #include <iostream>
 #include <unistd.h>
@@ -41,11 +46,18 @@ void useSleepingOpenMpThreads(char **argv) {
 
 int main(int argc, char **argv) {
   useSleepingOpenMpThreads(argv);
+  // A peer that closes its connection is an error a collective reports, not
+  // a signal that kills the process.
+  signal(SIGPIPE, SIG_IGN);
   CommandLine commandLine =
       parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
   switch (commandLine.command) {
   case CommandLine::Command::Run:
     return runCommand(commandLine.run);
+  case CommandLine::Command::Serve:
+    return serveCommand(commandLine.serve);
+  case CommandLine::Command::Launch:
+    return launchCommand(commandLine.launch);
   case CommandLine::Command::Inspect:
     return inspectCommand(commandLine.inspect);
   case CommandLine::Command::Help:

@@ -1,0 +1,79 @@
+//===- CoordinatorClient.h - A task's link to the coordinator ---*- C++ -*-===//
+//
+// Every task of a cluster, the coordinator's own included, talks to the
+// coordinator through this client: it registers (retrying with backoff while
+// the chief is not up yet), sends heartbeats from a thread of its own, uses
+// the coordinator's key-value store as the replicas' rendezvous (it is a
+// collective::KeyValueStore), reports its failure, asks which task was
+// lost, and leaves.
+//
+// Every call carries the cluster token and a deadline; the channel has
+// keepalive on and the same 4 MiB message limit as the server.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CLUSTER_COORDINATORCLIENT_H
+#define KILN_RUNTIME_CLUSTER_COORDINATORCLIENT_H
+
+#include "runtime/cluster/ClusterSpec.h"
+#include "runtime/cluster/CoordinatorServer.h"
+#include "runtime/collective/KeyValueStore.h"
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace kiln::cluster {
+
+class CoordinatorClient : public collective::KeyValueStore {
+public:
+  /// A client of the coordinator at `address` ("host:port"), which is task
+  /// `coordinator`, for task `self`. Connects lazily.
+  CoordinatorClient(std::string address, TaskId coordinator, TaskId self, std::string token,
+                    const TlsFiles &tls);
+  /// Stops the heartbeats.
+  ~CoordinatorClient() override;
+
+  /// Registers this task with its artifact and replica count, retrying
+  /// with backoff while the coordinator cannot be reached, for at most
+  /// `patience`. False with `error` set to one line on a refusal or when
+  /// patience runs out.
+  bool registerTask(uint64_t artifactChecksum, int replicas, std::chrono::milliseconds patience,
+                    std::string &error);
+  /// Sends a heartbeat every kHeartbeatInterval until destroyed or left.
+  void startHeartbeats();
+
+  bool set(const std::string &key, const std::string &value, std::string &error) override;
+  bool wait(const std::vector<std::string> &keys, std::chrono::milliseconds timeout,
+            std::string &error) override;
+  bool get(const std::string &key, std::string &value, std::string &error) override;
+
+  /// Tells the coordinator why this task stops (best effort).
+  void reportFailure(const std::string &error);
+  /// Names the task other than this one that failed or was lost, waiting up
+  /// to `patience` for the coordinator to notice; empty when none is.
+  std::string explainLoss(std::chrono::milliseconds patience);
+  /// Says this task is done (best effort) and stops the heartbeats.
+  void leave();
+
+private:
+  class Stub;
+  void heartbeatLoop();
+
+  std::string address_;
+  TaskId coordinator_, self_;
+  std::string token_;
+  std::unique_ptr<Stub> stub_;
+  std::mutex mutex_;
+  std::condition_variable stop_;
+  bool stopping_ = false;
+  std::thread heartbeats_;
+};
+
+} // namespace kiln::cluster
+
+#endif // KILN_RUNTIME_CLUSTER_COORDINATORCLIENT_H

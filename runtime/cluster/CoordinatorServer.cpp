@@ -1,0 +1,264 @@
+//===- CoordinatorServer.cpp - The chief's coordinator service ------------===//
+
+#include "runtime/cluster/CoordinatorServer.h"
+
+#include "proto/kiln/coordinator.grpc.pb.h"
+
+#include <grpc/support/log.h>
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <map>
+#include <mutex>
+
+namespace kiln::cluster {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// What the coordinator knows of one task.
+struct TaskState {
+  bool registered = false;
+  bool left = false;
+  Clock::time_point lastHeartbeat{};
+  bool heartbeatSeen = false;
+  std::string failure;
+};
+
+/// Equal strings, in time independent of where they differ.
+bool sameSecret(const std::string &a, const std::string &b) {
+  unsigned char diff = a.size() != b.size();
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+void dropLogLine(gpr_log_func_args *) {}
+
+} // namespace
+
+void quietGrpcLogs() {
+  static bool done = [] {
+    gpr_set_log_function(dropLogLine);
+    return true;
+  }();
+  (void)done;
+}
+
+class CoordinatorServer::Impl : public Coordinator::CallbackService {
+public:
+  explicit Impl(const CoordinatorOptions &options) : options_(options) {
+    for (const TaskId &task : options.spec.trainingTasks())
+      tasks_[task.name()];
+  }
+
+  std::unique_ptr<grpc::Server> server;
+
+  void waitForOthers(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    std::string self = options_.spec.coordinatorTask().name();
+    auto done = [&] {
+      for (const auto &[name, state] : tasks_) {
+        if (name == self || state.left || !state.failure.empty())
+          continue;
+        bool lost = state.heartbeatSeen && Clock::now() - state.lastHeartbeat > kHeartbeatLostAfter;
+        if (!lost)
+          return false; // Still to register, or training.
+      }
+      return true;
+    };
+    Clock::time_point deadline = Clock::now() + timeout;
+    while (!done() && Clock::now() < deadline)
+      changed_.wait_for(lock, std::chrono::milliseconds(100));
+  }
+
+private:
+  /// Checks the token; on a mismatch finishes the call and returns null.
+  grpc::ServerUnaryReactor *checked(grpc::CallbackServerContext *context) {
+    auto entry = context->client_metadata().find(kTokenMetadataKey);
+    std::string token = entry == context->client_metadata().end()
+                            ? std::string()
+                            : std::string(entry->second.data(), entry->second.size());
+    if (sameSecret(token, options_.token))
+      return nullptr;
+    grpc::ServerUnaryReactor *reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                                 token.empty() ? "no cluster token (KILN_CLUSTER_TOKEN)"
+                                               : "wrong cluster token (KILN_CLUSTER_TOKEN)"));
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor *finish(grpc::CallbackServerContext *context, grpc::Status status) {
+    grpc::ServerUnaryReactor *reactor = context->DefaultReactor();
+    reactor->Finish(status);
+    return reactor;
+  }
+
+  /// The state of `task`, or null when the spec has no such training task.
+  TaskState *find(const Task &task) {
+    auto it = tasks_.find(task.type() + ":" + std::to_string(task.index()));
+    return it == tasks_.end() ? nullptr : &it->second;
+  }
+
+  grpc::ServerUnaryReactor *Register(grpc::CallbackServerContext *context,
+                                     const RegisterRequest *request, RegisterReply *) override {
+    if (auto *refused = checked(context))
+      return refused;
+    std::string name = request->task().type() + ":" + std::to_string(request->task().index());
+    std::lock_guard<std::mutex> lock(mutex_);
+    TaskState *state = find(request->task());
+    if (!state)
+      return finish(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                                          name + " is not a training task of the cluster spec"));
+    if (request->artifact_checksum() != options_.artifactChecksum) {
+      char text[64];
+      std::snprintf(text, sizeof(text), "%016llx, the chief's is %016llx",
+                    static_cast<unsigned long long>(request->artifact_checksum()),
+                    static_cast<unsigned long long>(options_.artifactChecksum));
+      return finish(context, grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                          name + " runs another artifact (checksum " + text +
+                                              ")"));
+    }
+    if (request->replicas() != options_.replicasPerTask)
+      return finish(context,
+                    grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                 name + " runs " + std::to_string(request->replicas()) +
+                                     " replicas, the chief " +
+                                     std::to_string(options_.replicasPerTask)));
+    state->registered = true;
+    state->lastHeartbeat = Clock::now();
+    state->heartbeatSeen = true;
+    changed_.notify_all();
+    return finish(context, grpc::Status::OK);
+  }
+
+  grpc::ServerUnaryReactor *Heartbeat(grpc::CallbackServerContext *context,
+                                      const HeartbeatRequest *request, HeartbeatReply *) override {
+    if (auto *refused = checked(context))
+      return refused;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (TaskState *state = find(request->task())) {
+      state->lastHeartbeat = Clock::now();
+      state->heartbeatSeen = true;
+    }
+    return finish(context, grpc::Status::OK);
+  }
+
+  grpc::ServerUnaryReactor *Set(grpc::CallbackServerContext *context, const SetRequest *request,
+                                SetReply *) override {
+    if (auto *refused = checked(context))
+      return refused;
+    std::lock_guard<std::mutex> lock(mutex_);
+    store_[request->key()] = request->value();
+    return finish(context, grpc::Status::OK);
+  }
+
+  grpc::ServerUnaryReactor *Get(grpc::CallbackServerContext *context, const GetRequest *request,
+                                GetReply *reply) override {
+    if (auto *refused = checked(context))
+      return refused;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = store_.find(request->key());
+    reply->set_found(it != store_.end());
+    if (it != store_.end())
+      reply->set_value(it->second);
+    return finish(context, grpc::Status::OK);
+  }
+
+  grpc::ServerUnaryReactor *ReportFailure(grpc::CallbackServerContext *context,
+                                          const FailureNotice *request, FailureReply *) override {
+    if (auto *refused = checked(context))
+      return refused;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (TaskState *state = find(request->task()))
+      if (state->failure.empty())
+        state->failure = request->error().empty() ? "failed" : request->error();
+    changed_.notify_all();
+    return finish(context, grpc::Status::OK);
+  }
+
+  grpc::ServerUnaryReactor *Status(grpc::CallbackServerContext *context,
+                                   const StatusRequest *, StatusReply *reply) override {
+    if (auto *refused = checked(context))
+      return refused;
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const TaskId &id : options_.spec.trainingTasks()) {
+      const TaskState &state = tasks_[id.name()];
+      TaskStatus *status = reply->add_tasks();
+      status->mutable_task()->set_type(id.type);
+      status->mutable_task()->set_index(id.index);
+      status->set_registered(state.registered);
+      status->set_left(state.left);
+      status->set_seconds_since_heartbeat(
+          state.heartbeatSeen
+              ? std::chrono::duration<double>(Clock::now() - state.lastHeartbeat).count()
+              : -1);
+      status->set_failure(state.failure);
+    }
+    return finish(context, grpc::Status::OK);
+  }
+
+  grpc::ServerUnaryReactor *Leave(grpc::CallbackServerContext *context,
+                                  const LeaveRequest *request, LeaveReply *) override {
+    if (auto *refused = checked(context))
+      return refused;
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (TaskState *state = find(request->task()))
+      state->left = true;
+    changed_.notify_all();
+    return finish(context, grpc::Status::OK);
+  }
+
+  CoordinatorOptions options_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::map<std::string, TaskState> tasks_;
+  std::map<std::string, std::string> store_;
+};
+
+CoordinatorServer::CoordinatorServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+CoordinatorServer::~CoordinatorServer() {
+  if (impl_ && impl_->server)
+    impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
+}
+
+void CoordinatorServer::waitForOthers(std::chrono::milliseconds timeout) {
+  impl_->waitForOthers(timeout);
+}
+
+std::unique_ptr<CoordinatorServer> CoordinatorServer::start(const CoordinatorOptions &options,
+                                                            std::string &error) {
+  quietGrpcLogs();
+  auto impl = std::make_unique<Impl>(options);
+  grpc::ServerBuilder builder;
+  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
+  if (options.tls.enabled()) {
+    grpc::SslServerCredentialsOptions ssl(
+        options.tls.ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                               : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    ssl.pem_root_certs = options.tls.ca;
+    ssl.pem_key_cert_pairs.push_back({options.tls.key, options.tls.cert});
+    credentials = grpc::SslServerCredentials(ssl);
+  }
+  int port = 0;
+  builder.AddListeningPort(options.listenAddress, credentials, &port);
+  builder.RegisterService(impl.get());
+  builder.SetMaxReceiveMessageSize(4 << 20);
+  builder.SetMaxSendMessageSize(4 << 20);
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+  impl->server = builder.BuildAndStart();
+  if (!impl->server || port == 0) {
+    error = "cannot serve the coordinator on " + options.listenAddress +
+            " (the port is in use, or the address is not this host's)";
+    return nullptr;
+  }
+  return std::unique_ptr<CoordinatorServer>(new CoordinatorServer(std::move(impl)));
+}
+
+} // namespace kiln::cluster

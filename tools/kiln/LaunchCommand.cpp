@@ -1,0 +1,293 @@
+//===- LaunchCommand.cpp - kiln launch: a local cluster -------------------===//
+//
+// A cluster on this machine: N worker tasks at 127.0.0.1 on free ports,
+// worker 0 the chief (as in MultiWorkerMirroredStrategy without a chief
+// task), each a child `kiln serve` with TF_CONFIG, a fresh
+// KILN_CLUSTER_TOKEN and its share of the cores (OMP_NUM_THREADS, unless
+// set). Every line a child prints comes out prefixed with its task. Ctrl-C
+// or SIGTERM goes to every child; a child that dies takes the launcher's
+// death with it (PR_SET_PDEATHSIG), so no task outlives the launch. When a
+// task fails, the others fail soon after (their collectives break), and
+// any still running after a grace period are stopped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "tools/kiln/LaunchCommand.h"
+
+#include <arpa/inet.h>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <iostream>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace kiln::tool {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile sig_atomic_t interrupted = 0;
+
+void onInterrupt(int signal) { interrupted = signal; }
+
+/// A port nobody listens on now (the kernel's pick for port 0).
+int freePort(std::string &error) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof(address);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0 ||
+      getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) != 0) {
+    error = std::string("kiln launch: error: cannot find a free port on 127.0.0.1: ") +
+            std::strerror(errno);
+    if (fd >= 0)
+      close(fd);
+    return 0;
+  }
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+/// 32 hex digits from the kernel's random source.
+std::string randomToken() {
+  unsigned char bytes[16] = {};
+  int fd = open("/dev/urandom", O_RDONLY);
+  if (fd >= 0) {
+    ssize_t got = read(fd, bytes, sizeof(bytes));
+    (void)got;
+    close(fd);
+  }
+  std::string token;
+  char hex[3];
+  for (unsigned char byte : bytes) {
+    std::snprintf(hex, sizeof(hex), "%02x", byte);
+    token += hex;
+  }
+  return token;
+}
+
+struct Child {
+  std::string name;
+  pid_t pid = -1;
+  int out = -1, err = -1; ///< Read ends of its stdout and stderr.
+  std::string outLine, errLine;
+  bool exited = false;
+  int status = 0;
+};
+
+/// Forks `kiln serve` for task `index` with `environment` added.
+bool spawn(Child &child, const std::vector<std::string> &argv,
+           const std::vector<std::string> &environment, std::string &error) {
+  int out[2], err[2];
+  if (pipe(out) != 0 || pipe(err) != 0) {
+    error = std::string("kiln launch: error: cannot make a pipe: ") + std::strerror(errno);
+    return false;
+  }
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    error = std::string("kiln launch: error: cannot start ") + child.name + ": " +
+            std::strerror(errno);
+    return false;
+  }
+  if (pid == 0) {
+    // Dies with the launcher, even a killed one.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(1);
+    dup2(out[1], STDOUT_FILENO);
+    dup2(err[1], STDERR_FILENO);
+    close(out[0]);
+    close(out[1]);
+    close(err[0]);
+    close(err[1]);
+    for (const std::string &entry : environment)
+      putenv(const_cast<char *>(entry.c_str()));
+    std::vector<char *> args;
+    for (const std::string &arg : argv)
+      args.push_back(const_cast<char *>(arg.c_str()));
+    args.push_back(nullptr);
+    execv("/proc/self/exe", args.data());
+    std::fprintf(stderr, "kiln launch: error: cannot run /proc/self/exe: %s\n",
+                 std::strerror(errno));
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  child.pid = pid;
+  child.out = out[0];
+  child.err = err[0];
+  return true;
+}
+
+/// Moves what `fd` has into `pending`, printing whole lines with the task's
+/// prefix to `stream`. False at end of file.
+bool drain(int fd, const std::string &name, std::string &pending, std::ostream &stream) {
+  char buffer[4096];
+  ssize_t got = read(fd, buffer, sizeof(buffer));
+  if (got <= 0) {
+    if (!pending.empty())
+      stream << "[" << name << "] " << pending << "\n" << std::flush;
+    pending.clear();
+    return false;
+  }
+  pending.append(buffer, static_cast<size_t>(got));
+  size_t newline;
+  while ((newline = pending.find('\n')) != std::string::npos) {
+    // A progress line redraws with '\r': keep the latest state.
+    std::string line = pending.substr(0, newline);
+    size_t cr = line.rfind('\r');
+    if (cr != std::string::npos)
+      line = line.substr(cr + 1);
+    stream << "[" << name << "] " << line << "\n";
+    pending.erase(0, newline + 1);
+  }
+  stream << std::flush;
+  return true;
+}
+
+std::string describeExit(int status) {
+  if (WIFEXITED(status))
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status))
+    return std::string("was killed by signal ") + std::to_string(WTERMSIG(status)) + " (" +
+           strsignal(WTERMSIG(status)) + ")";
+  return "stopped";
+}
+
+} // namespace
+
+int launchCommand(const LaunchOptions &options) {
+  std::string error;
+  std::vector<std::string> addresses;
+  for (int i = 0; i < options.workers; ++i) {
+    int port = freePort(error);
+    if (port == 0) {
+      std::cerr << error << "\n";
+      return 1;
+    }
+    addresses.push_back("127.0.0.1:" + std::to_string(port));
+  }
+  std::string list;
+  for (const std::string &address : addresses)
+    list += (list.empty() ? "\"" : ", \"") + address + "\"";
+  std::string token = randomToken();
+  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  int replicas = options.workers * options.replicasPerWorker;
+  std::string threads = std::to_string(std::max(1u, cores / static_cast<unsigned>(replicas)));
+
+  struct sigaction action {};
+  action.sa_handler = onInterrupt;
+  sigaction(SIGINT, &action, nullptr);
+  sigaction(SIGTERM, &action, nullptr);
+
+  std::vector<Child> children(options.workers);
+  for (int i = 0; i < options.workers; ++i) {
+    Child &child = children[i];
+    child.name = "worker:" + std::to_string(i);
+    std::vector<std::string> environment = {
+        "TF_CONFIG={\"cluster\": {\"worker\": [" + list + "]}, \"task\": {\"type\": \"worker\", "
+        "\"index\": " + std::to_string(i) + "}}",
+        "KILN_CLUSTER_TOKEN=" + token};
+    if (!std::getenv("OMP_NUM_THREADS"))
+      environment.push_back("OMP_NUM_THREADS=" + threads);
+    std::vector<std::string> argv = {"kiln", "serve", options.artifact};
+    if (options.replicasPerWorker > 1)
+      argv.push_back("--replicas=" + std::to_string(options.replicasPerWorker));
+    argv.insert(argv.end(), options.serveFlags.begin(), options.serveFlags.end());
+    if (!spawn(child, argv, environment, error)) {
+      std::cerr << error << "\n";
+      interrupted = SIGTERM; // Stops the ones already started.
+      children.resize(i);
+      break;
+    }
+  }
+
+  std::string firstFailure;
+  Clock::time_point failedAt{}, signalledAt{};
+  bool terminated = false, killed = false;
+  auto running = [&] {
+    for (const Child &child : children)
+      if (!child.exited)
+        return true;
+    return false;
+  };
+  while (running()) {
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Child *, bool>> owners; // (child, stderr?)
+    for (Child &child : children) {
+      if (child.out >= 0) {
+        fds.push_back({child.out, POLLIN, 0});
+        owners.push_back({&child, false});
+      }
+      if (child.err >= 0) {
+        fds.push_back({child.err, POLLIN, 0});
+        owners.push_back({&child, true});
+      }
+    }
+    if (!fds.empty() && poll(fds.data(), fds.size(), 100) > 0) {
+      for (size_t i = 0; i < fds.size(); ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+          continue;
+        auto [child, isErr] = owners[i];
+        int &fd = isErr ? child->err : child->out;
+        if (!drain(fd, child->name, isErr ? child->errLine : child->outLine,
+                   isErr ? std::cerr : std::cout)) {
+          close(fd);
+          fd = -1;
+        }
+      }
+    } else if (fds.empty()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    for (Child &child : children) {
+      if (child.exited || child.out >= 0 || child.err >= 0)
+        continue; // Reap once its output is all read.
+      if (waitpid(child.pid, &child.status, 0) == child.pid) {
+        child.exited = true;
+        if ((!WIFEXITED(child.status) || WEXITSTATUS(child.status) != 0) &&
+            firstFailure.empty()) {
+          firstFailure = child.name + " " + describeExit(child.status);
+          failedAt = Clock::now();
+        }
+      }
+    }
+    // Ctrl-C or a failed task: stop the others, politely first.
+    // The others' collectives break when a task dies, and they take a few
+    // seconds to learn from the coordinator which task it was.
+    bool stop = interrupted || (!firstFailure.empty() &&
+                                Clock::now() - failedAt > std::chrono::seconds(10));
+    if (stop && !terminated) {
+      for (Child &child : children)
+        if (!child.exited)
+          kill(child.pid, SIGTERM);
+      terminated = true;
+      signalledAt = Clock::now();
+    }
+    if (terminated && !killed && Clock::now() - signalledAt > std::chrono::seconds(10)) {
+      for (Child &child : children)
+        if (!child.exited)
+          kill(child.pid, SIGKILL);
+      killed = true;
+    }
+  }
+  if (interrupted && firstFailure.empty()) {
+    std::cerr << "kiln launch: error: interrupted (" << strsignal(interrupted)
+              << "); every task was stopped\n";
+    return 1;
+  }
+  if (!firstFailure.empty()) {
+    std::cerr << "kiln launch: error: " << firstFailure << " (the first task to fail)\n";
+    return 1;
+  }
+  return error.empty() ? 0 : 1;
+}
+
+} // namespace kiln::tool
