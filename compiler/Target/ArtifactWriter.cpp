@@ -172,6 +172,14 @@ void Serializer::addStep(const Step &step, Instructions &out) {
     instructions.push_back(fb::CreateAllReduceStart(fbb, start->tag, start->mean,
                                                     fbb.CreateVector(inputs))
                                .Union());
+  } else if (const auto *start = std::get_if<SparseAllReduceStartStep>(&step)) {
+    kinds.push_back(fb::Instruction_SparseAllReduceStart);
+    instructions.push_back(fb::CreateSparseAllReduceStart(fbb, start->tag, start->mean,
+                                                          start->indices, start->rows)
+                               .Union());
+  } else if (const auto *wait = std::get_if<SparseAllReduceWaitStep>(&step)) {
+    kinds.push_back(fb::Instruction_SparseAllReduceWait);
+    instructions.push_back(fb::CreateSparseAllReduceWait(fbb, wait->tag).Union());
   } else if (const auto *wait = std::get_if<AllReduceWaitStep>(&step)) {
     std::vector<uint32_t> outputs(wait->outputs.begin(), wait->outputs.end());
     kinds.push_back(fb::Instruction_AllReduceWait);
@@ -189,7 +197,8 @@ void Serializer::addStep(const Step &step, Instructions &out) {
                               op.getNesterov(), op.getBeta1().convertToDouble(),
                               op.getBeta2().convertToDouble(),
                               op.getEpsilon().convertToDouble(),
-                              op.getWeightDecay().convertToDouble(), op.getDense())
+                              op.getWeightDecay().convertToDouble(), op.getDense(),
+                              apply.gatheredTag)
             .Union());
   }
 }

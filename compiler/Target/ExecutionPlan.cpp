@@ -190,6 +190,9 @@ private:
   ProgramPlan *program = nullptr;
   func::FuncOp function;
   DenseMap<Value, int> buffers;
+  /// The ids and rows a sparse all-reduce's wait gives: (tag, the start's
+  /// buffer of the same part).
+  DenseMap<Value, std::pair<int64_t, int>> gathered;
   SmallVector<int> arenaSlots;
   DenseSet<Operation *> assignedInPlace;
 };
@@ -436,8 +439,20 @@ LogicalResult Planner::planSparseApply(SparseApplyOp apply) {
       step.slots.push_back(buffer);
   }
   int index = program->steps.size();
-  step.indices = bufferOf(apply.getIndices());
-  step.rows = bufferOf(apply.getRows());
+  auto ids = gathered.find(apply.getIndices());
+  auto rows = gathered.find(apply.getRows());
+  if ((ids == gathered.end()) != (rows == gathered.end()) ||
+      (ids != gathered.end() && ids->second.first != rows->second.first))
+    return apply.emitOpError("cannot be compiled for the CPU: its ids and rows come from "
+                             "different sparse all-reduces");
+  if (ids != gathered.end()) {
+    step.gatheredTag = ids->second.first;
+    step.indices = ids->second.second;
+    step.rows = rows->second.second;
+  } else {
+    step.indices = bufferOf(apply.getIndices());
+    step.rows = bufferOf(apply.getRows());
+  }
   step.lr = bufferOf(apply.getLr());
   step.step = bufferOf(apply.getStep());
   for (int buffer : {step.indices, step.rows, step.lr, step.step})
@@ -463,7 +478,34 @@ LogicalResult Planner::planCollective(Operation *op) {
     program->steps.push_back(std::move(planned));
     return success();
   }
+  if (auto start = llvm::dyn_cast<dist::SparseAllReduceStartOp>(op)) {
+    auto rowsType = llvm::cast<RankedTensorType>(start.getRows().getType());
+    if (start.getKind() == dist::ReduceKind::max || !rowsType.getElementType().isF32())
+      return op->emitOpError("cannot be compiled for the CPU yet: sparse ")
+             << dist::stringifyReduceKind(start.getKind()) << " of " << rowsType;
+    SparseAllReduceStartStep planned{static_cast<int64_t>(start.getTag()),
+                                     start.getKind() == dist::ReduceKind::mean,
+                                     bufferOf(start.getIds()), bufferOf(start.getRows())};
+    use(planned.indices, step);
+    use(planned.rows, step);
+    program->steps.push_back(planned);
+    return success();
+  }
   if (auto wait = llvm::dyn_cast<dist::WaitOp>(op)) {
+    if (auto sparse = wait.getPending().getDefiningOp<dist::SparseAllReduceStartOp>()) {
+      int64_t tag = static_cast<int64_t>(sparse.getTag());
+      for (Value result : wait.getResults())
+        for (OpOperand &use : result.getUses())
+          if (!llvm::isa<SparseApplyOp>(use.getOwner()))
+            return use.getOwner()->emitOpError(
+                "cannot be compiled for the CPU yet: only kiln.sparse_apply reads a gathered "
+                "sparse gradient");
+      // The start's buffers live on as the gathered parts' types.
+      gathered[wait.getResult(0)] = {tag, bufferOf(sparse.getIds())};
+      gathered[wait.getResult(1)] = {tag, bufferOf(sparse.getRows())};
+      program->steps.push_back(SparseAllReduceWaitStep{tag});
+      return success();
+    }
     auto start = wait.getPending().getDefiningOp<dist::AllReduceStartOp>();
     if (!start)
       return op->emitOpError("cannot be compiled for the CPU yet: only all-reduces are "
@@ -497,6 +539,7 @@ LogicalResult Planner::planFunction(func::FuncOp func) {
   program = &plan.programs.back();
   function = func;
   buffers.clear();
+  gathered.clear();
   arenaSlots.clear();
   assignedInPlace.clear();
   planFeeds(func);

@@ -92,12 +92,16 @@ struct CopyStep {
   int src, dst;
 };
 
-/// A kiln.sparse_apply run by the runtime in place on state buffers.
+/// A kiln.sparse_apply run by the runtime in place on state buffers. With
+/// `gatheredTag` >= 0 its ids and rows are those the sparse all-reduce of
+/// that tag gathered (their number known at run time); `indices` and `rows`
+/// are then this replica's share, for their types.
 struct SparseApplyStep {
   SparseApplyOp op;
   int param;
   llvm::SmallVector<int> slots;
   int indices, rows, lr, step;
+  int64_t gatheredTag = -1;
 };
 
 /// A kdist.all_reduce_start: `inputs` are handed to the collective layer
@@ -116,8 +120,23 @@ struct AllReduceWaitStep {
   llvm::SmallVector<int> outputs;
 };
 
+/// A kdist.sparse_all_reduce_start: every replica's ids and rows
+/// gathered under `tag`, the rows divided by their number for `mean`.
+struct SparseAllReduceStartStep {
+  int64_t tag;
+  bool mean;
+  int indices, rows;
+};
+
+/// Its kdist.wait: the gathered ids and rows stay with the runtime, for the
+/// SparseApplySteps that name the tag.
+struct SparseAllReduceWaitStep {
+  int64_t tag;
+};
+
 using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, SparseApplyStep,
-                          AllReduceStartStep, AllReduceWaitStep>;
+                          AllReduceStartStep, AllReduceWaitStep, SparseAllReduceStartStep,
+                          SparseAllReduceWaitStep>;
 
 /// A model input or output and its buffer. For an integer input, `idBound`
 /// is the exclusive bound its values index (an embedding table's rows, a

@@ -15,21 +15,29 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     unsigned convs = llvm::count_if(program.steps, [](const Step &step) {
       return std::holds_alternative<ConvStep>(step);
     });
-    unsigned buckets = 0;
-    uint64_t reducedBytes = 0;
-    for (const Step &step : program.steps)
+    unsigned buckets = 0, gathers = 0;
+    uint64_t reducedBytes = 0, gatheredBytes = 0;
+    for (const Step &step : program.steps) {
       if (const auto *start = std::get_if<AllReduceStartStep>(&step)) {
         ++buckets;
         for (int buffer : start->inputs)
           reducedBytes += tensorBytes(plan.buffers[buffer].type);
       }
+      if (const auto *start = std::get_if<SparseAllReduceStartStep>(&step)) {
+        ++gathers;
+        gatheredBytes += tensorBytes(plan.buffers[start->indices].type) +
+                         tensorBytes(plan.buffers[start->rows].type);
+      }
+    }
     os << "  " << program.name << ": " << program.steps.size() << " steps (" << kernels
        << " kernels, " << gemms << " GEMM calls, ";
     if (convs)
       os << convs << " convolution calls, ";
     if (buckets)
       os << buckets << " all-reduce buckets of " << reducedBytes << " bytes, ";
-    os << program.steps.size() - kernels - gemms - convs - 2 * buckets
+    if (gathers)
+      os << gathers << " sparse all-reduces of " << gatheredBytes << " bytes a replica, ";
+    os << program.steps.size() - kernels - gemms - convs - 2 * buckets - 2 * gathers
        << " copies and sparse updates)\n";
   }
   uint64_t unshared = 0;

@@ -80,6 +80,27 @@ LogicalResult verifySingleWait(Operation *start) {
   return success();
 }
 
+/// A sparse tensor's operands: ids [K] and rows [K, ...] of floats, and a
+/// sum or a mean.
+LogicalResult verifySparseOperands(Operation *op, ReduceKind kind, Value ids, Value rows) {
+  auto idsType = llvm::cast<RankedTensorType>(ids.getType());
+  auto rowsType = llvm::cast<RankedTensorType>(rows.getType());
+  if (kind == ReduceKind::max)
+    return op->emitOpError("expects sum or mean: a sparse tensor's maximum is not its rows'");
+  if (rowsType.getRank() < 1 || rowsType.getDimSize(0) != idsType.getDimSize(0))
+    return op->emitOpError("expects rows [")
+           << idsType.getDimSize(0) << ", ...] for ids " << idsType << ", got " << rowsType;
+  return success();
+}
+
+/// `type` with its leading dimension unknown: the gathered form.
+RankedTensorType gathered(Type type) {
+  auto ranked = llvm::cast<RankedTensorType>(type);
+  SmallVector<int64_t> shape(ranked.getShape());
+  shape[0] = ShapedType::kDynamic;
+  return RankedTensorType::get(shape, ranked.getElementType());
+}
+
 } // namespace
 
 SmallVector<Type> kiln::dist::pendingResultTypes(Operation *start) {
@@ -92,6 +113,9 @@ SmallVector<Type> kiln::dist::pendingResultTypes(Operation *start) {
     auto input = llvm::cast<RankedTensorType>(op.getInput().getType());
     if (static_cast<int64_t>(op.getAxis()) >= 0 && static_cast<int64_t>(op.getAxis()) < input.getRank() && static_cast<int64_t>(op.getGroupSize()) >= 1)
       types.push_back(groupedType(op, op.getInput(), static_cast<int64_t>(op.getAxis()), static_cast<int64_t>(op.getGroupSize()), true));
+  } else if (auto op = llvm::dyn_cast<SparseAllReduceStartOp>(start)) {
+    types.push_back(gathered(op.getIds().getType()));
+    types.push_back(gathered(op.getRows().getType()));
   } else if (auto op = llvm::dyn_cast<ReduceScatterStartOp>(start)) {
     auto input = llvm::cast<RankedTensorType>(op.getInput().getType());
     int64_t axis = static_cast<int64_t>(op.getAxis());
@@ -146,6 +170,24 @@ LogicalResult ReduceScatterOp::verify() {
                  failed(verifyTag(*this, static_cast<int64_t>(getTag()))));
 }
 
+LogicalResult SparseAllReduceOp::verify() {
+  if (failed(verifySparseOperands(*this, getKind(), getIds(), getRows())) ||
+      failed(verifyTag(*this, static_cast<int64_t>(getTag()))))
+    return failure();
+  if (getAllIds().getType() != gathered(getIds().getType()) ||
+      getAllRows().getType() != gathered(getRows().getType()))
+    return emitOpError("expects results ")
+           << gathered(getIds().getType()) << " and " << gathered(getRows().getType())
+           << ", got " << getAllIds().getType() << " and " << getAllRows().getType();
+  return success();
+}
+
+LogicalResult SparseAllReduceStartOp::verify() {
+  return failure(failed(verifySparseOperands(*this, getKind(), getIds(), getRows())) ||
+                 failed(verifyTag(*this, static_cast<int64_t>(getTag()))) ||
+                 failed(verifySingleWait(*this)));
+}
+
 LogicalResult AllReduceStartOp::verify() {
   return failure(failed(verifyReduceOperands(*this, getKind(), getInputs())) ||
                  failed(verifyTag(*this, static_cast<int64_t>(getTag()))) || failed(verifySingleWait(*this)));
@@ -175,7 +217,7 @@ LogicalResult ReduceScatterStartOp::verify() {
 LogicalResult WaitOp::verify() {
   Operation *start = getPending().getDefiningOp();
   if (!start || !llvm::isa<AllReduceStartOp, BroadcastStartOp, AllGatherStartOp,
-                           ReduceScatterStartOp>(start))
+                           ReduceScatterStartOp, SparseAllReduceStartOp>(start))
     return emitOpError("expects a handle from a kdist start op");
   if (start->getBlock() != (*this)->getBlock())
     return emitOpError("expects its start op in the same block");

@@ -54,6 +54,8 @@ def KDist_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
 }
 
 def KDist_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
+def KDist_IndexTensor : 1DTensorOf<[I32, I64]>;
+def KDist_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 
 //===----------------------------------------------------------------------===//
 // Blocking collectives
@@ -132,6 +134,31 @@ def KDist_ReduceScatterOp : KDist_Op<"reduce_scatter"> {
   let hasVerifier = 1;
 }
 
+def KDist_SparseAllReduceOp : KDist_Op<"sparse_all_reduce"> {
+  let summary = "Reduces a sparse tensor (ids and rows) over every replica";
+  let description = [{
+    A sparse tensor such as an embedding table's gradient: row `rows[k]` of
+    the table belongs at id `ids[k]`, duplicates adding up. Its reduction
+    over the replicas is every replica's ids and rows, concatenated in rank
+    order (an all-gather; duplicates stay for the consumer to add up), the
+    rows divided by the number of replicas for `mean`. The leading size of
+    the results is the replicas' count times the operands', known at run
+    time only: `?`.
+    ```
+    %all_ids, %all_rows = kdist.sparse_all_reduce mean %ids, %rows
+        : tensor<256xi64>, tensor<256x16xf32> -> tensor<?xi64>, tensor<?x16xf32>
+    ```
+  }];
+  let arguments = (ins KDist_ReduceKind:$kind, KDist_IndexTensor:$ids,
+                       KDist_FloatTensor:$rows, DefaultValuedAttr<I64Attr, "0">:$tag);
+  let results = (outs KDist_IndexTensor:$all_ids, KDist_FloatTensor:$all_rows);
+  let assemblyFormat = [{
+    $kind $ids `,` $rows attr-dict `:` type($ids) `,` type($rows) `->` type($all_ids) `,`
+    type($all_rows)
+  }];
+  let hasVerifier = 1;
+}
+
 def KDist_BarrierOp : KDist_Op<"barrier"> {
   let summary = "Returns when every replica has reached it";
   let description = [{
@@ -195,6 +222,17 @@ def KDist_ReduceScatterStartOp : KDist_Op<"reduce_scatter_start"> {
   let assemblyFormat = [{
     $kind $input `axis` `=` $axis `group_size` `=` $group_size `tag` `=` $tag
     attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def KDist_SparseAllReduceStartOp : KDist_Op<"sparse_all_reduce_start"> {
+  let summary = "Starts a sparse_all_reduce; kdist.wait gives its ids and rows";
+  let arguments = (ins KDist_ReduceKind:$kind, KDist_IndexTensor:$ids,
+                       KDist_FloatTensor:$rows, I64Attr:$tag);
+  let results = (outs KDist_PendingType:$pending);
+  let assemblyFormat = [{
+    $kind $ids `,` $rows `tag` `=` $tag attr-dict `:` type($ids) `,` type($rows)
   }];
   let hasVerifier = 1;
 }

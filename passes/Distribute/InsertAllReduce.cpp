@@ -61,9 +61,13 @@ public:
   LogicalResult run();
 
 private:
-  /// Replaces each sparse gradient (ids and rows results) by its table's
-  /// dense gradient, built right after the later of the two.
-  LogicalResult densifySparseGradients();
+  /// Chooses for each sparse gradient (ids and rows results) how it is
+  /// averaged: gathered (remembered in `gathers`) or replaced by its table's
+  /// dense gradient, built right after the later of ids and rows.
+  LogicalResult routeSparseGradients();
+  /// Starts each gathered sparse gradient right after it is computed and
+  /// waits for it before the return, after the buckets; tags from `tag`.
+  void insertGathers(int64_t tag);
   /// The gradients and the loss, in the order they are produced.
   LogicalResult collect(SmallVectorImpl<Reduced> &reduced);
   void insertBuckets(ArrayRef<Reduced> reduced);
@@ -73,9 +77,21 @@ private:
   int64_t bucketBytes;
   SmallVector<Value> results;
   SmallVector<DictionaryAttr> resultAttrs;
+  /// Sparse gradients to gather: result indices of their ids and rows.
+  SmallVector<std::pair<unsigned, unsigned>> gathers;
+  int64_t bucketCount = 0;
 };
 
-LogicalResult AllReduceInsertion::densifySparseGradients() {
+/// Whether gathering a sparse gradient of `ids` and `rows` moves less than
+/// all-reducing its dense `table`: on 8 replicas, each receives 7 others'
+/// ids and rows; a ring all-reduce of the table moves it twice.
+bool gatherIsSmaller(Value ids, Value rows, RankedTensorType table) {
+  uint64_t sparse = byteSize(ids) + byteSize(rows);
+  uint64_t dense = table.getNumElements() * std::max(1u, table.getElementTypeBitWidth() / 8);
+  return 8 * sparse < 2 * dense;
+}
+
+LogicalResult AllReduceInsertion::routeSparseGradients() {
   struct Sparse {
     int ids = -1, rows = -1;
   };
@@ -92,14 +108,14 @@ LogicalResult AllReduceInsertion::densifySparseGradients() {
   auto optimizer = spec.getAs<DictionaryAttr>("optimizer");
   auto updates = optimizer ? optimizer.getAs<StringAttr>("sparse_updates") : StringAttr();
   auto kind = optimizer ? optimizer.getAs<StringAttr>("kind") : StringAttr();
+  auto clip = optimizer ? optimizer.getAs<FloatAttr>("clip_global_norm") : FloatAttr();
   // A dense SGD or Adagrad step leaves rows whose gradient is zero as they
   // were, so it equals the lazy one; momentum and Adam would move them.
   bool denseEqualsLazy = kind && (kind.getValue() == "sgd" || kind.getValue() == "adagrad");
-  if (updates && updates.getValue() == "lazy" && !denseEqualsLazy)
-    return train.emitOpError("cannot average the sparse gradient of @")
-           << sparse.front().first << " over replicas with lazy " << kind.getValue()
-           << " updates: data-parallel training updates embedding tables densely "
-              "(--sparse-updates=dense)";
+  bool lazy = updates && updates.getValue() == "lazy";
+  // Clipping squares the gradient in compiled kernels, which need the static
+  // shapes a gathered gradient has not.
+  bool mayGather = !(clip && clip.getValueAsDouble() > 0);
 
   llvm::BitVector erase(results.size());
   for (auto &[name, parts] : sparse) {
@@ -109,6 +125,17 @@ LogicalResult AllReduceInsertion::densifySparseGradients() {
     if (!variable)
       return train.emitOpError("returns the gradient of unknown variable @") << name;
     Value ids = results[parts.ids], rows = results[parts.rows];
+    auto table = llvm::cast<RankedTensorType>(variable.getType());
+    if (mayGather && (gatherIsSmaller(ids, rows, table) || (lazy && !denseEqualsLazy))) {
+      gathers.push_back({static_cast<unsigned>(parts.ids), static_cast<unsigned>(parts.rows)});
+      continue;
+    }
+    if (lazy && !denseEqualsLazy)
+      return train.emitOpError("cannot average the sparse gradient of @")
+             << name << " over replicas with lazy " << kind.getValue()
+             << " updates and clipping: rows would be gathered, which clipping cannot "
+                "take yet, and a dense average would move rows with a zero gradient "
+                "(--sparse-updates=dense)";
     Value later = producedBefore(ids, rows) ? rows : ids;
     OpBuilder builder(train.getContext());
     if (Operation *op = producer(later))
@@ -116,8 +143,7 @@ LogicalResult AllReduceInsertion::densifySparseGradients() {
     else
       builder.setInsertionPointToStart(&train.getBody().front());
     GradientBuilder gb(builder, rows.getLoc());
-    results[parts.rows] = scatterRowsDense(
-        gb, ids, rows, llvm::cast<RankedTensorType>(variable.getType()));
+    results[parts.rows] = scatterRowsDense(gb, ids, rows, table);
     resultAttrs[parts.rows] = DictionaryAttr::get(
         train.getContext(), {NamedAttribute(StringAttr::get(train.getContext(), kGradientAttr),
                                             FlatSymbolRefAttr::get(variable))});
@@ -125,14 +151,40 @@ LogicalResult AllReduceInsertion::densifySparseGradients() {
   }
   SmallVector<Value> keptValues;
   SmallVector<DictionaryAttr> keptAttrs;
+  SmallVector<unsigned> newIndex(results.size());
   for (unsigned i = 0; i < results.size(); ++i)
     if (!erase.test(i)) {
+      newIndex[i] = keptValues.size();
       keptValues.push_back(results[i]);
       keptAttrs.push_back(resultAttrs[i]);
     }
   results = std::move(keptValues);
   resultAttrs = std::move(keptAttrs);
+  for (auto &[ids, rows] : gathers) {
+    ids = newIndex[ids];
+    rows = newIndex[rows];
+  }
   return success();
+}
+
+void AllReduceInsertion::insertGathers(int64_t tag) {
+  auto ret = llvm::cast<func::ReturnOp>(train.getBody().back().getTerminator());
+  OpBuilder builder(train.getContext());
+  for (auto [idsResult, rowsResult] : gathers) {
+    Value ids = results[idsResult], rows = results[rowsResult];
+    Value later = producedBefore(ids, rows) ? rows : ids;
+    if (Operation *op = producer(later))
+      builder.setInsertionPointAfter(op);
+    else
+      builder.setInsertionPointToStart(&train.getBody().front());
+    auto start = builder.create<dist::SparseAllReduceStartOp>(ret.getLoc(), dist::ReduceKind::mean,
+                                                              ids, rows, tag++);
+    builder.setInsertionPoint(ret);
+    auto wait = builder.create<dist::WaitOp>(ret.getLoc(), dist::pendingResultTypes(start),
+                                             start.getResult());
+    results[idsResult] = wait.getResult(0);
+    results[rowsResult] = wait.getResult(1);
+  }
 }
 
 LogicalResult AllReduceInsertion::collect(SmallVectorImpl<Reduced> &reduced) {
@@ -152,7 +204,7 @@ LogicalResult AllReduceInsertion::collect(SmallVectorImpl<Reduced> &reduced) {
              << i << " of type " << type << ": data-parallel training needs f32 gradients";
     reduced.push_back({static_cast<unsigned>(i), results[i], byteSize(results[i])});
   }
-  if (llvm::none_of(reduced, [&](const Reduced &r) {
+  if (gathers.empty() && llvm::none_of(reduced, [&](const Reduced &r) {
         return resultAttrs[r.result].get(kGradientAttr) != nullptr;
       }))
     return train.emitOpError("returns no gradients to all-reduce: run kiln-autodiff first");
@@ -178,6 +230,7 @@ void AllReduceInsertion::insertBuckets(ArrayRef<Reduced> reduced) {
     buckets.back().push_back(&r);
     filled += r.bytes;
   }
+  bucketCount = buckets.size();
   SmallVector<Value> pending;
   for (ArrayRef<const Reduced *> bucket : buckets) {
     SmallVector<Value> inputs;
@@ -206,12 +259,14 @@ LogicalResult AllReduceInsertion::run() {
   results.assign(ret.getOperands().begin(), ret.getOperands().end());
   for (unsigned i = 0; i < results.size(); ++i)
     resultAttrs.push_back(train.getResultAttrDict(i));
-  if (failed(densifySparseGradients()))
+  if (failed(routeSparseGradients()))
     return failure();
   SmallVector<Reduced> reduced;
   if (failed(collect(reduced)))
     return failure();
-  insertBuckets(reduced);
+  if (!reduced.empty())
+    insertBuckets(reduced);
+  insertGathers(bucketCount);
   setFunctionResults(train, results, resultAttrs);
   return success();
 }

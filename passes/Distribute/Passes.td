@@ -13,10 +13,15 @@ def KilnInsertAllReduce : Pass<"kiln-insert-allreduce", "::mlir::ModuleOp"> {
     kiln-accumulate-gradients) and kiln-expand-optimizer, on the gradients
     @train_step returns:
 
-      - a sparse gradient (ids and rows of an embedding table) becomes the
-        table's dense gradient, so every replica's rows meet in one
-        all-reduce (the artifact's shapes cannot depend on the number of
-        replicas, which an all-gather's would);
+      - a sparse gradient (ids and rows of an embedding table) is gathered:
+        `kdist.sparse_all_reduce_start mean` gives every replica's ids and
+        rows (`?` rows: their number depends on the replicas), the rows
+        divided by the number of replicas, for kiln.sparse_apply to add up.
+        When 8 replicas' ids and rows would outweigh twice the table, or
+        the optimizer clips by global norm (which needs static shapes), the
+        gradient becomes the table's dense gradient instead and joins the
+        buckets; lazy momentum and Adam are then refused, since a dense
+        average moves rows no replica looked up;
       - gradients are taken in the order the backward pass produces them and
         cut into buckets of at most `bucket_bytes` (a gradient larger than
         that is a bucket alone);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -58,6 +59,10 @@ const char *instructionName(Instruction type) {
     return "AllReduceStart";
   case Instruction_AllReduceWait:
     return "AllReduceWait";
+  case Instruction_SparseAllReduceStart:
+    return "SparseAllReduceStart";
+  case Instruction_SparseAllReduceWait:
+    return "SparseAllReduceWait";
   case Instruction_NONE:
     break;
   }
@@ -394,6 +399,8 @@ bool Validator::checkInstruction(const std::string &field, Instruction type,
     return checkConvolution(kind, *static_cast<const Convolution *>(instruction));
   case Instruction_AllReduceStart:
   case Instruction_AllReduceWait:
+  case Instruction_SparseAllReduceStart:
+  case Instruction_SparseAllReduceWait:
     return true; // checkCollectives pairs them up.
   case Instruction_NONE:
     break;
@@ -579,29 +586,52 @@ bool Validator::checkCopy(const std::string &field, const Copy &copy) {
 bool Validator::checkCollectives(const std::string &field, const Program &program) {
   const auto *types = program.instructions_type();
   const auto *values = program.instructions();
-  // Tag -> the start's inputs, while it is in flight (null once waited).
-  std::map<uint32_t, const flatbuffers::Vector<uint32_t> *> started;
+  // Tag -> the start while it is in flight; waited sparse all-reduces stay
+  // (SparseApply reads them) with `waited` set.
+  struct Started {
+    const AllReduceStart *dense = nullptr;
+    const SparseAllReduceStart *sparse = nullptr;
+    bool waited = false;
+  };
+  std::map<uint32_t, Started> started;
   for (flatbuffers::uoffset_t i = 0; i < sizeOf(values); ++i) {
     auto type = static_cast<Instruction>(types->Get(i));
     std::string kind = indexed(field + ".instructions", i) + " (" + instructionName(type) + ")";
+    auto fresh = [&](uint32_t tag) {
+      if (!started.count(tag))
+        return true;
+      return fail(kind + ".tag", "tag " + std::to_string(tag) + " is started twice in the program");
+    };
     if (type == Instruction_AllReduceStart) {
       const auto &start = *static_cast<const AllReduceStart *>(values->Get(i));
-      if (started.count(start.tag()))
-        return fail(kind + ".tag", "tag " + std::to_string(start.tag()) +
-                                       " is started twice in the program");
+      if (!fresh(start.tag()))
+        return false;
       if (sizeOf(start.inputs()) == 0)
         return fail(kind + ".inputs", "empty");
       for (flatbuffers::uoffset_t j = 0; j < sizeOf(start.inputs()); ++j)
         if (!checkDType(indexed(kind + ".inputs", j), start.inputs()->Get(j), {DType_F32}))
           return false;
-      started[start.tag()] = start.inputs();
+      started[start.tag()].dense = &start;
+    } else if (type == Instruction_SparseAllReduceStart) {
+      const auto &start = *static_cast<const SparseAllReduceStart *>(values->Get(i));
+      if (!fresh(start.tag()) ||
+          !checkDType(kind + ".indices", start.indices(), {DType_I32, DType_I64}) ||
+          !checkDType(kind + ".rows", start.rows(), {DType_F32}))
+        return false;
+      const auto *ids = artifact_.buffers()->Get(start.indices())->shape();
+      const auto *rows = artifact_.buffers()->Get(start.rows())->shape();
+      if (sizeOf(ids) != 1 || sizeOf(rows) < 1 || rows->Get(0) != ids->Get(0))
+        return fail(kind, "expects indices [K] and rows [K, ...], got buffers " +
+                              std::to_string(start.indices()) + " and " +
+                              std::to_string(start.rows()));
+      started[start.tag()].sparse = &start;
     } else if (type == Instruction_AllReduceWait) {
       const auto &wait = *static_cast<const AllReduceWait *>(values->Get(i));
       auto it = started.find(wait.tag());
-      if (it == started.end() || !it->second)
+      if (it == started.end() || !it->second.dense || it->second.waited)
         return fail(kind + ".tag", "no all-reduce in flight under tag " +
                                        std::to_string(wait.tag()));
-      const auto *inputs = it->second;
+      const auto *inputs = it->second.dense->inputs();
       if (sizeOf(wait.outputs()) != sizeOf(inputs))
         return fail(kind + ".outputs", std::to_string(sizeOf(wait.outputs())) +
                                            " outputs for the start's " +
@@ -617,12 +647,34 @@ bool Validator::checkCollectives(const std::string &field, const Program &progra
                                   " bytes, the start's input " + std::to_string(j) + " " +
                                   std::to_string(buffers_[inputs->Get(j)].byteSize));
       }
-      it->second = nullptr;
+      it->second.waited = true;
+    } else if (type == Instruction_SparseAllReduceWait) {
+      const auto &wait = *static_cast<const SparseAllReduceWait *>(values->Get(i));
+      auto it = started.find(wait.tag());
+      if (it == started.end() || !it->second.sparse || it->second.waited)
+        return fail(kind + ".tag", "no sparse all-reduce in flight under tag " +
+                                       std::to_string(wait.tag()));
+      it->second.waited = true;
+    } else if (type == Instruction_SparseApply) {
+      const auto &apply = *static_cast<const SparseApply *>(values->Get(i));
+      if (apply.gathered_tag() < 0)
+        continue;
+      auto it = started.find(static_cast<uint32_t>(apply.gathered_tag()));
+      if (apply.gathered_tag() > UINT32_MAX || it == started.end() || !it->second.sparse ||
+          !it->second.waited)
+        return fail(kind + ".gathered_tag", "no sparse all-reduce under tag " +
+                                                std::to_string(apply.gathered_tag()) +
+                                                " was waited for before it");
+      if (apply.indices() != it->second.sparse->indices() ||
+          apply.rows() != it->second.sparse->rows())
+        return fail(kind, "its indices and rows are not those the sparse all-reduce of tag " +
+                              std::to_string(apply.gathered_tag()) + " started with");
     }
   }
-  for (const auto &[tag, inputs] : started)
-    if (inputs)
-      return fail(field, "the all-reduce started under tag " + std::to_string(tag) +
+  for (const auto &[tag, start] : started)
+    if (!start.waited)
+      return fail(field, std::string(start.sparse ? "the sparse all-reduce" : "the all-reduce") +
+                             " started under tag " + std::to_string(tag) +
                              " is never waited for");
   return true;
 }

@@ -14,6 +14,11 @@
 // overlaps them with the compute between start and wait. A group of one
 // (no collective set) needs no thread: the wait copies the bucket back.
 //
+// Sparse tensors (an embedding table's gradient as ids and rows) travel
+// the same way by all-gather: startGather() copies this replica's ids and
+// rows out; waitGather() leaves every replica's, in rank order, for
+// gathered() (the rows divided by the group size for a mean).
+//
 // A failed all-reduce fails its wait and every later start and wait of the
 // session with the same error (the group is unusable: Collective.h).
 //
@@ -78,6 +83,20 @@ public:
   bool wait(uint32_t tag, bool mean, const std::vector<BucketOutput> &outputs,
             std::string &error);
 
+  /// Gathers this replica's `ids` and `rows` with every other replica's.
+  bool startGather(uint32_t tag, BucketPart ids, BucketPart rows, std::string &error);
+  /// Waits for the gather of `tag`; its result is gathered(tag) until the
+  /// tag starts again.
+  bool waitGather(uint32_t tag, bool mean, std::string &error);
+  /// Every replica's ids (in their dtype) and rows, one replica's share
+  /// after another: `replicas` times what each started with.
+  struct Gathered {
+    const void *ids = nullptr;
+    const float *rows = nullptr;
+    size_t replicas = 0;
+  };
+  Gathered gathered(uint32_t tag) const;
+
   AllReduceTotals totals() const;
 
 private:
@@ -86,7 +105,19 @@ private:
     std::vector<float> staging;
     State state = State::Idle;
     double commSeconds = 0;
+    /// A gather: this replica's payload (ids then rows) in `payload`, all
+    /// replicas' in `received`, split into `ids` and `rows` by the wait.
+    bool gather = false;
+    size_t idBytes = 0, rowBytes = 0;
+    std::vector<uint8_t> payload, received, ids;
+    std::vector<float> rows;
   };
+  /// Queues `bucket` (under `tag`) for the communication thread; with
+  /// `mutex_` held.
+  void queue(uint32_t tag, Bucket &bucket);
+  /// Waits for `tag`'s bucket to leave the queue and accounts for it; false
+  /// with `error` set when it failed. Takes `lock` on mutex_.
+  Bucket *awaitBucket(uint32_t tag, std::unique_lock<std::mutex> &lock, std::string &error);
 
   void communicate();
 

@@ -37,6 +37,10 @@ public:
   /// Replaces the `count` floats at `data` by their elementwise sum over
   /// every member.
   virtual bool allReduceSum(float *data, size_t count, uint32_t tag, std::string &error) = 0;
+  /// Writes every member's `bytes` at `input`, in rank order, to `output`
+  /// (size() * bytes).
+  virtual bool allGather(const void *input, size_t bytes, void *output, uint32_t tag,
+                         std::string &error) = 0;
   /// Replaces the `bytes` at `data` by member `root`'s.
   virtual bool broadcast(void *data, size_t bytes, int root, uint32_t tag,
                          std::string &error) = 0;

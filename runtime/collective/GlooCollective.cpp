@@ -10,6 +10,7 @@
 
 #include "runtime/collective/Collective.h"
 
+#include <gloo/allgather.h>
 #include <gloo/allreduce.h>
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/barrier.h>
@@ -19,6 +20,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <cstring>
 #include <map>
 #include <tuple>
 
@@ -85,6 +87,18 @@ public:
       opts.setTag(tag);
       opts.setTimeout(options_.timeout);
       gloo::allreduce(opts);
+    });
+  }
+
+  bool allGather(const void *input, size_t bytes, void *output, uint32_t tag,
+                 std::string &error) override {
+    return guard("all-gather", error, [&] {
+      gloo::AllgatherOptions opts(context_);
+      opts.setInput(const_cast<uint8_t *>(static_cast<const uint8_t *>(input)), bytes);
+      opts.setOutput(static_cast<uint8_t *>(output), bytes * options_.size);
+      opts.setTag(tag);
+      opts.setTimeout(options_.timeout);
+      gloo::allgather(opts);
     });
   }
 
@@ -168,6 +182,11 @@ public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   bool allReduceSum(float *, size_t, uint32_t, std::string &) override { return true; }
+  bool allGather(const void *input, size_t bytes, void *output, uint32_t,
+                 std::string &) override {
+    std::memcpy(output, input, bytes);
+    return true;
+  }
   bool broadcast(void *, size_t, int, uint32_t, std::string &) override { return true; }
   bool barrier(uint32_t, std::string &) override { return true; }
 };

@@ -45,6 +45,7 @@ ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &app
     update.rowWidth *= param.shape()->Get(d);
   update.lr = reinterpret_cast<const float *>(addresses[apply.lr()]);
   update.step = reinterpret_cast<const float *>(addresses[apply.step()]);
+  step.gatheredTag = apply.gathered_tag();
   return step;
 }
 
@@ -168,6 +169,24 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       steps_.push_back(std::move(step));
       break;
     }
+    case Instruction_SparseAllReduceStart: {
+      const SparseAllReduceStart *start = instructions->GetAs<SparseAllReduceStart>(i);
+      steps_.push_back(SparseAllReduceStartStep{
+          start->tag(),
+          {addresses[start->indices()], artifact.buffer(start->indices()).byteSize},
+          {addresses[start->rows()], artifact.buffer(start->rows()).byteSize}});
+      break;
+    }
+    case Instruction_SparseAllReduceWait: {
+      uint32_t tag = instructions->GetAs<SparseAllReduceWait>(i)->tag();
+      bool mean = false;
+      for (flatbuffers::uoffset_t j = 0; j < i; ++j)
+        if (types->Get(j) == Instruction_SparseAllReduceStart &&
+            instructions->GetAs<SparseAllReduceStart>(j)->tag() == tag)
+          mean = instructions->GetAs<SparseAllReduceStart>(j)->mean();
+      steps_.push_back(SparseAllReduceWaitStep{tag, mean});
+      break;
+    }
     case Instruction_NONE:
       break; // The validator refuses these.
     }
@@ -198,7 +217,29 @@ bool ResolvedProgram::run(std::string &error) const {
     } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
       std::memmove(copy->dst, copy->src, copy->size);
     } else if (const auto *sparse = std::get_if<SparseStep>(&step)) {
-      cpu::sparseApply(sparse->hyper, sparse->update, sparseScratch_);
+      if (sparse->gatheredTag < 0) {
+        cpu::sparseApply(sparse->hyper, sparse->update, sparseScratch_);
+        continue;
+      }
+      collective::AllReduceBuckets::Gathered all =
+          buckets_->gathered(static_cast<uint32_t>(sparse->gatheredTag));
+      cpu::SparseUpdate update = sparse->update;
+      update.indices = all.ids;
+      update.rows = all.rows;
+      update.count *= static_cast<int64_t>(all.replicas);
+      cpu::sparseApply(sparse->hyper, update, sparseScratch_);
+    } else if (const auto *start = std::get_if<SparseAllReduceStartStep>(&step)) {
+      std::string problem;
+      if (!buckets_->startGather(start->tag, start->ids, start->rows, problem)) {
+        error = "instructions[" + std::to_string(i) + "] (SparseAllReduceStart): " + problem;
+        return false;
+      }
+    } else if (const auto *wait = std::get_if<SparseAllReduceWaitStep>(&step)) {
+      std::string problem;
+      if (!buckets_->waitGather(wait->tag, wait->mean, problem)) {
+        error = "instructions[" + std::to_string(i) + "] (SparseAllReduceWait): " + problem;
+        return false;
+      }
     } else if (const auto *start = std::get_if<AllReduceStartStep>(&step)) {
       std::string problem;
       if (!buckets_->start(start->tag, start->inputs, problem)) {

@@ -75,6 +75,8 @@ private:
   struct SparseStep {
     cpu::SparseHyperParameters hyper;
     cpu::SparseUpdate update;
+    /// >= 0: ids and rows from the sparse all-reduce of this tag.
+    int64_t gatheredTag = -1;
   };
   struct AllReduceStartStep {
     uint32_t tag;
@@ -85,8 +87,17 @@ private:
     bool mean;
     std::vector<collective::BucketOutput> outputs;
   };
+  struct SparseAllReduceStartStep {
+    uint32_t tag;
+    collective::BucketPart ids, rows;
+  };
+  struct SparseAllReduceWaitStep {
+    uint32_t tag;
+    bool mean;
+  };
   using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, InitStep, SparseStep,
-                            AllReduceStartStep, AllReduceWaitStep>;
+                            AllReduceStartStep, AllReduceWaitStep, SparseAllReduceStartStep,
+                            SparseAllReduceWaitStep>;
 
   static SparseStep resolveSparseApply(const artifact::Artifact &root,
                                        const artifact::SparseApply &apply,

@@ -502,9 +502,9 @@ TEST(ArtifactLoaderTest, RejectsBadInitVariables) {
 
 TEST(ArtifactLoaderTest, RejectsUnknownInstructionKinds) {
   EXPECT_EQ(rejection([](ArtifactSpec &spec) {
-              forward(spec).instructions.push_back(UnknownInstructionSpec{9});
+              forward(spec).instructions.push_back(UnknownInstructionSpec{42});
             }),
-            kForward + ".instructions[4]: unknown instruction kind 9 (written "
+            kForward + ".instructions[4]: unknown instruction kind 42 (written "
                        "for a newer runtime?)");
   EXPECT_EQ(rejection([](ArtifactSpec &spec) {
               forward(spec).instructions.insert(
@@ -513,6 +513,126 @@ TEST(ArtifactLoaderTest, RejectsUnknownInstructionKinds) {
             }),
             kForward + ".instructions[0]: unknown instruction kind 0 (written "
                        "for a newer runtime?)");
+}
+
+bool loads(const ArtifactSpec &spec, std::string &error) {
+  return VerifiedArtifact::fromFileBytes("test.kiln", spec.fileBytes(),
+                                         error) != nullptr;
+}
+
+// --- Collectives -------------------------------------------------------------
+
+// What the collective tests add after the sample's forward program: the
+// all-reduce of x into y (both f32 [2, 4]) under tag 3, instructions 4 and 5.
+const std::string kStart = kForward + ".instructions[4] (AllReduceStart)";
+const std::string kWait = kForward + ".instructions[5] (AllReduceWait)";
+
+ArtifactSpec withAllReduce(const std::function<void(ArtifactSpec &)> &change = {}) {
+  ArtifactSpec spec = sampleArtifact();
+  forward(spec).instructions.push_back(AllReduceStartSpec{3, true, {X}});
+  forward(spec).instructions.push_back(AllReduceWaitSpec{3, {Y}});
+  if (change)
+    change(spec);
+  return spec;
+}
+
+AllReduceStartSpec &startOf(ArtifactSpec &spec) {
+  return std::get<AllReduceStartSpec>(forward(spec).instructions[4]);
+}
+AllReduceWaitSpec &waitOf(ArtifactSpec &spec) {
+  return std::get<AllReduceWaitSpec>(forward(spec).instructions[5]);
+}
+
+// Tests that a start and its wait load, and what each check refuses: tags
+// started twice, waited for without a start or never, outputs that do not
+// match the inputs in number, dtype or size, or are read-only.
+TEST(ArtifactLoaderTest, ChecksAllReducePairs) {
+  std::string error;
+  ArtifactSpec good = withAllReduce();
+  EXPECT_TRUE(loads(good, error)) << error;
+  EXPECT_EQ(loadError(withAllReduce([](ArtifactSpec &spec) {
+              forward(spec).instructions.push_back(AllReduceStartSpec{3, true, {X}});
+              forward(spec).instructions.push_back(AllReduceWaitSpec{3, {Y}});
+            }).fileBytes()),
+            kForward +
+                ".instructions[6] (AllReduceStart).tag: tag 3 is started twice in the program");
+  EXPECT_EQ(loadError(withAllReduce([](ArtifactSpec &spec) { waitOf(spec).tag = 4; })
+                          .fileBytes()),
+            kWait + ".tag: no all-reduce in flight under tag 4");
+  EXPECT_EQ(loadError(withAllReduce([](ArtifactSpec &spec) {
+              forward(spec).instructions.pop_back();
+            }).fileBytes()),
+            kForward +
+                ": the all-reduce started under tag 3 is never waited for");
+  EXPECT_EQ(loadError(withAllReduce([](ArtifactSpec &spec) { waitOf(spec).outputs = {Y, Sum}; })
+                          .fileBytes()),
+            kWait + ".outputs: 2 outputs for the start's 1 inputs");
+  EXPECT_EQ(loadError(withAllReduce([](ArtifactSpec &spec) { waitOf(spec).outputs = {Out}; })
+                          .fileBytes()),
+            kWait +
+                ".outputs[0]: buffer 5 has 24 bytes, the start's input 0 32");
+  EXPECT_EQ(loadError(withAllReduce([](ArtifactSpec &spec) { startOf(spec).inputs = {Count}; })
+                          .fileBytes()),
+            kStart +
+                ".inputs[0]: buffer 0 is i64, which this instruction does not take");
+  EXPECT_EQ(loadError(withAllReduce([](ArtifactSpec &spec) { startOf(spec).inputs = {}; })
+                          .fileBytes()),
+            kStart + ".inputs: empty");
+  EXPECT_EQ(loadError(withAllReduce([](ArtifactSpec &spec) {
+              uint32_t constant = spec.addBuffer(Region_Constants, DType_F32, {2, 4});
+              waitOf(spec).outputs = {constant};
+            }).fileBytes()),
+            kWait +
+                ".outputs[0]: buffer 8 is in the read-only constants region");
+}
+
+// Tests the sparse all-reduce: ids [K] with rows [K, ...], and a SparseApply
+// reading what it gathered only after its wait, with its buffers.
+TEST(ArtifactLoaderTest, ChecksSparseAllReduces) {
+  auto sparse = [](const std::function<void(ArtifactSpec &, uint32_t, uint32_t)> &change) {
+    ArtifactSpec spec = sampleArtifact();
+    uint32_t ids = spec.addBuffer(Region_Arena, DType_I64, {2});
+    uint32_t step = spec.addBuffer(Region_Arena, DType_F32, {});
+    forward(spec).instructions.push_back(SparseAllReduceStartSpec{1, ids, Out});
+    forward(spec).instructions.push_back(SparseAllReduceWaitSpec{1});
+    SparseApplySpec apply;
+    apply.param = spec.variables[0].buffer;
+    apply.indices = ids;
+    apply.rows = Out;
+    apply.lr = apply.step = step;
+    apply.gatheredTag = 1;
+    forward(spec).instructions.push_back(apply);
+    change(spec, ids, step);
+    return spec;
+  };
+  std::string error;
+  ArtifactSpec good = sparse([](ArtifactSpec &, uint32_t, uint32_t) {});
+  EXPECT_TRUE(loads(good, error)) << error;
+  EXPECT_EQ(loadError(sparse([](ArtifactSpec &spec, uint32_t, uint32_t) {
+              std::swap(forward(spec).instructions[5], forward(spec).instructions[6]);
+            }).fileBytes()),
+            kForward +
+                ".instructions[5] (SparseApply).gathered_tag: no sparse all-reduce under tag "
+                "1 was waited for before it");
+  EXPECT_EQ(loadError(sparse([](ArtifactSpec &spec, uint32_t, uint32_t) {
+              std::get<SparseAllReduceStartSpec>(forward(spec).instructions[4]).rows =
+                  spec.addBuffer(Region_Arena, DType_F32, {3, 3});
+            }).fileBytes()),
+            kForward +
+                ".instructions[4] (SparseAllReduceStart): expects indices [K] and rows [K, "
+                "...], got buffers 8 and 10");
+  EXPECT_EQ(loadError(sparse([](ArtifactSpec &spec, uint32_t, uint32_t) {
+              std::get<SparseAllReduceStartSpec>(forward(spec).instructions[4]).indices = X;
+            }).fileBytes()),
+            kForward +
+                ".instructions[4] (SparseAllReduceStart).indices: buffer 1 is f32, which this "
+                "instruction does not take");
+  EXPECT_EQ(loadError(sparse([](ArtifactSpec &spec, uint32_t, uint32_t) {
+              std::get<SparseAllReduceWaitSpec>(forward(spec).instructions[5]).tag = 2;
+            }).fileBytes()),
+            kForward +
+                ".instructions[5] (SparseAllReduceWait).tag: no sparse all-reduce in flight "
+                "under tag 2");
 }
 
 // --- Convolutions ------------------------------------------------------------
@@ -551,11 +671,6 @@ std::string convRejection(const std::function<void(ArtifactSpec &)> &breakIt) {
   ArtifactSpec spec = withConvolution();
   breakIt(spec);
   return loadError(spec.fileBytes());
-}
-
-bool loads(const ArtifactSpec &spec, std::string &error) {
-  return VerifiedArtifact::fromFileBytes("test.kiln", spec.fileBytes(),
-                                         error) != nullptr;
 }
 
 // Tests that a convolution of each kind loads, over 1 to 3 spatial

@@ -50,8 +50,30 @@ buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
                              apply->rows, apply->lr, apply->step,
                              apply->momentum, /*nesterov=*/false,
                              /*beta1=*/0.9, /*beta2=*/0.999,
-                             /*epsilon=*/1e-8, /*weight_decay=*/0, apply->dense)
+                             /*epsilon=*/1e-8, /*weight_decay=*/0, apply->dense,
+                             apply->gatheredTag)
         .Union();
+  }
+  if (const auto *start = std::get_if<AllReduceStartSpec>(&spec)) {
+    type = Instruction_AllReduceStart;
+    return CreateAllReduceStart(fbb, start->tag, start->mean,
+                                fbb.CreateVector(start->inputs))
+        .Union();
+  }
+  if (const auto *wait = std::get_if<AllReduceWaitSpec>(&spec)) {
+    type = Instruction_AllReduceWait;
+    return CreateAllReduceWait(fbb, wait->tag, fbb.CreateVector(wait->outputs))
+        .Union();
+  }
+  if (const auto *start = std::get_if<SparseAllReduceStartSpec>(&spec)) {
+    type = Instruction_SparseAllReduceStart;
+    return CreateSparseAllReduceStart(fbb, start->tag, /*mean=*/true,
+                                      start->indices, start->rows)
+        .Union();
+  }
+  if (const auto *wait = std::get_if<SparseAllReduceWaitSpec>(&spec)) {
+    type = Instruction_SparseAllReduceWait;
+    return CreateSparseAllReduceWait(fbb, wait->tag).Union();
   }
   if (const auto *conv = std::get_if<ConvolutionSpec>(&spec)) {
     type = Instruction_Convolution;

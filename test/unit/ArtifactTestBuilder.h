@@ -72,6 +72,7 @@ struct SparseApplySpec {
   uint32_t indices = 0, rows = 0, lr = 0, step = 0;
   double momentum = 0;
   bool dense = false;
+  int64_t gatheredTag = -1;
 };
 
 /// input [N, C, D...], filter [F, C / groups, K...], output [N, F, O...];
@@ -83,6 +84,26 @@ struct ConvolutionSpec {
   int64_t groups = 1;
 };
 
+struct AllReduceStartSpec {
+  uint32_t tag = 0;
+  bool mean = true;
+  std::vector<uint32_t> inputs;
+};
+
+struct AllReduceWaitSpec {
+  uint32_t tag = 0;
+  std::vector<uint32_t> outputs;
+};
+
+struct SparseAllReduceStartSpec {
+  uint32_t tag = 0;
+  uint32_t indices = 0, rows = 0;
+};
+
+struct SparseAllReduceWaitSpec {
+  uint32_t tag = 0;
+};
+
 /// An instruction kind this schema does not define (a newer compiler's).
 struct UnknownInstructionSpec {
   uint8_t type = 0;
@@ -90,7 +111,9 @@ struct UnknownInstructionSpec {
 
 using InstructionSpec =
     std::variant<KernelCallSpec, GemmSpec, CopySpec, InitVariableSpec,
-                 SparseApplySpec, ConvolutionSpec, UnknownInstructionSpec>;
+                 SparseApplySpec, ConvolutionSpec, AllReduceStartSpec,
+                 AllReduceWaitSpec, SparseAllReduceStartSpec,
+                 SparseAllReduceWaitSpec, UnknownInstructionSpec>;
 
 struct ProgramSpec {
   std::string name;

@@ -107,6 +107,41 @@ TEST(CollectiveTest, BucketsAverageConcurrently) {
   });
 }
 
+// Tests that an all-gather lays every rank's bytes out in rank order.
+TEST(CollectiveTest, AllGathersInRankOrder) {
+  onRanks(3, AllReduceAlgorithm::Auto, [](int rank, Collective &c) {
+    std::vector<uint8_t> mine(5, static_cast<uint8_t>(10 + rank)), all(15);
+    std::string error;
+    ASSERT_TRUE(c.allGather(mine.data(), mine.size(), all.data(), 3, error)) << error;
+    for (size_t i = 0; i < all.size(); ++i)
+      ASSERT_EQ(all[i], 10 + i / 5) << "byte " << i;
+  });
+}
+
+// Tests that a sparse bucket gathers every rank's ids and rows, the rows
+// divided by the group size for a mean, next to a dense bucket in flight.
+TEST(CollectiveTest, GathersSparseBuckets) {
+  onRanks(2, AllReduceAlgorithm::Ring, [](int rank, Collective &c) {
+    std::shared_ptr<Collective> shared(&c, [](Collective *) {});
+    AllReduceBuckets buckets;
+    buckets.setCollective(shared);
+    std::vector<int64_t> ids = {rank * 10, rank * 10 + 1};
+    std::vector<float> rows = {1.0f + rank, 2.0f + rank, 3.0f + rank, 4.0f + rank};
+    std::vector<float> dense(3, 1.0f), out(3);
+    std::string error;
+    ASSERT_TRUE(buckets.start(0, {{dense.data(), 12}}, error)) << error;
+    ASSERT_TRUE(buckets.startGather(1, {ids.data(), 16}, {rows.data(), 16}, error)) << error;
+    ASSERT_TRUE(buckets.wait(0, true, {{out.data(), 12}}, error)) << error;
+    ASSERT_TRUE(buckets.waitGather(1, /*mean=*/true, error)) << error;
+    AllReduceBuckets::Gathered all = buckets.gathered(1);
+    ASSERT_EQ(all.replicas, 2u);
+    const auto *allIds = static_cast<const int64_t *>(all.ids);
+    EXPECT_EQ(std::vector<int64_t>(allIds, allIds + 4), (std::vector<int64_t>{0, 1, 10, 11}));
+    EXPECT_EQ(std::vector<float>(all.rows, all.rows + 8),
+              (std::vector<float>{0.5f, 1.0f, 1.5f, 2.0f, 1.0f, 1.5f, 2.0f, 2.5f}));
+  });
+}
+
 // Tests that a group of one copies the bucket back without a thread.
 TEST(CollectiveTest, GroupOfOneCopies) {
   AllReduceBuckets buckets;
@@ -117,6 +152,13 @@ TEST(CollectiveTest, GroupOfOneCopies) {
   EXPECT_EQ(out, in);
   EXPECT_FALSE(buckets.wait(5, true, {{out.data(), 12}}, error));
   EXPECT_EQ(error, "all-reduce tag 5 waited for but never started");
+  int32_t ids[2] = {3, 4};
+  ASSERT_TRUE(buckets.startGather(6, {ids, 8}, {in.data(), 8}, error));
+  ASSERT_TRUE(buckets.waitGather(6, true, error));
+  AllReduceBuckets::Gathered all = buckets.gathered(6);
+  EXPECT_EQ(all.replicas, 1u);
+  EXPECT_EQ(static_cast<const int32_t *>(all.ids)[1], 4);
+  EXPECT_EQ(all.rows[1], 2.0f);
 }
 
 // Tests that when a rank goes away, the others' all-reduce fails well

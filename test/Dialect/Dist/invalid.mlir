@@ -107,3 +107,31 @@ func.func @wait_argument(%h: !kdist.pending) {
   %0 = kdist.wait %h : tensor<4xf32>
   return
 }
+
+// -----
+
+// Tests that a sparse tensor has one row per id.
+func.func @sparse_rows(%ids: tensor<8xi64>, %rows: tensor<6x4xf32>) {
+  // expected-error @+1 {{'kdist.sparse_all_reduce' op expects rows [8, ...] for ids 'tensor<8xi64>', got 'tensor<6x4xf32>'}}
+  %0:2 = kdist.sparse_all_reduce mean %ids, %rows : tensor<8xi64>, tensor<6x4xf32> -> tensor<?xi64>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a sparse tensor's maximum is refused.
+func.func @sparse_max(%ids: tensor<8xi64>, %rows: tensor<8x4xf32>) {
+  // expected-error @+1 {{'kdist.sparse_all_reduce_start' op expects sum or mean: a sparse tensor's maximum is not its rows'}}
+  %h = kdist.sparse_all_reduce_start max %ids, %rows tag = 0 : tensor<8xi64>, tensor<8x4xf32>
+  %0:2 = kdist.wait %h : tensor<?xi64>, tensor<?x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the gathered results have an unknown leading size.
+func.func @sparse_static_result(%ids: tensor<8xi64>, %rows: tensor<8x4xf32>) {
+  // expected-error @+1 {{'kdist.sparse_all_reduce' op expects results 'tensor<?xi64>' and 'tensor<?x4xf32>', got 'tensor<16xi64>' and 'tensor<16x4xf32>'}}
+  %0:2 = kdist.sparse_all_reduce mean %ids, %rows : tensor<8xi64>, tensor<8x4xf32> -> tensor<16xi64>, tensor<16x4xf32>
+  return
+}

@@ -47,3 +47,18 @@ func.func @start_wait(%g: tensor<4x2xf32>, %b: tensor<2xf32>, %ids: tensor<8xi64
   %3 = kdist.wait %h3 : tensor<4x1xf32>
   return
 }
+
+// -----
+
+// Tests that a sparse all-reduce gathers ids and rows into tensors whose
+// leading size is known at run time only, blocking or started.
+// CHECK-LABEL: func @sparse
+func.func @sparse(%ids: tensor<8xi64>, %rows: tensor<8x4xf32>) {
+  // CHECK: kdist.sparse_all_reduce mean %{{.+}}, %{{.+}} : tensor<8xi64>, tensor<8x4xf32> -> tensor<?xi64>, tensor<?x4xf32>
+  // CHECK: %[[H:.+]] = kdist.sparse_all_reduce_start sum %{{.+}}, %{{.+}} tag = 5 : tensor<8xi64>, tensor<8x4xf32>
+  // CHECK: kdist.wait %[[H]] : tensor<?xi64>, tensor<?x4xf32>
+  %0:2 = kdist.sparse_all_reduce mean %ids, %rows : tensor<8xi64>, tensor<8x4xf32> -> tensor<?xi64>, tensor<?x4xf32>
+  %h = kdist.sparse_all_reduce_start sum %ids, %rows tag = 5 : tensor<8xi64>, tensor<8x4xf32>
+  %1:2 = kdist.wait %h : tensor<?xi64>, tensor<?x4xf32>
+  return
+}

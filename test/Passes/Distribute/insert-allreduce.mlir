@@ -62,6 +62,47 @@ module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "all_red
 
 // -----
 
+// Tests that a large table's sparse gradient is gathered rather than made
+// dense: 8 replicas' ids and rows (8 x 64 bytes) are less than twice the
+// table (24000 bytes). It starts right after its rows exist and is waited
+// for after the buckets (the loss alone here); the results keep the
+// gradient's two halves, now of every replica.
+// CHECK-LABEL: func @train_step
+// CHECK-SAME: -> (tensor<f32> {kiln.name = "loss"}, tensor<?xi32> {kiln.gradient_indices = @big}, tensor<?x3xf32> {kiln.gradient_rows = @big})
+// CHECK-NOT: kiln.one_hot
+// CHECK: %[[H0:.+]] = kdist.all_reduce_start mean %{{.+}} tag = 0 : tensor<f32>
+// CHECK: %[[HS:.+]] = kdist.sparse_all_reduce_start mean %[[IDS:.+]], %[[ROWS:.+]] tag = 1 : tensor<4xi32>, tensor<4x3xf32>
+// CHECK: %[[L:.+]] = kdist.wait %[[H0]] : tensor<f32>
+// CHECK-NEXT: %[[G:.+]]:2 = kdist.wait %[[HS]] : tensor<?xi32>, tensor<?x3xf32>
+// CHECK-NEXT: return %[[L]], %[[G]]#0, %[[G]]#1
+module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "all_reduce", bucket_bytes = 1048576 : i64}}} {
+  kiln.variable @big : tensor<2000x3xf32> init <glorot_uniform, seed = 1>
+  func.func @forward(%ids: tensor<4xi32> {kiln.name = "ids"}, %t: tensor<4x3xf32> {kiln.name = "t"}) -> (tensor<f32> {kiln.name = "loss"}) {
+    %e = kiln.read @big : tensor<2000x3xf32>
+    %rows = kiln.gather %e[%ids] : (tensor<2000x3xf32>, tensor<4xi32>) -> tensor<4x3xf32>
+    %l = kiln.mean_squared_error %rows, %t : tensor<4x3xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that lazy Adam gathers even a small table's rows: a dense average
+// would move the rows no replica looked up.
+// CHECK-LABEL: func @train_step
+// CHECK: kdist.sparse_all_reduce_start mean
+module attributes {kiln.train_spec = {loss = "loss", optimizer = {kind = "adam", sparse_updates = "lazy"}, strategy = {kind = "all_reduce", bucket_bytes = 1024 : i64}}} {
+  kiln.variable @emb : tensor<10x3xf32> init <zeros>
+  func.func @forward(%ids: tensor<4xi32> {kiln.name = "ids"}, %t: tensor<4x3xf32> {kiln.name = "t"}) -> (tensor<f32> {kiln.name = "loss"}) {
+    %e = kiln.read @emb : tensor<10x3xf32>
+    %rows = kiln.gather %e[%ids] : (tensor<10x3xf32>, tensor<4xi32>) -> tensor<4x3xf32>
+    %l = kiln.mean_squared_error %rows, %t : tensor<4x3xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // Tests that a model trained by one replica is left alone.
 // CHECK-LABEL: func @train_step
 // CHECK-NOT: kdist

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Data-parallel training throughput: `kiln launch` against PyTorch DDP
+(gloo backend) on the same model, cluster shape and machine, in the same
+run, repeats interleaved (docs/performance.md, "Data-parallel").
+
+    /work/venv/bin/python bench/dp_bench.py [--model mlp,transformer] [--workers 2]
+        [--steps 30] [--warmup 5] [--repeats 3] [--bucket-bytes N,...]
+
+Each model is an example graph file at its own batch B per replica (global
+batch N*B), every framework starting from Kiln's initial weights; each
+process gets cores / N threads (threads x processes <= cores, DESIGN.md).
+For Kiln it also reports the all-reduce: bytes a step, seconds in the
+collective, and the share of them hidden behind compute (1 - the seconds a
+wait blocked / the seconds in the collective), for each --bucket-bytes.
+TensorFlow's MultiWorkerMirroredStrategy is not measured yet.
+"""
+
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import train_reference as ref  # noqa: E402
+from workloads import make_workload  # noqa: E402
+
+SUMMARY = re.compile(r"trained steps \d+\.\.(\d+): final loss (\S+), (\d+) examples/s \((\d+) "
+                     r"replicas; all-reduce (\d+) bytes a step, (\S+) s of it, (\S+) s not")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_kiln(args, tools, artifact, data, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    steps = args.warmup + args.steps
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics = os.path.join(tmp, "m.jsonl")
+        out = subprocess.run([tools.kiln, "launch", artifact, "--workers", str(args.workers),
+                              "--data", data, "--steps", str(steps), "--metrics-out", metrics],
+                             capture_output=True, text=True, env=env, timeout=900)
+        if out.returncode != 0:
+            sys.exit("kiln launch failed:\n" + out.stdout + out.stderr)
+        rates = [json.loads(line)["examples_per_second"] for line in open(metrics)
+                 if '"loss"' in line][args.warmup:]
+    match = SUMMARY.search(out.stdout)
+    comm, blocked = float(match.group(6)), float(match.group(7))
+    return {"examples_per_second": statistics.median(rates),
+            "bytes_per_step": int(match.group(5)), "comm_seconds": comm / steps,
+            "hidden": 1 - blocked / comm if comm > 0 else 0.0}
+
+
+def run_ddp(args, folder, threads):
+    port = free_port()
+    peer = os.path.join(ROOT, "bench", "peers", "torch_ddp.py")
+    processes = [subprocess.Popen(
+        [sys.executable, peer, "--workload", folder, "--rank", str(r), "--world",
+         str(args.workers), "--port", str(port), "--threads", str(threads), "--steps",
+         str(args.steps), "--warmup", str(args.warmup)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for r in range(args.workers)]
+    outputs = [p.communicate(timeout=900) for p in processes]
+    for p, (out, err) in zip(processes, outputs):
+        if p.returncode != 0:
+            sys.exit("torch DDP failed:\n" + out + err)
+    return json.loads(outputs[0][0].strip().splitlines()[-1])
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--model", default="mlp,transformer")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--batches", type=int, default=16)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bucket-bytes", default="26214400,1048576,262144")
+    parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    parser.add_argument("--workdir", default=None)
+    args = parser.parse_args()
+    tools = ref.Tools(args.bin)
+    threads = max(1, (os.cpu_count() or 1) // args.workers)
+    work = args.workdir or tempfile.mkdtemp(prefix="kiln-dp-bench-")
+    print("# %d workers x %d threads; %d + %d steps, median of %d repeats; %s" % (
+        args.workers, threads, args.warmup, args.steps, args.repeats, work))
+    for name in args.model.split(","):
+        folder = os.path.join(work, name)
+        workload = make_workload(name, tools, folder, args)
+        artifacts = {}
+        for size in args.bucket_bytes.split(","):
+            artifact = os.path.join(folder, "dp-%s.kiln" % size)
+            ref.Tools.run([tools.kilnc, workload.path, "--train", "--strategy=data-parallel",
+                           "--bucket-bytes=" + size, "-o", artifact])
+            artifacts[size] = artifact
+        rows = {"ddp": []}
+        rows.update({size: [] for size in artifacts})
+        for _ in range(args.repeats):
+            rows["ddp"].append(run_ddp(args, folder, threads))
+            for size, artifact in artifacts.items():
+                rows[size].append(run_kiln(args, tools, artifact, workload.data, threads))
+        ddp = statistics.median(r["examples_per_second"] for r in rows["ddp"])
+        print("\n## %s: batch %d per replica, global %d" % (name, workload.batch,
+                                                           workload.batch * args.workers))
+        print("| run | examples/s | vs DDP | all-reduce bytes/step | ms in collective/step "
+              "| hidden behind compute |")
+        print("|---|---|---|---|---|---|")
+        print("| PyTorch DDP (gloo, 25 MB buckets) | %.0f | 1.00 | | | |" % ddp)
+        for size in artifacts:
+            rate = statistics.median(r["examples_per_second"] for r in rows[size])
+            comm = statistics.median(r["comm_seconds"] for r in rows[size])
+            hidden = statistics.median(r["hidden"] for r in rows[size])
+            print("| kiln launch, --bucket-bytes=%s | %.0f | %.2f | %d | %.2f | %.0f%% |" % (
+                size, rate, rate / ddp, rows[size][0]["bytes_per_step"], comm * 1e3,
+                hidden * 100))
+
+
+if __name__ == "__main__":
+    main()
