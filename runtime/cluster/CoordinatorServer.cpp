@@ -60,7 +60,8 @@ public:
     std::string self = options_.spec.coordinatorTask().name();
     auto done = [&] {
       for (const auto &[name, state] : tasks_) {
-        if (name == self || state.left || !state.failure.empty())
+        // A failed task still asks who caused it before it leaves.
+        if (name == self || state.left)
           continue;
         bool lost = state.heartbeatSeen && Clock::now() - state.lastHeartbeat > kHeartbeatLostAfter;
         if (!lost)

@@ -51,10 +51,11 @@ public:
   /// Shuts the server down, failing calls still open after a second.
   ~CoordinatorServer();
 
-  /// Waits until every other training task has left, failed or stopped
-  /// sending heartbeats, or `timeout` passes: a task still to register is
-  /// waited for, so that a chief that fails early still answers the tasks
-  /// that start after it (they fail too, with their own error line).
+  /// Waits until every other training task has left (failed ones too, once
+  /// they have asked which task caused their failure) or stopped sending
+  /// heartbeats, or `timeout` passes: a task still to register is waited
+  /// for, so that a chief that fails early still answers the tasks that
+  /// start after it (they fail too, with their own error line).
   void waitForOthers(std::chrono::milliseconds timeout);
 
   class Impl;

@@ -9,6 +9,7 @@ why". Standard library only.
 
 import json
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -20,12 +21,18 @@ started = []
 
 
 def free_ports(count):
-    sockets = [socket.socket() for _ in range(count)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
+    """COUNT ports free now, below the kernel's ephemeral range (32768 and
+    up), where its picks for other sockets cannot take them first."""
+    ports = []
+    while len(ports) < count:
+        port = random.randrange(20000, 32000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        if port not in ports:
+            ports.append(port)
     return ports
 
 
@@ -99,7 +106,8 @@ def kill_worker():
     while time.time() < deadline:
         if os.path.exists(metrics) and sum(1 for _ in open(metrics)) >= 5:
             break
-        expect(launch.poll() is None, "the launch ended early")
+        if launch.poll() is not None:
+            raise AssertionError("the launch ended early: %s" % launch.communicate()[1])
         time.sleep(0.1)
     else:
         raise AssertionError("no 5 steps within 60 s")

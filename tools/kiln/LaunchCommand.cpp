@@ -36,23 +36,34 @@ volatile sig_atomic_t interrupted = 0;
 
 void onInterrupt(int signal) { interrupted = signal; }
 
-/// A port nobody listens on now (the kernel's pick for port 0).
-int freePort(std::string &error) {
+/// Whether `port` on 127.0.0.1 can be bound now.
+bool canBind(int port) {
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return false;
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr *>(&address), &length) != 0) {
-    error = std::string("kiln launch: error: cannot find a free port on 127.0.0.1: ") +
-            std::strerror(errno);
-    if (fd >= 0)
-      close(fd);
-    return 0;
-  }
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  bool free = bind(fd, reinterpret_cast<sockaddr *>(&address), sizeof(address)) == 0;
   close(fd);
-  return ntohs(address.sin_port);
+  return free;
+}
+
+/// A port nobody listens on now, below Linux's ephemeral range (32768 and
+/// up), where the ports the kernel hands out for outgoing connections and
+/// for Gloo's own listeners cannot take it before the task binds it.
+int freePort(std::string &error) {
+  static uint64_t state = static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
+                          static_cast<uint64_t>(Clock::now().time_since_epoch().count());
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    int port = 20000 + static_cast<int>((state >> 33) % 12000);
+    if (canBind(port))
+      return port;
+  }
+  error = "kiln launch: error: no free port found on 127.0.0.1 in 20000..31999";
+  return 0;
 }
 
 /// 32 hex digits from the kernel's random source.
