@@ -10,6 +10,7 @@ why". Standard library only.
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import subprocess
@@ -224,6 +225,54 @@ def two_hosts():
     return "ok"
 
 
+def make_certificates(folder):
+    """A certificate authority and, signed by it, a certificate for
+    127.0.0.1 that every task uses (server and client). False when the
+    openssl command is missing."""
+    if shutil.which("openssl") is None:
+        return False
+    ext = os.path.join(folder, "san.ext")
+    with open(ext, "w") as f:
+        f.write("subjectAltName=IP:127.0.0.1\n")
+    commands = [
+        ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=kiln-ca",
+         "-keyout", "ca.key", "-out", "ca.pem"],
+        ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-keyout",
+         "task.key", "-out", "task.csr"],
+        ["x509", "-req", "-in", "task.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
+         "-CAcreateserial", "-days", "2", "-extfile", ext, "-out", "task.pem"]]
+    for command in commands:
+        result = subprocess.run(["openssl"] + command, cwd=folder, capture_output=True, text=True)
+        expect(result.returncode == 0, "openssl %s: %s" % (command[0], result.stderr))
+    return True
+
+
+def tls():
+    """The coordinator's RPCs over TLS with client certificates: a cluster
+    of two whose tasks present certificates trains; a task without them is
+    not let in."""
+    folder = os.path.join(WORK, "tls")
+    os.makedirs(folder, exist_ok=True)
+    if not make_certificates(folder):
+        print("tls: skipped: no openssl command to make certificates with")
+        return "skipped"
+    flags = ("--tls-cert", os.path.join(folder, "task.pem"), "--tls-key",
+             os.path.join(folder, "task.key"), "--tls-ca", os.path.join(folder, "ca.pem"))
+    ports = free_ports(2)
+    tasks = [serve(i, ports, "t", extra=flags + ("--steps", "5")) for i in range(2)]
+    for index, process in enumerate(tasks):
+        code, err = finish(process, 60)
+        expect(code == 0, "worker:%d over TLS exited %s: %s" % (index, code, err))
+    ports = free_ports(2)
+    chief = serve(0, ports, "t", extra=flags)
+    plain = serve(1, ports, "t", extra=("--connect-timeout", "2"))
+    code, err = finish(plain, 30)
+    expect(code == 1 and "worker:1: cannot reach the coordinator worker:0" in err,
+           "a task without TLS: exit %s: %s" % (code, err))
+    chief.kill()
+    finish(chief, 10)
+
+
 CASES = {
     "kill-worker": kill_worker,
     "wrong-token": lambda: refused(
@@ -239,6 +288,7 @@ CASES = {
         extra=("--replicas", "2")),
     "port-in-use": port_in_use,
     "two-hosts": two_hosts,
+    "tls": tls,
 }
 
 status = 0
