@@ -8,10 +8,12 @@
 // ranks:
 //   gloo       gloo::allreduce (ring) called directly, in place;
 //   collective Kiln's Collective::allReduceSum (GlooCollective);
-//   buckets    Kiln's AllReduceBuckets start + wait, as a program's
-//              AllReduceStart/AllReduceWait run it: the bucket copied out,
-//              reduced on the communication thread, copied back and
-//              divided by the number of ranks.
+//   buckets    Kiln's AllReduceBuckets start + wait when the bucket's
+//              buffers are scattered: copied out, reduced on the
+//              communication thread, copied back divided by the ranks;
+//   in place   the same for a bucket kilnc laid out in one range (what a
+//              program's AllReduceStart/AllReduceWait do when nothing else
+//              reads the gradients): reduced where it is, divided in place.
 // It prints the median time and the bus bandwidth as nccl-tests define it
 // (bytes x 2(n-1)/n / time), and each Kiln way's bandwidth as a fraction of
 // Gloo's. A benchmark, not a test: docs/performance.md records its output.
@@ -71,7 +73,7 @@ int main(int argc, char **argv) {
   int n = options.ranks;
   // [size][way] -> seconds of rank 0, one per repeat.
   std::vector<std::vector<std::vector<double>>> times(sizes.size(),
-                                                      std::vector<std::vector<double>>(3));
+                                                      std::vector<std::vector<double>>(4));
   MemoryStore kilnStore;
   gloo::rendezvous::HashStore glooStore;
   std::barrier sync(n);
@@ -102,7 +104,7 @@ int main(int argc, char **argv) {
         size_t count = sizes[s] / sizeof(float);
         std::vector<float> data(count, 1.0f), out(count);
         for (int repeat = 0; repeat < options.repeats; ++repeat)
-          for (int way = 0; way < 3; ++way) {
+          for (int way = 0; way < 4; ++way) {
             sync.arrive_and_wait();
             Clock::time_point begin = Clock::now();
             if (way == 0) {
@@ -116,9 +118,13 @@ int main(int argc, char **argv) {
             } else if (way == 1) {
               if (!collective->allReduceSum(data.data(), count, s * 1000 + repeat, error))
                 std::exit(1);
-            } else {
+            } else if (way == 2) {
               if (!buckets.start(7, {{data.data(), sizes[s]}}, error) ||
                   !buckets.wait(7, true, {{out.data(), sizes[s]}}, error))
+                std::exit(1);
+            } else {
+              if (!buckets.startInPlace(8, data.data(), count, error) ||
+                  !buckets.waitInPlace(8, true, data.data(), count, error))
                 std::exit(1);
             }
             double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
@@ -134,19 +140,19 @@ int main(int argc, char **argv) {
   std::printf("all-reduce of f32 over %d ranks (threads, loopback TCP), algorithm %s, median "
               "of %d\n",
               n, options.algorithm == AllReduceAlgorithm::Ring ? "ring" : "chosen", options.repeats - 1);
-  std::printf("%10s %12s %12s %12s %12s %12s %12s %10s %10s\n", "bytes", "gloo ms",
-              "gloo GB/s", "coll ms", "coll GB/s", "bucket ms", "bucket GB/s", "coll/gloo",
-              "bucket/gloo");
+  std::printf("%10s %9s %9s %9s %9s %9s %11s %12s %13s\n", "bytes", "gloo ms",
+              "gloo GB/s", "coll ms", "bucket ms", "inplace ms", "coll/gloo", "bucket/gloo",
+              "inplace/gloo");
   double factor = 2.0 * (n - 1) / n;
   for (size_t s = 0; s < sizes.size(); ++s) {
-    double t[3], bw[3];
-    for (int way = 0; way < 3; ++way) {
+    double t[4], bw[4];
+    for (int way = 0; way < 4; ++way) {
       t[way] = median(times[s][way]);
       bw[way] = sizes[s] * factor / t[way] / 1e9;
     }
-    std::printf("%10zu %12.3f %12.3f %12.3f %12.3f %12.3f %12.3f %10.2f %10.2f\n", sizes[s],
-                t[0] * 1e3, bw[0], t[1] * 1e3, bw[1], t[2] * 1e3, bw[2], bw[1] / bw[0],
-                bw[2] / bw[0]);
+    std::printf("%10zu %9.3f %9.3f %9.3f %9.3f %9.3f %11.2f %12.2f %13.2f\n", sizes[s],
+                t[0] * 1e3, bw[0], t[1] * 1e3, t[2] * 1e3, t[3] * 1e3, bw[1] / bw[0],
+                bw[2] / bw[0], bw[3] / bw[0]);
   }
   return 0;
 }

@@ -231,7 +231,7 @@ std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
   for (const Buffer &buffer : plan.buffers) {
     const Slot &slot = plan.slots[buffer.slot];
     std::vector<int64_t> shape(buffer.type.getShape().begin(), buffer.type.getShape().end());
-    buffers.push_back(fb::CreateBuffer(fbb, regionOf(slot.region), slot.offset,
+    buffers.push_back(fb::CreateBuffer(fbb, regionOf(slot.region), slot.offset + buffer.offset,
                                        dtypeOf(buffer.type.getElementType()),
                                        fbb.CreateVector(shape)));
   }

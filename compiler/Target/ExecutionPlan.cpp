@@ -159,6 +159,24 @@ private:
       range.last = std::max(range.last, step);
   }
 
+  /// The buffer of a value an op computes at `step`: a fresh arena slot,
+  /// or its place in an in-place bucket.
+  int resultBuffer(Value result, int step) {
+    auto type = llvm::cast<RankedTensorType>(result.getType());
+    auto member = bucketMembers.find(result);
+    if (member == bucketMembers.end())
+      return newArenaBuffer(type, step);
+    auto [slot, offset] = member->second;
+    plan.buffers.push_back({slot, type, offset});
+    LiveRange &range = ranges[slot];
+    if (range.first == kNotPlaced)
+      range = {step, step};
+    return plan.buffers.size() - 1;
+  }
+  /// Gives each all-reduce whose gradients nothing else reads one arena
+  /// slot with the gradients side by side, so that the runtime reduces it
+  /// in place: no copy out at the start, none back at the wait.
+  void planBuckets(func::FuncOp func);
   void planVariables();
   LogicalResult planFunction(func::FuncOp func);
   void planFeeds(func::FuncOp func);
@@ -190,6 +208,9 @@ private:
   ProgramPlan *program = nullptr;
   func::FuncOp function;
   DenseMap<Value, int> buffers;
+  /// Gradients an all-reduce bucket reduces in place: the bucket's slot
+  /// and the value's byte offset in it (planBuckets).
+  DenseMap<Value, std::pair<int, uint64_t>> bucketMembers;
   /// The ids and rows a sparse all-reduce's wait gives: (tag, the start's
   /// buffer of the same part).
   DenseMap<Value, std::pair<int64_t, int>> gathered;
@@ -319,7 +340,7 @@ LogicalResult Planner::planOp(Operation *op) {
                   rank > 2 && rhs.getRank() == 2};
     use(gemm.a, step);
     use(gemm.b, step);
-    gemm.c = newArenaBuffer(resultType, step);
+    gemm.c = resultBuffer(matmul.getResult(), step);
     buffers[matmul.getResult()] = gemm.c;
     program->steps.push_back(gemm);
     return success();
@@ -370,7 +391,7 @@ bool Planner::planConvolution(Operation *op) {
   for (int buffer : {conv.input, conv.filter, conv.output})
     if (buffer >= 0)
       use(buffer, step);
-  *written = newArenaBuffer(resultType, step);
+  *written = resultBuffer(op->getResult(0), step);
   buffers[op->getResult(0)] = *written;
   program->steps.push_back(std::move(conv));
   return true;
@@ -393,9 +414,7 @@ LogicalResult Planner::planKernel(Operation *op) {
   }
   for (Value result : op->getResults()) {
     int target = isElementwiseUpdate(op) ? inPlaceTarget(result, op) : -1;
-    int buffer = target >= 0 ? target
-                             : newArenaBuffer(llvm::cast<RankedTensorType>(result.getType()),
-                                              step);
+    int buffer = target >= 0 ? target : resultBuffer(result, step);
     kernel.outputs.push_back(buffer);
     buffers[result] = buffer;
   }
@@ -461,6 +480,35 @@ LogicalResult Planner::planSparseApply(SparseApplyOp apply) {
   return success();
 }
 
+void Planner::planBuckets(func::FuncOp func) {
+  func.walk([&](dist::AllReduceStartOp start) {
+    // Each gradient must be a fresh result of a computing op, read by
+    // nothing but the start (the communication thread changes its bytes).
+    SmallVector<Value> inputs(start.getInputs().begin(), start.getInputs().end());
+    llvm::SmallDenseSet<Value> seen;
+    for (Value input : inputs) {
+      Operation *def = input.getDefiningOp();
+      auto type = llvm::dyn_cast<RankedTensorType>(input.getType());
+      if (!def || !input.hasOneUse() || !seen.insert(input).second || !type ||
+          !type.hasStaticShape() || !type.getElementType().isF32() ||
+          !llvm::isa_and_nonnull<KilnDialect>(def->getDialect()) ||
+          llvm::isa<ReadOp, ReshapeOp, StopGradientOp, ConstantOp, SparseApplyOp>(def) ||
+          bucketMembers.count(input))
+        return;
+    }
+    uint64_t size = 0;
+    SmallVector<uint64_t> offsets;
+    for (Value input : inputs) {
+      offsets.push_back(size);
+      size = alignTo(size + tensorBytes(llvm::cast<RankedTensorType>(input.getType())));
+    }
+    int slot = newSlot(Region::Arena, size);
+    arenaSlots.push_back(slot);
+    for (auto [input, offset] : llvm::zip(inputs, offsets))
+      bucketMembers[input] = {slot, offset};
+  });
+}
+
 LogicalResult Planner::planCollective(Operation *op) {
   int step = program->steps.size();
   if (auto start = llvm::dyn_cast<dist::AllReduceStartOp>(op)) {
@@ -511,6 +559,17 @@ LogicalResult Planner::planCollective(Operation *op) {
       return op->emitOpError("cannot be compiled for the CPU yet: only all-reduces are "
                              "waited for");
     AllReduceWaitStep planned{static_cast<int64_t>(start.getTag()), {}};
+    if (!start.getInputs().empty() && bucketMembers.count(start.getInputs()[0])) {
+      // In place: the results are the gradients' own bytes, reduced.
+      for (auto [input, result] : llvm::zip(start.getInputs(), wait.getResults())) {
+        int buffer = bufferOf(input);
+        use(buffer, step);
+        buffers[result] = buffer;
+        planned.outputs.push_back(buffer);
+      }
+      program->steps.push_back(std::move(planned));
+      return success();
+    }
     for (Value result : wait.getResults()) {
       int buffer = newArenaBuffer(llvm::cast<RankedTensorType>(result.getType()), step);
       buffers[result] = buffer;
@@ -540,9 +599,11 @@ LogicalResult Planner::planFunction(func::FuncOp func) {
   function = func;
   buffers.clear();
   gathered.clear();
+  bucketMembers.clear();
   arenaSlots.clear();
   assignedInPlace.clear();
   planFeeds(func);
+  planBuckets(func);
   for (Operation &op : func.getBody().front().without_terminator())
     if (failed(planOp(&op)))
       return failure();

@@ -52,10 +52,13 @@ struct Slot {
   uint64_t bytes = 0;
 };
 
-/// A tensor in memory: a typed view of a slot.
+/// A tensor in memory: a typed view of a slot, from byte `offset` of it (a
+/// multiple of kSlotAlignment; non-zero only for the gradients an
+/// all-reduce bucket lays out side by side in one slot).
 struct Buffer {
   int slot;
   mlir::RankedTensorType type;
+  uint64_t offset = 0;
 };
 
 /// A compiled kernel computing `op`: it reads the distinct buffers `inputs`

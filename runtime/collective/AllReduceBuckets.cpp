@@ -52,6 +52,7 @@ bool AllReduceBuckets::start(uint32_t tag, const std::vector<BucketPart> &inputs
   }
   lock.unlock(); // The communication thread does not touch an idle bucket.
   bucket.gather = false;
+  bucket.external = nullptr;
   bucket.staging.resize(bytes / sizeof(float));
   auto *out = reinterpret_cast<uint8_t *>(bucket.staging.data());
   for (const BucketPart &part : inputs) {
@@ -60,6 +61,39 @@ bool AllReduceBuckets::start(uint32_t tag, const std::vector<BucketPart> &inputs
   }
   lock.lock();
   queue(tag, bucket);
+  return true;
+}
+
+bool AllReduceBuckets::startInPlace(uint32_t tag, float *data, size_t count,
+                                    std::string &error) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!failure_.empty()) {
+    error = failure_;
+    return false;
+  }
+  Bucket &bucket = buckets_[tag];
+  if (bucket.state == State::Queued) {
+    error = "all-reduce tag " + std::to_string(tag) + " started again before its wait";
+    return false;
+  }
+  bucket.gather = false;
+  bucket.external = data;
+  bucket.externalCount = count;
+  queue(tag, bucket);
+  return true;
+}
+
+bool AllReduceBuckets::waitInPlace(uint32_t tag, bool mean, float *data, size_t count,
+                                   std::string &error) {
+  std::unique_lock<std::mutex> lock;
+  if (!awaitBucket(tag, lock, error))
+    return false;
+  lock.unlock();
+  if (mean && groupSize() > 1) {
+    float scale = 1.0f / static_cast<float>(groupSize());
+    for (size_t i = 0; i < count; ++i)
+      data[i] *= scale;
+  }
   return true;
 }
 
@@ -111,8 +145,9 @@ AllReduceBuckets::Bucket *AllReduceBuckets::awaitBucket(uint32_t tag,
   if (groupSize() > 1) {
     totals_.blockedSeconds += std::chrono::duration<double>(Clock::now() - begin).count();
     totals_.commSeconds += bucket.commSeconds;
-    totals_.bytes += bucket.gather ? bucket.received.size()
-                                   : bucket.staging.size() * sizeof(float);
+    totals_.bytes += bucket.gather     ? bucket.received.size()
+                     : bucket.external ? bucket.externalCount * sizeof(float)
+                                       : bucket.staging.size() * sizeof(float);
     ++totals_.count;
   }
   return &bucket;
@@ -192,8 +227,11 @@ void AllReduceBuckets::communicate() {
     bool ok = bucket.gather
                   ? collective_->allGather(bucket.payload.data(), bucket.payload.size(),
                                            bucket.received.data(), tag, error)
-                  : collective_->allReduceSum(bucket.staging.data(), bucket.staging.size(),
-                                              tag, error);
+                  : bucket.external
+                        ? collective_->allReduceSum(bucket.external, bucket.externalCount, tag,
+                                                    error)
+                        : collective_->allReduceSum(bucket.staging.data(), bucket.staging.size(),
+                                                    tag, error);
     double seconds = std::chrono::duration<double>(Clock::now() - begin).count();
     lock.lock();
     bucket.commSeconds = seconds;

@@ -83,6 +83,12 @@ public:
   bool wait(uint32_t tag, bool mean, const std::vector<BucketOutput> &outputs,
             std::string &error);
 
+  /// The same for a bucket laid out in one range, reduced where it is: the
+  /// `count` floats at `data` must stay untouched until the wait, which
+  /// leaves the result there (divided by groupSize() when `mean`).
+  bool startInPlace(uint32_t tag, float *data, size_t count, std::string &error);
+  bool waitInPlace(uint32_t tag, bool mean, float *data, size_t count, std::string &error);
+
   /// Gathers this replica's `ids` and `rows` with every other replica's.
   bool startGather(uint32_t tag, BucketPart ids, BucketPart rows, std::string &error);
   /// Waits for the gather of `tag`; its result is gathered(tag) until the
@@ -103,6 +109,9 @@ private:
   enum class State { Idle, Queued, Done, Failed };
   struct Bucket {
     std::vector<float> staging;
+    /// In place: the bucket's own bytes instead of `staging`.
+    float *external = nullptr;
+    size_t externalCount = 0;
     State state = State::Idle;
     double commSeconds = 0;
     /// A gather: this replica's payload (ids then rows) in `payload`, all

@@ -74,8 +74,12 @@ struct GlooOptions {
   /// Keys of this group in the store start with it (a job and attempt).
   std::string prefix = "gloo";
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::Auto;
-  /// Rendezvous and every collective fail after this long.
+  /// Every collective fails after this long.
   std::chrono::milliseconds timeout{300000};
+  /// The rendezvous (every member connecting to every other) fails after
+  /// this long; 0: `timeout`. Members of a cluster start at different
+  /// times, so a task gives it its patience for the others to start.
+  std::chrono::milliseconds rendezvousTimeout{0};
 };
 
 /// Connects member `options.rank` of a Gloo group over TCP, finding the

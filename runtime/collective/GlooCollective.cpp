@@ -230,9 +230,12 @@ std::unique_ptr<Collective> connectGloo(KeyValueStore &store, const GlooOptions 
     attr.hostname = options.hostname;
     auto device = gloo::transport::tcp::CreateDevice(attr);
     auto context = std::make_shared<gloo::rendezvous::Context>(options.rank, options.size);
-    context->setTimeout(options.timeout);
-    GlooStore glooStore(store, options.prefix + "/", options.timeout);
+    std::chrono::milliseconds rendezvous =
+        std::max(options.timeout, options.rendezvousTimeout);
+    context->setTimeout(rendezvous);
+    GlooStore glooStore(store, options.prefix + "/", rendezvous);
     context->connectFullMesh(glooStore, device);
+    context->setTimeout(options.timeout);
     return std::make_unique<GlooCollective>(std::move(context), options);
   } catch (const std::exception &e) {
     error = "cannot connect rank " + std::to_string(options.rank) + " of " +

@@ -5,6 +5,7 @@
 #include "runtime/exec/VariableInit.h"
 
 #include <cstring>
+#include <tuple>
 
 namespace kiln::exec {
 
@@ -81,6 +82,24 @@ ResolvedProgram::resolveConvolution(const Artifact &root, const Convolution &con
   return step;
 }
 
+std::pair<float *, size_t>
+ResolvedProgram::inPlaceSpan(const flatbuffers::Vector<uint32_t> &inputs,
+                             const flatbuffers::Vector<uint32_t> &outputs,
+                             const BufferAddresses &addresses,
+                             const VerifiedArtifact &artifact) {
+  if (inputs.size() == 0 || inputs.size() != outputs.size())
+    return {nullptr, 0};
+  uint8_t *begin = addresses[inputs.Get(0)], *end = begin;
+  for (flatbuffers::uoffset_t i = 0; i < inputs.size(); ++i) {
+    uint8_t *at = addresses[inputs.Get(i)];
+    // In order, each within an alignment's padding of the one before.
+    if (inputs.Get(i) != outputs.Get(i) || at < end || at - end >= 64)
+      return {nullptr, 0};
+    end = at + artifact.buffer(inputs.Get(i)).byteSize;
+  }
+  return {reinterpret_cast<float *>(begin), static_cast<size_t>(end - begin) / sizeof(float)};
+}
+
 ResolvedProgram::ResolvedProgram(const Executable &executable,
                                  const Program &program,
                                  const BufferAddresses &addresses,
@@ -152,6 +171,15 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       AllReduceStartStep step{start->tag(), {}};
       for (uint32_t buffer : *start->inputs())
         step.inputs.push_back({addresses[buffer], artifact.buffer(buffer).byteSize});
+      // The validator has checked that a later wait has this tag.
+      for (flatbuffers::uoffset_t j = i + 1; j < instructions->size(); ++j)
+        if (types->Get(j) == Instruction_AllReduceWait &&
+            instructions->GetAs<AllReduceWait>(j)->tag() == start->tag()) {
+          std::tie(step.span, step.count) = inPlaceSpan(
+              *start->inputs(), *instructions->GetAs<AllReduceWait>(j)->outputs(), addresses,
+              artifact);
+          break;
+        }
       steps_.push_back(std::move(step));
       break;
     }
@@ -159,11 +187,15 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       const AllReduceWait *wait = instructions->GetAs<AllReduceWait>(i);
       // The validator has checked that an earlier start has this tag.
       bool mean = false;
+      std::pair<float *, size_t> span{nullptr, 0};
       for (flatbuffers::uoffset_t j = 0; j < i; ++j)
         if (types->Get(j) == Instruction_AllReduceStart &&
-            instructions->GetAs<AllReduceStart>(j)->tag() == wait->tag())
-          mean = instructions->GetAs<AllReduceStart>(j)->mean();
-      AllReduceWaitStep step{wait->tag(), mean, {}};
+            instructions->GetAs<AllReduceStart>(j)->tag() == wait->tag()) {
+          const AllReduceStart *start = instructions->GetAs<AllReduceStart>(j);
+          mean = start->mean();
+          span = inPlaceSpan(*start->inputs(), *wait->outputs(), addresses, artifact);
+        }
+      AllReduceWaitStep step{wait->tag(), mean, {}, span.first, span.second};
       for (uint32_t buffer : *wait->outputs())
         step.outputs.push_back({addresses[buffer], artifact.buffer(buffer).byteSize});
       steps_.push_back(std::move(step));
@@ -242,13 +274,16 @@ bool ResolvedProgram::run(std::string &error) const {
       }
     } else if (const auto *start = std::get_if<AllReduceStartStep>(&step)) {
       std::string problem;
-      if (!buckets_->start(start->tag, start->inputs, problem)) {
+      if (!(start->span ? buckets_->startInPlace(start->tag, start->span, start->count, problem)
+                        : buckets_->start(start->tag, start->inputs, problem))) {
         error = "instructions[" + std::to_string(i) + "] (AllReduceStart): " + problem;
         return false;
       }
     } else if (const auto *wait = std::get_if<AllReduceWaitStep>(&step)) {
       std::string problem;
-      if (!buckets_->wait(wait->tag, wait->mean, wait->outputs, problem)) {
+      if (!(wait->span
+                ? buckets_->waitInPlace(wait->tag, wait->mean, wait->span, wait->count, problem)
+                : buckets_->wait(wait->tag, wait->mean, wait->outputs, problem))) {
         error = "instructions[" + std::to_string(i) + "] (AllReduceWait): " + problem;
         return false;
       }

@@ -78,15 +78,29 @@ private:
     /// >= 0: ids and rows from the sparse all-reduce of this tag.
     int64_t gatheredTag = -1;
   };
+  /// With `span` set, the bucket is reduced in place: its wait writes the
+  /// buffers it started with, which lie in order in [span, span + count)
+  /// (kilnc lays them out so); nothing is copied.
   struct AllReduceStartStep {
     uint32_t tag;
     std::vector<collective::BucketPart> inputs;
+    float *span = nullptr;
+    size_t count = 0;
   };
   struct AllReduceWaitStep {
     uint32_t tag;
     bool mean;
     std::vector<collective::BucketOutput> outputs;
+    float *span = nullptr;
+    size_t count = 0;
   };
+  /// The span an all-reduce of `inputs` written back to `outputs` (buffer
+  /// indices) can be reduced in place over; {nullptr, 0} when the outputs
+  /// are other buffers or the inputs are not in order in one range.
+  static std::pair<float *, size_t> inPlaceSpan(const flatbuffers::Vector<uint32_t> &inputs,
+                                               const flatbuffers::Vector<uint32_t> &outputs,
+                                               const BufferAddresses &addresses,
+                                               const artifact::VerifiedArtifact &artifact);
   struct SparseAllReduceStartStep {
     uint32_t tag;
     collective::BucketPart ids, rows;

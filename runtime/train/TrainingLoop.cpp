@@ -239,8 +239,9 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
         << options.steps << "\n";
     return true;
   }
-  // Refuse an unusable --save directory now, not after the first N steps.
-  if (!options.saveDir.empty() &&
+  // Refuse an unusable --save directory now, not after the first N steps
+  // (the chief's: it alone writes there).
+  if (chief() && !options.saveDir.empty() &&
       !checkpoint::checkCheckpointDirectory(options.saveDir, startStep, options.steps, error))
     return false;
   if (chief() && !openLogs(error))

@@ -148,6 +148,8 @@ int serveCommand(const ServeOptions &options) {
   int port = 0;
   cluster::splitAddress(spec.address(spec.task), group.gloo.hostname, port);
   group.gloo.prefix = "gloo";
+  // The others may start as late as this task waits for the chief.
+  group.gloo.rendezvousTimeout = patience;
   group.describeRank = [trainers, replicas](int rank) {
     return trainers[rank / replicas].name() +
            (replicas > 1 ? " replica " + std::to_string(rank % replicas) : "");
@@ -166,8 +168,9 @@ int serveCommand(const ServeOptions &options) {
   };
   int status = train::runTraining(training, std::cout, std::cerr);
   client->leave();
+  // After a failure, a task that never registers is not waited for long.
   if (server)
-    server->waitForOthers(std::chrono::seconds(60));
+    server->waitForOthers(std::chrono::seconds(status == 0 ? 60 : 15));
   return status;
 }
 
