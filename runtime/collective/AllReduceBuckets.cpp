@@ -25,6 +25,20 @@ void AllReduceBuckets::setCollective(std::shared_ptr<Collective> collective) {
     thread_ = std::thread([this] { communicate(); });
 }
 
+AllReduceBuckets::Bucket *AllReduceBuckets::claim(uint32_t tag, const char *kind,
+                                                 std::string &error) {
+  if (!failure_.empty()) {
+    error = failure_;
+    return nullptr;
+  }
+  Bucket &bucket = buckets_[tag];
+  if (bucket.state == State::Queued) {
+    error = std::string(kind) + " tag " + std::to_string(tag) + " started again before its wait";
+    return nullptr;
+  }
+  return &bucket;
+}
+
 void AllReduceBuckets::queue(uint32_t tag, Bucket &bucket) {
   if (groupSize() == 1) {
     bucket.state = State::Done;
@@ -41,15 +55,10 @@ bool AllReduceBuckets::start(uint32_t tag, const std::vector<BucketPart> &inputs
   for (const BucketPart &part : inputs)
     bytes += part.bytes;
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!failure_.empty()) {
-    error = failure_;
+  Bucket *claimed = claim(tag, "all-reduce", error);
+  if (!claimed)
     return false;
-  }
-  Bucket &bucket = buckets_[tag];
-  if (bucket.state == State::Queued) {
-    error = "all-reduce tag " + std::to_string(tag) + " started again before its wait";
-    return false;
-  }
+  Bucket &bucket = *claimed;
   lock.unlock(); // The communication thread does not touch an idle bucket.
   bucket.gather = false;
   bucket.external = nullptr;
@@ -67,15 +76,10 @@ bool AllReduceBuckets::start(uint32_t tag, const std::vector<BucketPart> &inputs
 bool AllReduceBuckets::startInPlace(uint32_t tag, float *data, size_t count,
                                     std::string &error) {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!failure_.empty()) {
-    error = failure_;
+  Bucket *claimed = claim(tag, "all-reduce", error);
+  if (!claimed)
     return false;
-  }
-  Bucket &bucket = buckets_[tag];
-  if (bucket.state == State::Queued) {
-    error = "all-reduce tag " + std::to_string(tag) + " started again before its wait";
-    return false;
-  }
+  Bucket &bucket = *claimed;
   bucket.gather = false;
   bucket.external = data;
   bucket.externalCount = count;
@@ -100,15 +104,10 @@ bool AllReduceBuckets::waitInPlace(uint32_t tag, bool mean, float *data, size_t 
 bool AllReduceBuckets::startGather(uint32_t tag, BucketPart ids, BucketPart rows,
                                    std::string &error) {
   std::unique_lock<std::mutex> lock(mutex_);
-  if (!failure_.empty()) {
-    error = failure_;
+  Bucket *claimed = claim(tag, "sparse all-reduce", error);
+  if (!claimed)
     return false;
-  }
-  Bucket &bucket = buckets_[tag];
-  if (bucket.state == State::Queued) {
-    error = "sparse all-reduce tag " + std::to_string(tag) + " started again before its wait";
-    return false;
-  }
+  Bucket &bucket = *claimed;
   lock.unlock();
   bucket.gather = true;
   bucket.idBytes = ids.bytes;

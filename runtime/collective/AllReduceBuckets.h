@@ -121,6 +121,9 @@ private:
     std::vector<uint8_t> payload, received, ids;
     std::vector<float> rows;
   };
+  /// The bucket of `tag`, to start a `kind` in; null with `error` set when
+  /// the group failed or the tag is in flight. With `mutex_` held.
+  Bucket *claim(uint32_t tag, const char *kind, std::string &error);
   /// Queues `bucket` (under `tag`) for the communication thread; with
   /// `mutex_` held.
   void queue(uint32_t tag, Bucket &bucket);
