@@ -144,7 +144,8 @@ bool CoordinatorClient::set(const std::string &key, const std::string &value,
   return status.ok();
 }
 
-bool CoordinatorClient::get(const std::string &key, std::string &value, std::string &error) {
+bool CoordinatorClient::fetch(const std::string &key, bool &found, std::string &value,
+                              std::string &error) {
   GetRequest request;
   request.set_key(key);
   GetReply reply;
@@ -155,12 +156,18 @@ bool CoordinatorClient::get(const std::string &key, std::string &value, std::str
             " did not answer for '" + key + "': " + status.error_message();
     return false;
   }
-  if (!reply.found()) {
-    error = "rendezvous key '" + key + "' has no value";
-    return false;
-  }
+  found = reply.found();
   value = reply.value();
   return true;
+}
+
+bool CoordinatorClient::get(const std::string &key, std::string &value, std::string &error) {
+  bool found = false;
+  if (!fetch(key, found, value, error))
+    return false;
+  if (!found)
+    error = "rendezvous key '" + key + "' has no value";
+  return found;
 }
 
 bool CoordinatorClient::wait(const std::vector<std::string> &keys,
@@ -170,19 +177,9 @@ bool CoordinatorClient::wait(const std::vector<std::string> &keys,
   Clock::time_point deadline = Clock::now() + timeout;
   std::chrono::milliseconds pause{5};
   for (const std::string &key : keys) {
-    for (;;) {
-      GetRequest request;
-      request.set_key(key);
-      GetReply reply;
-      auto context = stub_->context(token_);
-      grpc::Status status = stub_->stub->Get(context.get(), request, &reply);
-      if (!status.ok()) {
-        error = "the coordinator " + coordinator_.name() + " at " + address_ +
-                " did not answer for '" + key + "': " + status.error_message();
-        return false;
-      }
-      if (reply.found())
-        break;
+    bool found = false;
+    std::string value;
+    while (fetch(key, found, value, error) && !found) {
       if (Clock::now() >= deadline) {
         error = "timed out after " + std::to_string(timeout.count()) +
                 " ms waiting for rendezvous key '" + key + "'";
@@ -191,6 +188,8 @@ bool CoordinatorClient::wait(const std::vector<std::string> &keys,
       std::this_thread::sleep_for(pause);
       pause = std::min(pause * 2, std::chrono::milliseconds(200));
     }
+    if (!found)
+      return false; // fetch set the error.
   }
   return true;
 }

@@ -62,6 +62,9 @@ public:
 
 private:
   class Stub;
+  /// One Get call: `found` and `value` of `key`; false with `error` set
+  /// when the coordinator does not answer.
+  bool fetch(const std::string &key, bool &found, std::string &value, std::string &error);
   void heartbeatLoop();
 
   std::string address_;

@@ -390,6 +390,22 @@ bool parseFeedsAndFetches(const KilnApp &kiln, RunOptions &options,
   return true;
 }
 
+/// Reads a number of seconds >= `minimum`; empty leaves `out`.
+bool parseSeconds(const std::string &flag, const std::string &value, double minimum,
+                  double &out, std::string &error) {
+  if (value.empty())
+    return true;
+  char *end = nullptr;
+  double seconds = std::strtod(value.c_str(), &end);
+  if (end == value.c_str() || *end != '\0' || std::isspace(value[0]) ||
+      !std::isfinite(seconds) || seconds < minimum)
+    return fail("kiln: error: " + flag + " '" + value + "': expected a number of seconds >= " +
+                    (minimum > 0 ? "0.1" : "0"),
+                error);
+  out = seconds;
+  return true;
+}
+
 bool parseMetricsFlags(const KilnApp &kiln, MetricsEndpointOptions &metrics,
                        std::string &error) {
   const NumberFlags &numbers = kiln.numbers;
@@ -413,18 +429,8 @@ bool parseMetricsFlags(const KilnApp &kiln, MetricsEndpointOptions &metrics,
     return fail("kiln: error: --metrics-address '" + metrics.address +
                     "': expected an IPv4 address such as 127.0.0.1",
                 error);
-  if (!numbers.metricsLinger.empty()) {
-    char *end = nullptr;
-    const char *text = numbers.metricsLinger.c_str();
-    double seconds = std::strtod(text, &end);
-    if (end == text || *end != '\0' || std::isspace(text[0]) ||
-        !std::isfinite(seconds) || seconds < 0)
-      return fail("kiln: error: --metrics-linger '" + numbers.metricsLinger +
-                      "': expected a number of seconds >= 0",
-                  error);
-    metrics.lingerSeconds = seconds;
-  }
-  return true;
+  return parseSeconds("--metrics-linger", numbers.metricsLinger, 0, metrics.lingerSeconds,
+                      error);
 }
 
 /// The first flag of `group` given, other than `except`; empty if none.
@@ -536,22 +542,6 @@ CommandLine helpResult(const std::string &text) {
   result.command = CommandLine::Command::Help;
   result.message = text;
   return result;
-}
-
-/// Reads a number of seconds >= `minimum`; empty leaves `out`.
-bool parseSeconds(const std::string &flag, const std::string &value, double minimum,
-                  double &out, std::string &error) {
-  if (value.empty())
-    return true;
-  char *end = nullptr;
-  double seconds = std::strtod(value.c_str(), &end);
-  if (end == value.c_str() || *end != '\0' || std::isspace(value[0]) ||
-      !std::isfinite(seconds) || seconds < minimum)
-    return fail("kiln: error: " + flag + " '" + value + "': expected a number of seconds >= " +
-                    (minimum > 0 ? "0.1" : "0"),
-                error);
-  out = seconds;
-  return true;
 }
 
 CommandLine parseServe(KilnApp &kiln) {

@@ -215,8 +215,9 @@ int launchCommand(const LaunchOptions &options) {
     argv.insert(argv.end(), options.serveFlags.begin(), options.serveFlags.end());
     if (!spawn(child, argv, environment, error)) {
       std::cerr << error << "\n";
-      interrupted = SIGTERM; // Stops the ones already started.
       children.resize(i);
+      for (Child &started : children) // Stopped, then reaped below.
+        kill(started.pid, SIGTERM);
       break;
     }
   }
@@ -289,6 +290,8 @@ int launchCommand(const LaunchOptions &options) {
       killed = true;
     }
   }
+  if (!error.empty())
+    return 1; // A task could not be started: said above; the others were stopped.
   if (interrupted && firstFailure.empty()) {
     std::cerr << "kiln launch: error: interrupted (" << strsignal(interrupted)
               << "); every task was stopped\n";
@@ -298,7 +301,7 @@ int launchCommand(const LaunchOptions &options) {
     std::cerr << "kiln launch: error: " << firstFailure << " (the first task to fail)\n";
     return 1;
   }
-  return error.empty() ? 0 : 1;
+  return 0;
 }
 
 } // namespace kiln::tool
