@@ -27,26 +27,8 @@ void setTask(Task &out, const TaskId &task) {
 
 class CoordinatorClient::Stub {
 public:
-  Stub(const std::string &address, const TlsFiles &tls) {
-    grpc::ChannelArguments args;
-    args.SetMaxReceiveMessageSize(4 << 20);
-    args.SetMaxSendMessageSize(4 << 20);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
-    args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-    // Reconnect quickly while waiting for the chief to come up.
-    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
-    if (tls.enabled()) {
-      grpc::SslCredentialsOptions ssl;
-      ssl.pem_root_certs = tls.ca;
-      ssl.pem_private_key = tls.key;
-      ssl.pem_cert_chain = tls.cert;
-      credentials = grpc::SslCredentials(ssl);
-    }
-    stub = Coordinator::NewStub(grpc::CreateCustomChannel(address, credentials, args));
-  }
+  Stub(const std::string &address, const TlsFiles &tls)
+      : stub(Coordinator::NewStub(makeChannel(address, tls, 4 << 20))) {}
 
   /// A context with the token and a deadline `deadline` from now.
   std::unique_ptr<grpc::ClientContext> context(const std::string &token,

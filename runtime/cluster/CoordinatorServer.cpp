@@ -4,7 +4,6 @@
 
 #include "proto/kiln/coordinator.grpc.pb.h"
 
-#include <grpc/support/log.h>
 #include <grpcpp/grpcpp.h>
 
 #include <condition_variable>
@@ -26,25 +25,7 @@ struct TaskState {
   std::string failure;
 };
 
-/// Equal strings, in time independent of where they differ.
-bool sameSecret(const std::string &a, const std::string &b) {
-  unsigned char diff = a.size() != b.size();
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    diff |= static_cast<unsigned char>(a[i] ^ b[i]);
-  return diff == 0;
-}
-
-void dropLogLine(gpr_log_func_args *) {}
-
 } // namespace
-
-void quietGrpcLogs() {
-  static bool done = [] {
-    gpr_set_log_function(dropLogLine);
-    return true;
-  }();
-  (void)done;
-}
 
 class CoordinatorServer::Impl : public Coordinator::CallbackService {
 public:
@@ -77,17 +58,8 @@ public:
 private:
   /// Checks the token; on a mismatch finishes the call and returns null.
   grpc::ServerUnaryReactor *checked(grpc::CallbackServerContext *context) {
-    auto entry = context->client_metadata().find(kTokenMetadataKey);
-    std::string token = entry == context->client_metadata().end()
-                            ? std::string()
-                            : std::string(entry->second.data(), entry->second.size());
-    if (sameSecret(token, options_.token))
-      return nullptr;
-    grpc::ServerUnaryReactor *reactor = context->DefaultReactor();
-    reactor->Finish(grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
-                                 token.empty() ? "no cluster token (KILN_CLUSTER_TOKEN)"
-                                               : "wrong cluster token (KILN_CLUSTER_TOKEN)"));
-    return reactor;
+    grpc::Status status = checkToken(*context, options_.token);
+    return status.ok() ? nullptr : finish(context, status);
   }
 
   grpc::ServerUnaryReactor *finish(grpc::CallbackServerContext *context, grpc::Status status) {
@@ -231,28 +203,12 @@ void CoordinatorServer::waitForOthers(std::chrono::milliseconds timeout) {
 
 std::unique_ptr<CoordinatorServer> CoordinatorServer::start(const CoordinatorOptions &options,
                                                             std::string &error) {
-  quietGrpcLogs();
   auto impl = std::make_unique<Impl>(options);
   grpc::ServerBuilder builder;
-  std::shared_ptr<grpc::ServerCredentials> credentials = grpc::InsecureServerCredentials();
-  if (options.tls.enabled()) {
-    grpc::SslServerCredentialsOptions ssl(
-        options.tls.ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                               : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-    ssl.pem_root_certs = options.tls.ca;
-    ssl.pem_key_cert_pairs.push_back({options.tls.key, options.tls.cert});
-    credentials = grpc::SslServerCredentials(ssl);
-  }
   int port = 0;
-  builder.AddListeningPort(options.listenAddress, credentials, &port);
+  // The store holds addresses, not tensors.
+  configureServer(builder, options.listenAddress, options.tls, 4 << 20, &port);
   builder.RegisterService(impl.get());
-  builder.SetMaxReceiveMessageSize(4 << 20);
-  builder.SetMaxSendMessageSize(4 << 20);
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
   impl->server = builder.BuildAndStart();
   if (!impl->server || port == 0) {
     error = "cannot serve the coordinator on " + options.listenAddress +

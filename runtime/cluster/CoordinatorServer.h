@@ -6,10 +6,8 @@
 // store the replicas meet in, and tracks every task's heartbeats, failure
 // notices and departure, so a task can name the one that was lost.
 //
-// gRPC is set up deliberately: the callback API, a 4 MiB receive limit (the
-// store holds addresses, not tensors), keepalive pings every 10 s, no
-// SO_REUSEPORT (a port in use is an error, not a shared port), and TLS from
-// PEM files when given.
+// gRPC is set up as GrpcSetup.h says, with the callback API and a 4 MiB
+// message limit (the store holds addresses, not tensors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +15,7 @@
 #define KILN_RUNTIME_CLUSTER_COORDINATORSERVER_H
 
 #include "runtime/cluster/ClusterSpec.h"
+#include "runtime/cluster/GrpcSetup.h"
 
 #include <chrono>
 #include <cstdint>
@@ -24,12 +23,6 @@
 #include <string>
 
 namespace kiln::cluster {
-
-/// PEM contents (not paths) for TLS; all empty: plaintext.
-struct TlsFiles {
-  std::string cert, key, ca;
-  bool enabled() const { return !cert.empty() || !ca.empty(); }
-};
 
 struct CoordinatorOptions {
   ClusterSpec spec;
@@ -65,12 +58,6 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-/// Stops gRPC's own log lines (its failures reach kiln's errors through
-/// the calls' statuses): one error line per failure. Idempotent.
-void quietGrpcLogs();
-
-/// The metadata entry carrying the cluster token.
-constexpr const char *kTokenMetadataKey = "kiln-cluster-token";
 /// A task with no heartbeat for this long counts as lost.
 constexpr std::chrono::milliseconds kHeartbeatLostAfter{3000};
 constexpr std::chrono::milliseconds kHeartbeatInterval{500};

@@ -107,6 +107,17 @@ void denseRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t row
 
 } // namespace
 
+void denseApply(const SparseHyperParameters &hyper, float *param, const std::vector<float *> &slots,
+                const float *grad, int64_t count, float lr, float step) {
+  SparseUpdate update{param, slots, nullptr, false, nullptr, 1, 1, count, &lr, &step};
+  bool stateful = hyper.optimizer == SparseOptimizer::Momentum ||
+                  hyper.optimizer == SparseOptimizer::Adam;
+  if (stateful)
+    denseRow(hyper, update, 0, grad);
+  else
+    updateRow(hyper, update, 0, grad);
+}
+
 void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
                  SparseScratch &scratch) {
   // Sum duplicate ids: unique rows in order of first appearance.

@@ -50,6 +50,13 @@ struct SparseScratch {
   std::vector<int64_t> rowSlot;
 };
 
+/// Applies the dense optimizer update (kiln.apply_sgd, _momentum, _adam,
+/// _adagrad, in the same f32 operations as their compiled kernels) to
+/// `count` contiguous elements of `param` and `slots` with gradient `grad`:
+/// what a parameter server does to its shard of a dense variable.
+void denseApply(const SparseHyperParameters &hyper, float *param, const std::vector<float *> &slots,
+                const float *grad, int64_t count, float lr, float step);
+
 /// Applies the update in place.
 void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
                  SparseScratch &scratch);

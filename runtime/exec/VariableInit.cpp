@@ -86,14 +86,12 @@ void fillOnes(DType dtype, void *data, uint64_t count) {
 
 } // namespace
 
-void initializeVariable(const Variable &variable, const Buffer &buffer,
-                        uint64_t elementCount, void *data) {
-  DType dtype = buffer.dtype();
-  SplitMix64 stream(variable.seed());
-  double a = variable.a(), b = variable.b();
-  const int64_t *dims = buffer.shape() ? buffer.shape()->data() : nullptr;
-  Fans fans = glorotFans(dims, buffer.shape() ? buffer.shape()->size() : 0);
-  switch (variable.init()) {
+void initializeValues(const Initializer &init, DType dtype, const int64_t *dims, size_t rank,
+                      uint64_t elementCount, void *data) {
+  SplitMix64 stream(init.seed);
+  double a = init.a, b = init.b;
+  Fans fans = glorotFans(dims, rank);
+  switch (init.kind) {
   case InitKind_Zeros:
     std::memset(data, 0, elementCount * dtypeSize(dtype));
     return;
@@ -101,7 +99,7 @@ void initializeVariable(const Variable &variable, const Buffer &buffer,
     fillOnes(dtype, data, elementCount);
     return;
   case InitKind_Constant:
-    std::memcpy(data, variable.value()->data(), variable.value()->size());
+    std::memcpy(data, init.constant, init.constantBytes);
     return;
   case InitKind_Uniform:
     fillFloats(dtype, data, elementCount,
@@ -131,6 +129,15 @@ void initializeVariable(const Variable &variable, const Buffer &buffer,
     return;
   }
   }
+}
+
+void initializeVariable(const Variable &variable, const Buffer &buffer,
+                        uint64_t elementCount, void *data) {
+  Initializer init{variable.init(), variable.a(), variable.b(), variable.seed(),
+                   variable.value() ? variable.value()->data() : nullptr,
+                   variable.value() ? variable.value()->size() : 0};
+  initializeValues(init, buffer.dtype(), buffer.shape() ? buffer.shape()->data() : nullptr,
+                   buffer.shape() ? buffer.shape()->size() : 0, elementCount, data);
 }
 
 } // namespace kiln::exec

@@ -57,6 +57,20 @@ struct Fans {
 };
 Fans glorotFans(const int64_t *dims, size_t rank);
 
+/// An initializer apart from the artifact (InitKind and its parameters).
+struct Initializer {
+  artifact::InitKind kind = artifact::InitKind_Zeros;
+  double a = 0, b = 0;
+  uint64_t seed = 0;
+  const uint8_t *constant = nullptr; ///< Constant: exactly the values' bytes.
+  size_t constantBytes = 0;
+};
+
+/// Writes `elementCount` values of `dtype` drawn by `init` into `data`, one
+/// draw per element in order; `dims` (of `rank`) give the Glorot fans.
+void initializeValues(const Initializer &init, artifact::DType dtype, const int64_t *dims,
+                      size_t rank, uint64_t elementCount, void *data);
+
 /// Writes the first value of `variable` into its buffer, `data`, which holds
 /// `elementCount` elements of `buffer`'s dtype. The artifact has been
 /// validated: the initializer suits the dtype and a Constant's value has

@@ -1,0 +1,433 @@
+//===- ParameterClient.cpp - A worker's view of the parameter servers -----===//
+
+#include "runtime/ps/ParameterClient.h"
+
+#include "proto/kiln/ps.grpc.pb.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <thread>
+#include <unordered_map>
+
+namespace kiln::ps {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+/// Counts calls down to zero.
+class Latch {
+public:
+  explicit Latch(int count) : count_(count) {}
+  void countDown() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--count_ == 0)
+      zero_.notify_all();
+  }
+  void wait() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    zero_.wait(lock, [&] { return count_ == 0; });
+  }
+
+private:
+  std::mutex mutex_;
+  std::condition_variable zero_;
+  int count_;
+};
+
+class LocalServerLink : public ServerLink {
+public:
+  LocalServerLink(ParameterServer &server, std::string name)
+      : server_(server), name_(std::move(name)) {}
+  const std::string &name() const override { return name_; }
+  CallStatus hello(const HelloRequest &request, HelloReply &reply) override {
+    return server_.hello(request, reply);
+  }
+  void pull(const PullRequest &request, PullReply *reply, Done done) override {
+    server_.pull(request, reply, std::move(done));
+  }
+  void push(const PushRequest &request, PushReply *reply, Done done) override {
+    server_.push(request, reply, std::move(done));
+  }
+  CallStatus stats(StatsReply &reply) override {
+    server_.stats(reply);
+    return {};
+  }
+
+private:
+  ParameterServer &server_;
+  std::string name_;
+};
+
+CallStatus fromGrpc(const grpc::Status &status) {
+  using Code = CallStatus::Code;
+  switch (status.error_code()) {
+  case grpc::StatusCode::OK:
+    return {};
+  case grpc::StatusCode::INVALID_ARGUMENT:
+    return CallStatus::error(Code::InvalidArgument, status.error_message());
+  case grpc::StatusCode::FAILED_PRECONDITION:
+  case grpc::StatusCode::UNAUTHENTICATED:
+    return CallStatus::error(Code::FailedPrecondition, status.error_message());
+  case grpc::StatusCode::DEADLINE_EXCEEDED:
+    return CallStatus::error(Code::DeadlineExceeded,
+                             status.error_message().empty() ? "no answer before the deadline"
+                                                            : status.error_message());
+  default:
+    return CallStatus::error(Code::Unavailable, status.error_message());
+  }
+}
+
+class GrpcServerLink : public ServerLink {
+public:
+  GrpcServerLink(const std::string &address, std::string name, std::string token,
+                 const cluster::TlsFiles &tls, std::chrono::milliseconds deadline)
+      : name_(std::move(name) + " at " + address), token_(std::move(token)),
+        deadline_(deadline),
+        stub_(ParameterService::NewStub(
+            cluster::makeChannel(address, tls, /*maxMessageBytes=*/256 << 20))) {}
+
+  const std::string &name() const override { return name_; }
+
+  CallStatus hello(const HelloRequest &request, HelloReply &reply) override {
+    grpc::ClientContext context;
+    prepare(context, std::chrono::milliseconds(2000));
+    return fromGrpc(stub_->Hello(&context, request, &reply));
+  }
+
+  void pull(const PullRequest &request, PullReply *reply, Done done) override {
+    auto context = std::make_shared<grpc::ClientContext>();
+    prepare(*context, deadline_);
+    stub_->async()->Pull(context.get(), &request, reply,
+                         [context, done](grpc::Status status) { done(fromGrpc(status)); });
+  }
+
+  void push(const PushRequest &request, PushReply *reply, Done done) override {
+    auto context = std::make_shared<grpc::ClientContext>();
+    prepare(*context, deadline_);
+    stub_->async()->Push(context.get(), &request, reply,
+                         [context, done](grpc::Status status) { done(fromGrpc(status)); });
+  }
+
+  CallStatus stats(StatsReply &reply) override {
+    grpc::ClientContext context;
+    prepare(context, std::chrono::milliseconds(5000));
+    return fromGrpc(stub_->Stats(&context, StatsRequest(), &reply));
+  }
+
+private:
+  void prepare(grpc::ClientContext &context, std::chrono::milliseconds deadline) {
+    context.AddMetadata(cluster::kTokenMetadataKey, token_);
+    context.set_deadline(std::chrono::system_clock::now() + deadline);
+  }
+
+  std::string name_, token_;
+  std::chrono::milliseconds deadline_;
+  std::unique_ptr<ParameterService::Stub> stub_;
+};
+
+std::vector<int64_t> widenIds(const void *ids, bool ids64, int64_t count) {
+  std::vector<int64_t> wide(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i)
+    wide[i] = ids64 ? static_cast<const int64_t *>(ids)[i] : static_cast<const int32_t *>(ids)[i];
+  return wide;
+}
+
+std::string bytesOf(const void *data, size_t bytes) {
+  return std::string(static_cast<const char *>(data), bytes);
+}
+
+} // namespace
+
+std::unique_ptr<ServerLink> makeLocalServerLink(ParameterServer &server, std::string name) {
+  return std::make_unique<LocalServerLink>(server, std::move(name));
+}
+
+std::unique_ptr<ServerLink> makeGrpcServerLink(const std::string &address, std::string name,
+                                               const std::string &token,
+                                               const cluster::TlsFiles &tls,
+                                               std::chrono::milliseconds deadline) {
+  return std::make_unique<GrpcServerLink>(address, std::move(name), token, tls, deadline);
+}
+
+ParameterClient::ParameterClient(const PsModel &model,
+                                 std::vector<std::unique_ptr<ServerLink>> servers, int worker,
+                                 int workers)
+    : model_(model), servers_(std::move(servers)), worker_(worker), workers_(workers),
+      pending_(servers_.size()) {
+  for (size_t i = 0; i < model.variables.size(); ++i)
+    shards_.emplace_back(model.variables[i].placement, model.variables[i].shape,
+                         static_cast<int>(i), serverCount());
+}
+
+bool ParameterClient::connect(std::chrono::milliseconds patience, std::string &error) {
+  Clock::time_point deadline = Clock::now() + patience;
+  for (int s = 0; s < serverCount(); ++s) {
+    HelloRequest request;
+    request.set_artifact_checksum(model_.checksum);
+    request.set_server_index(s);
+    request.set_server_count(serverCount());
+    request.set_worker_count(workers_);
+    for (std::chrono::milliseconds backoff{100};; backoff = std::min(backoff * 2, std::chrono::milliseconds(1000))) {
+      HelloReply reply;
+      CallStatus status = servers_[s]->hello(request, reply);
+      if (status.ok())
+        break;
+      bool retry = status.code == CallStatus::Code::Unavailable ||
+                   status.code == CallStatus::Code::DeadlineExceeded;
+      if (!retry || Clock::now() + backoff >= deadline) {
+        error = servers_[s]->name() + (retry ? " cannot be reached: " : " refused worker " +
+                                                                             std::to_string(worker_) + ": ") +
+                status.message;
+        return false;
+      }
+      std::this_thread::sleep_for(backoff);
+    }
+  }
+  return true;
+}
+
+const PsVariable *ParameterClient::variable(uint32_t index, std::string &error) const {
+  const PsVariable *spec = model_.find(index);
+  if (!spec)
+    error = "variable #" + std::to_string(index) + " is not held by the parameter servers";
+  return spec;
+}
+
+const VariableShards &ParameterClient::shardsOf(const PsVariable &spec) const {
+  return shards_[model_.ordinalOf(spec.artifactIndex)];
+}
+
+bool ParameterClient::pullAll(std::vector<PullRequest> &requests, std::vector<PullReply> &replies,
+                              std::string &error) {
+  replies.assign(requests.size(), PullReply());
+  std::vector<CallStatus> statuses(requests.size());
+  int calls = 0;
+  for (const PullRequest &request : requests)
+    calls += request.dense_size() + request.rows_size() > 0;
+  Latch latch(calls);
+  for (size_t s = 0; s < requests.size(); ++s) {
+    if (requests[s].dense_size() + requests[s].rows_size() == 0)
+      continue;
+    requests[s].set_worker(worker_);
+    requests[s].set_step(step_);
+    servers_[s]->pull(requests[s], &replies[s], [&, s](CallStatus status) {
+      statuses[s] = std::move(status);
+      latch.countDown();
+    });
+  }
+  latch.wait();
+  for (size_t s = 0; s < requests.size(); ++s)
+    if (!statuses[s].ok()) {
+      error = servers_[s]->name() + ": pull for step " + std::to_string(step_) + " failed: " +
+              statuses[s].message;
+      return false;
+    }
+  return true;
+}
+
+bool ParameterClient::pullDense(uint32_t index, float *out, std::string &error) {
+  const PsVariable *spec = variable(index, error);
+  if (!spec)
+    return false;
+  const VariableShards &shards = shardsOf(*spec);
+  std::vector<PullRequest> requests(servers_.size());
+  std::vector<std::vector<int64_t>> asked(servers_.size());
+  for (int64_t k = 0; k < shards.shardCount(); ++k) {
+    ShardKey &key = *requests[shards.serverOf(k)].add_dense();
+    key.set_variable(index);
+    key.set_shard(static_cast<uint32_t>(k));
+    asked[shards.serverOf(k)].push_back(k);
+  }
+  std::vector<PullReply> replies;
+  if (!pullAll(requests, replies, error))
+    return false;
+  int64_t width = spec->shape.rowWidth;
+  for (size_t s = 0; s < servers_.size(); ++s)
+    for (size_t i = 0; i < asked[s].size(); ++i) {
+      int64_t k = asked[s][i];
+      const std::string &values = replies[s].dense(static_cast<int>(i));
+      int64_t rows = shards.shardRows(k);
+      if (values.size() != static_cast<size_t>(rows * width) * sizeof(float)) {
+        error = servers_[s]->name() + " sent " + std::to_string(values.size()) +
+                " bytes for shard " + std::to_string(k) + " of @" + spec->name + ", expected " +
+                std::to_string(rows * width * 4);
+        return false;
+      }
+      const float *data = reinterpret_cast<const float *>(values.data());
+      for (int64_t r = 0; r < rows; ++r) {
+        int64_t global = shards.rowsByMod() ? k + r * shards.shardCount() : shards.shardBegin(k) + r;
+        std::memcpy(out + global * width, data + r * width, static_cast<size_t>(width) * sizeof(float));
+      }
+    }
+  return true;
+}
+
+bool ParameterClient::pullRows(uint32_t index, const void *ids, bool ids64, int64_t count,
+                               float *out, std::string &error) {
+  const PsVariable *spec = variable(index, error);
+  if (!spec)
+    return false;
+  const VariableShards &shards = shardsOf(*spec);
+  std::vector<int64_t> all = widenIds(ids, ids64, count);
+  // Unique ids in order of first appearance, each asked of its server once.
+  std::unordered_map<int64_t, int64_t> uniqueOf;
+  std::vector<int64_t> slot(all.size());
+  std::vector<std::vector<int64_t>> idsFor(servers_.size());
+  std::vector<std::vector<int64_t>> uniquesFor(servers_.size());
+  int64_t uniques = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    int64_t id = all[i];
+    auto [it, inserted] = uniqueOf.try_emplace(id, uniques);
+    slot[i] = it->second;
+    if (!inserted)
+      continue;
+    ++uniques;
+    if (!shards.isHash() && (id < 0 || id >= spec->shape.rows)) {
+      error = "id " + std::to_string(id) + " is outside table @" + spec->name + " of " +
+              std::to_string(spec->shape.rows) + " rows";
+      return false;
+    }
+    int server = shards.isHash() ? shards.serverOfId(id) : shards.serverOf(shards.shardOfRow(id));
+    idsFor[server].push_back(id);
+    uniquesFor[server].push_back(it->second);
+  }
+  std::vector<PullRequest> requests(servers_.size());
+  for (size_t s = 0; s < servers_.size(); ++s)
+    if (!idsFor[s].empty()) {
+      RowsKey &key = *requests[s].add_rows();
+      key.set_variable(index);
+      key.set_ids(bytesOf(idsFor[s].data(), idsFor[s].size() * sizeof(int64_t)));
+    }
+  std::vector<PullReply> replies;
+  if (!pullAll(requests, replies, error))
+    return false;
+  int64_t width = spec->shape.rowWidth;
+  size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
+  std::vector<float> rows(static_cast<size_t>(uniques * width));
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    if (idsFor[s].empty())
+      continue;
+    const std::string &values = replies[s].rows(0);
+    if (values.size() != idsFor[s].size() * rowBytes) {
+      error = servers_[s]->name() + " sent " + std::to_string(values.size()) + " bytes for " +
+              std::to_string(idsFor[s].size()) + " rows of @" + spec->name;
+      return false;
+    }
+    for (size_t j = 0; j < uniquesFor[s].size(); ++j)
+      std::memcpy(rows.data() + uniquesFor[s][j] * width, values.data() + j * rowBytes, rowBytes);
+  }
+  for (size_t i = 0; i < all.size(); ++i)
+    std::memcpy(out + i * width, rows.data() + slot[i] * width, rowBytes);
+  return true;
+}
+
+bool ParameterClient::pushDense(uint32_t index, const float *gradient, std::string &error) {
+  const PsVariable *spec = variable(index, error);
+  if (!spec)
+    return false;
+  const VariableShards &shards = shardsOf(*spec);
+  int64_t width = spec->shape.rowWidth;
+  size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
+  for (int64_t k = 0; k < shards.shardCount(); ++k) {
+    DenseGradient &entry = *pending_[shards.serverOf(k)].add_dense();
+    entry.set_variable(index);
+    entry.set_shard(static_cast<uint32_t>(k));
+    std::string &values = *entry.mutable_values();
+    int64_t rows = shards.shardRows(k);
+    values.resize(static_cast<size_t>(rows) * rowBytes);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t global = shards.rowsByMod() ? k + r * shards.shardCount() : shards.shardBegin(k) + r;
+      std::memcpy(values.data() + r * rowBytes, gradient + global * width, rowBytes);
+    }
+  }
+  return true;
+}
+
+bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int64_t count,
+                               const float *rows, std::string &error) {
+  const PsVariable *spec = variable(index, error);
+  if (!spec)
+    return false;
+  const VariableShards &shards = shardsOf(*spec);
+  int64_t width = spec->shape.rowWidth;
+  std::vector<int64_t> all = widenIds(ids, ids64, count);
+  // Duplicates summed here: each id travels once.
+  std::unordered_map<int64_t, int64_t> uniqueOf;
+  std::vector<int64_t> uniqueIds;
+  std::vector<float> sums;
+  for (size_t i = 0; i < all.size(); ++i) {
+    int64_t id = all[i];
+    if (!shards.isHash() && (id < 0 || id >= spec->shape.rows)) {
+      error = "id " + std::to_string(id) + " is outside table @" + spec->name + " of " +
+              std::to_string(spec->shape.rows) + " rows";
+      return false;
+    }
+    auto [it, inserted] = uniqueOf.try_emplace(id, static_cast<int64_t>(uniqueIds.size()));
+    if (inserted) {
+      uniqueIds.push_back(id);
+      sums.insert(sums.end(), rows + i * width, rows + (i + 1) * width);
+      continue;
+    }
+    float *sum = sums.data() + it->second * width;
+    for (int64_t j = 0; j < width; ++j)
+      sum[j] += rows[i * width + j];
+  }
+  std::vector<std::vector<int64_t>> idsFor(servers_.size());
+  std::vector<std::vector<float>> rowsFor(servers_.size());
+  for (size_t u = 0; u < uniqueIds.size(); ++u) {
+    int64_t id = uniqueIds[u];
+    int server = shards.isHash() ? shards.serverOfId(id) : shards.serverOf(shards.shardOfRow(id));
+    idsFor[server].push_back(id);
+    rowsFor[server].insert(rowsFor[server].end(), sums.data() + u * width,
+                           sums.data() + (u + 1) * width);
+  }
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    if (idsFor[s].empty())
+      continue;
+    RowsGradient &entry = *pending_[s].add_rows();
+    entry.set_variable(index);
+    entry.set_ids(bytesOf(idsFor[s].data(), idsFor[s].size() * sizeof(int64_t)));
+    entry.set_rows(bytesOf(rowsFor[s].data(), rowsFor[s].size() * sizeof(float)));
+  }
+  return true;
+}
+
+bool ParameterClient::finishStep(std::string &error) {
+  std::vector<PushReply> replies(servers_.size());
+  std::vector<CallStatus> statuses(servers_.size());
+  Latch latch(serverCount());
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    pending_[s].set_worker(worker_);
+    pending_[s].set_step(step_);
+    servers_[s]->push(pending_[s], &replies[s], [&, s](CallStatus status) {
+      statuses[s] = std::move(status);
+      latch.countDown();
+    });
+  }
+  latch.wait();
+  for (PushRequest &request : pending_)
+    request.Clear();
+  for (size_t s = 0; s < servers_.size(); ++s)
+    if (!statuses[s].ok()) {
+      error = servers_[s]->name() + ": push of step " + std::to_string(step_) + " failed: " +
+              statuses[s].message;
+      return false;
+    }
+  ++step_;
+  return true;
+}
+
+bool ParameterClient::stats(std::vector<StatsReply> &replies, std::string &error) {
+  replies.assign(servers_.size(), StatsReply());
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    CallStatus status = servers_[s]->stats(replies[s]);
+    if (!status.ok()) {
+      error = servers_[s]->name() + ": statistics failed: " + status.message;
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace kiln::ps

@@ -1,0 +1,102 @@
+//===- ParameterClient.h - A worker's view of the parameter servers -*- C++ -*-===//
+//
+// What a worker's train step calls to pull variables and push gradients,
+// whatever carries them:
+//
+//   - pulls go out at once, one request per server holding a part of what
+//     is asked, all servers in parallel; a table's ids are made unique
+//     first and its rows scattered back to every position that asked;
+//   - pushes are collected during the step, duplicate ids summed, and sent
+//     by finishStep(): one request per server per step (every server gets
+//     one, empty or not: a sync server counts every worker's step);
+//   - an error names the server (`ps:1 at host:port`) and what failed.
+//
+// A ServerLink carries requests to one server: over gRPC (GrpcServerLink)
+// or straight into a ParameterServer in this process (LocalServerLink, for
+// `kiln run` of a parameter-server artifact and for tests).
+// One ParameterClient per worker thread; not thread-safe.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_PS_PARAMETERCLIENT_H
+#define KILN_RUNTIME_PS_PARAMETERCLIENT_H
+
+#include "runtime/cluster/GrpcSetup.h"
+#include "runtime/ps/ParameterServer.h"
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace kiln::ps {
+
+class ServerLink {
+public:
+  virtual ~ServerLink() = default;
+  /// How errors name the server: "ps:1 at 10.0.0.2:2222".
+  virtual const std::string &name() const = 0;
+  virtual CallStatus hello(const HelloRequest &request, HelloReply &reply) = 0;
+  /// Start a call; `done` runs when it completes (perhaps on another thread).
+  virtual void pull(const PullRequest &request, PullReply *reply, Done done) = 0;
+  virtual void push(const PushRequest &request, PushReply *reply, Done done) = 0;
+  virtual CallStatus stats(StatsReply &reply) = 0;
+};
+
+/// A server in this process.
+std::unique_ptr<ServerLink> makeLocalServerLink(ParameterServer &server, std::string name);
+
+/// A server across gRPC; every call carries `token` and ends by `deadline`.
+std::unique_ptr<ServerLink> makeGrpcServerLink(const std::string &address, std::string name,
+                                               const std::string &token,
+                                               const cluster::TlsFiles &tls,
+                                               std::chrono::milliseconds deadline);
+
+class ParameterClient {
+public:
+  ParameterClient(const PsModel &model, std::vector<std::unique_ptr<ServerLink>> servers,
+                  int worker, int workers);
+
+  /// Checks that every server runs this artifact with this cluster shape,
+  /// retrying unreachable ones until `patience` passes.
+  bool connect(std::chrono::milliseconds patience, std::string &error);
+
+  /// Starts step `step` (1-based): pulls and pushes until finishStep() belong to it.
+  void beginStep(int64_t step) { step_ = step; }
+  /// Writes the whole value of the variable with artifact index `variable` to `out`.
+  bool pullDense(uint32_t variable, float *out, std::string &error);
+  /// Writes the rows at `ids` (`count` of them, i32 or i64) of table
+  /// `variable` to `out` ([count, row width]).
+  bool pullRows(uint32_t variable, const void *ids, bool ids64, int64_t count, float *out,
+                std::string &error);
+  /// Queues the dense gradient of `variable` for this step's push.
+  bool pushDense(uint32_t variable, const float *gradient, std::string &error);
+  /// Queues a sparse gradient (rows[k] at ids[k], duplicates summed).
+  bool pushRows(uint32_t variable, const void *ids, bool ids64, int64_t count,
+                const float *rows, std::string &error);
+  /// Sends this step's pushes to every server and waits for them (sync: until applied).
+  bool finishStep(std::string &error);
+
+  /// The servers' statistics, one reply per server.
+  bool stats(std::vector<StatsReply> &replies, std::string &error);
+
+  int serverCount() const { return static_cast<int>(servers_.size()); }
+
+private:
+  const PsVariable *variable(uint32_t index, std::string &error) const;
+  const VariableShards &shardsOf(const PsVariable &spec) const;
+  /// Runs one call per non-empty entry of `requests` in parallel, waits for all.
+  bool pullAll(std::vector<PullRequest> &requests, std::vector<PullReply> &replies,
+               std::string &error);
+
+  const PsModel &model_;
+  std::vector<std::unique_ptr<ServerLink>> servers_;
+  std::vector<VariableShards> shards_; ///< By ordinal.
+  int worker_, workers_;
+  int64_t step_ = 1;
+  std::vector<PushRequest> pending_; ///< By server.
+};
+
+} // namespace kiln::ps
+
+#endif // KILN_RUNTIME_PS_PARAMETERCLIENT_H

@@ -1,0 +1,294 @@
+//===- ParameterServer.cpp - One parameter server's protocol --------------===//
+
+#include "runtime/ps/ParameterServer.h"
+
+#include "runtime/support/FloatRounding.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace kiln::ps {
+
+using Clock = std::chrono::steady_clock;
+using Code = CallStatus::Code;
+
+namespace {
+
+void runAll(std::vector<std::pair<Done, CallStatus>> &finished) {
+  for (auto &[done, status] : finished)
+    done(status);
+  finished.clear();
+}
+
+/// The f32 values of a pushed payload (f16 when compressed).
+std::vector<float> decodeFloats(const std::string &bytes, bool compressed) {
+  if (!compressed) {
+    std::vector<float> values(bytes.size() / sizeof(float));
+    std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
+    return values;
+  }
+  std::vector<float> values(bytes.size() / sizeof(uint16_t));
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + i * sizeof bits, sizeof bits);
+    values[i] = f16ToFloat(bits);
+  }
+  return values;
+}
+
+std::vector<int64_t> decodeIds(const std::string &bytes) {
+  std::vector<int64_t> ids(bytes.size() / sizeof(int64_t));
+  std::memcpy(ids.data(), bytes.data(), ids.size() * sizeof(int64_t));
+  return ids;
+}
+
+} // namespace
+
+ParameterServer::ParameterServer(const PsModel &model, const ServerOptions &options)
+    : store_(model, options.index, options.servers), options_(options),
+      lastPushed_(static_cast<size_t>(std::max(1, options.workers)), 0), started_(Clock::now()) {}
+
+ParameterServer::~ParameterServer() { shutdown(); }
+
+int64_t ParameterServer::appliedSteps() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return applied_;
+}
+
+CallStatus ParameterServer::hello(const HelloRequest &request, HelloReply &reply) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto mismatch = [](const std::string &what, int64_t theirs, int64_t ours) {
+    return CallStatus::error(Code::FailedPrecondition,
+                             what + " " + std::to_string(theirs) + ", the server's is " +
+                                 std::to_string(ours));
+  };
+  if (request.artifact_checksum() != store_.model().checksum) {
+    char text[96];
+    std::snprintf(text, sizeof(text), "another artifact (checksum %016llx, the server's %016llx)",
+                  static_cast<unsigned long long>(request.artifact_checksum()),
+                  static_cast<unsigned long long>(store_.model().checksum));
+    return CallStatus::error(Code::FailedPrecondition, text);
+  }
+  if (request.server_index() != options_.index)
+    return mismatch("server index", request.server_index(), options_.index);
+  if (request.server_count() != options_.servers)
+    return mismatch("server count", request.server_count(), options_.servers);
+  if (request.worker_count() != options_.workers)
+    return mismatch("worker count", request.worker_count(), options_.workers);
+  reply.set_applied_steps(applied_);
+  return {};
+}
+
+CallStatus ParameterServer::readPull(const PullRequest &request, PullReply &reply) {
+  RequestError error;
+  for (const ShardKey &key : request.dense())
+    if (!store_.readShard(key.variable(), key.shard(), *reply.add_dense(), error))
+      return CallStatus::error(Code::InvalidArgument, error.message);
+  for (const RowsKey &key : request.rows()) {
+    std::vector<int64_t> ids = decodeIds(key.ids());
+    if (!store_.readRows(key.variable(), ids.data(), static_cast<int64_t>(ids.size()),
+                         *reply.add_rows(), error))
+      return CallStatus::error(Code::InvalidArgument, error.message);
+  }
+  ++pullRequests_;
+  bytesReceived_ += static_cast<int64_t>(request.ByteSizeLong());
+  bytesSent_ += static_cast<int64_t>(reply.ByteSizeLong());
+  return {};
+}
+
+bool ParameterServer::stalenessAllows(int64_t step) const {
+  if (options_.mode != SyncMode::Async || options_.staleness < 0)
+    return true;
+  int64_t slowest = *std::min_element(lastPushed_.begin(), lastPushed_.end());
+  return step - 1 - slowest <= options_.staleness;
+}
+
+std::string ParameterServer::slowestWorker() const {
+  auto it = std::min_element(lastPushed_.begin(), lastPushed_.end());
+  return "worker " + std::to_string(it - lastPushed_.begin()) + " (at step " +
+         std::to_string(*it) + ")";
+}
+
+void ParameterServer::pull(const PullRequest &request, PullReply *reply, Done done) {
+  Finished finished;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopped_) {
+      finished.push_back({std::move(done), CallStatus::error(Code::Unavailable,
+                                                             "the parameter server is stopping")});
+    } else if (stalenessAllows(request.step())) {
+      finished.push_back({std::move(done), readPull(request, *reply)});
+    } else {
+      int64_t step = request.step();
+      waiters_.push_back(Waiter{[this, step] { return stalenessAllows(step); },
+                                [this, &request, reply] { return readPull(request, *reply); },
+                                std::move(done), Clock::now() + options_.staleWait});
+    }
+  }
+  runAll(finished);
+}
+
+CallStatus ParameterServer::addPush(const PushRequest &request) {
+  RequestError error;
+  std::vector<std::vector<float>> dense;
+  for (const DenseGradient &gradient : request.dense())
+    dense.push_back(decodeFloats(gradient.values(), gradient.compressed()));
+  std::vector<std::vector<int64_t>> ids;
+  std::vector<std::vector<float>> rows;
+  for (const RowsGradient &gradient : request.rows()) {
+    ids.push_back(decodeIds(gradient.ids()));
+    rows.push_back(decodeFloats(gradient.rows(), gradient.compressed()));
+  }
+  // Every entry is checked before any is added: a bad request changes nothing.
+  for (bool commit : {false, true}) {
+    for (int i = 0; i < request.dense_size(); ++i)
+      if (!store_.addShardGradient(request.dense(i).variable(), request.dense(i).shard(),
+                                   dense[i].data(), static_cast<int64_t>(dense[i].size()), commit,
+                                   error))
+        return CallStatus::error(Code::InvalidArgument, error.message);
+    for (int i = 0; i < request.rows_size(); ++i)
+      if (!store_.addRowsGradient(request.rows(i).variable(), ids[i].data(),
+                                  static_cast<int64_t>(ids[i].size()), rows[i].data(),
+                                  static_cast<int64_t>(rows[i].size()), commit, error))
+        return CallStatus::error(Code::InvalidArgument, error.message);
+  }
+  ++pushRequests_;
+  bytesReceived_ += static_cast<int64_t>(request.ByteSizeLong());
+  return {};
+}
+
+void ParameterServer::push(const PushRequest &request, PushReply *reply, Done done) {
+  Finished finished;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    int worker = request.worker();
+    int64_t step = request.step();
+    if (stopped_) {
+      finished.push_back({std::move(done), CallStatus::error(Code::Unavailable,
+                                                             "the parameter server is stopping")});
+    } else if (worker < 0 || worker >= options_.workers || step < 1) {
+      finished.push_back(
+          {std::move(done),
+           CallStatus::error(Code::InvalidArgument,
+                             "push from worker " + std::to_string(worker) + " at step " +
+                                 std::to_string(step) + ": the job has " +
+                                 std::to_string(options_.workers) + " workers, steps from 1")});
+    } else if (options_.mode == SyncMode::Async) {
+      bool duplicate = step <= lastPushed_[worker];
+      CallStatus status;
+      if (!duplicate) {
+        status = addPush(request);
+        if (status.ok()) {
+          store_.apply(1.0, ++applied_);
+          lastPushed_[worker] = step;
+        }
+      }
+      reply->set_duplicate(duplicate);
+      reply->set_applied_steps(applied_);
+      finished.push_back({std::move(done), status});
+      wakeWaiters(finished);
+    } else if (step <= applied_) {
+      reply->set_duplicate(true);
+      reply->set_applied_steps(applied_);
+      finished.push_back({std::move(done), CallStatus{}});
+    } else if (step > applied_ + 1) {
+      finished.push_back(
+          {std::move(done),
+           CallStatus::error(Code::FailedPrecondition,
+                             "worker " + std::to_string(worker) + " pushed step " +
+                                 std::to_string(step) + " before step " +
+                                 std::to_string(applied_ + 1) + " was applied")});
+    } else {
+      bool duplicate = pushedBy_[step].count(worker) > 0;
+      CallStatus status = duplicate ? CallStatus{} : addPush(request);
+      if (!status.ok()) {
+        finished.push_back({std::move(done), status});
+      } else {
+        pushedBy_[step].insert(worker);
+        reply->set_duplicate(duplicate);
+        waitingPushes_[step].push_back({reply, std::move(done)});
+        maybeApplyStep(step, finished);
+      }
+    }
+  }
+  runAll(finished);
+}
+
+void ParameterServer::maybeApplyStep(int64_t step, Finished &finished) {
+  if (static_cast<int>(pushedBy_[step].size()) < options_.workers)
+    return;
+  store_.apply(1.0 / options_.workers, step);
+  applied_ = step;
+  pushedBy_.erase(step);
+  for (auto &[reply, done] : waitingPushes_[step]) {
+    reply->set_applied_steps(applied_);
+    finished.push_back({std::move(done), CallStatus{}});
+  }
+  waitingPushes_.erase(step);
+}
+
+void ParameterServer::wakeWaiters(Finished &finished) {
+  Clock::time_point now = Clock::now();
+  for (auto it = waiters_.begin(); it != waiters_.end();) {
+    if (it->ready()) {
+      finished.push_back({std::move(it->done), it->complete()});
+    } else if (now >= it->deadline) {
+      finished.push_back({std::move(it->done),
+                          CallStatus::error(Code::DeadlineExceeded,
+                                            "bounded staleness: waited for the slowest worker, " +
+                                                slowestWorker() + ", too long")});
+    } else {
+      ++it;
+      continue;
+    }
+    it = waiters_.erase(it);
+  }
+}
+
+void ParameterServer::stats(StatsReply &reply) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  reply.set_server_index(options_.index);
+  reply.set_applied_steps(applied_);
+  reply.set_pull_requests(pullRequests_);
+  reply.set_push_requests(pushRequests_);
+  reply.set_bytes_received(bytesReceived_);
+  reply.set_bytes_sent(bytesSent_);
+  reply.set_seconds(std::chrono::duration<double>(Clock::now() - started_).count());
+  const PsModel &model = store_.model();
+  for (size_t i = 0; i < model.variables.size(); ++i) {
+    VariableStats &out = *reply.add_variables();
+    int ordinal = static_cast<int>(i);
+    out.set_variable(model.variables[i].artifactIndex);
+    out.set_name(model.variables[i].name);
+    out.set_rows(store_.rowsHeld(ordinal));
+    out.set_bytes(store_.bytesHeld(ordinal));
+    out.set_rows_pulled(store_.counters(ordinal).rowsPulled);
+    out.set_rows_pushed(store_.counters(ordinal).rowsPushed);
+    for (auto [id, count] : store_.hottest(ordinal, 5)) {
+      out.add_hottest_ids(id);
+      out.add_hottest_counts(count);
+    }
+  }
+}
+
+void ParameterServer::shutdown() {
+  Finished finished;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopped_)
+      return;
+    stopped_ = true;
+    CallStatus stopping =
+        CallStatus::error(Code::Unavailable, "the parameter server is stopping");
+    for (auto &[step, replies] : waitingPushes_)
+      for (auto &[reply, done] : replies)
+        finished.push_back({std::move(done), stopping});
+    waitingPushes_.clear();
+    for (Waiter &waiter : waiters_)
+      finished.push_back({std::move(waiter.done), stopping});
+    waiters_.clear();
+  }
+  runAll(finished);
+}
+
+} // namespace kiln::ps

@@ -1,0 +1,445 @@
+//===- ParameterServerTest.cpp - Parameter servers, their protocol and client -===//
+//
+// The shard map against TensorFlow's partitioners, hash rows independent of
+// the number of servers, sync steps equal to one step at the global batch,
+// duplicates applied once, async and bounded staleness, bad requests that
+// change nothing, and the gRPC service with its token.
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/ps/ParameterClient.h"
+#include "runtime/ps/ParameterServerService.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+#include <random>
+#include <thread>
+
+using namespace kiln;
+using namespace kiln::ps;
+using namespace std::chrono_literals;
+
+namespace {
+
+Placement dense(Placement::Partitioner partitioner = Placement::Partitioner::None) {
+  Placement placement;
+  placement.partitioner = partitioner;
+  return placement;
+}
+
+PsVariable variable(std::string name, uint32_t index, std::vector<int64_t> dims,
+                    Placement placement) {
+  PsVariable v;
+  v.name = std::move(name);
+  v.artifactIndex = index;
+  v.dims = dims;
+  v.shape.rows = dims.empty() ? 1 : dims[0];
+  v.shape.rowWidth = 1;
+  for (size_t i = 1; i < dims.size(); ++i)
+    v.shape.rowWidth *= dims[i];
+  v.placement = placement;
+  v.init.kind = artifact::InitKind_Normal;
+  v.init.a = 0.0;
+  v.init.b = 0.5;
+  v.init.seed = 7 + index;
+  return v;
+}
+
+/// A model: a [10, 3] weight in 3 fixed shards, a [12, 4] table split by
+/// mod, a hash table of width 4; SGD at 0.5.
+PsModel smallModel(std::string optimizer = "sgd") {
+  PsModel model;
+  Placement fixed = dense(Placement::Partitioner::FixedShards);
+  fixed.numShards = 3;
+  model.variables.push_back(variable("w", 0, {10, 3}, fixed));
+  Placement table = fixed;
+  table.kind = Placement::Kind::Table;
+  table.rowsByMod = true;
+  model.variables.push_back(variable("table", 2, {12, 4}, table));
+  Placement hash;
+  hash.kind = Placement::Kind::Hash;
+  model.variables.push_back(variable("hash", 3, {1000, 4}, hash));
+  model.optimizer.kind = optimizer;
+  model.optimizer.learningRate = 0.5;
+  model.checksum = 0x1234;
+  return model;
+}
+
+/// Servers in this process and a client per worker.
+struct LocalCluster {
+  LocalCluster(const PsModel &model, int servers, int workers, SyncMode mode = SyncMode::Sync,
+               int64_t staleness = -1) {
+    for (int s = 0; s < servers; ++s) {
+      ServerOptions options;
+      options.index = s;
+      options.servers = servers;
+      options.workers = workers;
+      options.mode = mode;
+      options.staleness = staleness;
+      options.staleWait = 2000ms;
+      this->servers.push_back(std::make_unique<ParameterServer>(model, options));
+    }
+    for (int w = 0; w < workers; ++w) {
+      std::vector<std::unique_ptr<ServerLink>> links;
+      for (int s = 0; s < servers; ++s)
+        links.push_back(makeLocalServerLink(*this->servers[s], "ps:" + std::to_string(s)));
+      clients.push_back(std::make_unique<ParameterClient>(model, std::move(links), w, workers));
+    }
+  }
+  std::vector<std::unique_ptr<ParameterServer>> servers;
+  std::vector<std::unique_ptr<ParameterClient>> clients;
+};
+
+std::vector<float> pullDense(ParameterClient &client, uint32_t variable, size_t count) {
+  std::vector<float> values(count, -999.0f);
+  std::string error;
+  EXPECT_TRUE(client.pullDense(variable, values.data(), error)) << error;
+  return values;
+}
+
+std::vector<float> pullRows(ParameterClient &client, uint32_t variable,
+                            const std::vector<int64_t> &ids, int64_t width) {
+  std::vector<float> rows(ids.size() * width, -999.0f);
+  std::string error;
+  EXPECT_TRUE(client.pullRows(variable, ids.data(), true, static_cast<int64_t>(ids.size()),
+                              rows.data(), error))
+      << error;
+  return rows;
+}
+
+std::vector<float> randomValues(size_t count, unsigned seed) {
+  std::mt19937 gen(seed);
+  std::normal_distribution<float> normal;
+  std::vector<float> values(count);
+  for (float &v : values)
+    v = normal(gen);
+  return values;
+}
+
+TEST(ShardMapTest, PartitionersSplitAsTensorFlow) {
+  VariableShape shape{10, 3}; // 120 bytes.
+  Placement fixed = dense(Placement::Partitioner::FixedShards);
+  fixed.numShards = 3;
+  VariableShards shards(fixed, shape, /*ordinal=*/1, /*servers=*/2);
+  ASSERT_EQ(shards.shardCount(), 3);
+  // TensorFlow gives the first rows % shards shards one row more.
+  EXPECT_EQ(shards.shardRows(0), 4);
+  EXPECT_EQ(shards.shardRows(1), 3);
+  EXPECT_EQ(shards.shardBegin(2), 7);
+  EXPECT_EQ(shards.shardOfRow(6), 1);
+  EXPECT_EQ(shards.localRow(6), 2);
+  // Round robin from the variable's ordinal.
+  EXPECT_EQ(shards.serverOf(0), 1);
+  EXPECT_EQ(shards.serverOf(1), 0);
+  EXPECT_EQ(shards.shardsOn(1), (std::vector<int64_t>{0, 2}));
+
+  Placement min = dense(Placement::Partitioner::MinShardBytes);
+  min.minShardBytes = 40; // 120 / 40 = 3 shards, capped by the servers.
+  EXPECT_EQ(resolveShardCount(min, shape, 2), 2);
+  EXPECT_EQ(resolveShardCount(min, shape, 8), 3);
+  min.maxShards = 1;
+  EXPECT_EQ(resolveShardCount(min, shape, 8), 1);
+
+  Placement max = dense(Placement::Partitioner::MaxShardBytes);
+  max.maxShardBytes = 50; // ceil(120 / 50) = 3.
+  EXPECT_EQ(resolveShardCount(max, shape, 8), 3);
+  max.maxShardBytes = 1; // One row per shard at most: 10.
+  EXPECT_EQ(resolveShardCount(max, shape, 64), 10);
+
+  Placement mod = fixed;
+  mod.rowsByMod = true;
+  VariableShards byMod(mod, shape, 0, 3);
+  EXPECT_EQ(byMod.shardOfRow(7), 1);
+  EXPECT_EQ(byMod.localRow(7), 2);
+  EXPECT_EQ(byMod.shardRows(0), 4); // Rows 0, 3, 6, 9.
+}
+
+TEST(ParameterServerTest, ValuesDoNotDependOnTheNumberOfServers) {
+  PsModel model = smallModel();
+  LocalCluster one(model, 1, 1), three(model, 3, 1);
+  EXPECT_EQ(pullDense(*one.clients[0], 0, 30), pullDense(*three.clients[0], 0, 30));
+  std::vector<int64_t> ids = {11, 0, 5, 11, 3};
+  EXPECT_EQ(pullRows(*one.clients[0], 2, ids, 4), pullRows(*three.clients[0], 2, ids, 4));
+  std::vector<int64_t> keys = {-5, 1LL << 40, 17, 17, 123456789};
+  std::vector<float> hashed = pullRows(*one.clients[0], 3, keys, 4);
+  EXPECT_EQ(hashed, pullRows(*three.clients[0], 3, keys, 4));
+  // A repeated id has its row; different ids differ.
+  EXPECT_TRUE(std::equal(hashed.begin() + 8, hashed.begin() + 12, hashed.begin() + 12));
+  EXPECT_NE(std::vector<float>(hashed.begin(), hashed.begin() + 4),
+            std::vector<float>(hashed.begin() + 4, hashed.begin() + 8));
+  // The mod table's rows are the whole table's rows as one draw gives them.
+  std::vector<float> whole(48);
+  exec::initializeValues(model.variables[1].init, artifact::DType_F32,
+                         model.variables[1].dims.data(), 2, 48, whole.data());
+  EXPECT_EQ(pullRows(*three.clients[0], 2, {5}, 4),
+            std::vector<float>(whole.begin() + 20, whole.begin() + 24));
+}
+
+/// Runs one sync step on every worker of `cluster` at once.
+void syncStep(LocalCluster &cluster, int64_t step,
+              const std::vector<std::vector<float>> &denseGradients,
+              const std::vector<std::vector<int64_t>> &ids,
+              const std::vector<std::vector<float>> &rows) {
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < cluster.clients.size(); ++w)
+    threads.emplace_back([&, w] {
+      ParameterClient &client = *cluster.clients[w];
+      std::string error;
+      client.beginStep(step);
+      EXPECT_TRUE(client.pushDense(0, denseGradients[w].data(), error)) << error;
+      EXPECT_TRUE(client.pushRows(3, ids[w].data(), true, static_cast<int64_t>(ids[w].size()),
+                                  rows[w].data(), error))
+          << error;
+      EXPECT_TRUE(client.finishStep(error)) << error;
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+}
+
+TEST(ParameterServerTest, SyncStepAppliesTheMeanOnceForEveryServerCount) {
+  PsModel model = smallModel("adam");
+  std::vector<std::vector<float>> grads = {randomValues(30, 1), randomValues(30, 2)};
+  std::vector<std::vector<int64_t>> ids = {{4, 9, 4}, {9, 1LL << 33}};
+  std::vector<std::vector<float>> rows = {randomValues(12, 3), randomValues(8, 4)};
+
+  // The expected values: Adam on the mean gradient, as one process would.
+  LocalCluster reference(model, 1, 1);
+  std::vector<float> w = pullDense(*reference.clients[0], 0, 30);
+  std::vector<float> m(30, 0.0f), v(30, 0.0f), mean(30);
+  for (size_t i = 0; i < 30; ++i)
+    mean[i] = (grads[0][i] + grads[1][i]) / 2;
+  cpu::denseApply(model.optimizer.hyperParameters(false), w.data(), {m.data(), v.data()},
+                  mean.data(), 30, 0.5f, 1.0f);
+
+  for (int servers : {1, 2, 3}) {
+    LocalCluster cluster(model, servers, 2);
+    std::vector<float> hashBefore = pullRows(*cluster.clients[0], 3, {9, 4, 1LL << 33}, 4);
+    syncStep(cluster, 1, grads, ids, rows);
+    std::vector<float> after = pullDense(*cluster.clients[1], 0, 30);
+    for (size_t i = 0; i < 30; ++i)
+      EXPECT_FLOAT_EQ(after[i], w[i]) << "servers " << servers << " element " << i;
+    for (auto &server : cluster.servers)
+      EXPECT_EQ(server->appliedSteps(), 1);
+    // Every hash row moved against the sign of its summed gradient (Adam's
+    // first step moves each element by about lr).
+    std::vector<float> hashAfter = pullRows(*cluster.clients[0], 3, {9, 4, 1LL << 33}, 4);
+    std::vector<float> sum9(4), sum4(4);
+    for (int j = 0; j < 4; ++j) {
+      sum4[j] = rows[0][j] + rows[0][8 + j];
+      sum9[j] = rows[0][4 + j] + rows[1][j];
+    }
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_NEAR(hashAfter[j] - hashBefore[j], sum9[j] > 0 ? -0.5 : 0.5, 1e-3);
+      EXPECT_NEAR(hashAfter[4 + j] - hashBefore[4 + j], sum4[j] > 0 ? -0.5 : 0.5, 1e-3);
+    }
+  }
+}
+
+TEST(ParameterServerTest, SyncPushWaitsForEveryWorkerAndDuplicatesApplyOnce) {
+  PsModel model = smallModel();
+  LocalCluster cluster(model, 1, 2);
+  std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+  std::vector<float> gradient(30, 1.0f);
+  PushRequest request;
+  request.set_worker(0);
+  request.set_step(1);
+  DenseGradient &entry = *request.add_dense();
+  entry.set_variable(0);
+  entry.set_shard(0);
+  entry.set_values(std::string(reinterpret_cast<const char *>(gradient.data()), 4 * 4 * 3));
+  std::promise<CallStatus> first, repeated;
+  PushReply firstReply, repeatedReply;
+  cluster.servers[0]->push(request, &firstReply, [&](CallStatus s) { first.set_value(s); });
+  cluster.servers[0]->push(request, &repeatedReply, [&](CallStatus s) { repeated.set_value(s); });
+  std::future<CallStatus> firstDone = first.get_future();
+  EXPECT_EQ(firstDone.wait_for(200ms), std::future_status::timeout)
+      << "a sync push returned before the other worker pushed";
+  PushRequest other = request;
+  other.set_worker(1);
+  PushReply otherReply;
+  CallStatus otherStatus;
+  cluster.servers[0]->push(other, &otherReply, [&](CallStatus s) { otherStatus = s; });
+  ASSERT_EQ(firstDone.wait_for(2s), std::future_status::ready);
+  EXPECT_TRUE(firstDone.get().ok());
+  EXPECT_TRUE(repeated.get_future().get().ok());
+  EXPECT_TRUE(repeatedReply.duplicate());
+  EXPECT_FALSE(firstReply.duplicate());
+  EXPECT_EQ(cluster.servers[0]->appliedSteps(), 1);
+  // Shard 0 holds rows 0-3 (12 values): each moved by lr * mean(1, 1) once.
+  std::vector<float> after = pullDense(*cluster.clients[1], 0, 30);
+  for (int i = 0; i < 12; ++i)
+    EXPECT_FLOAT_EQ(after[i], before[i] - 0.5f);
+  // A push of an applied step is a duplicate, answered at once.
+  PushReply late;
+  CallStatus lateStatus = CallStatus::error(CallStatus::Code::Unavailable, "not called");
+  cluster.servers[0]->push(other, &late, [&](CallStatus s) { lateStatus = s; });
+  EXPECT_TRUE(lateStatus.ok());
+  EXPECT_TRUE(late.duplicate());
+  EXPECT_EQ(pullDense(*cluster.clients[1], 0, 30), after);
+}
+
+TEST(ParameterServerTest, AsyncAppliesEachPushAndStalenessBoundsTheLead) {
+  PsModel model = smallModel();
+  LocalCluster cluster(model, 2, 2, SyncMode::Async, /*staleness=*/0);
+  std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+  std::vector<float> gradient(30, 1.0f);
+  std::string error;
+  ParameterClient &fast = *cluster.clients[0];
+  fast.beginStep(1);
+  ASSERT_TRUE(fast.pushDense(0, gradient.data(), error)) << error;
+  ASSERT_TRUE(fast.finishStep(error)) << error; // Async: returns at once.
+  std::vector<float> after = pullDense(*cluster.clients[1], 0, 30);
+  for (int i = 0; i < 30; ++i)
+    EXPECT_FLOAT_EQ(after[i], before[i] - 0.5f); // Not averaged: applied alone.
+  // Staleness 0: worker 0 may not pull for step 2 before worker 1 finished step 1.
+  auto pulled = std::async(std::launch::async, [&] {
+    std::vector<float> values(30);
+    std::string pullError;
+    bool ok = fast.pullDense(0, values.data(), pullError);
+    return ok;
+  });
+  EXPECT_EQ(pulled.wait_for(200ms), std::future_status::timeout)
+      << "a pull ran ahead of the slowest worker beyond the staleness bound";
+  ParameterClient &slow = *cluster.clients[1];
+  slow.beginStep(1);
+  ASSERT_TRUE(slow.finishStep(error)) << error;
+  ASSERT_EQ(pulled.wait_for(2s), std::future_status::ready);
+  EXPECT_TRUE(pulled.get());
+}
+
+TEST(ParameterServerTest, BadRequestsChangeNothing) {
+  PsModel model = smallModel();
+  LocalCluster cluster(model, 1, 1);
+  std::vector<float> tableBefore = pullRows(*cluster.clients[0], 2, {0, 1, 2}, 4);
+  std::string error;
+  std::vector<float> row(4, 1.0f);
+  int64_t outside = 12;
+  std::vector<float> out(4);
+  EXPECT_FALSE(cluster.clients[0]->pullRows(2, &outside, true, 1, out.data(), error));
+  EXPECT_NE(error.find("id 12 is outside table @table of 12 rows"), std::string::npos) << error;
+  EXPECT_FALSE(cluster.clients[0]->pullDense(9, out.data(), error));
+  EXPECT_NE(error.find("variable #9"), std::string::npos) << error;
+
+  // A request whose second entry is bad: the first is not applied either.
+  PushRequest request;
+  request.set_worker(0);
+  request.set_step(1);
+  RowsGradient &good = *request.add_rows();
+  good.set_variable(2);
+  int64_t id = 1;
+  good.set_ids(std::string(reinterpret_cast<const char *>(&id), 8));
+  good.set_rows(std::string(reinterpret_cast<const char *>(row.data()), 16));
+  RowsGradient &bad = *request.add_rows();
+  bad = good;
+  int64_t negative = -3;
+  bad.set_ids(std::string(reinterpret_cast<const char *>(&negative), 8));
+  PushReply reply;
+  CallStatus status;
+  cluster.servers[0]->push(request, &reply, [&](CallStatus s) { status = s; });
+  EXPECT_EQ(status.code, CallStatus::Code::InvalidArgument);
+  EXPECT_NE(status.message.find("id -3 of @table is outside"), std::string::npos)
+      << status.message;
+  EXPECT_EQ(cluster.servers[0]->appliedSteps(), 0);
+  EXPECT_EQ(pullRows(*cluster.clients[0], 2, {0, 1, 2}, 4), tableBefore);
+}
+
+TEST(ParameterServerTest, StatisticsCountRowsAndBytesPerServer) {
+  PsModel model = smallModel("adagrad");
+  LocalCluster cluster(model, 2, 1);
+  std::vector<int64_t> keys;
+  for (int64_t k = 0; k < 50; ++k)
+    keys.push_back(k * 7919);
+  pullRows(*cluster.clients[0], 3, keys, 4);
+  pullRows(*cluster.clients[0], 3, {7919}, 4); // Pulled twice: the hottest.
+  std::vector<StatsReply> stats;
+  std::string error;
+  ASSERT_TRUE(cluster.clients[0]->stats(stats, error)) << error;
+  ASSERT_EQ(stats.size(), 2u);
+  int64_t hashRows = 0, weightRows = 0;
+  for (const StatsReply &reply : stats)
+    for (const VariableStats &v : reply.variables()) {
+      if (v.name() == "hash") {
+        hashRows += v.rows();
+        EXPECT_EQ(v.bytes(), v.rows() * 4 * 4 * 2); // Values and Adagrad's accumulator.
+      }
+      if (v.name() == "w")
+        weightRows += v.rows();
+    }
+  EXPECT_EQ(hashRows, 50);
+  EXPECT_EQ(weightRows, 10);
+  bool foundHottest = false;
+  for (const StatsReply &reply : stats)
+    for (const VariableStats &v : reply.variables())
+      if (v.name() == "hash" && v.hottest_ids_size() > 0 && v.hottest_ids(0) == 7919) {
+        EXPECT_EQ(v.hottest_counts(0), 2);
+        foundHottest = true;
+      }
+  EXPECT_TRUE(foundHottest);
+}
+
+TEST(ParameterServiceTest, GrpcRoundTripChecksTokenAndArtifact) {
+  PsModel model = smallModel();
+  ServerOptions options;
+  ParameterServer server(model, options);
+  ServiceOptions serviceOptions;
+  serviceOptions.listenAddress = "127.0.0.1:0";
+  serviceOptions.token = "secret";
+  std::string error;
+  std::unique_ptr<ParameterServerService> service =
+      ParameterServerService::start(server, serviceOptions, error);
+  ASSERT_TRUE(service) << error;
+  std::string address = "127.0.0.1:" + std::to_string(service->port());
+
+  auto client = [&](const std::string &token, const PsModel &m) {
+    std::vector<std::unique_ptr<ServerLink>> links;
+    links.push_back(makeGrpcServerLink(address, "ps:0", token, {}, 5000ms));
+    return std::make_unique<ParameterClient>(m, std::move(links), 0, 1);
+  };
+  auto good = client("secret", model);
+  ASSERT_TRUE(good->connect(2000ms, error)) << error;
+  std::vector<float> before = pullDense(*good, 0, 30);
+  std::vector<float> gradient(30, 2.0f);
+  good->beginStep(1);
+  ASSERT_TRUE(good->pushDense(0, gradient.data(), error)) << error;
+  ASSERT_TRUE(good->finishStep(error)) << error;
+  std::vector<float> after = pullDense(*good, 0, 30);
+  for (int i = 0; i < 30; ++i)
+    EXPECT_FLOAT_EQ(after[i], before[i] - 1.0f);
+
+  auto wrong = client("guess", model);
+  EXPECT_FALSE(wrong->connect(2000ms, error));
+  EXPECT_NE(error.find("ps:0 at " + address + " refused worker 0: wrong cluster token"),
+            std::string::npos)
+      << error;
+  PsModel other = model;
+  other.checksum = 0x9999;
+  auto mismatched = client("secret", other);
+  EXPECT_FALSE(mismatched->connect(2000ms, error));
+  EXPECT_NE(error.find("another artifact"), std::string::npos) << error;
+}
+
+TEST(ParameterServiceTest, AnUnreachableServerIsNamed) {
+  PsModel model = smallModel();
+  std::vector<std::unique_ptr<ServerLink>> links;
+  // A port nothing listens on (bound and closed by the test's own server).
+  std::string address;
+  {
+    ParameterServer server(model, ServerOptions());
+    ServiceOptions options;
+    options.listenAddress = "127.0.0.1:0";
+    std::string error;
+    auto service = ParameterServerService::start(server, options, error);
+    ASSERT_TRUE(service) << error;
+    address = "127.0.0.1:" + std::to_string(service->port());
+  }
+  links.push_back(makeGrpcServerLink(address, "ps:3", "", {}, 500ms));
+  ParameterClient client(model, std::move(links), 0, 1);
+  std::string error;
+  std::vector<float> out(30);
+  EXPECT_FALSE(client.pullDense(0, out.data(), error));
+  EXPECT_NE(error.find("ps:3 at " + address + ": pull for step 1 failed"), std::string::npos)
+      << error;
+}
+
+} // namespace
