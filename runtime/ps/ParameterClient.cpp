@@ -78,6 +78,11 @@ CallStatus fromGrpc(const grpc::Status &status) {
   }
 }
 
+/// A server reached over gRPC. The link owns every call's ClientContext and
+/// outlives its callbacks: the destructor waits until each one has returned.
+/// (A callback that owned its context dropped the last reference to the
+/// channel on gRPC's own thread, which could still be tearing the channel
+/// down while the process exited; gRPC then aborted.)
 class GrpcServerLink : public ServerLink {
 public:
   GrpcServerLink(const std::string &address, std::string name, std::string token,
@@ -86,6 +91,12 @@ public:
         deadline_(deadline),
         stub_(ParameterService::NewStub(
             cluster::makeChannel(address, tls, /*maxMessageBytes=*/256 << 20))) {}
+
+  ~GrpcServerLink() override {
+    // Every call has a deadline, so this wait ends.
+    std::unique_lock<std::mutex> lock(mutex_);
+    idle_.wait(lock, [&] { return inFlight_ == 0; });
+  }
 
   const std::string &name() const override { return name_; }
 
@@ -96,17 +107,19 @@ public:
   }
 
   void pull(const PullRequest &request, PullReply *reply, Done done) override {
-    auto context = std::make_shared<grpc::ClientContext>();
-    prepare(*context, deadline_);
-    stub_->async()->Pull(context.get(), &request, reply,
-                         [context, done](grpc::Status status) { done(fromGrpc(status)); });
+    grpc::ClientContext *context = startCall();
+    stub_->async()->Pull(context, &request, reply, [this, done](grpc::Status status) {
+      done(fromGrpc(status));
+      finishCall();
+    });
   }
 
   void push(const PushRequest &request, PushReply *reply, Done done) override {
-    auto context = std::make_shared<grpc::ClientContext>();
-    prepare(*context, deadline_);
-    stub_->async()->Push(context.get(), &request, reply,
-                         [context, done](grpc::Status status) { done(fromGrpc(status)); });
+    grpc::ClientContext *context = startCall();
+    stub_->async()->Push(context, &request, reply, [this, done](grpc::Status status) {
+      done(fromGrpc(status));
+      finishCall();
+    });
   }
 
   CallStatus stats(StatsReply &reply) override {
@@ -121,9 +134,32 @@ private:
     context.set_deadline(std::chrono::system_clock::now() + deadline);
   }
 
+  /// A context for a new call. Contexts of calls that have finished are
+  /// freed here, on the caller's thread; none is freed while in flight,
+  /// because calls finish in any order, so they go only when all have.
+  grpc::ClientContext *startCall() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (inFlight_ == 0)
+      contexts_.clear();
+    ++inFlight_;
+    contexts_.push_back(std::make_unique<grpc::ClientContext>());
+    prepare(*contexts_.back(), deadline_);
+    return contexts_.back().get();
+  }
+
+  void finishCall() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (--inFlight_ == 0)
+      idle_.notify_all();
+  }
+
   std::string name_, token_;
   std::chrono::milliseconds deadline_;
   std::unique_ptr<ParameterService::Stub> stub_;
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  int inFlight_ = 0;
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts_;
 };
 
 std::vector<int64_t> widenIds(const void *ids, bool ids64, int64_t count) {

@@ -9,6 +9,7 @@
 
 #include "compiler/Import/Graph/GraphImporter.h"
 
+#include "compiler/Import/FirstErrorOnly.h"
 #include "compiler/Import/Graph/GraphFile.h"
 #include "compiler/Import/Graph/GraphOps.h"
 #include "compiler/Import/Graph/TensorValues.h"
@@ -385,6 +386,7 @@ void rebatchInputs(graph::GraphDef &graph, int64_t batch) {
 
 OwningOpRef<ModuleOp> importGraphFile(StringRef path, MLIRContext &context,
                                       const TrainFlags &trainFlags) {
+  FirstErrorOnly oneError(context);
   context.loadDialect<KilnDialect, func::FuncDialect>();
   std::unique_ptr<GraphFile> file = readGraphFile(path, context);
   if (!file)

@@ -12,6 +12,7 @@
 #include "compiler/Import/Onnx/OnnxImporter.h"
 
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/FirstErrorOnly.h"
 #include "compiler/Import/ForwardFunction.h"
 #include "compiler/Import/Onnx/OnnxGraphOrder.h"
 #include "compiler/Import/Onnx/OnnxModelFile.h"
@@ -452,6 +453,7 @@ OwningOpRef<ModuleOp> OnnxGraphImporter::import() {
 
 OwningOpRef<ModuleOp> importOnnxFile(StringRef path, MLIRContext &context,
                                      const OnnxImportOptions &options) {
+  FirstErrorOnly oneError(context);
   return OnnxGraphImporter(path, context, options).import();
 }
 

@@ -14,6 +14,7 @@
 #include "compiler/Import/TensorFlow/TfImporter.h"
 
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/FirstErrorOnly.h"
 #include "compiler/Import/ForwardFunction.h"
 #include "compiler/Import/TensorFlow/TfGraph.h"
 #include "compiler/Import/TensorFlow/TfGraphFile.h"
@@ -430,6 +431,7 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
 OwningOpRef<ModuleOp> importTfGraphFile(StringRef path, bool text,
                                         MLIRContext &context,
                                         const TfImportOptions &options) {
+  FirstErrorOnly oneError(context);
   return TfGraphImporter(path, text, context, options).import();
 }
 
