@@ -21,6 +21,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createKilnAutodiff());
   pm.addPass(createKilnAccumulateGradients());
   pm.addPass(createKilnInsertAllReduce());
+  pm.addPass(createKilnInsertPsOps());
   pm.addPass(createKilnExpandOptimizer());
   pm.addPass(mlir::createCanonicalizerPass());
   pm.addPass(mlir::createCSEPass());

@@ -3,6 +3,7 @@
 #include "compiler/Target/ArtifactWriter.h"
 
 #include "compiler/Target/KernelModule.h"
+#include "dialects/Kiln/TrainSpec.h"
 #include "proto/kiln/artifact_generated.h"
 #include "runtime/artifact/ArtifactFile.h"
 
@@ -35,6 +36,8 @@ fb::Region regionOf(Region region) {
     return fb::Region_Arena;
   case Region::State:
     return fb::Region_State;
+  case Region::Remote:
+    return fb::Region_Remote;
   case Region::Constants:
     return fb::Region_Constants;
   }
@@ -106,6 +109,8 @@ private:
   flatbuffers::Offset<fb::Program> program(const ProgramPlan &program);
   void addStep(const Step &step, Instructions &out);
   flatbuffers::Offset<fb::Training> training();
+  /// A variable's kdist.placement as the artifact's Placement; 0 for none.
+  flatbuffers::Offset<fb::Placement> placementOf(DictionaryAttr placement);
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>>
   bindings(ArrayRef<NamedBuffer> named);
 
@@ -127,6 +132,8 @@ flatbuffers::Offset<fb::Program> Serializer::initProgram() {
   std::vector<uint8_t> kinds;
   std::vector<flatbuffers::Offset<void>> instructions;
   for (unsigned i = 0; i < plan.variables.size(); ++i) {
+    if (plan.variables[i].placement)
+      continue; // The parameter servers draw it.
     kinds.push_back(fb::Instruction_InitVariable);
     instructions.push_back(fb::CreateInitVariable(fbb, i).Union());
   }
@@ -185,6 +192,28 @@ void Serializer::addStep(const Step &step, Instructions &out) {
     kinds.push_back(fb::Instruction_AllReduceWait);
     instructions.push_back(
         fb::CreateAllReduceWait(fbb, wait->tag, fbb.CreateVector(outputs)).Union());
+  } else if (const auto *access = std::get_if<ParameterStep>(&step)) {
+    uint32_t variable = access->variable;
+    switch (access->kind) {
+    case ParameterStep::Pull:
+      kinds.push_back(fb::Instruction_PsPull);
+      instructions.push_back(fb::CreatePsPull(fbb, variable, access->data).Union());
+      break;
+    case ParameterStep::PullRows:
+      kinds.push_back(fb::Instruction_PsPullRows);
+      instructions.push_back(
+          fb::CreatePsPullRows(fbb, variable, access->ids, access->data).Union());
+      break;
+    case ParameterStep::Push:
+      kinds.push_back(fb::Instruction_PsPush);
+      instructions.push_back(fb::CreatePsPush(fbb, variable, access->data).Union());
+      break;
+    case ParameterStep::PushRows:
+      kinds.push_back(fb::Instruction_PsPushRows);
+      instructions.push_back(
+          fb::CreatePsPushRows(fbb, variable, access->ids, access->data).Union());
+      break;
+    }
   } else {
     const auto &apply = std::get<SparseApplyStep>(step);
     SparseApplyOp op = apply.op;
@@ -213,16 +242,49 @@ flatbuffers::Offset<fb::Program> Serializer::program(const ProgramPlan &program)
                            bindings(program.fetches));
 }
 
+flatbuffers::Offset<fb::Placement> Serializer::placementOf(DictionaryAttr placement) {
+  if (!placement)
+    return 0;
+  auto text = [&](StringRef key) {
+    auto value = placement.getAs<StringAttr>(key);
+    return value ? value.getValue() : StringRef();
+  };
+  auto number = [&](StringRef key, int64_t fallback) {
+    auto value = placement.getAs<IntegerAttr>(key);
+    return value ? value.getInt() : fallback;
+  };
+  fb::PlacementKind kind = text("kind") == "hash"    ? fb::PlacementKind_Hash
+                           : text("kind") == "table" ? fb::PlacementKind_Table
+                                                     : fb::PlacementKind_Dense;
+  StringRef name = text("partitioner");
+  fb::Partitioner partitioner = name == "fixed_shards"      ? fb::Partitioner_FixedShards
+                                : name == "min_shard_bytes" ? fb::Partitioner_MinShardBytes
+                                : name == "max_shard_bytes" ? fb::Partitioner_MaxShardBytes
+                                                            : fb::Partitioner_None;
+  return fb::CreatePlacement(fbb, kind, partitioner, std::max<int64_t>(1, number("num_shards", 1)),
+                             number("min_shard_bytes", 256 << 10),
+                             number("max_shard_bytes", 0), number("max_shards", 0),
+                             text("row_split") == "mod");
+}
+
 flatbuffers::Offset<fb::Training> Serializer::training() {
   if (!plan.training)
     return 0;
   const TrainingInfo &info = *plan.training;
+  flatbuffers::Offset<fb::ServerOptimizer> serverOptimizer = 0;
+  if (info.strategy == "parameter_server") {
+    OptimizerSettings o = OptimizerSettings::from(info.optimizerSpec);
+    serverOptimizer = fb::CreateServerOptimizer(
+        fbb, fbb.CreateString(o.kind), o.lr, o.momentum, o.nesterov, o.beta1, o.beta2,
+        o.epsilon, o.weightDecay, o.initialAccumulator, o.lazySparse,
+        fbb.CreateString(o.schedule), o.warmupSteps, o.decaySteps, o.minLr);
+  }
   return fb::CreateTraining(fbb, fbb.CreateString(info.loss), fbb.CreateString(info.label),
                             fbb.CreateString(info.lossKind),
                             fbb.CreateString(info.prediction), info.batchSize,
                             fbb.CreateString(info.optimizer),
                             fbb.CreateString(info.stepVariable), info.accumulateSteps,
-                            fbb.CreateString(info.strategy));
+                            fbb.CreateString(info.strategy), serverOptimizer);
 }
 
 std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
@@ -247,7 +309,7 @@ std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
     variables.push_back(fb::CreateVariable(
         fbb, fbb.CreateString(op.getSymName().str()), planned.buffer,
         initKindOf(init.getKind()), init.getFirst(), init.getSecond(),
-        init.getSeed(), value, op.getTrainable()));
+        init.getSeed(), value, op.getTrainable(), placementOf(planned.placement)));
   }
 
   std::vector<uint8_t> constants(plan.constantsBytes, 0);

@@ -61,6 +61,14 @@ int64_t idBoundOf(Value value) {
       if (use.getOperandNumber() == 1)
         tighten(llvm::cast<RankedTensorType>(gather.getTable().getType())
                     .getDimSize(gather.getAxis()));
+    } else if (auto pull = llvm::dyn_cast<dist::PsPullRowsOp>(user)) {
+      // A fixed table's rows bound its ids; a hash table takes any id.
+      auto table = SymbolTable::lookupNearestSymbolFrom<VariableOp>(pull, pull.getVariableAttr());
+      auto placement = table ? table->getAttrOfType<DictionaryAttr>(dist::kPlacementAttr)
+                             : DictionaryAttr();
+      auto kind = placement ? placement.getAs<StringAttr>("kind") : StringAttr();
+      if (table && !(kind && kind.getValue() == "hash"))
+        tighten(table.getTensorType().getDimSize(0));
     } else if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(user)) {
       if (use.getOperandNumber() == 1)
         tighten(llvm::cast<RankedTensorType>(loss.getLogits().getType()).getShape().back());
@@ -89,6 +97,7 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
   if (auto strategy = spec ? spec.getAs<DictionaryAttr>("strategy") : DictionaryAttr())
     if (!text(strategy, "kind").empty())
       info.strategy = text(strategy, "kind");
+  info.optimizerSpec = spec ? spec.getAs<DictionaryAttr>("optimizer") : DictionaryAttr();
   info.lossKind = "other";
   auto ret = llvm::cast<func::ReturnOp>(forward.getBody().back().getTerminator());
   auto nameOf = [&](unsigned i) {
@@ -188,6 +197,9 @@ private:
   LogicalResult planSparseApply(SparseApplyOp apply);
   /// kdist.all_reduce_start and kdist.wait; other kdist ops fail.
   LogicalResult planCollective(Operation *op);
+  /// kdist.ps_pull, ps_pull_rows, ps_push and ps_push_rows; false if `op`
+  /// is none of them.
+  bool planParameterAccess(Operation *op);
   /// The buffer of `value`, giving a constant a constants slot on first need.
   int bufferOf(Value value);
   void planFetches(func::FuncOp func);
@@ -204,6 +216,7 @@ private:
   ExecutionPlan plan;
   SmallVector<LiveRange> ranges; // by slot; arena slots only
   llvm::StringMap<int> variableBuffers;
+  llvm::StringMap<int> variableIndex; ///< Into plan.variables.
   // Per function:
   ProgramPlan *program = nullptr;
   func::FuncOp function;
@@ -221,9 +234,13 @@ private:
 void Planner::planVariables() {
   for (auto variable : module.getOps<VariableOp>()) {
     RankedTensorType type = variable.getTensorType();
-    int buffer = newBuffer(newSlot(Region::State, tensorBytes(type)), type);
+    auto placement = variable->getAttrOfType<DictionaryAttr>(dist::kPlacementAttr);
+    int buffer = newBuffer(
+        newSlot(placement ? Region::Remote : Region::State, placement ? 0 : tensorBytes(type)),
+        type);
     variableBuffers[variable.getSymName()] = buffer;
-    plan.variables.push_back({variable, buffer});
+    variableIndex[variable.getSymName()] = plan.variables.size();
+    plan.variables.push_back({variable, buffer, placement});
   }
 }
 
@@ -288,6 +305,8 @@ int Planner::inPlaceTarget(Value result, Operation *writer) {
 }
 
 LogicalResult Planner::planOp(Operation *op) {
+  if (planParameterAccess(op))
+    return success();
   if (llvm::isa_and_nonnull<dist::KDistDialect>(op->getDialect()))
     return planCollective(op);
   if (!llvm::isa_and_nonnull<KilnDialect>(op->getDialect()))
@@ -579,6 +598,42 @@ LogicalResult Planner::planCollective(Operation *op) {
     return success();
   }
   return op->emitOpError("cannot be compiled for the CPU yet");
+}
+
+bool Planner::planParameterAccess(Operation *op) {
+  int step = program->steps.size();
+  auto result = [&](Value value) {
+    int buffer = newArenaBuffer(llvm::cast<RankedTensorType>(value.getType()), step);
+    buffers[value] = buffer;
+    return buffer;
+  };
+  auto read = [&](Value value) {
+    int buffer = bufferOf(value);
+    use(buffer, step);
+    return buffer;
+  };
+  if (auto pull = llvm::dyn_cast<dist::PsPullOp>(op)) {
+    program->steps.push_back(ParameterStep{ParameterStep::Pull,
+                                           variableIndex.lookup(pull.getVariable()),
+                                           result(pull.getResult())});
+  } else if (auto pull = llvm::dyn_cast<dist::PsPullRowsOp>(op)) {
+    int ids = read(pull.getIds());
+    program->steps.push_back(ParameterStep{ParameterStep::PullRows,
+                                           variableIndex.lookup(pull.getVariable()),
+                                           result(pull.getResult()), ids});
+  } else if (auto push = llvm::dyn_cast<dist::PsPushOp>(op)) {
+    program->steps.push_back(ParameterStep{ParameterStep::Push,
+                                           variableIndex.lookup(push.getVariable()),
+                                           read(push.getGradient())});
+  } else if (auto push = llvm::dyn_cast<dist::PsPushRowsOp>(op)) {
+    int ids = read(push.getIds());
+    program->steps.push_back(ParameterStep{ParameterStep::PushRows,
+                                           variableIndex.lookup(push.getVariable()),
+                                           read(push.getRows()), ids});
+  } else {
+    return false;
+  }
+  return true;
 }
 
 void Planner::planFetches(func::FuncOp func) {

@@ -40,7 +40,9 @@
 
 namespace kiln {
 
-enum class Region { Arena, State, Constants };
+/// Where a slot's bytes are; Remote: a parameter-server variable, no memory
+/// in the process (its buffer only describes the variable's shape).
+enum class Region { Arena, State, Constants, Remote };
 
 /// Alignment of every slot, in bytes.
 constexpr uint64_t kSlotAlignment = 64;
@@ -137,9 +139,19 @@ struct SparseAllReduceWaitStep {
   int64_t tag;
 };
 
+/// A kdist.ps_pull, ps_pull_rows, ps_push or ps_push_rows: `variable`
+/// indexes ExecutionPlan::variables; `data` is the pulled result, or the
+/// pushed gradient or rows; `ids` the rows' ids (-1 for dense ones).
+struct ParameterStep {
+  enum Kind { Pull, PullRows, Push, PushRows } kind;
+  int variable;
+  int data;
+  int ids = -1;
+};
+
 using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, SparseApplyStep,
                           AllReduceStartStep, AllReduceWaitStep, SparseAllReduceStartStep,
-                          SparseAllReduceWaitStep>;
+                          SparseAllReduceWaitStep, ParameterStep>;
 
 /// A model input or output and its buffer. For an integer input, `idBound`
 /// is the exclusive bound its values index (an embedding table's rows, a
@@ -159,10 +171,12 @@ struct ProgramPlan {
   unsigned numKernels() const;
 };
 
-/// A variable's state buffer and initializer.
+/// A variable's state buffer and initializer; with `placement` (its
+/// kdist.placement), a remote buffer: the variable lives on parameter servers.
 struct PlannedVariable {
   VariableOp op;
   int buffer;
+  mlir::DictionaryAttr placement;
 };
 
 /// What a training run needs to know (artifact.fbs, table Training).
@@ -172,9 +186,12 @@ struct TrainingInfo {
   /// Micro-batches per update: above 1, `accumulate_step` runs on each
   /// micro-batch and `train_step` (without feeds) makes the update.
   int64_t accumulateSteps = 1;
-  /// "single" or "all_reduce" (data-parallel: train_step averages the
-  /// gradients and the loss over the replicas).
+  /// "single", "all_reduce" (data-parallel: train_step averages the
+  /// gradients and the loss over the replicas) or "parameter_server".
   std::string strategy = "single";
+  /// The train spec's optimizer dictionary (parameter_server: what the
+  /// servers apply).
+  mlir::DictionaryAttr optimizerSpec;
 };
 
 struct ExecutionPlan {

@@ -2,6 +2,8 @@
 
 #include "dialects/Dist/KDistOps.h"
 
+#include "dialects/Kiln/KilnOps.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -232,4 +234,73 @@ LogicalResult WaitOp::verify() {
     return diag << ")";
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter servers
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The kiln.variable `op` names, or null after an error.
+kiln::VariableOp lookupVariable(Operation *op, FlatSymbolRefAttr name,
+                                SymbolTableCollection &symbols) {
+  auto variable = symbols.lookupNearestSymbolFrom<kiln::VariableOp>(op, name);
+  if (!variable)
+    op->emitOpError("expects ") << name << " to name a kiln.variable";
+  return variable;
+}
+
+/// ids' shape followed by the table's row shape.
+LogicalResult verifyRows(Operation *op, kiln::VariableOp table, ShapedType ids, Type rowsType,
+                         StringRef what) {
+  RankedTensorType tableType = table.getTensorType();
+  if (tableType.getRank() < 1)
+    return op->emitOpError("expects a table of rank >= 1, @")
+           << table.getSymName() << " is " << tableType;
+  SmallVector<int64_t> shape(ids.getShape());
+  llvm::append_range(shape, tableType.getShape().drop_front());
+  auto expected = RankedTensorType::get(shape, tableType.getElementType());
+  if (rowsType != expected)
+    return op->emitOpError("expects ") << what << " of type " << expected << " (the ids' shape, "
+                                       << "then @" << table.getSymName() << "'s rows), got "
+                                       << rowsType;
+  return success();
+}
+
+} // namespace
+
+LogicalResult PsPullOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  kiln::VariableOp variable = lookupVariable(*this, getVariableAttr(), symbols);
+  if (!variable)
+    return failure();
+  if (getType() != variable.getTensorType())
+    return emitOpError("expects the type of @")
+           << variable.getSymName() << ", " << variable.getTensorType() << ", got " << getType();
+  return success();
+}
+
+LogicalResult PsPullRowsOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  kiln::VariableOp table = lookupVariable(*this, getVariableAttr(), symbols);
+  if (!table)
+    return failure();
+  return verifyRows(*this, table, getIds().getType(), getType(), "a result");
+}
+
+LogicalResult PsPushOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  kiln::VariableOp variable = lookupVariable(*this, getVariableAttr(), symbols);
+  if (!variable)
+    return failure();
+  if (getGradient().getType() != variable.getTensorType())
+    return emitOpError("expects a gradient of @")
+           << variable.getSymName() << "'s type " << variable.getTensorType() << ", got "
+           << getGradient().getType();
+  return success();
+}
+
+LogicalResult PsPushRowsOp::verifySymbolUses(SymbolTableCollection &symbols) {
+  kiln::VariableOp table = lookupVariable(*this, getVariableAttr(), symbols);
+  if (!table)
+    return failure();
+  return verifyRows(*this, table, getIds().getType(), getRows().getType(), "rows");
 }

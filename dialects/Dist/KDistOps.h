@@ -7,8 +7,23 @@
 
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+
+namespace kiln::dist {
+
+/// What parameter-server pulls read and pushes write.
+struct ParameterServerResource
+    : public mlir::SideEffects::Resource::Base<ParameterServerResource> {
+  llvm::StringRef getName() final { return "ParameterServers"; }
+};
+
+/// The dictionary on a kiln.variable that lives on parameter servers
+/// (kiln-insert-ps-ops): its kind and partitioner; see Passes.td.
+constexpr llvm::StringLiteral kPlacementAttr = "kdist.placement";
+
+} // namespace kiln::dist
 
 #define GET_OP_CLASSES
 #include "dialects/Dist/KDistOps.h.inc"

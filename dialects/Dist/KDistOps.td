@@ -19,6 +19,7 @@ include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/EnumAttr.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/IR/SymbolInterfaces.td"
 
 def KDist_Dialect : Dialect {
   let name = "kdist";
@@ -56,6 +57,7 @@ def KDist_ReduceKind : I32EnumAttr<"ReduceKind", "reduction", [
 def KDist_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I64]>;
 def KDist_IndexTensor : 1DTensorOf<[I32, I64]>;
 def KDist_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
+def KDist_IndexTensorAnyRank : RankedTensorOf<[I32, I64]>;
 
 //===----------------------------------------------------------------------===//
 // Blocking collectives
@@ -248,6 +250,86 @@ def KDist_WaitOp : KDist_Op<"wait"> {
   let results = (outs Variadic<KDist_Tensor>:$results);
   let assemblyFormat = "$pending attr-dict `:` type($results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Parameter servers
+//===----------------------------------------------------------------------===//
+
+// Pulls read the servers' state and pushes write it: the ops carry those
+// effects on a resource of their own, so CSE never merges two pulls across a
+// push and nothing moves a pull past a push, while an unused pull may still
+// be dropped.
+def KDist_ParameterServerResource
+    : Resource<"::kiln::dist::ParameterServerResource">;
+
+class KDist_PsOp<string mnemonic, list<Trait> traits = []>
+    : KDist_Op<mnemonic, !listconcat(traits,
+                                     [DeclareOpInterfaceMethods<SymbolUserOpInterface>])>;
+
+def KDist_PsPullOp : KDist_PsOp<"ps_pull",
+    [MemoryEffects<[MemRead<KDist_ParameterServerResource>]>]> {
+  let summary = "The whole value of a variable the parameter servers hold";
+  let description = [{
+    Gathers every shard of dense variable `variable` from the servers
+    holding them (the shard map is resolved at launch from the number of
+    servers). The result has the variable's type.
+    ```
+    %w = kdist.ps_pull @w : tensor<4x2xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable);
+  let results = (outs KDist_FloatTensor:$result);
+  let assemblyFormat = "$variable attr-dict `:` type($result)";
+}
+
+def KDist_PsPullRowsOp : KDist_PsOp<"ps_pull_rows",
+    [MemoryEffects<[MemRead<KDist_ParameterServerResource>]>]> {
+  let summary = "Rows of a table the parameter servers hold";
+  let description = [{
+    What `kiln.gather %table[%ids]` (axis 0) gives, with only the rows at
+    `ids` travelling: the result is `ids`' shape followed by the table's row
+    shape. A hash table (unbounded ids) is read only this way.
+    ```
+    %e = kdist.ps_pull_rows @emb[%ids] : (tensor<32x4xi64>) -> tensor<32x4x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable, KDist_IndexTensorAnyRank:$ids);
+  let results = (outs KDist_FloatTensor:$result);
+  let assemblyFormat = [{
+    $variable `[` $ids `]` attr-dict `:` functional-type($ids, $result)
+  }];
+}
+
+def KDist_PsPushOp : KDist_PsOp<"ps_push",
+    [MemoryEffects<[MemWrite<KDist_ParameterServerResource>]>]> {
+  let summary = "Sends a variable's dense gradient to the parameter servers";
+  let description = [{
+    The gradient has the variable's type; the servers apply the optimizer
+    (sync: once every worker's gradient of the step has arrived).
+    ```
+    kdist.ps_push @w, %g : tensor<4x2xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable, KDist_FloatTensor:$gradient);
+  let assemblyFormat = "$variable `,` $gradient attr-dict `:` type($gradient)";
+}
+
+def KDist_PsPushRowsOp : KDist_PsOp<"ps_push_rows",
+    [MemoryEffects<[MemWrite<KDist_ParameterServerResource>]>]> {
+  let summary = "Sends a table's sparse gradient to the parameter servers";
+  let description = [{
+    `rows[k]` is the gradient of row `ids[k]`; duplicate ids add up. `ids`
+    is [N], `rows` [N] followed by the table's row shape.
+    ```
+    kdist.ps_push_rows @emb, %ids, %rows : tensor<128xi64>, tensor<128x16xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$variable, KDist_IndexTensor:$ids,
+                       KDist_FloatTensor:$rows);
+  let assemblyFormat = [{
+    $variable `,` $ids `,` $rows attr-dict `:` type($ids) `,` type($rows)
+  }];
 }
 
 #endif // KILN_KDIST_OPS_TD

@@ -33,7 +33,8 @@ constexpr llvm::StringLiteral kPrecisions[] = {"fp32", "bf16_mixed",
 constexpr llvm::StringLiteral kStrategies[] = {"single", "all_reduce",
                                                "parameter_server"};
 constexpr llvm::StringLiteral kPartitioners[] = {"none", "fixed_shards",
-                                                 "min_max_shard_size"};
+                                                 "min_shard_bytes", "max_shard_bytes"};
+constexpr llvm::StringLiteral kRowSplits[] = {"div", "mod"};
 constexpr llvm::StringLiteral kSyncModes[] = {"sync", "async"};
 constexpr llvm::StringLiteral kRematKinds[] = {"none", "memory_budget", "all"};
 
@@ -65,7 +66,9 @@ const KeySchema kPartitionerKeys[] = {
     {"kind", ValueKind::String, kPartitioners},
     {"num_shards", ValueKind::Int},
     {"min_shard_bytes", ValueKind::Int},
+    {"max_shard_bytes", ValueKind::Int},
     {"max_shards", ValueKind::Int},
+    {"row_split", ValueKind::String, kRowSplits},
     {"hash_embeddings", ValueKind::StringList},
 };
 const KeySchema kRematKeys[] = {
@@ -183,6 +186,46 @@ LogicalResult verifyTrainSpec(ModuleOp module, Attribute spec) {
       return success();
   return module.emitError("train spec loss '")
          << loss.getValue() << "' is not an output of @forward";
+}
+
+namespace {
+
+double number(mlir::DictionaryAttr dict, llvm::StringRef key, double fallback) {
+  if (auto f = dict.getAs<mlir::FloatAttr>(key))
+    return f.getValueAsDouble();
+  if (auto i = dict.getAs<mlir::IntegerAttr>(key))
+    return static_cast<double>(i.getInt());
+  return fallback;
+}
+
+} // namespace
+
+OptimizerSettings OptimizerSettings::from(mlir::DictionaryAttr dict) {
+  OptimizerSettings spec;
+  if (!dict)
+    return spec;
+  if (auto kind = dict.getAs<mlir::StringAttr>("kind"))
+    spec.kind = kind.str();
+  spec.lr = number(dict, "learning_rate", spec.lr);
+  spec.momentum = number(dict, "momentum", spec.momentum);
+  spec.beta1 = number(dict, "beta1", spec.beta1);
+  spec.beta2 = number(dict, "beta2", spec.beta2);
+  spec.epsilon = number(dict, "epsilon", spec.epsilon);
+  spec.weightDecay = number(dict, "weight_decay", spec.weightDecay);
+  spec.initialAccumulator = number(dict, "initial_accumulator", spec.initialAccumulator);
+  spec.clipGlobalNorm = number(dict, "clip_global_norm", spec.clipGlobalNorm);
+  if (auto nesterov = dict.getAs<mlir::BoolAttr>("nesterov"))
+    spec.nesterov = nesterov.getValue();
+  if (auto updates = dict.getAs<mlir::StringAttr>("sparse_updates"))
+    spec.lazySparse = updates.getValue() == "lazy";
+  if (auto schedule = dict.getAs<mlir::DictionaryAttr>("schedule")) {
+    if (auto kind = schedule.getAs<mlir::StringAttr>("kind"))
+      spec.schedule = kind.str();
+    spec.warmupSteps = static_cast<int64_t>(number(schedule, "warmup_steps", 0));
+    spec.decaySteps = static_cast<int64_t>(number(schedule, "decay_steps", 0));
+    spec.minLr = number(schedule, "min_lr", 0.0);
+  }
+  return spec;
 }
 
 } // namespace kiln

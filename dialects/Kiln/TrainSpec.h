@@ -11,6 +11,8 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <string>
+
 namespace kiln {
 
 /// Result attributes of @train_step between kiln-autodiff and
@@ -19,6 +21,25 @@ namespace kiln {
 constexpr llvm::StringLiteral kGradientAttr = "kiln.gradient";
 constexpr llvm::StringLiteral kGradientIndicesAttr = "kiln.gradient_indices";
 constexpr llvm::StringLiteral kGradientRowsAttr = "kiln.gradient_rows";
+
+/// The optimizer part of a train spec (its `optimizer` dictionary), with
+/// the defaults kiln-expand-optimizer applies where a key is missing. The
+/// parameter servers apply the same settings (the artifact's
+/// ServerOptimizer).
+struct OptimizerSettings {
+  std::string kind = "sgd";
+  double lr = 0.01, momentum = 0.9, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
+  double weightDecay = 0.0, initialAccumulator = 0.0, clipGlobalNorm = 0.0;
+  bool nesterov = false;
+  /// Embedding tables' updates: every row (dense, as torch.optim does) or
+  /// only the looked-up ones (lazy).
+  bool lazySparse = false;
+  std::string schedule = "constant";
+  int64_t warmupSteps = 0, decaySteps = 0;
+  double minLr = 0.0;
+
+  static OptimizerSettings from(mlir::DictionaryAttr optimizer);
+};
 
 /// Checks the keys, value kinds and enumerated values of a train spec, and
 /// that its `loss` names a result of the module's `forward` function.

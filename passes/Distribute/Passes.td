@@ -54,4 +54,74 @@ def KilnInsertAllReduce : Pass<"kiln-insert-allreduce", "::mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def KilnInsertPsOps : Pass<"kiln-insert-ps-ops", "::mlir::ModuleOp"> {
+  let summary = "Puts the trainable variables on parameter servers: pulls and pushes";
+  let description = [{
+    Only when the train spec's strategy is `parameter_server` (kilnc
+    --strategy=parameter-server). Runs after kiln-autodiff (and
+    kiln-accumulate-gradients) in place of kiln-expand-optimizer, which does
+    nothing for this strategy: the servers apply the optimizer.
+
+      - Every trainable variable goes to the servers; non-trainable ones
+        (counters, running statistics) stay with the worker.
+      - A variable read only as the table of axis-0 `kiln.gather`s is a
+        *table*: each gather becomes `kdist.ps_pull_rows`, so only the rows
+        a batch looks up travel. Any other variable is pulled whole, once
+        per function, by one `kdist.ps_pull` where its first read was. This
+        holds in every function: @forward (evaluation) pulls too.
+      - The partitioner's `hash_embeddings` are hash tables: only row
+        gathers may read them (any int64 id; rows created on first touch);
+        they must be rank 2 ([rows, width]).
+      - @train_step's gradient results become pushes, each right after its
+        gradient is computed so it travels while the backward pass goes on:
+        `kdist.ps_push` for a dense gradient, `kdist.ps_push_rows` for an
+        embedding's ids and rows (after the later of the two). They leave
+        the function's results; the others (the loss) stay. A sparse
+        gradient of a variable pulled whole is made dense and pushed whole.
+      - Each variable on the servers gets a `kdist.placement` dictionary:
+          `kind`: "dense" (pulled and pushed whole), "table" (by rows) or
+            "hash" (by rows, any id);
+          `partitioner`: "none", "fixed_shards", "min_shard_bytes" or
+            "max_shard_bytes" (always "none" for a scalar: one shard);
+          `num_shards` (fixed_shards), `min_shard_bytes` (min_shard_bytes),
+            `max_shard_bytes` (max_shard_bytes), `max_shards` (both sizes;
+            0: as many as there are servers): only the partitioner's own;
+          `row_split`: "div" or "mod", tables only (a hash table's rows go
+            by a hash of the id).
+        The runtime resolves the shard map from it and the number of servers
+        at launch: one artifact runs on any number of them.
+
+    Refused, with the reason: global-norm clipping (the norm needs every
+    server's gradients), non-f32 trainable variables, `fixed_shards:N` with
+    more shards than a variable has rows, a hash table read other than by
+    row gathers or not of rank 2, a `kiln.assign` to a variable on the
+    servers.
+
+    Before and after, for an embedding and a dense weight (min_shard_bytes):
+    ```
+    kiln.variable @emb : tensor<100x8xf32> init <normal(0.0, 0.01)>
+    kiln.variable @w : tensor<8x2xf32> init <glorot_uniform>
+    %t = kiln.read @emb : tensor<100x8xf32>
+    %e = kiln.gather %t[%ids] : (tensor<100x8xf32>, tensor<4xi64>) -> tensor<4x8xf32>
+    %w = kiln.read @w : tensor<8x2xf32>
+    ...
+    return %loss, %dw, %gids, %grows  // kiln.gradient = @w, ...
+    ```
+    ```
+    kiln.variable @emb : ... {kdist.placement = {kind = "table",
+        max_shards = 0 : i64, min_shard_bytes = 262144 : i64,
+        partitioner = "min_shard_bytes", row_split = "div"}}
+    kiln.variable @w : ... {kdist.placement = {kind = "dense", ...}}
+    %e = kdist.ps_pull_rows @emb[%ids] : (tensor<4xi64>) -> tensor<4x8xf32>
+    %w = kdist.ps_pull @w : tensor<8x2xf32>
+    ...
+    kdist.ps_push @w, %dw : tensor<8x2xf32>
+    kdist.ps_push_rows @emb, %gids, %grows : tensor<4xi64>, tensor<4x8xf32>
+    return %loss
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect", "::kiln::dist::KDistDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // KILN_PASSES_DISTRIBUTE_PASSES_TD

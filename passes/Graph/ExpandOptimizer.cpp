@@ -31,57 +31,7 @@ namespace {
 /// The name of the step counter variable.
 constexpr llvm::StringLiteral kStepVariable = "global_step";
 
-/// The optimizer part of the train spec, with its defaults.
-struct OptimizerSpec {
-  std::string kind = "sgd";
-  double lr = 0.01, momentum = 0.9, beta1 = 0.9, beta2 = 0.999, epsilon = 1e-8;
-  double weightDecay = 0.0, initialAccumulator = 0.0, clipGlobalNorm = 0.0;
-  bool nesterov = false;
-  /// Embedding tables' updates: every row (dense, as torch.optim does) or
-  /// only the looked-up ones (lazy).
-  bool lazySparse = false;
-  std::string schedule = "constant";
-  int64_t warmupSteps = 0, decaySteps = 0;
-  double minLr = 0.0;
-
-  static OptimizerSpec from(DictionaryAttr dict);
-};
-
-double number(DictionaryAttr dict, StringRef key, double fallback) {
-  if (auto f = dict.getAs<FloatAttr>(key))
-    return f.getValueAsDouble();
-  if (auto i = dict.getAs<IntegerAttr>(key))
-    return static_cast<double>(i.getInt());
-  return fallback;
-}
-
-OptimizerSpec OptimizerSpec::from(DictionaryAttr dict) {
-  OptimizerSpec spec;
-  if (!dict)
-    return spec;
-  if (auto kind = dict.getAs<StringAttr>("kind"))
-    spec.kind = kind.str();
-  spec.lr = number(dict, "learning_rate", spec.lr);
-  spec.momentum = number(dict, "momentum", spec.momentum);
-  spec.beta1 = number(dict, "beta1", spec.beta1);
-  spec.beta2 = number(dict, "beta2", spec.beta2);
-  spec.epsilon = number(dict, "epsilon", spec.epsilon);
-  spec.weightDecay = number(dict, "weight_decay", spec.weightDecay);
-  spec.initialAccumulator = number(dict, "initial_accumulator", spec.initialAccumulator);
-  spec.clipGlobalNorm = number(dict, "clip_global_norm", spec.clipGlobalNorm);
-  if (auto nesterov = dict.getAs<BoolAttr>("nesterov"))
-    spec.nesterov = nesterov.getValue();
-  if (auto updates = dict.getAs<StringAttr>("sparse_updates"))
-    spec.lazySparse = updates.getValue() == "lazy";
-  if (auto schedule = dict.getAs<DictionaryAttr>("schedule")) {
-    if (auto kind = schedule.getAs<StringAttr>("kind"))
-      spec.schedule = kind.str();
-    spec.warmupSteps = static_cast<int64_t>(number(schedule, "warmup_steps", 0));
-    spec.decaySteps = static_cast<int64_t>(number(schedule, "decay_steps", 0));
-    spec.minLr = number(schedule, "min_lr", 0.0);
-  }
-  return spec;
-}
+using OptimizerSpec = OptimizerSettings;
 
 /// One variable's gradient as @train_step returns it.
 struct Gradient {
@@ -345,6 +295,11 @@ struct ExpandOptimizerPass
                        "(run kiln-autodiff first)");
       return signalPassFailure();
     }
+    // Parameter servers apply the optimizer (kiln-insert-ps-ops).
+    auto strategy = spec.getAs<DictionaryAttr>("strategy");
+    auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
+    if (kind && kind.getValue() == "parameter_server")
+      return;
     OptimizerSpec optimizer = OptimizerSpec::from(spec.getAs<DictionaryAttr>("optimizer"));
     if (failed(OptimizerExpansion(module, train, optimizer).run()))
       return signalPassFailure();

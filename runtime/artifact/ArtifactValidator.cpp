@@ -37,6 +37,8 @@ const char *regionName(Region region) {
     return "state";
   case Region_Constants:
     return "constants";
+  case Region_Remote:
+    return "remote";
   }
   return "unknown";
 }
@@ -63,6 +65,14 @@ const char *instructionName(Instruction type) {
     return "SparseAllReduceStart";
   case Instruction_SparseAllReduceWait:
     return "SparseAllReduceWait";
+  case Instruction_PsPull:
+    return "PsPull";
+  case Instruction_PsPullRows:
+    return "PsPullRows";
+  case Instruction_PsPush:
+    return "PsPush";
+  case Instruction_PsPushRows:
+    return "PsPushRows";
   case Instruction_NONE:
     break;
   }
@@ -114,6 +124,8 @@ private:
       return artifact_.state_bytes();
     case Region_Constants:
       return sizeOf(artifact_.constants());
+    case Region_Remote:
+      return 0;
     }
     return 0;
   }
@@ -142,6 +154,13 @@ private:
   /// Each AllReduceStart of `program` has a distinct tag and one later
   /// AllReduceWait whose outputs match its inputs.
   bool checkCollectives(const std::string &field, const Program &program);
+  /// PsPull, PsPullRows, PsPush, PsPushRows.
+  bool checkParameterServerAccess(const std::string &field, Instruction type,
+                                  const void *instruction);
+  /// The parameter-server variable `index` names, or null after failing.
+  const Variable *remoteVariable(const std::string &field, uint32_t index, bool rows);
+  /// That buffer `index` holds f32 of `shape`.
+  bool checkShape(const std::string &field, uint32_t index, const std::vector<int64_t> &shape);
   /// Checks that buffer `index` exists and has `dtype` (one of `dtypes`).
   bool checkDType(const std::string &field, uint32_t index,
                   std::initializer_list<DType> dtypes);
@@ -205,6 +224,11 @@ bool Validator::checkBuffer(const std::string &field, const Buffer &buffer,
     return fail(field + ".offset", std::to_string(offset) +
                                        " is not a multiple of " +
                                        std::to_string(kAlignment));
+  if (buffer.region() == Region_Remote) {
+    // No memory here: only a parameter-server variable names it.
+    layout = {buffer.region(), offset, bytes, count};
+    return true;
+  }
   uint64_t size = regionSize(buffer.region());
   if (offset > size || bytes > size - offset)
     return fail(field, "bytes [" + std::to_string(offset) + ", " +
@@ -217,11 +241,14 @@ bool Validator::checkBuffer(const std::string &field, const Buffer &buffer,
 }
 
 bool Validator::checkBufferIndex(const std::string &field, uint32_t index) {
-  if (index < buffers_.size())
-    return true;
-  return fail(field, "buffer " + std::to_string(index) +
-                         " does not exist (the artifact has " +
-                         std::to_string(buffers_.size()) + " buffers)");
+  if (index >= buffers_.size())
+    return fail(field, "buffer " + std::to_string(index) +
+                           " does not exist (the artifact has " +
+                           std::to_string(buffers_.size()) + " buffers)");
+  if (buffers_[index].region == Region_Remote)
+    return fail(field, "buffer " + std::to_string(index) +
+                           " is a parameter-server variable's, which has no memory here");
+  return true;
 }
 
 bool Validator::checkWritable(const std::string &field, uint32_t index) {
@@ -257,7 +284,7 @@ bool Validator::checkVariables() {
   const Variable *furthest = nullptr;
   for (uint32_t i : byOffset) {
     const BufferLayout &layout = layoutOf(i);
-    if (layout.byteSize == 0)
+    if (layout.byteSize == 0 || layout.region == Region_Remote)
       continue;
     if (furthest && overlap(buffers_[furthest->buffer()], layout))
       return fail(named("variables", i, variables->Get(i)->name()) + ".buffer",
@@ -275,14 +302,37 @@ bool Validator::checkVariable(const std::string &field,
                               const Variable &variable) {
   if (!variable.name() || variable.name()->size() == 0)
     return fail(field + ".name", "missing");
-  if (!checkBufferIndex(field + ".buffer", variable.buffer()))
-    return false;
+  if (variable.buffer() >= buffers_.size())
+    return checkBufferIndex(field + ".buffer", variable.buffer());
   const BufferLayout &layout = buffers_[variable.buffer()];
-  if (layout.region != Region_State)
+  Region expected = variable.placement() ? Region_Remote : Region_State;
+  if (layout.region != expected)
     return fail(field + ".buffer",
                 "buffer " + std::to_string(variable.buffer()) + " is in the " +
-                    regionName(layout.region) +
-                    " region; variables live in the state region");
+                    regionName(layout.region) + " region; " +
+                    (variable.placement() ? "a parameter-server variable's is remote"
+                                          : "variables live in the state region"));
+  if (const Placement *placement = variable.placement()) {
+    if (placement->kind() < PlacementKind_MIN || placement->kind() > PlacementKind_MAX)
+      return fail(field + ".placement.kind",
+                  "unknown kind " + std::to_string(placement->kind()));
+    if (placement->partitioner() < Partitioner_MIN || placement->partitioner() > Partitioner_MAX)
+      return fail(field + ".placement.partitioner",
+                  "unknown partitioner " + std::to_string(placement->partitioner()));
+    const Buffer &buffer = *artifact_.buffers()->Get(variable.buffer());
+    if (buffer.dtype() != DType_F32)
+      return fail(field + ".buffer", std::string("a parameter-server variable is f32, not ") +
+                                         dtypeName(buffer.dtype()));
+    if (placement->kind() != PlacementKind_Dense && sizeOf(buffer.shape()) < 1)
+      return fail(field + ".placement.kind", "a table needs rows: the variable is a scalar");
+    if (placement->num_shards() < 1 || placement->min_shard_bytes() < 0 ||
+        placement->max_shard_bytes() < 0 || placement->max_shards() < 0)
+      return fail(field + ".placement", "shard counts and sizes must not be negative, and "
+                                        "num_shards at least 1");
+    if (placement->kind() == PlacementKind_Hash && variable.init() == InitKind_Constant)
+      return fail(field + ".init", "a hash table's rows are drawn per id; it cannot have a "
+                                   "constant initializer");
+  }
   return checkInitializer(field, variable);
 }
 
@@ -402,6 +452,11 @@ bool Validator::checkInstruction(const std::string &field, Instruction type,
   case Instruction_SparseAllReduceStart:
   case Instruction_SparseAllReduceWait:
     return true; // checkCollectives pairs them up.
+  case Instruction_PsPull:
+  case Instruction_PsPullRows:
+  case Instruction_PsPush:
+  case Instruction_PsPushRows:
+    return checkParameterServerAccess(kind, type, instruction);
   case Instruction_NONE:
     break;
   }
@@ -738,6 +793,99 @@ bool Validator::checkSparseApply(const std::string &field, const SparseApply &ap
   if (buffers_[apply.lr()].elementCount != 1 || buffers_[apply.step()].elementCount != 1)
     return fail(field, "lr and step must be scalars");
   return true;
+}
+
+const Variable *Validator::remoteVariable(const std::string &field, uint32_t index, bool rows) {
+  const auto *variables = artifact_.variables();
+  if (index >= sizeOf(variables)) {
+    fail(field + ".variable", "variable " + std::to_string(index) +
+                                  " does not exist (the artifact has " +
+                                  std::to_string(sizeOf(variables)) + " variables)");
+    return nullptr;
+  }
+  const Variable *variable = variables->Get(index);
+  const Placement *placement = variable->placement();
+  if (!placement) {
+    fail(field + ".variable", "variable '" + variable->name()->str() +
+                                  "' is not held by parameter servers");
+    return nullptr;
+  }
+  bool table = placement->kind() != PlacementKind_Dense;
+  bool hash = placement->kind() == PlacementKind_Hash;
+  if ((rows && !table) || (!rows && hash)) {
+    fail(field + ".variable", "variable '" + variable->name()->str() + "' is placed as " +
+                                  EnumNamePlacementKind(placement->kind()) +
+                                  (rows ? ", not a table: its rows cannot be named"
+                                        : ": a hash table is only accessed by rows"));
+    return nullptr;
+  }
+  return variable;
+}
+
+bool Validator::checkShape(const std::string &field, uint32_t index,
+                           const std::vector<int64_t> &shape) {
+  if (!checkDType(field, index, {DType_F32}))
+    return false;
+  const auto *actual = artifact_.buffers()->Get(index)->shape();
+  std::vector<int64_t> dims;
+  for (flatbuffers::uoffset_t d = 0; d < sizeOf(actual); ++d)
+    dims.push_back(actual->Get(d));
+  if (dims == shape)
+    return true;
+  std::string expected = "[";
+  for (size_t d = 0; d < shape.size(); ++d)
+    expected += (d ? ", " : "") + std::to_string(shape[d]);
+  return fail(field, "buffer " + std::to_string(index) + " is " + shapeString(actual) +
+                         "; expected " + expected + "]");
+}
+
+bool Validator::checkParameterServerAccess(const std::string &field, Instruction type,
+                                           const void *instruction) {
+  bool rows = type == Instruction_PsPullRows || type == Instruction_PsPushRows;
+  uint32_t index = 0;
+  switch (type) {
+  case Instruction_PsPull: index = static_cast<const PsPull *>(instruction)->variable(); break;
+  case Instruction_PsPullRows: index = static_cast<const PsPullRows *>(instruction)->variable(); break;
+  case Instruction_PsPush: index = static_cast<const PsPush *>(instruction)->variable(); break;
+  default: index = static_cast<const PsPushRows *>(instruction)->variable(); break;
+  }
+  const Variable *variable = remoteVariable(field, index, rows);
+  if (!variable)
+    return false;
+  const auto *declared = artifact_.buffers()->Get(variable->buffer())->shape();
+  std::vector<int64_t> shape, row;
+  for (flatbuffers::uoffset_t d = 0; d < sizeOf(declared); ++d) {
+    shape.push_back(declared->Get(d));
+    if (d > 0)
+      row.push_back(declared->Get(d)); // A table's row shape.
+  }
+  if (type == Instruction_PsPull) {
+    const auto &pull = *static_cast<const PsPull *>(instruction);
+    return checkShape(field + ".output", pull.output(), shape) &&
+           checkWritable(field + ".output", pull.output());
+  }
+  if (type == Instruction_PsPush)
+    return checkShape(field + ".gradient", static_cast<const PsPush *>(instruction)->gradient(),
+                      shape);
+  uint32_t ids = type == Instruction_PsPullRows
+                     ? static_cast<const PsPullRows *>(instruction)->ids()
+                     : static_cast<const PsPushRows *>(instruction)->ids();
+  if (!checkDType(field + ".ids", ids, {DType_I32, DType_I64}))
+    return false;
+  const auto *idShape = artifact_.buffers()->Get(ids)->shape();
+  std::vector<int64_t> expected;
+  for (flatbuffers::uoffset_t d = 0; d < sizeOf(idShape); ++d)
+    expected.push_back(idShape->Get(d));
+  if (type == Instruction_PsPushRows && expected.size() != 1)
+    return fail(field + ".ids", "pushed ids are one-dimensional, not " + shapeString(idShape));
+  expected.insert(expected.end(), row.begin(), row.end());
+  if (type == Instruction_PsPullRows) {
+    const auto &pull = *static_cast<const PsPullRows *>(instruction);
+    return checkShape(field + ".output", pull.output(), expected) &&
+           checkWritable(field + ".output", pull.output());
+  }
+  return checkShape(field + ".rows", static_cast<const PsPushRows *>(instruction)->rows(),
+                    expected);
 }
 
 bool Validator::checkBindings(

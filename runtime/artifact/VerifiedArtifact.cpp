@@ -186,6 +186,8 @@ uint64_t VerifiedArtifact::regionSize(Region region) const {
     return root_->state_bytes();
   case Region_Constants:
     return root_->constants() ? root_->constants()->size() : 0;
+  case Region_Remote:
+    return 0;
   }
   return 0;
 }

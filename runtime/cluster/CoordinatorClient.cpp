@@ -225,6 +225,27 @@ std::string CoordinatorClient::explainLoss(std::chrono::milliseconds patience) {
   }
 }
 
+bool CoordinatorClient::trainingStatus(bool &finished, std::string &failure,
+                                       std::string &error) {
+  StatusReply reply;
+  auto context = stub_->context(token_, std::chrono::milliseconds(2000));
+  grpc::Status status = stub_->stub->Status(context.get(), StatusRequest(), &reply);
+  if (!status.ok()) {
+    error = "the coordinator " + coordinator_.name() + " at " + address_ +
+            " does not answer: " + status.error_message();
+    return false;
+  }
+  finished = reply.tasks_size() > 0;
+  failure.clear();
+  for (const TaskStatus &task : reply.tasks()) {
+    finished = finished && task.left();
+    if (failure.empty() && !task.failure().empty())
+      failure = task.task().type() + ":" + std::to_string(task.task().index()) + " failed: " +
+                task.failure();
+  }
+  return true;
+}
+
 void CoordinatorClient::leave() {
   {
     std::lock_guard<std::mutex> lock(mutex_);

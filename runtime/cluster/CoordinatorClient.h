@@ -57,6 +57,11 @@ public:
   /// Names the task other than this one that failed or was lost, waiting up
   /// to `patience` for the coordinator to notice; empty when none is.
   std::string explainLoss(std::chrono::milliseconds patience);
+  /// One look at the training tasks, for a task that does not train (a
+  /// parameter server): `finished` when every one has left, `failure` the
+  /// first failure one reported. False with `error` set when the coordinator
+  /// does not answer.
+  bool trainingStatus(bool &finished, std::string &failure, std::string &error);
   /// Says this task is done (best effort) and stops the heartbeats.
   void leave();
 

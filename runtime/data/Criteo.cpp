@@ -78,11 +78,8 @@ bool planLayout(const std::vector<FeedSpec> &specs,
       layout.dense = static_cast<int>(i);
       layout.denseCount = spec.exampleShape[0];
     } else if (spec.type != ElementType::F32 && single) {
-      if (spec.idBound <= 0) {
-        problem = what + " needs an idBound > 0 to hash categorical "
-                         "strings into";
-        return false;
-      }
+      // Without an idBound (a hash embedding's ids), strings hash onto
+      // every non-negative value of the id type.
       layout.categorical.push_back(i);
     } else {
       problem = what + " has no column in a Criteo file (label, one f32 [D] "
@@ -264,8 +261,10 @@ bool CriteoReader::parseFields(std::string &problem) {
   for (size_t c = 0; c < layout_.categorical.size(); ++c) {
     const FeedSpec &spec = data_.specs[layout_.categorical[c]];
     std::string_view field = fields_[first + c];
-    uint64_t id = fnv1a64(field.data(), field.size()) %
-                  static_cast<uint64_t>(spec.idBound);
+    uint64_t hash = fnv1a64(field.data(), field.size());
+    uint64_t id = spec.idBound > 0 ? hash % static_cast<uint64_t>(spec.idBound)
+                  : spec.type == ElementType::I64 ? hash & uint64_t(INT64_MAX)
+                                                  : hash & uint64_t(INT32_MAX);
     appendInteger(data_.columns[layout_.categorical[c]], spec.type,
                   static_cast<int64_t>(id));
   }

@@ -103,8 +103,9 @@ ResolvedProgram::inPlaceSpan(const flatbuffers::Vector<uint32_t> &inputs,
 ResolvedProgram::ResolvedProgram(const Executable &executable,
                                  const Program &program,
                                  const BufferAddresses &addresses,
-                                 collective::AllReduceBuckets &buckets)
-    : buckets_(&buckets) {
+                                 collective::AllReduceBuckets &buckets,
+                                 ParameterAccess *const *parameters)
+    : buckets_(&buckets), parameters_(parameters) {
   const auto *instructions = program.instructions();
   if (!instructions)
     return;
@@ -219,10 +220,62 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       steps_.push_back(SparseAllReduceWaitStep{tag, mean});
       break;
     }
+    case Instruction_PsPull: {
+      const PsPull *pull = instructions->GetAs<PsPull>(i);
+      addPull(PullOrder{pull->variable(), reinterpret_cast<float *>(addresses[pull->output()])});
+      break;
+    }
+    case Instruction_PsPush: {
+      const PsPush *push = instructions->GetAs<PsPush>(i);
+      steps_.push_back(
+          ParameterStep{Instruction_PsPush, push->variable(), addresses[push->gradient()]});
+      break;
+    }
+    case Instruction_PsPullRows: {
+      const PsPullRows *pull = instructions->GetAs<PsPullRows>(i);
+      const BufferLayout &ids = artifact.buffer(pull->ids());
+      addPull(PullOrder{pull->variable(), reinterpret_cast<float *>(addresses[pull->output()]),
+                        addresses[pull->ids()],
+                        root.buffers()->Get(pull->ids())->dtype() == DType_I64,
+                        static_cast<int64_t>(ids.elementCount)});
+      break;
+    }
+    case Instruction_PsPushRows: {
+      const PsPushRows *push = instructions->GetAs<PsPushRows>(i);
+      const BufferLayout &ids = artifact.buffer(push->ids());
+      steps_.push_back(ParameterStep{Instruction_PsPushRows, push->variable(),
+                                     addresses[push->rows()], addresses[push->ids()],
+                                     root.buffers()->Get(push->ids())->dtype() == DType_I64,
+                                     static_cast<int64_t>(ids.elementCount)});
+      break;
+    }
     case Instruction_NONE:
       break; // The validator refuses these.
     }
   }
+}
+
+void ResolvedProgram::addPull(PullOrder order) {
+  if (steps_.empty() || !std::holds_alternative<PullGroupStep>(steps_.back()))
+    steps_.push_back(PullGroupStep{});
+  std::get<PullGroupStep>(steps_.back()).orders.push_back(order);
+}
+
+ParameterAccess *ResolvedProgram::connectedServers(std::string &error) const {
+  ParameterAccess *parameters = *parameters_;
+  if (!parameters)
+    error = "the program reaches parameter servers, and none are connected";
+  return parameters;
+}
+
+bool ResolvedProgram::runParameterStep(const ParameterStep &step, std::string &error) const {
+  ParameterAccess *parameters = connectedServers(error);
+  if (!parameters)
+    return false;
+  if (step.kind == Instruction_PsPush)
+    return parameters->pushDense(step.variable, static_cast<const float *>(step.data), error);
+  return parameters->pushRows(step.variable, step.ids, step.ids64, step.count,
+                              static_cast<const float *>(step.data), error);
 }
 
 bool ResolvedProgram::run(std::string &error) const {
@@ -285,6 +338,21 @@ bool ResolvedProgram::run(std::string &error) const {
                 ? buckets_->waitInPlace(wait->tag, wait->mean, wait->span, wait->count, problem)
                 : buckets_->wait(wait->tag, wait->mean, wait->outputs, problem))) {
         error = "instructions[" + std::to_string(i) + "] (AllReduceWait): " + problem;
+        return false;
+      }
+    } else if (const auto *group = std::get_if<PullGroupStep>(&step)) {
+      std::string problem;
+      ParameterAccess *parameters = connectedServers(problem);
+      if (!parameters || !parameters->pull(group->orders, problem)) {
+        error = "instructions[" + std::to_string(i) + "] (" +
+                std::to_string(group->orders.size()) + " pulls): " + problem;
+        return false;
+      }
+    } else if (const auto *parameter = std::get_if<ParameterStep>(&step)) {
+      std::string problem;
+      if (!runParameterStep(*parameter, problem)) {
+        error = "instructions[" + std::to_string(i) + "] (" +
+                EnumNameInstruction(parameter->kind) + "): " + problem;
         return false;
       }
     } else {

@@ -16,6 +16,7 @@
 #include "runtime/cpu/KernelLibrary.h"
 #include "runtime/cpu/SparseApply.h"
 #include "runtime/exec/Executable.h"
+#include "runtime/exec/ParameterAccess.h"
 
 #include <string>
 #include <variant>
@@ -29,11 +30,13 @@ using BufferAddresses = std::vector<uint8_t *>;
 class ResolvedProgram {
 public:
   /// Resolves `program` of `executable` against `addresses`; its
-  /// all-reduces go through `buckets` (the session's).
+  /// all-reduces go through `buckets` (the session's), its parameter-server
+  /// instructions through `*parameters` (the session's, set later).
   ResolvedProgram(const Executable &executable,
                   const artifact::Program &program,
                   const BufferAddresses &addresses,
-                  collective::AllReduceBuckets &buckets);
+                  collective::AllReduceBuckets &buckets,
+                  ParameterAccess *const *parameters);
   // Steps point into kernelArgs_: moving keeps its storage, copying would not.
   ResolvedProgram(ResolvedProgram &&) = default;
   ResolvedProgram &operator=(ResolvedProgram &&) = default;
@@ -109,9 +112,29 @@ private:
     uint32_t tag;
     bool mean;
   };
+  /// PsPull, PsPullRows, PsPush or PsPushRows.
+  /// A PsPush or PsPushRows instruction.
+  struct ParameterStep {
+    artifact::Instruction kind;
+    uint32_t variable;
+    void *data;               ///< The pushed gradient or rows.
+    const void *ids = nullptr;
+    bool ids64 = false;
+    int64_t count = 0;        ///< Number of ids.
+  };
+  /// A run of consecutive PsPull and PsPullRows instructions, pulled in one
+  /// request per server.
+  struct PullGroupStep {
+    std::vector<PullOrder> orders;
+  };
   using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, InitStep, SparseStep,
                             AllReduceStartStep, AllReduceWaitStep, SparseAllReduceStartStep,
-                            SparseAllReduceWaitStep>;
+                            SparseAllReduceWaitStep, ParameterStep, PullGroupStep>;
+  bool runParameterStep(const ParameterStep &step, std::string &error) const;
+  /// Appends to the pull group the last step is, or starts one.
+  void addPull(PullOrder order);
+  /// The servers' client, or null with `error` set.
+  ParameterAccess *connectedServers(std::string &error) const;
 
   static SparseStep resolveSparseApply(const artifact::Artifact &root,
                                        const artifact::SparseApply &apply,
@@ -124,6 +147,7 @@ private:
 
   std::vector<Step> steps_;
   collective::AllReduceBuckets *buckets_;
+  ParameterAccess *const *parameters_;
   /// Sums of duplicate sparse rows; reused between runs.
   mutable cpu::SparseScratch sparseScratch_;
   /// The argument arrays of every KernelStep, one after another.

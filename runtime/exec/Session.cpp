@@ -60,6 +60,10 @@ Session::create(std::shared_ptr<const Executable> executable,
   session->addresses_.reserve(artifact.bufferCount());
   for (uint32_t i = 0; i < artifact.bufferCount(); ++i) {
     const BufferLayout &layout = artifact.buffer(i);
+    if (layout.region == Region_Remote) {
+      session->addresses_.push_back(nullptr); // Held by parameter servers.
+      continue;
+    }
     const RegionMemory &region = layout.region == Region_Arena ? session->arena_
                                  : layout.region == Region_State
                                      ? session->state_
@@ -71,7 +75,8 @@ Session::create(std::shared_ptr<const Executable> executable,
       session->programs_.push_back(
           {program,
            ResolvedProgram(*session->executable_, *program,
-                           session->addresses_, *session->buckets_),
+                           session->addresses_, *session->buckets_,
+                           &session->parameters_),
            std::vector<bool>(program->feeds() ? program->feeds()->size() : 0)});
   return session;
 }
@@ -213,6 +218,11 @@ std::optional<SessionError> Session::findVariable(std::string_view name,
       if (variable->name()->string_view() != name)
         continue;
       buffer = variable->buffer();
+      if (variable->placement()) {
+        error = "variable " + quoted(name) +
+                " is held by parameter servers, not by this session";
+        return SessionError::FailedPrecondition;
+      }
       const artifact::Buffer *described = root.buffers()->Get(buffer);
       size_t expected = executable_->artifact().buffer(buffer).byteSize;
       if (described->dtype() != dtype || size != expected) {

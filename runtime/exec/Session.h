@@ -94,6 +94,10 @@ public:
   void setCollective(std::shared_ptr<collective::Collective> collective) {
     buckets_->setCollective(std::move(collective));
   }
+  /// Where a parameter-server artifact's pulls and pushes go (not owned;
+  /// it must outlive the runs). Null: such a program fails at its first pull.
+  void setParameters(ParameterAccess *parameters) { parameters_ = parameters; }
+
   /// The all-reduces this session has waited for.
   collective::AllReduceTotals allReduceTotals() const { return buckets_->totals(); }
 
@@ -133,6 +137,7 @@ private:
   std::unique_ptr<collective::AllReduceBuckets> buckets_ =
       std::make_unique<collective::AllReduceBuckets>();
   BufferAddresses addresses_;
+  ParameterAccess *parameters_ = nullptr;
   std::vector<ProgramState> programs_;
   /// The program whose fetches are readable: the last run, if nothing has
   /// been bound since.

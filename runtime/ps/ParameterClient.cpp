@@ -262,99 +262,121 @@ bool ParameterClient::pullAll(std::vector<PullRequest> &requests, std::vector<Pu
   return true;
 }
 
-bool ParameterClient::pullDense(uint32_t index, float *out, std::string &error) {
-  const PsVariable *spec = variable(index, error);
-  if (!spec)
-    return false;
-  const VariableShards &shards = shardsOf(*spec);
+namespace {
+
+/// Where a server's answer to one order goes. Dense: shard `shard` of the
+/// variable. Rows: the order's unique ids `uniques`, in the order asked.
+struct PullPart {
+  size_t order;
+  int server;
+  int reply; ///< Index among that server's dense or rows replies.
+  int64_t shard = 0;
+  std::vector<int64_t> uniques;
+};
+
+} // namespace
+
+bool ParameterClient::pull(const std::vector<exec::PullOrder> &orders, std::string &error) {
   std::vector<PullRequest> requests(servers_.size());
-  std::vector<std::vector<int64_t>> asked(servers_.size());
-  for (int64_t k = 0; k < shards.shardCount(); ++k) {
-    ShardKey &key = *requests[shards.serverOf(k)].add_dense();
-    key.set_variable(index);
-    key.set_shard(static_cast<uint32_t>(k));
-    asked[shards.serverOf(k)].push_back(k);
-  }
-  std::vector<PullReply> replies;
-  if (!pullAll(requests, replies, error))
-    return false;
-  int64_t width = spec->shape.rowWidth;
-  for (size_t s = 0; s < servers_.size(); ++s)
-    for (size_t i = 0; i < asked[s].size(); ++i) {
-      int64_t k = asked[s][i];
-      const std::string &values = replies[s].dense(static_cast<int>(i));
-      int64_t rows = shards.shardRows(k);
-      if (values.size() != static_cast<size_t>(rows * width) * sizeof(float)) {
-        error = servers_[s]->name() + " sent " + std::to_string(values.size()) +
-                " bytes for shard " + std::to_string(k) + " of @" + spec->name + ", expected " +
-                std::to_string(rows * width * 4);
+  std::vector<const PsVariable *> specs(orders.size());
+  std::vector<PullPart> denseParts, rowsParts;
+  // Rows orders: each position's unique id, and how many unique ids.
+  std::vector<std::vector<int64_t>> slots(orders.size());
+  std::vector<int64_t> uniqueCounts(orders.size(), 0);
+  for (size_t o = 0; o < orders.size(); ++o) {
+    const exec::PullOrder &order = orders[o];
+    const PsVariable *spec = specs[o] = variable(order.variable, error);
+    if (!spec)
+      return false;
+    const VariableShards &shards = shardsOf(*spec);
+    if (!order.ids) {
+      for (int64_t k = 0; k < shards.shardCount(); ++k) {
+        int server = shards.serverOf(k);
+        ShardKey &key = *requests[server].add_dense();
+        key.set_variable(order.variable);
+        key.set_shard(static_cast<uint32_t>(k));
+        denseParts.push_back({o, server, requests[server].dense_size() - 1, k, {}});
+      }
+      continue;
+    }
+    std::vector<int64_t> all = widenIds(order.ids, order.ids64, order.count);
+    // Unique ids in order of first appearance, each asked of its server once.
+    std::unordered_map<int64_t, int64_t> uniqueOf;
+    std::vector<std::vector<int64_t>> idsFor(servers_.size()), uniquesFor(servers_.size());
+    slots[o].resize(all.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+      int64_t id = all[i];
+      auto [it, inserted] = uniqueOf.try_emplace(id, uniqueCounts[o]);
+      slots[o][i] = it->second;
+      if (!inserted)
+        continue;
+      ++uniqueCounts[o];
+      if (!shards.isHash() && (id < 0 || id >= spec->shape.rows)) {
+        error = "id " + std::to_string(id) + " is outside table @" + spec->name + " of " +
+                std::to_string(spec->shape.rows) + " rows";
         return false;
       }
-      const float *data = reinterpret_cast<const float *>(values.data());
-      for (int64_t r = 0; r < rows; ++r) {
-        int64_t global = shards.rowsByMod() ? k + r * shards.shardCount() : shards.shardBegin(k) + r;
-        std::memcpy(out + global * width, data + r * width, static_cast<size_t>(width) * sizeof(float));
-      }
+      int server = shards.isHash() ? shards.serverOfId(id) : shards.serverOf(shards.shardOfRow(id));
+      idsFor[server].push_back(id);
+      uniquesFor[server].push_back(it->second);
     }
-  return true;
-}
-
-bool ParameterClient::pullRows(uint32_t index, const void *ids, bool ids64, int64_t count,
-                               float *out, std::string &error) {
-  const PsVariable *spec = variable(index, error);
-  if (!spec)
-    return false;
-  const VariableShards &shards = shardsOf(*spec);
-  std::vector<int64_t> all = widenIds(ids, ids64, count);
-  // Unique ids in order of first appearance, each asked of its server once.
-  std::unordered_map<int64_t, int64_t> uniqueOf;
-  std::vector<int64_t> slot(all.size());
-  std::vector<std::vector<int64_t>> idsFor(servers_.size());
-  std::vector<std::vector<int64_t>> uniquesFor(servers_.size());
-  int64_t uniques = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    int64_t id = all[i];
-    auto [it, inserted] = uniqueOf.try_emplace(id, uniques);
-    slot[i] = it->second;
-    if (!inserted)
-      continue;
-    ++uniques;
-    if (!shards.isHash() && (id < 0 || id >= spec->shape.rows)) {
-      error = "id " + std::to_string(id) + " is outside table @" + spec->name + " of " +
-              std::to_string(spec->shape.rows) + " rows";
-      return false;
+    for (size_t server = 0; server < servers_.size(); ++server) {
+      if (idsFor[server].empty())
+        continue;
+      RowsKey &key = *requests[server].add_rows();
+      key.set_variable(order.variable);
+      key.set_ids(bytesOf(idsFor[server].data(), idsFor[server].size() * sizeof(int64_t)));
+      rowsParts.push_back({o, static_cast<int>(server), requests[server].rows_size() - 1, 0,
+                           std::move(uniquesFor[server])});
     }
-    int server = shards.isHash() ? shards.serverOfId(id) : shards.serverOf(shards.shardOfRow(id));
-    idsFor[server].push_back(id);
-    uniquesFor[server].push_back(it->second);
   }
-  std::vector<PullRequest> requests(servers_.size());
-  for (size_t s = 0; s < servers_.size(); ++s)
-    if (!idsFor[s].empty()) {
-      RowsKey &key = *requests[s].add_rows();
-      key.set_variable(index);
-      key.set_ids(bytesOf(idsFor[s].data(), idsFor[s].size() * sizeof(int64_t)));
-    }
   std::vector<PullReply> replies;
   if (!pullAll(requests, replies, error))
     return false;
-  int64_t width = spec->shape.rowWidth;
-  size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
-  std::vector<float> rows(static_cast<size_t>(uniques * width));
-  for (size_t s = 0; s < servers_.size(); ++s) {
-    if (idsFor[s].empty())
-      continue;
-    const std::string &values = replies[s].rows(0);
-    if (values.size() != idsFor[s].size() * rowBytes) {
-      error = servers_[s]->name() + " sent " + std::to_string(values.size()) + " bytes for " +
-              std::to_string(idsFor[s].size()) + " rows of @" + spec->name;
-      return false;
+  auto wrongSize = [&](const PullPart &part, size_t got, const std::string &what) {
+    error = servers_[part.server]->name() + " sent " + std::to_string(got) + " bytes for " +
+            what + " of @" + specs[part.order]->name;
+    return false;
+  };
+  for (const PullPart &part : denseParts) {
+    const VariableShards &shards = shardsOf(*specs[part.order]);
+    int64_t width = specs[part.order]->shape.rowWidth, rows = shards.shardRows(part.shard);
+    size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
+    const std::string &values = replies[part.server].dense(part.reply);
+    if (values.size() != static_cast<size_t>(rows) * rowBytes)
+      return wrongSize(part, values.size(),
+                       "shard " + std::to_string(part.shard) + " (expected " +
+                           std::to_string(rows * rowBytes) + ")");
+    float *out = orders[part.order].out;
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t global = shards.rowsByMod() ? part.shard + r * shards.shardCount()
+                                          : shards.shardBegin(part.shard) + r;
+      std::memcpy(out + global * width, values.data() + r * rowBytes, rowBytes);
     }
-    for (size_t j = 0; j < uniquesFor[s].size(); ++j)
-      std::memcpy(rows.data() + uniquesFor[s][j] * width, values.data() + j * rowBytes, rowBytes);
   }
-  for (size_t i = 0; i < all.size(); ++i)
-    std::memcpy(out + i * width, rows.data() + slot[i] * width, rowBytes);
+  // Each rows order's unique rows, then scattered to every position.
+  std::vector<std::vector<float>> uniqueRows(orders.size());
+  for (size_t o = 0; o < orders.size(); ++o)
+    uniqueRows[o].resize(static_cast<size_t>(uniqueCounts[o] * specs[o]->shape.rowWidth));
+  for (const PullPart &part : rowsParts) {
+    int64_t width = specs[part.order]->shape.rowWidth;
+    size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
+    const std::string &values = replies[part.server].rows(part.reply);
+    if (values.size() != part.uniques.size() * rowBytes)
+      return wrongSize(part, values.size(), std::to_string(part.uniques.size()) + " rows");
+    for (size_t j = 0; j < part.uniques.size(); ++j)
+      std::memcpy(uniqueRows[part.order].data() + part.uniques[j] * width,
+                  values.data() + j * rowBytes, rowBytes);
+  }
+  for (size_t o = 0; o < orders.size(); ++o) {
+    if (!orders[o].ids)
+      continue;
+    int64_t width = specs[o]->shape.rowWidth;
+    size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
+    for (size_t i = 0; i < slots[o].size(); ++i)
+      std::memcpy(orders[o].out + i * width, uniqueRows[o].data() + slots[o][i] * width,
+                  rowBytes);
+  }
   return true;
 }
 

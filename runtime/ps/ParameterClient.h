@@ -4,8 +4,9 @@
 // whatever carries them:
 //
 //   - pulls go out at once, one request per server holding a part of what
-//     is asked, all servers in parallel; a table's ids are made unique
-//     first and its rows scattered back to every position that asked;
+//     is asked (a whole group of variables and tables), all servers in
+//     parallel; a table's ids are made unique first and its rows scattered
+//     back to every position that asked;
 //   - pushes are collected during the step, duplicate ids summed, and sent
 //     by finishStep(): one request per server per step (every server gets
 //     one, empty or not: a sync server counts every worker's step);
@@ -22,6 +23,7 @@
 #define KILN_RUNTIME_PS_PARAMETERCLIENT_H
 
 #include "runtime/cluster/GrpcSetup.h"
+#include "runtime/exec/ParameterAccess.h"
 #include "runtime/ps/ParameterServer.h"
 
 #include <chrono>
@@ -52,7 +54,7 @@ std::unique_ptr<ServerLink> makeGrpcServerLink(const std::string &address, std::
                                                const cluster::TlsFiles &tls,
                                                std::chrono::milliseconds deadline);
 
-class ParameterClient {
+class ParameterClient : public exec::ParameterAccess {
 public:
   ParameterClient(const PsModel &model, std::vector<std::unique_ptr<ServerLink>> servers,
                   int worker, int workers);
@@ -63,17 +65,27 @@ public:
 
   /// Starts step `step` (1-based): pulls and pushes until finishStep() belong to it.
   void beginStep(int64_t step) { step_ = step; }
+  /// The step the next pulls and pushes belong to (finishStep() moves it on).
+  int64_t currentStep() const { return step_; }
+  /// Pulls every order in one request per server: whole variables by
+  /// shards, table rows by the unique ids asked (scattered back to every
+  /// position that asked).
+  bool pull(const std::vector<exec::PullOrder> &orders, std::string &error) override;
   /// Writes the whole value of the variable with artifact index `variable` to `out`.
-  bool pullDense(uint32_t variable, float *out, std::string &error);
+  bool pullDense(uint32_t variable, float *out, std::string &error) {
+    return pull({{variable, out}}, error);
+  }
   /// Writes the rows at `ids` (`count` of them, i32 or i64) of table
   /// `variable` to `out` ([count, row width]).
   bool pullRows(uint32_t variable, const void *ids, bool ids64, int64_t count, float *out,
-                std::string &error);
+                std::string &error) {
+    return pull({{variable, out, ids, ids64, count}}, error);
+  }
   /// Queues the dense gradient of `variable` for this step's push.
-  bool pushDense(uint32_t variable, const float *gradient, std::string &error);
+  bool pushDense(uint32_t variable, const float *gradient, std::string &error) override;
   /// Queues a sparse gradient (rows[k] at ids[k], duplicates summed).
   bool pushRows(uint32_t variable, const void *ids, bool ids64, int64_t count,
-                const float *rows, std::string &error);
+                const float *rows, std::string &error) override;
   /// Sends this step's pushes to every server and waits for them (sync: until applied).
   bool finishStep(std::string &error);
 

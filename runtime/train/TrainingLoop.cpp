@@ -11,6 +11,8 @@
 #include "runtime/metrics/EventWriter.h"
 #include "runtime/metrics/MetricsJsonl.h"
 #include "runtime/metrics/ProgressLine.h"
+#include "runtime/ps/ArtifactPsModel.h"
+#include "runtime/ps/ParameterClient.h"
 #include "runtime/train/Evaluation.h"
 #include "runtime/train/TrainingModel.h"
 
@@ -31,11 +33,51 @@ constexpr uint32_t kBroadcastTag = 0x7fff0000;
 constexpr uint32_t kLossTag = 0x7fff0001;
 constexpr uint32_t kFinishTag = 0x7fff0002;
 
-/// What every replica of a process shares: the loaded artifact and data.
+/// What every replica of a process shares: the loaded artifact and data,
+/// and for a parameter-server artifact what the servers hold (and the
+/// servers themselves when they run in this process).
 struct Prepared {
   std::shared_ptr<const exec::Executable> executable;
   std::shared_ptr<const data::Dataset> trainData, evalData;
+  std::unique_ptr<ps::PsModel> psModel;
+  std::vector<std::unique_ptr<ps::ParameterServer>> localServers;
 };
+
+/// Reads the servers' part of a parameter-server artifact and starts the
+/// in-process servers when the options name no cluster's.
+bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
+                             std::string &error) {
+  const artifact::VerifiedArtifact &artifact = prepared.executable->artifact();
+  if (!ps::usesParameterServers(artifact)) {
+    if (options.ps.requested)
+      error = options.artifact + ": error: the artifact keeps no variables on parameter servers "
+              "(kilnc --train --strategy=parameter-server), so --ps, --sync, --async and "
+              "--staleness do not apply";
+    return !options.ps.requested;
+  }
+  if (!options.saveDir.empty() || !options.restore.empty()) {
+    error = options.artifact + ": error: --save and --restore do not reach variables held by "
+            "parameter servers yet (docs/parameter-server.md)";
+    return false;
+  }
+  prepared.psModel = std::make_unique<ps::PsModel>();
+  if (!ps::readPsModel(artifact, *prepared.psModel, error))
+    return false;
+  if (!options.ps.addresses.empty())
+    return true;
+  int workers = options.group.worldSize;
+  for (int s = 0; s < options.ps.localServers; ++s) {
+    ps::ServerOptions server;
+    server.index = s;
+    server.servers = options.ps.localServers;
+    server.workers = workers;
+    server.mode = options.ps.async ? ps::SyncMode::Async : ps::SyncMode::Sync;
+    server.staleness = options.ps.staleness;
+    prepared.localServers.push_back(
+        std::make_unique<ps::ParameterServer>(*prepared.psModel, server));
+  }
+  return true;
+}
 
 /// Loads the artifact and the data files and checks they fit the group.
 bool prepare(const TrainOptions &options, Prepared &prepared, std::string &error) {
@@ -44,12 +86,16 @@ bool prepare(const TrainOptions &options, Prepared &prepared, std::string &error
   if (!prepared.executable || !model.describe(prepared.executable, options.artifact, error))
     return false;
   const ReplicaGroup &group = options.group;
-  if (group.worldSize > 1 && !model.dataParallel()) {
+  bool parameterServers = ps::usesParameterServers(prepared.executable->artifact());
+  if (group.worldSize > 1 && !model.dataParallel() && !parameterServers) {
     error = options.artifact + ": error: the artifact was not compiled for data-parallel "
-            "training (kilnc --train --strategy=data-parallel), so it cannot run as one of " +
+            "training (kilnc --train --strategy=data-parallel, or parameter-server), so it "
+            "cannot run as one of " +
             std::to_string(group.worldSize) + " replicas";
     return false;
   }
+  if (!prepareParameterServers(options, prepared, error))
+    return false;
   data::ReadOptions read{options.skipBadRows};
   if (!model.loadData(options.data, read, prepared.trainData, error) ||
       (!options.evalData.empty() &&
@@ -92,6 +138,8 @@ private:
   bool step(data::BatchReader &reader, double &loss, double &lr, std::string &error);
   bool save(int64_t step, std::string &error);
   bool evaluate(int64_t step, std::string &error);
+  /// Connects this replica, as worker `rank`, to the parameter servers.
+  bool connectParameterServers(const Prepared &prepared, std::string &error);
 
   const TrainOptions &options;
   std::ostream &out;
@@ -105,7 +153,32 @@ private:
   std::shared_ptr<collective::Collective> group;
   int64_t startStep = 0;
   int64_t lastSaved = -1;
+  const ps::PsModel *psModel = nullptr;
+  std::unique_ptr<ps::ParameterClient> parameters;
 };
+
+bool Trainer::connectParameterServers(const Prepared &prepared, std::string &error) {
+  psModel = prepared.psModel.get();
+  if (!psModel)
+    return true;
+  std::vector<std::unique_ptr<ps::ServerLink>> links;
+  const std::vector<std::string> &addresses = options.ps.addresses;
+  for (size_t s = 0; s < prepared.localServers.size(); ++s)
+    links.push_back(ps::makeLocalServerLink(*prepared.localServers[s], "ps:" + std::to_string(s)));
+  for (size_t s = 0; s < addresses.size(); ++s)
+    links.push_back(ps::makeGrpcServerLink(
+        addresses[s], "ps:" + std::to_string(s), options.ps.token,
+        {options.ps.tlsCert, options.ps.tlsKey, options.ps.tlsCa}, options.ps.deadline));
+  parameters = std::make_unique<ps::ParameterClient>(*psModel, std::move(links), rank,
+                                                     worldSize());
+  std::string problem;
+  if (!parameters->connect(options.ps.deadline, problem)) {
+    error = options.artifact + ": error: " + problem;
+    return false;
+  }
+  session->setParameters(parameters.get());
+  return true;
+}
 
 bool Trainer::broadcastState(std::string &error) {
   int64_t steps[2] = {startStep, lastSaved};
@@ -161,12 +234,23 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
     sum += microLoss;
   }
   loss = sum / static_cast<double>(model.accumulateSteps());
-  if (!(!accumulating || model.runTrainStep(*session, error)) ||
-      !model.readScalar(*session, kTrainProgram, "learning_rate", lr, error))
+  if (!(!accumulating || model.runTrainStep(*session, error)))
     return false;
-  // Without accumulation train_step's loss is already the mean over every
-  // replica (it rides in the first gradient bucket); with it, average here.
-  if (accumulating && worldSize() > 1) {
+  if (parameters) {
+    // The servers apply the update; the rate is theirs for this step.
+    std::string problem;
+    if (!parameters->finishStep(problem)) {
+      error = options.artifact + ": error: " + problem;
+      return false;
+    }
+    lr = psModel->optimizer.learningRateAt(parameters->currentStep() - 1);
+  } else if (!model.readScalar(*session, kTrainProgram, "learning_rate", lr, error)) {
+    return false;
+  }
+  // Without accumulation a data-parallel train_step's loss is already the
+  // mean over every replica (it rides in the first gradient bucket); with it,
+  // or with parameter servers, average here.
+  if ((accumulating || parameters) && worldSize() > 1) {
     float total = static_cast<float>(loss);
     std::string problem;
     if (!group->allReduceSum(&total, 1, kLossTag, problem)) {
@@ -224,6 +308,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   if (!session)
     return false;
   session->setCollective(group);
+  if (!connectParameterServers(prepared, error))
+    return false;
   trainData = prepared.trainData;
   evalData = prepared.evalData;
   if (trainData->skippedRows > 0)
@@ -257,6 +343,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     observer->trainingStarted(startStep, options.steps);
   for (int64_t step = startStep + 1; step <= options.steps; ++step) {
     Clock::time_point stepBegin = Clock::now();
+    if (parameters)
+      parameters->beginStep(step);
     if (!this->step(reader, loss, lr, error))
       return false;
     if (!std::isfinite(loss)) {
@@ -303,7 +391,12 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       << static_cast<int64_t>(trained * model.batchSize() * model.accumulateSteps() *
                               worldSize() / total)
       << " examples/s";
-  if (worldSize() > 1) {
+  if (parameters) {
+    out << " (" << worldSize() << (worldSize() == 1 ? " worker, " : " workers, ")
+        << parameters->serverCount() << " parameter server"
+        << (parameters->serverCount() == 1 ? "" : "s") << ", "
+        << options.ps.modeName() << ")";
+  } else if (worldSize() > 1) {
     collective::AllReduceTotals comm = session->allReduceTotals();
     out << " (" << worldSize() << " replicas; all-reduce " << comm.bytes / std::max<uint64_t>(1, trained)
         << " bytes a step, " << comm.commSeconds << " s of it, " << comm.blockedSeconds

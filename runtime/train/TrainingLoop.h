@@ -19,11 +19,13 @@
 
 #include "runtime/collective/Collective.h"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace kiln::train {
 
@@ -47,6 +49,28 @@ struct ReplicaGroup {
   std::function<std::string(const std::string &)> explainFailure;
 };
 
+/// Where a parameter-server artifact's variables live.
+struct ParameterServerOptions {
+  /// The ps tasks' "host:port", in index order; empty: `localServers`
+  /// servers run inside this process (kiln run).
+  std::vector<std::string> addresses;
+  int localServers = 1;
+  bool requested = false;  ///< A flag chose servers or a mode: the artifact must use them.
+  bool async = false;      ///< Each push applied on arrival (else sync).
+  int64_t staleness = -1;  ///< Async: the most steps ahead of the slowest worker; -1: any.
+  /// How long one pull or push may take (sync pushes wait for every worker).
+  std::chrono::milliseconds deadline{300000};
+  std::string token;       ///< The cluster token every call carries.
+  std::string tlsCert, tlsKey, tlsCa; ///< PEM contents; all empty: plaintext.
+
+  /// "sync", "async" or "staleness K", as summaries print the mode.
+  std::string modeName() const {
+    if (!async)
+      return "sync";
+    return staleness < 0 ? "async" : "staleness " + std::to_string(staleness);
+  }
+};
+
 struct TrainOptions {
   std::string artifact;
   /// A .npz, .csv/.tsv file, or "synthetic" / "synthetic:ROWS".
@@ -64,6 +88,7 @@ struct TrainOptions {
   std::string evalData;   ///< Evaluated every `evalEvery` steps and at the end.
   int64_t evalEvery = 0;  ///< 0 = only at the end.
   ReplicaGroup group;
+  ParameterServerOptions ps;
 };
 
 /// One finished step, as a TrainingObserver sees it.

@@ -964,6 +964,107 @@ TEST(ArtifactLoaderTest, RejectsBadFetches) {
                        "exist (the artifact has 8 buffers)");
 }
 
+// --- Parameter servers ------------------------------------------------------
+
+// The sample plus a table "emb" [10, 4] and a dense "bias" [3] held by
+// parameter servers, and forward instructions 4-7: pull rows of emb at ids
+// ([2] i64) into rows ([2, 4]), push them back, pull bias into b ([3]),
+// push b.
+struct WithServers {
+  ArtifactSpec spec = sampleArtifact();
+  uint32_t emb, bias, ids, rows, b;
+  WithServers() {
+    emb = spec.addVariable("emb", DType_F32, {10, 4}, InitKind_Normal, 0, 1, 3);
+    spec.variables[emb].buffer = spec.addBuffer(Region_Remote, DType_F32, {10, 4});
+    spec.variables[emb].placement = PlacementKind_Table;
+    bias = spec.addVariable("bias", DType_F32, {3}, InitKind_Zeros);
+    spec.variables[bias].buffer = spec.addBuffer(Region_Remote, DType_F32, {3});
+    spec.variables[bias].placement = PlacementKind_Dense;
+    ids = spec.addBuffer(Region_Arena, DType_I64, {2});
+    rows = spec.addBuffer(Region_Arena, DType_F32, {2, 4});
+    b = spec.addBuffer(Region_Arena, DType_F32, {3});
+    auto &code = forward(spec).instructions;
+    code.push_back(ParameterAccessSpec{Instruction_PsPullRows, emb, rows, ids});
+    code.push_back(ParameterAccessSpec{Instruction_PsPushRows, emb, rows, ids});
+    code.push_back(ParameterAccessSpec{Instruction_PsPull, bias, b});
+    code.push_back(ParameterAccessSpec{Instruction_PsPush, bias, b});
+  }
+  std::string error() { return loadError(spec.fileBytes()); }
+};
+
+TEST(ArtifactLoaderTest, AcceptsParameterServerVariablesAndAccess) {
+  WithServers with;
+  std::string error;
+  auto artifact = VerifiedArtifact::fromFileBytes("test.kiln", with.spec.fileBytes(), error);
+  ASSERT_NE(artifact, nullptr) << error;
+  // A remote buffer takes no memory.
+  EXPECT_EQ(artifact->buffer(with.spec.variables[with.emb].buffer).region, Region_Remote);
+}
+
+TEST(ArtifactLoaderTest, RejectsBadParameterServerAccess) {
+  {
+    WithServers with; // Pulling a variable the process holds.
+    std::get<ParameterAccessSpec>(forward(with.spec).instructions[6]).variable = 0;
+    EXPECT_EQ(with.error(), kForward + ".instructions[6] (PsPull).variable: variable 'w' is "
+                                       "not held by parameter servers");
+  }
+  {
+    WithServers with; // Rows of a dense variable.
+    std::get<ParameterAccessSpec>(forward(with.spec).instructions[4]).variable = with.bias;
+    EXPECT_EQ(with.error(), kForward + ".instructions[4] (PsPullRows).variable: variable "
+                                       "'bias' is placed as Dense, not a table: its rows "
+                                       "cannot be named");
+  }
+  {
+    WithServers with; // Rows of the wrong width.
+    with.spec.buffers[with.rows].shape = {2, 5};
+    EXPECT_EQ(with.error(), kForward + ".instructions[4] (PsPullRows).output: buffer " +
+                                std::to_string(with.rows) + " is [2, 5]; expected [2, 4]");
+  }
+  {
+    WithServers with; // A whole pull of a hash table.
+    with.spec.variables[with.bias].placement = PlacementKind_Hash;
+    EXPECT_EQ(with.error(), kForward + ".instructions[6] (PsPull).variable: variable 'bias' "
+                                       "is placed as Hash: a hash table is only accessed by "
+                                       "rows");
+  }
+  {
+    WithServers with; // A kernel reading a remote buffer.
+    uint32_t remote = with.spec.variables[with.emb].buffer;
+    std::get<KernelCallSpec>(forward(with.spec).instructions[AddCall]).args[0] = remote;
+    EXPECT_EQ(with.error(), kForward + ".instructions[0] (KernelCall).args[0]: buffer " +
+                                std::to_string(remote) +
+                                " is a parameter-server variable's, which has no memory here");
+  }
+}
+
+TEST(ArtifactLoaderTest, RejectsBadParameterServerVariables) {
+  {
+    WithServers with; // Placed, but in the state region.
+    with.spec.variables[with.bias].buffer = W;
+    EXPECT_EQ(with.error(), "test.kiln: error: variables[2] ('bias').buffer: buffer " +
+                                std::to_string(W) +
+                                " is in the state region; a parameter-server variable's is "
+                                "remote");
+  }
+  {
+    WithServers with; // A remote buffer without a placement.
+    with.spec.variables[with.emb].placement.reset();
+    EXPECT_EQ(with.error(), "test.kiln: error: variables[1] ('emb').buffer: buffer " +
+                                std::to_string(with.spec.variables[with.emb].buffer) +
+                                " is in the remote region; variables live in the state "
+                                "region");
+  }
+  {
+    WithServers with; // A hash table drawn from a constant.
+    with.spec.variables[with.emb].placement = PlacementKind_Hash;
+    with.spec.variables[with.emb].init = InitKind_Constant;
+    with.spec.variables[with.emb].value = std::vector<uint8_t>(160);
+    EXPECT_EQ(with.error(), "test.kiln: error: variables[1] ('emb').init: a hash table's rows "
+                            "are drawn per id; it cannot have a constant initializer");
+  }
+}
+
 // Tests that names read from the artifact cannot break the message's line.
 TEST(ArtifactLoaderTest, EscapesControlCharactersInNames) {
   EXPECT_EQ(rejection([](ArtifactSpec &spec) {

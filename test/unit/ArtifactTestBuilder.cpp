@@ -84,6 +84,19 @@ buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
                              fbb.CreateVector(conv->padHigh), conv->groups)
         .Union();
   }
+  if (const auto *access = std::get_if<ParameterAccessSpec>(&spec)) {
+    type = access->kind;
+    switch (access->kind) {
+    case Instruction_PsPull:
+      return CreatePsPull(fbb, access->variable, access->data).Union();
+    case Instruction_PsPullRows:
+      return CreatePsPullRows(fbb, access->variable, access->ids, access->data).Union();
+    case Instruction_PsPush:
+      return CreatePsPush(fbb, access->variable, access->data).Union();
+    default:
+      return CreatePsPushRows(fbb, access->variable, access->ids, access->data).Union();
+    }
+  }
   // An unknown kind still needs a table to point at.
   type = std::get<UnknownInstructionSpec>(spec).type;
   return CreateInitVariable(fbb, 0).Union();
@@ -153,6 +166,8 @@ uint32_t ArtifactSpec::addBuffer(Region region, DType dtype,
     offset = alignTo64(constants.size());
     constants.resize(offset + bytes);
     break;
+  default: // Remote: no memory.
+    break;
   }
   buffers.push_back({region, offset, dtype, std::move(shape)});
   return buffers.size() - 1;
@@ -169,7 +184,14 @@ uint32_t ArtifactSpec::addVariable(const std::string &name, DType dtype,
                                    std::vector<int64_t> shape, InitKind init,
                                    double a, double b, uint64_t seed) {
   uint32_t buffer = addBuffer(Region_State, dtype, std::move(shape));
-  variables.push_back({name, buffer, init, a, b, seed, std::nullopt, true});
+  VariableSpec variable;
+  variable.name = name;
+  variable.buffer = buffer;
+  variable.init = init;
+  variable.a = a;
+  variable.b = b;
+  variable.seed = seed;
+  variables.push_back(variable);
   return variables.size() - 1;
 }
 
@@ -184,7 +206,9 @@ std::vector<uint8_t> ArtifactSpec::flatbuffer() const {
     builtVariables.push_back(CreateVariable(
         fbb, fbb.CreateString(spec.name), spec.buffer, spec.init, spec.a,
         spec.b, spec.seed, spec.value ? fbb.CreateVector(*spec.value) : 0,
-        spec.trainable));
+        spec.trainable,
+        spec.placement ? CreatePlacement(fbb, *spec.placement, spec.partitioner, spec.numShards)
+                       : 0));
   std::vector<flatbuffers::Offset<Program>> builtPrograms;
   for (const ProgramSpec &spec : programs)
     builtPrograms.push_back(buildProgram(fbb, spec));
@@ -200,7 +224,12 @@ std::vector<uint8_t> ArtifactSpec::flatbuffer() const {
         fbb, fbb.CreateString(training->loss), fbb.CreateString(training->label),
         fbb.CreateString(training->lossKind), fbb.CreateString(training->prediction),
         training->batchSize, fbb.CreateString(training->optimizer),
-        fbb.CreateString(training->stepVariable), training->accumulateSteps);
+        fbb.CreateString(training->stepVariable), training->accumulateSteps,
+        training->strategy.empty() ? 0 : fbb.CreateString(training->strategy),
+        training->serverOptimizer.empty()
+            ? 0
+            : CreateServerOptimizer(fbb, fbb.CreateString(training->serverOptimizer),
+                                    training->serverLearningRate));
   auto root = CreateArtifact(
       fbb, formatVersion, fbb.CreateString(target), fbb.CreateString(producer),
       fbb.CreateString(model), arenaBytes, stateBytes,

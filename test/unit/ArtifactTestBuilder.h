@@ -38,6 +38,10 @@ struct VariableSpec {
   uint64_t seed = 0;
   std::optional<std::vector<uint8_t>> value;
   bool trainable = true;
+  /// Set: the variable lives on parameter servers (its buffer is Remote).
+  std::optional<artifact::PlacementKind> placement;
+  artifact::Partitioner partitioner = artifact::Partitioner_None;
+  int64_t numShards = 1;
 };
 
 struct BindingSpec {
@@ -104,6 +108,13 @@ struct SparseAllReduceWaitSpec {
   uint32_t tag = 0;
 };
 
+/// PsPull, PsPullRows, PsPush or PsPushRows: `data` is the output, the
+/// gradient or the rows; `ids` is used by the row kinds.
+struct ParameterAccessSpec {
+  artifact::Instruction kind = artifact::Instruction_PsPull;
+  uint32_t variable = 0, data = 0, ids = 0;
+};
+
 /// An instruction kind this schema does not define (a newer compiler's).
 struct UnknownInstructionSpec {
   uint8_t type = 0;
@@ -113,7 +124,7 @@ using InstructionSpec =
     std::variant<KernelCallSpec, GemmSpec, CopySpec, InitVariableSpec,
                  SparseApplySpec, ConvolutionSpec, AllReduceStartSpec,
                  AllReduceWaitSpec, SparseAllReduceStartSpec,
-                 SparseAllReduceWaitSpec, UnknownInstructionSpec>;
+                 SparseAllReduceWaitSpec, ParameterAccessSpec, UnknownInstructionSpec>;
 
 struct ProgramSpec {
   std::string name;
@@ -134,6 +145,10 @@ struct TrainingSpec {
   int64_t batchSize = 0;
   std::string optimizer = "sgd", stepVariable = "global_step";
   int64_t accumulateSteps = 1;
+  std::string strategy;
+  /// parameter_server: the servers' optimizer kind and rate; empty: none.
+  std::string serverOptimizer;
+  double serverLearningRate = 0.1;
 };
 
 struct ArtifactSpec {

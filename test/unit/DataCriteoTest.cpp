@@ -90,6 +90,20 @@ TEST_F(DataCriteoTest, ReadsATsv) {
       (std::vector<int64_t>{hashId("80e26c9b", 7), hashId("fb936136", 7)}));
 }
 
+TEST_F(DataCriteoTest, HashesOntoEveryIdWithoutABound) {
+  // A hash embedding's ids have no bound: every non-negative id of the type.
+  std::vector<FeedSpec> specs = ctrSpecs();
+  specs[2].idBound = 0;
+  specs[3].idBound = 0;
+  Dataset data = load("t.tsv", "1\t1\t2\t3\t68fd1e64\t80e26c9b\n", specs);
+  uint64_t site = fnv1a64("68fd1e64", 8), app = fnv1a64("80e26c9b", 8);
+  EXPECT_EQ(column<int32_t>(data, 2),
+            (std::vector<int32_t>{int32_t(site & uint64_t(INT32_MAX))}));
+  EXPECT_EQ(column<int64_t>(data, 3),
+            (std::vector<int64_t>{int64_t(app & uint64_t(INT64_MAX))}));
+  EXPECT_GT(column<int64_t>(data, 3)[0], int64_t(1) << 32);
+}
+
 TEST_F(DataCriteoTest, ReadsACsvWithAHeaderAndCrlf) {
   Dataset data = load("t.csv", "label,i1,i2,i3,c1,c2\r\n"
                                "1,1,2,3,a,b\r\n"
@@ -178,11 +192,6 @@ TEST_F(DataCriteoTest, RefusesInputsItCannotFill) {
   EXPECT_EQ(loadError("t.tsv", "1\n", specs, {}, "clicked"),
             "no input named 'clicked' for the label (inputs: click, dense, "
             "site, app)");
-  specs[2].idBound = 0;
-  EXPECT_EQ(loadError("t.tsv", "1\n", specs),
-            "input 'site' (i32 []) needs an idBound > 0 to hash categorical "
-            "strings into");
-  specs = ctrSpecs();
   specs.push_back({"more", ElementType::F32, {2}, 0});
   EXPECT_EQ(loadError("t.tsv", "1\n", specs),
             "inputs 'dense' and 'more' both ask for the dense columns (f32 "

@@ -176,6 +176,29 @@ TEST(ParameterServerTest, ValuesDoNotDependOnTheNumberOfServers) {
             std::vector<float>(whole.begin() + 20, whole.begin() + 24));
 }
 
+TEST(ParameterServerTest, APullGroupIsOneRequestPerServer) {
+  PsModel model = smallModel();
+  LocalCluster single(model, 3, 1), grouped(model, 3, 1);
+  std::vector<int64_t> ids = {11, 0, 5, 11, 3}, keys = {-5, 1LL << 40, 17, 17};
+  std::vector<int32_t> narrow = {4, 4, 9};
+  std::vector<float> w(30), table(20), hashed(16), table32(12);
+  std::vector<exec::PullOrder> orders = {
+      {0, w.data()},
+      {2, table.data(), ids.data(), true, 5},
+      {3, hashed.data(), keys.data(), true, 4},
+      {2, table32.data(), narrow.data(), false, 3}};
+  std::string error;
+  ASSERT_TRUE(grouped.clients[0]->pull(orders, error)) << error;
+  EXPECT_EQ(w, pullDense(*single.clients[0], 0, 30));
+  EXPECT_EQ(table, pullRows(*single.clients[0], 2, ids, 4));
+  EXPECT_EQ(hashed, pullRows(*single.clients[0], 3, keys, 4));
+  EXPECT_EQ(table32, pullRows(*single.clients[0], 2, {4, 4, 9}, 4));
+  std::vector<StatsReply> stats;
+  ASSERT_TRUE(grouped.clients[0]->stats(stats, error)) << error;
+  for (const StatsReply &reply : stats)
+    EXPECT_EQ(reply.pull_requests(), 1) << "ps:" << reply.server_index();
+}
+
 /// Runs one sync step on every worker of `cluster` at once.
 void syncStep(LocalCluster &cluster, int64_t step,
               const std::vector<std::vector<float>> &denseGradients,

@@ -99,8 +99,9 @@ public:
 /// The flags that carry numbers, kept as text until checked.
 struct NumberFlags {
   std::string steps, seed, saveEvery, keep, evalEvery, replicas, collectiveTimeout;
-  std::string connectTimeout, workers;
+  std::string connectTimeout, workers, psServers, staleness;
   std::string metricsPort, metricsLinger;
+  bool sync = false; ///< --sync, the parameter servers' default said aloud.
 };
 
 /// kiln's subcommands, each flag bound to where its value goes.
@@ -179,7 +180,20 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
        {"--collective-timeout", &numbers.collectiveTimeout, nullptr, "SECONDS",
         "fail a collective that takes longer (default 300)"}});
   addFlags(command, kTrainingGroup,
-           {{replicasFlag, &numbers.replicas, nullptr, "N", replicasHelp}});
+           {{replicasFlag, &numbers.replicas, nullptr, "N", replicasHelp},
+            {"--sync", nullptr, &numbers.sync, "",
+             "parameter servers apply the mean of every worker's push once a step (the default)"},
+            {"--async", nullptr, &training.ps.async, "",
+             "parameter servers apply each push on arrival"},
+            {"--staleness", &numbers.staleness, nullptr, "K",
+             "async, but no worker more than K steps ahead of the slowest"}});
+  if (command->get_name() != "serve")
+    addFlags(command, kTrainingGroup,
+             {{"--ps", &numbers.psServers, nullptr, "N",
+               command->get_name() == "run"
+                   ? "parameter servers in this process (default 1; a "
+                     "--strategy=parameter-server artifact)"
+                   : "parameter-server tasks (a --strategy=parameter-server artifact)"}});
 }
 
 void addRunFlags(KilnApp &kiln) {
@@ -471,6 +485,32 @@ bool parseReplicaFlags(const KilnApp &kiln, const std::string &replicasFlag,
   return true;
 }
 
+/// --ps, --sync, --async and --staleness into `ps`; the deadline of a call is the
+/// collective timeout (a sync push waits for the slowest worker as long).
+bool parseParameterServerFlags(const KilnApp &kiln, train::TrainOptions &training,
+                               std::string &error) {
+  const NumberFlags &numbers = kiln.numbers;
+  train::ParameterServerOptions &ps = training.ps;
+  int64_t servers = 1, staleness = -1;
+  if (!parseCount("--ps", numbers.psServers, servers, error) ||
+      !parseCount("--staleness", numbers.staleness, staleness, error))
+    return false;
+  if (servers < 1 || servers > 1024)
+    return fail("kiln: error: --ps '" + numbers.psServers + "': expected 1..1024", error);
+  if (numbers.sync && (ps.async || !numbers.staleness.empty()))
+    return fail("kiln: error: --sync cannot go with --async or --staleness: choose one mode",
+                error);
+  ps.requested = !numbers.psServers.empty() || numbers.sync || ps.async ||
+                 !numbers.staleness.empty();
+  // --staleness K is asynchronous training with a bound.
+  if (!numbers.staleness.empty())
+    ps.async = true;
+  ps.localServers = static_cast<int>(servers);
+  ps.staleness = numbers.staleness.empty() ? -1 : staleness;
+  ps.deadline = training.group.gloo.timeout;
+  return true;
+}
+
 bool parseTrainingFlags(const KilnApp &kiln, const CLI::App &command,
                         train::TrainOptions &training, std::string &error) {
   const NumberFlags &numbers = kiln.numbers;
@@ -486,7 +526,8 @@ bool parseTrainingFlags(const KilnApp &kiln, const CLI::App &command,
   training.seed = static_cast<uint64_t>(seed);
   std::string replicasFlag =
       &command == kiln.launch ? "--replicas-per-worker" : "--replicas";
-  if (!parseReplicaFlags(kiln, replicasFlag, training.group, error))
+  if (!parseReplicaFlags(kiln, replicasFlag, training.group, error) ||
+      !parseParameterServerFlags(kiln, training, error))
     return false;
 
   if (training.data.empty()) {
@@ -574,7 +615,7 @@ std::vector<std::string> serveFlagsOf(const std::vector<std::string> &args,
   for (size_t i = 1; i < args.size(); ++i) { // args[0] is "launch".
     const std::string &arg = args[i];
     std::string name = arg.substr(0, arg.find('='));
-    if (name == "--workers" || name == "--replicas-per-worker") {
+    if (name == "--workers" || name == "--replicas-per-worker" || name == "--ps") {
       if (arg.find('=') == std::string::npos)
         ++i; // Its value.
       continue;
@@ -603,6 +644,7 @@ CommandLine parseLaunch(KilnApp &kiln, const std::vector<std::string> &args) {
     return errorResult("kiln: error: kiln launch needs --workers N, 1..256");
   options.workers = static_cast<int>(workers);
   options.replicasPerWorker = training.group.localReplicas;
+  options.psTasks = kiln.numbers.psServers.empty() ? 0 : training.ps.localServers;
   options.serveFlags = serveFlagsOf(args, options.artifact);
   CommandLine result;
   result.command = CommandLine::Command::Launch;

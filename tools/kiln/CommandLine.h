@@ -70,6 +70,8 @@ struct LaunchOptions {
   std::string artifact;
   int workers = 0;
   int replicasPerWorker = 1;
+  /// Parameter-server tasks (--ps M); 0: none.
+  int psTasks = 0;
   /// The flags every task's `kiln serve` gets, as given.
   std::vector<std::string> serveFlags;
 };

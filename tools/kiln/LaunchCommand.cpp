@@ -91,6 +91,7 @@ struct Child {
   std::string outLine, errLine;
   bool exited = false;
   int status = 0;
+  bool server = false; ///< A ps task: it serves until the workers are done.
 };
 
 /// Forks `kiln serve` for task `index` with `environment` added.
@@ -173,22 +174,36 @@ std::string describeExit(int status) {
   return "stopped";
 }
 
+/// The TF_CONFIG cluster of the launch: "worker" (and "ps") lists.
+std::string clusterJson(const std::vector<std::string> &workers,
+                        const std::vector<std::string> &servers) {
+  auto list = [](const std::vector<std::string> &addresses) {
+    std::string text;
+    for (const std::string &address : addresses)
+      text += (text.empty() ? "\"" : ", \"") + address + "\"";
+    return "[" + text + "]";
+  };
+  std::string json = "{\"worker\": " + list(workers);
+  if (!servers.empty())
+    json += ", \"ps\": " + list(servers);
+  return json + "}";
+}
+
 } // namespace
 
 int launchCommand(const LaunchOptions &options) {
   std::string error;
-  std::vector<std::string> addresses;
-  for (int i = 0; i < options.workers; ++i) {
+  std::vector<std::string> addresses, psAddresses;
+  for (int i = 0; i < options.workers + options.psTasks; ++i) {
     int port = freePort(error);
     if (port == 0) {
       std::cerr << error << "\n";
       return 1;
     }
-    addresses.push_back("127.0.0.1:" + std::to_string(port));
+    (i < options.workers ? addresses : psAddresses)
+        .push_back("127.0.0.1:" + std::to_string(port));
   }
-  std::string list;
-  for (const std::string &address : addresses)
-    list += (list.empty() ? "\"" : ", \"") + address + "\"";
+  std::string cluster = clusterJson(addresses, psAddresses);
   std::string token = randomToken();
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   int replicas = options.workers * options.replicasPerWorker;
@@ -199,16 +214,20 @@ int launchCommand(const LaunchOptions &options) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
-  std::vector<Child> children(options.workers);
-  for (int i = 0; i < options.workers; ++i) {
+  // Servers first: workers retry until they answer.
+  std::vector<Child> children(options.psTasks + options.workers);
+  for (size_t i = 0; i < children.size(); ++i) {
     Child &child = children[i];
-    child.name = "worker:" + std::to_string(i);
+    bool server = static_cast<int>(i) < options.psTasks;
+    int index = server ? static_cast<int>(i) : static_cast<int>(i) - options.psTasks;
+    child.name = std::string(server ? "ps:" : "worker:") + std::to_string(index);
+    child.server = server;
     std::vector<std::string> environment = {
-        "TF_CONFIG={\"cluster\": {\"worker\": [" + list + "]}, \"task\": {\"type\": \"worker\", "
-        "\"index\": " + std::to_string(i) + "}}",
+        "TF_CONFIG={\"cluster\": " + cluster + ", \"task\": {\"type\": \"" +
+            (server ? "ps" : "worker") + "\", \"index\": " + std::to_string(index) + "}}",
         "KILN_CLUSTER_TOKEN=" + token};
     if (!std::getenv("OMP_NUM_THREADS"))
-      environment.push_back("OMP_NUM_THREADS=" + threads);
+      environment.push_back("OMP_NUM_THREADS=" + (server ? std::string("1") : threads));
     std::vector<std::string> argv = {"kiln", "serve", options.artifact};
     if (options.replicasPerWorker > 1)
       argv.push_back("--replicas=" + std::to_string(options.replicasPerWorker));
@@ -231,7 +250,21 @@ int launchCommand(const LaunchOptions &options) {
         return true;
     return false;
   };
+  auto workersDone = [&] {
+    for (const Child &child : children)
+      if (!child.server && !child.exited)
+        return false;
+    return true;
+  };
+  bool serversStopped = false;
   while (running()) {
+    // The servers outlive the workers only until they are done.
+    if (!serversStopped && workersDone()) {
+      for (Child &child : children)
+        if (child.server && !child.exited)
+          kill(child.pid, SIGTERM);
+      serversStopped = true;
+    }
     std::vector<pollfd> fds;
     std::vector<std::pair<Child *, bool>> owners; // (child, stderr?)
     for (Child &child : children) {
@@ -264,7 +297,8 @@ int launchCommand(const LaunchOptions &options) {
         continue; // Reap once its output is all read.
       if (waitpid(child.pid, &child.status, 0) == child.pid) {
         child.exited = true;
-        if ((!WIFEXITED(child.status) || WEXITSTATUS(child.status) != 0) &&
+        bool stoppedServer = child.server && serversStopped;
+        if ((!WIFEXITED(child.status) || WEXITSTATUS(child.status) != 0) && !stoppedServer &&
             firstFailure.empty()) {
           firstFailure = child.name + " " + describeExit(child.status);
           failedAt = Clock::now();

@@ -17,12 +17,15 @@
 #include "runtime/cluster/ClusterSpec.h"
 #include "runtime/cluster/CoordinatorClient.h"
 #include "runtime/cluster/CoordinatorServer.h"
+#include "runtime/ps/ArtifactPsModel.h"
+#include "runtime/ps/ParameterServerService.h"
 #include "runtime/support/PrintableText.h"
 
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 namespace kiln::tool {
 namespace {
@@ -80,10 +83,9 @@ bool loadSpec(const ServeOptions &options, cluster::ClusterSpec &spec, std::stri
     error = "kiln: error: " + origin + " names no task: give --task TYPE:INDEX";
     return false;
   }
-  if (spec.trainingOrdinal(spec.task) < 0) {
+  if (spec.trainingOrdinal(spec.task) < 0 && spec.task.type != "ps") {
     error = "kiln: error: task " + spec.task.name() +
-            ": only chief and worker tasks train data-parallel (parameter servers and "
-            "evaluators come with parameter-server training)";
+            ": kiln serve runs chief, worker and ps tasks (evaluators are not supported yet)";
     return false;
   }
   return true;
@@ -103,6 +105,73 @@ int fail(const std::string &error) {
   return 1;
 }
 
+/// A ps task: serves its shards until every training task has left.
+int serveParameterServer(const ServeOptions &options, const cluster::ClusterSpec &spec,
+                         const std::string &token, const cluster::TlsFiles &tls,
+                         const artifact::VerifiedArtifact &artifact) {
+  std::string error;
+  ps::PsModel model;
+  if (!ps::readPsModel(artifact, model, error))
+    return fail(error);
+  if (model.variables.empty())
+    return fail(artifact.path() + ": error: the artifact keeps no variables on parameter "
+                                  "servers (kilnc --train --strategy=parameter-server)");
+  const train::TrainOptions &training = options.training;
+  ps::ServerOptions server;
+  server.index = spec.task.index;
+  server.servers = static_cast<int>(spec.tasks.at("ps").size());
+  server.workers = static_cast<int>(spec.trainingTasks().size()) * training.group.localReplicas;
+  server.mode = training.ps.async ? ps::SyncMode::Async : ps::SyncMode::Sync;
+  server.staleness = training.ps.staleness;
+  server.staleWait = training.ps.deadline;
+  ps::ParameterServer parameters(model, server);
+  ps::ServiceOptions service{spec.address(spec.task), token, tls};
+  std::unique_ptr<ps::ParameterServerService> serving =
+      ps::ParameterServerService::start(parameters, service, error);
+  if (!serving)
+    return fail(spec.task.name() + ": " + error);
+  std::cout << spec.task.name() << ": serving " << model.variables.size()
+            << " variables for " << server.workers << " workers ("
+            << training.ps.modeName() << ") on "
+            << service.listenAddress << std::endl;
+
+  // Until the coordinator says every training task has left; it may start
+  // after this task, and it stops answering a moment after the end.
+  cluster::TaskId coordinator = spec.coordinatorTask();
+  cluster::CoordinatorClient client(spec.address(coordinator), coordinator, spec.task, token,
+                                    tls);
+  auto patience = std::chrono::milliseconds(static_cast<int64_t>(options.connectSeconds * 1000));
+  auto lastAnswer = std::chrono::steady_clock::now();
+  bool answered = false;
+  for (;;) {
+    bool finished = false;
+    std::string failure;
+    if (client.trainingStatus(finished, failure, error)) {
+      answered = true;
+      lastAnswer = std::chrono::steady_clock::now();
+      if (!failure.empty())
+        return fail(spec.task.name() + ": stopping: " + failure);
+      if (finished)
+        break;
+    } else if (std::chrono::steady_clock::now() - lastAnswer > patience) {
+      return fail(spec.task.name() + ": " + error +
+                  (answered ? " (it stopped before training ended)" : ""));
+    }
+    std::this_thread::sleep_for(cluster::kTrainingPollInterval);
+  }
+  ps::StatsReply stats;
+  parameters.stats(stats);
+  int64_t rows = 0, bytes = 0;
+  for (const ps::VariableStats &variable : stats.variables()) {
+    rows += variable.rows();
+    bytes += variable.bytes();
+  }
+  std::cout << spec.task.name() << ": done after " << stats.applied_steps() << " updates; held "
+            << rows << " rows, " << bytes << " bytes; " << stats.pull_requests() << " pulls, "
+            << stats.push_requests() << " pushes" << std::endl;
+  return 0;
+}
+
 } // namespace
 
 int serveCommand(const ServeOptions &options) {
@@ -119,6 +188,8 @@ int serveCommand(const ServeOptions &options) {
       artifact::VerifiedArtifact::load(options.training.artifact, error);
   if (!artifact)
     return fail(error);
+  if (spec.task.type == "ps")
+    return serveParameterServer(options, spec, token, tls, *artifact);
 
   cluster::TaskId coordinatorTask = spec.coordinatorTask();
   const std::string &coordinatorAddress = spec.address(coordinatorTask);
@@ -166,6 +237,13 @@ int serveCommand(const ServeOptions &options) {
       detail = detail.substr(self.name().size() + 2);
     return "kiln: error: " + cause + "; " + self.name() + " stopped: " + detail;
   };
+  auto servers = spec.tasks.find("ps");
+  if (servers != spec.tasks.end())
+    training.ps.addresses = servers->second;
+  training.ps.token = token;
+  training.ps.tlsCert = tls.cert;
+  training.ps.tlsKey = tls.key;
+  training.ps.tlsCa = tls.ca;
   int status = train::runTraining(training, std::cout, std::cerr);
   client->leave();
   // After a failure, a task that never registers is not waited for long.

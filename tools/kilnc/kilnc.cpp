@@ -6,7 +6,9 @@
 //         [--train [--loss=KIND --output=NAME --label=NAME]
 //                  [--optimizer=KIND] [--lr=F] [--batch=N]
 //                  [--accumulate-steps=N]
-//                  [--strategy=single|data-parallel [--bucket-bytes=N]]]
+//                  [--strategy=single|data-parallel [--bucket-bytes=N]]
+//                  [--strategy=parameter-server [--partitioner=...]
+//                   [--hash-embeddings=A,B] [--row-split=div|mod]]]
 //
 // Imports the model, verifies it, runs the import clean-up pipeline and
 // writes the kiln IR (--emit=mlir), or compiles it for the host CPU and
@@ -15,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Import/Graph/TrainFlags.h"
 #include "compiler/Import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "compiler/Pipelines/Pipelines.h"
@@ -144,9 +147,26 @@ cl::opt<std::string> sparseUpdatesFlag(
     cl::value_desc("dense|lazy"), cl::cat(trainCategory));
 cl::opt<std::string> strategyFlag(
     "strategy",
-    cl::desc("single (one replica) or data-parallel (gradients averaged over the replicas "
-             "by all-reduce, as MirroredStrategy; kiln launch runs it)"),
-    cl::value_desc("single|data-parallel"), cl::cat(trainCategory));
+    cl::desc("single (one replica), data-parallel (gradients averaged over the replicas "
+             "by all-reduce, as MirroredStrategy) or parameter-server (variables on "
+             "parameter servers, as ParameterServerStrategy); kiln launch runs both"),
+    cl::value_desc("single|data-parallel|parameter-server"), cl::cat(trainCategory));
+cl::opt<std::string> partitionerFlag(
+    "partitioner",
+    cl::desc("parameter-server: how variables split over the servers (axis 0): none, "
+             "fixed-shards:N, min-shard-bytes:B[,max-shards:M] or "
+             "max-shard-bytes:B[,max-shards:M]; M defaults to the number of servers"),
+    cl::value_desc("KIND[:...]"), cl::cat(trainCategory));
+cl::opt<std::string> hashEmbeddingsFlag(
+    "hash-embeddings",
+    cl::desc("parameter-server: embedding tables held as hash tables (any int64 id, rows "
+             "created on first use); none: no hash tables, whatever the graph file says"),
+    cl::value_desc("NAME[,NAME...]|none"), cl::cat(trainCategory));
+cl::opt<std::string> rowSplitFlag(
+    "row-split",
+    cl::desc("parameter-server: a table's rows to shards in contiguous ranges (div, the "
+             "default) or by id mod shards (mod)"),
+    cl::value_desc("div|mod"), cl::cat(trainCategory));
 cl::opt<int64_t> bucketBytesFlag(
     "bucket-bytes",
     cl::desc("data-parallel: gradients per all-reduce, in bytes (default 26214400)"),
@@ -267,6 +287,13 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
     flags.minLr = minLrFlag;
   flags.sparseUpdates = sparseUpdatesFlag;
   flags.strategy = strategyFlag;
+  flags.partitioner = partitionerFlag;
+  flags.hashEmbeddings = hashEmbeddingsFlag;
+  flags.rowSplit = rowSplitFlag;
+  if (std::string error = kiln::checkParameterServerFlags(flags); !error.empty()) {
+    llvm::errs() << "kilnc: error: " << error << "\n";
+    return failure();
+  }
   if (bucketBytesFlag.getNumOccurrences()) {
     if (bucketBytesFlag < 1) {
       llvm::errs() << "kilnc: error: --bucket-bytes=" << bucketBytesFlag

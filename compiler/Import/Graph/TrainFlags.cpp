@@ -9,6 +9,107 @@ using namespace mlir;
 
 namespace kiln {
 
+namespace {
+
+/// "B" or "B,max-shards:M" after a size partitioner's name: the size and the
+/// shard limit (0 when not given).
+bool parseSizeAndLimit(StringRef text, int64_t &size, int64_t &maxShards) {
+  auto [sizeText, rest] = text.split(',');
+  maxShards = 0;
+  if (sizeText.getAsInteger(10, size) || size < 1)
+    return false;
+  if (rest.empty())
+    return true;
+  return rest.consume_front("max-shards:") && !rest.getAsInteger(10, maxShards) &&
+         maxShards >= 1;
+}
+
+LogicalResult applyPartitionerFlags(const TrainFlags &flags, graph::TrainSpec &spec,
+                                    Location loc) {
+  bool given = !flags.partitioner.empty() || !flags.hashEmbeddings.empty() ||
+               !flags.rowSplit.empty();
+  if (!given)
+    return success();
+  if (spec.strategy().kind() != graph::Strategy::PARAMETER_SERVER)
+    return emitError(loc) << "--partitioner, --hash-embeddings and --row-split apply to "
+                             "--strategy=parameter-server only";
+  if (std::string error = checkParameterServerFlags(flags); !error.empty())
+    return emitError(loc) << error;
+  // A spec without a partitioner gets the parameter-server default before
+  // the flags change parts of it.
+  if (!spec.has_partitioner())
+    spec.mutable_partitioner()->set_kind(graph::Partitioner::MIN_MAX_SHARD_SIZE);
+  graph::Partitioner &partitioner = *spec.mutable_partitioner();
+  if (!flags.partitioner.empty()) {
+    std::string unused; // Well formed: checked above.
+    PartitionerFlag parsed = *parsePartitionerFlag(flags.partitioner, unused);
+    partitioner.set_kind(parsed.kind);
+    partitioner.set_num_shards(parsed.numShards);
+    if (parsed.kind == graph::Partitioner::MIN_MAX_SHARD_SIZE)
+      partitioner.set_min_shard_bytes(parsed.shardBytes);
+    if (parsed.kind == graph::Partitioner::MAX_SHARD_SIZE)
+      partitioner.set_max_shard_bytes(parsed.shardBytes);
+    partitioner.set_max_shards(parsed.maxShards);
+  }
+  if (!flags.hashEmbeddings.empty()) {
+    partitioner.clear_hash_embeddings();
+    SmallVector<StringRef> names;
+    if (flags.hashEmbeddings != "none")
+      StringRef(flags.hashEmbeddings).split(names, ',', -1, /*KeepEmpty=*/false);
+    for (StringRef name : names)
+      partitioner.add_hash_embeddings(name.trim().str());
+  }
+  if (!flags.rowSplit.empty())
+    partitioner.set_row_split(flags.rowSplit == "mod" ? graph::Partitioner::MOD
+                                                      : graph::Partitioner::DIV);
+  return success();
+}
+
+} // namespace
+
+std::optional<PartitionerFlag> parsePartitionerFlag(StringRef text, std::string &error) {
+  PartitionerFlag flag;
+  StringRef rest = text;
+  if (rest == "none")
+    return flag;
+  if (rest.consume_front("fixed-shards:")) {
+    if (!rest.getAsInteger(10, flag.numShards) && flag.numShards >= 1) {
+      flag.kind = graph::Partitioner::FIXED_SHARDS;
+      return flag;
+    }
+    error = ("--partitioner=" + text + ": expected fixed-shards:N with N >= 1").str();
+    return std::nullopt;
+  }
+  for (auto [prefix, kind] :
+       {std::pair{"min-shard-bytes", graph::Partitioner::MIN_MAX_SHARD_SIZE},
+        std::pair{"max-shard-bytes", graph::Partitioner::MAX_SHARD_SIZE}}) {
+    if (!rest.consume_front(prefix))
+      continue;
+    if (rest.consume_front(":") && parseSizeAndLimit(rest, flag.shardBytes, flag.maxShards)) {
+      flag.kind = kind;
+      return flag;
+    }
+    error = ("--partitioner=" + text + ": expected " + prefix +
+             ":B[,max-shards:M] with B bytes >= 1 and M >= 1")
+                .str();
+    return std::nullopt;
+  }
+  error = ("--partitioner=" + text +
+           ": expected none, fixed-shards:N, min-shard-bytes:B[,max-shards:M] or "
+           "max-shard-bytes:B[,max-shards:M]")
+              .str();
+  return std::nullopt;
+}
+
+std::string checkParameterServerFlags(const TrainFlags &flags) {
+  std::string error;
+  if (!flags.partitioner.empty() && !parsePartitionerFlag(flags.partitioner, error))
+    return error;
+  if (!flags.rowSplit.empty() && flags.rowSplit != "div" && flags.rowSplit != "mod")
+    return "--row-split=" + flags.rowSplit + ": expected div or mod";
+  return "";
+}
+
 LogicalResult applyTrainOverrides(const TrainFlags &flags, graph::TrainSpec &spec,
                                   Location loc) {
   graph::Optimizer &optimizer = *spec.mutable_optimizer();
@@ -62,12 +163,19 @@ LogicalResult applyTrainOverrides(const TrainFlags &flags, graph::TrainSpec &spe
   }
   graph::Strategy &strategy = *spec.mutable_strategy();
   if (!flags.strategy.empty()) {
-    if (flags.strategy != "single" && flags.strategy != "data-parallel")
+    std::optional<graph::Strategy::Kind> kind =
+        llvm::StringSwitch<std::optional<graph::Strategy::Kind>>(flags.strategy)
+            .Case("single", graph::Strategy::SINGLE)
+            .Case("data-parallel", graph::Strategy::ALL_REDUCE)
+            .Case("parameter-server", graph::Strategy::PARAMETER_SERVER)
+            .Default(std::nullopt);
+    if (!kind)
       return emitError(loc) << "--strategy=" << flags.strategy
-                            << ": expected single or data-parallel";
-    strategy.set_kind(flags.strategy == "data-parallel" ? graph::Strategy::ALL_REDUCE
-                                                        : graph::Strategy::SINGLE);
+                            << ": expected single, data-parallel or parameter-server";
+    strategy.set_kind(*kind);
   }
+  if (failed(applyPartitionerFlags(flags, spec, loc)))
+    return failure();
   if (flags.bucketBytes) {
     if (strategy.kind() != graph::Strategy::ALL_REDUCE)
       return emitError(loc) << "--bucket-bytes applies to --strategy=data-parallel only";

@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <optional>
 #include <string>
@@ -44,9 +45,13 @@ struct TrainFlags {
   std::optional<double> minLr;
   /// --sparse-updates: dense or lazy.
   std::string sparseUpdates;
-  /// --strategy: single or data-parallel; --bucket-bytes.
+  /// --strategy: single, data-parallel or parameter-server; --bucket-bytes.
   std::string strategy;
   std::optional<int64_t> bucketBytes;
+  /// parameter-server: --partitioner (none, fixed-shards:N,
+  /// min-shard-bytes:B[,max-shards:M], max-shard-bytes:B[,max-shards:M]),
+  /// --hash-embeddings (comma-separated variables), --row-split (div, mod).
+  std::string partitioner, hashEmbeddings, rowSplit;
 
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
@@ -57,14 +62,33 @@ struct TrainFlags {
     return !optimizer.empty() || learningRate || batchSize || accumulateSteps ||
            momentum || weightDecay || clipNorm || nesterov || !schedule.empty() ||
            warmupSteps || decaySteps || minLr || !sparseUpdates.empty() ||
-           !strategy.empty() || bucketBytes;
+           !strategy.empty() || bucketBytes || !partitioner.empty() ||
+           !hashEmbeddings.empty() || !rowSplit.empty();
   }
 };
 
-/// Writes the optimizer, its settings, the schedule, batch size and
-/// accumulation steps the flags set into `spec`; other fields stay. Fails,
-/// with one error at `loc` naming the flag, on an unknown name. (The spec
-/// importer then checks the values' ranges.)
+/// --partitioner's value: the kind and its numbers (0 where not given).
+struct PartitionerFlag {
+  graph::Partitioner::Kind kind = graph::Partitioner::NONE;
+  /// fixed-shards:N; min-shard-bytes:B or max-shard-bytes:B; ,max-shards:M.
+  int64_t numShards = 0, shardBytes = 0, maxShards = 0;
+};
+
+/// Parses --partitioner (none, fixed-shards:N, min-shard-bytes:B[,max-shards:M]
+/// or max-shard-bytes:B[,max-shards:M]); on a malformed value, std::nullopt
+/// and `error` says what was expected ("--partitioner=...: expected ...").
+std::optional<PartitionerFlag> parsePartitionerFlag(llvm::StringRef text,
+                                                    std::string &error);
+
+/// The message for the first malformed value of --partitioner or
+/// --row-split (not whether they apply: applyTrainOverrides checks that);
+/// empty when both are well formed.
+std::string checkParameterServerFlags(const TrainFlags &flags);
+
+/// Writes the optimizer, its settings, the schedule, batch size,
+/// accumulation steps, strategy and partitioner the flags set into `spec`;
+/// other fields stay. Fails, with one error at `loc` naming the flag, on an
+/// unknown name. (The spec importer then checks the values' ranges.)
 mlir::LogicalResult applyTrainOverrides(const TrainFlags &flags,
                                         graph::TrainSpec &spec,
                                         mlir::Location loc);

@@ -194,10 +194,13 @@ FailureOr<DictionaryAttr> SpecBuilder::strategy(const graph::Strategy &s) {
 FailureOr<DictionaryAttr> SpecBuilder::partitioner(const graph::Partitioner &p) {
   if (failed(checkCount("partitioner.num_shards", p.num_shards())) ||
       failed(checkCount("partitioner.min_shard_bytes", p.min_shard_bytes())) ||
+      failed(checkCount("partitioner.max_shard_bytes", p.max_shard_bytes())) ||
       failed(checkCount("partitioner.max_shards", p.max_shards())))
     return failure();
   if (p.kind() == graph::Partitioner::FIXED_SHARDS && p.num_shards() == 0)
     return error("partitioner.num_shards") << "must be > 0 for fixed shards";
+  if (p.kind() == graph::Partitioner::MAX_SHARD_SIZE && p.max_shard_bytes() == 0)
+    return error("partitioner.max_shard_bytes") << "must be > 0 for a maximum shard size";
   SmallVector<Attribute> tables;
   for (const std::string &name : p.hash_embeddings()) {
     if (!names.isVariable(name))
@@ -207,14 +210,15 @@ FailureOr<DictionaryAttr> SpecBuilder::partitioner(const graph::Partitioner &p) 
   }
   FailureOr<StringRef> kind =
       pick("partitioner.kind", p.kind(),
-           {"none", "fixed_shards", "min_max_shard_size"});
-  if (failed(kind))
+           {"none", "fixed_shards", "min_shard_bytes", "max_shard_bytes"});
+  FailureOr<StringRef> split = pick("partitioner.row_split", p.row_split(), {"div", "mod"});
+  if (failed(kind) || failed(split))
     return failure();
-  int64_t maxShards = p.max_shards() ? p.max_shards() : 1;
   return b.getDictionaryAttr(
       {str("kind", *kind), i64("num_shards", std::max<int64_t>(p.num_shards(), 1)),
        i64("min_shard_bytes", p.min_shard_bytes() ? p.min_shard_bytes() : int64_t(256) << 10),
-       i64("max_shards", maxShards),
+       i64("max_shard_bytes", p.max_shard_bytes()), i64("max_shards", p.max_shards()),
+       str("row_split", *split),
        b.getNamedAttr("hash_embeddings", b.getArrayAttr(tables))});
 }
 
@@ -264,7 +268,13 @@ FailureOr<DictionaryAttr> SpecBuilder::build() {
   FailureOr<DictionaryAttr> strat = strategy(spec.strategy());
   if (failed(strat))
     return failure();
-  FailureOr<DictionaryAttr> part = partitioner(spec.partitioner());
+  // Parameter servers without a partitioner: TensorFlow's MinSizePartitioner
+  // (256 KiB shards), as many shards as there are servers.
+  graph::Partitioner defaultPartitioner;
+  if (spec.strategy().kind() == graph::Strategy::PARAMETER_SERVER && !spec.has_partitioner())
+    defaultPartitioner.set_kind(graph::Partitioner::MIN_MAX_SHARD_SIZE);
+  FailureOr<DictionaryAttr> part =
+      partitioner(spec.has_partitioner() ? spec.partitioner() : defaultPartitioner);
   if (failed(part))
     return failure();
   FailureOr<DictionaryAttr> rem = remat(spec.remat());

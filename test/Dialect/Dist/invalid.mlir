@@ -135,3 +135,98 @@ func.func @sparse_static_result(%ids: tensor<8xi64>, %rows: tensor<8x4xf32>) {
   %0:2 = kdist.sparse_all_reduce mean %ids, %rows : tensor<8xi64>, tensor<8x4xf32> -> tensor<16xi64>, tensor<16x4xf32>
   return
 }
+
+// -----
+
+// Tests that a pull names a variable.
+module {
+  func.func @pull_unknown() {
+    // expected-error @+1 {{'kdist.ps_pull' op expects @nothing to name a kiln.variable}}
+    %w = kdist.ps_pull @nothing : tensor<4xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that a pull gives the variable's type.
+module {
+  kiln.variable @w : tensor<4x3xf32> init <zeros>
+  func.func @pull_type() {
+    // expected-error @+1 {{'kdist.ps_pull' op expects the type of @w, 'tensor<4x3xf32>', got 'tensor<3x4xf32>'}}
+    %w = kdist.ps_pull @w : tensor<3x4xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that pulled rows have the ids' shape, then the table's rows.
+module {
+  kiln.variable @emb : tensor<100x5xf32> init <zeros>
+  func.func @rows_shape(%ids: tensor<4xi64>) {
+    // expected-error @+1 {{'kdist.ps_pull_rows' op expects a result of type 'tensor<4x5xf32>' (the ids' shape, then @emb's rows), got 'tensor<4x6xf32>'}}
+    %e = kdist.ps_pull_rows @emb[%ids] : (tensor<4xi64>) -> tensor<4x6xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that rows come from a table, not a scalar.
+module {
+  kiln.variable @s : tensor<f32> init <zeros>
+  func.func @scalar_rows(%ids: tensor<4xi64>) {
+    // expected-error @+1 {{'kdist.ps_pull_rows' op expects a table of rank >= 1, @s is 'tensor<f32>'}}
+    %e = kdist.ps_pull_rows @s[%ids] : (tensor<4xi64>) -> tensor<4xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that a dense gradient has the variable's type.
+module {
+  kiln.variable @w : tensor<4x3xf32> init <zeros>
+  func.func @push_type(%g: tensor<4x4xf32>) {
+    // expected-error @+1 {{'kdist.ps_push' op expects a gradient of @w's type 'tensor<4x3xf32>', got 'tensor<4x4xf32>'}}
+    kdist.ps_push @w, %g : tensor<4x4xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that pushed rows match their ids and the table's rows.
+module {
+  kiln.variable @emb : tensor<100x5xf32> init <zeros>
+  func.func @push_rows_shape(%ids: tensor<8xi64>, %rows: tensor<7x5xf32>) {
+    // expected-error @+1 {{'kdist.ps_push_rows' op expects rows of type 'tensor<8x5xf32>' (the ids' shape, then @emb's rows), got 'tensor<7x5xf32>'}}
+    kdist.ps_push_rows @emb, %ids, %rows : tensor<8xi64>, tensor<7x5xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that pushed ids are one list, whatever shape the pulled ids had.
+module {
+  kiln.variable @emb : tensor<100x5xf32> init <zeros>
+  func.func @push_rows_ids(%ids: tensor<2x4xi64>, %rows: tensor<8x5xf32>) {
+    // expected-error @+1 {{'kdist.ps_push_rows' op operand #0 must be 1D tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<2x4xi64>'}}
+    kdist.ps_push_rows @emb, %ids, %rows : tensor<2x4xi64>, tensor<8x5xf32>
+    return
+  }
+}
+
+// -----
+
+// Tests that rows have the table's element type.
+module {
+  kiln.variable @emb : tensor<100x5xf32> init <zeros>
+  func.func @push_rows_type(%ids: tensor<8xi32>, %rows: tensor<8x5xbf16>) {
+    // expected-error @+1 {{'kdist.ps_push_rows' op expects rows of type 'tensor<8x5xf32>' (the ids' shape, then @emb's rows), got 'tensor<8x5xbf16>'}}
+    kdist.ps_push_rows @emb, %ids, %rows : tensor<8xi32>, tensor<8x5xbf16>
+    return
+  }
+}

@@ -62,3 +62,25 @@ func.func @sparse(%ids: tensor<8xi64>, %rows: tensor<8x4xf32>) {
   %1:2 = kdist.wait %h : tensor<?xi64>, tensor<?x4xf32>
   return
 }
+
+// -----
+
+// Tests that the parameter-server ops round-trip: a whole pull, rows at ids
+// of any shape, and the two pushes.
+// CHECK-LABEL: func @parameter_servers
+// CHECK-SAME: (%[[IDS:[^:]+]]: tensor<4x2xi64>, %[[FLAT:[^:]+]]: tensor<8xi32>, %[[G:[^:]+]]: tensor<4x3xf32>, %[[ROWS:[^:]+]]: tensor<8x5xf32>)
+// CHECK-NEXT: kdist.ps_pull @w : tensor<4x3xf32>
+// CHECK-NEXT: kdist.ps_pull_rows @emb[%[[IDS]]] : (tensor<4x2xi64>) -> tensor<4x2x5xf32>
+// CHECK-NEXT: kdist.ps_push @w, %[[G]] : tensor<4x3xf32>
+// CHECK-NEXT: kdist.ps_push_rows @emb, %[[FLAT]], %[[ROWS]] : tensor<8xi32>, tensor<8x5xf32>
+module {
+  kiln.variable @w : tensor<4x3xf32> init <zeros>
+  kiln.variable @emb : tensor<100x5xf32> init <zeros>
+  func.func @parameter_servers(%ids: tensor<4x2xi64>, %flat: tensor<8xi32>, %g: tensor<4x3xf32>, %rows: tensor<8x5xf32>) {
+    %w = kdist.ps_pull @w : tensor<4x3xf32>
+    %e = kdist.ps_pull_rows @emb[%ids] : (tensor<4x2xi64>) -> tensor<4x2x5xf32>
+    kdist.ps_push @w, %g : tensor<4x3xf32>
+    kdist.ps_push_rows @emb, %flat, %rows : tensor<8xi32>, tensor<8x5xf32>
+    return
+  }
+}

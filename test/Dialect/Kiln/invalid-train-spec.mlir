@@ -93,7 +93,7 @@ module attributes {kiln.train_spec = {loss = "l", strategy = {kind = "ring"}}} {
 // -----
 
 // Tests that the partitioner takes one of its values.
-// expected-error @+1 {{train spec key 'partitioner.kind' is 'hash', expected one of: none, fixed_shards, min_max_shard_size}}
+// expected-error @+1 {{train spec key 'partitioner.kind' is 'hash', expected one of: none, fixed_shards, min_shard_bytes, max_shard_bytes}}
 module attributes {kiln.train_spec = {loss = "l", partitioner = {kind = "hash"}}} {}
 
 // -----

@@ -24,7 +24,7 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
 // CHECK-SAME: optimizer = {beta1 = 9.000000e-01 : f64, beta2 = 5.000000e-01 : f64, clip_global_norm = 1.000000e+00 : f64, epsilon = 1.000000e-08 : f64, initial_accumulator = 1.000000e-01 : f64, kind = "adamw", learning_rate = 1.000000e-03 : f64, momentum = 0.000000e+00 : f64, nesterov = false,
 // CHECK-SAME: schedule = {decay_steps = 1000 : i64, kind = "cosine_decay", min_lr = 0.000000e+00 : f64, warmup_steps = 10 : i64}
 // CHECK-SAME: weight_decay = 1.000000e-02 : f64}
-// CHECK-SAME: partitioner = {hash_embeddings = ["emb"], kind = "min_max_shard_size", max_shards = 8 : i64, min_shard_bytes = 1024 : i64, num_shards = 2 : i64}
+// CHECK-SAME: partitioner = {hash_embeddings = ["emb"], kind = "min_shard_bytes", max_shards = 8 : i64, min_shard_bytes = 1024 : i64, num_shards = 2 : i64, row_split = "mod"}
 // CHECK-SAME: precision = "bf16_mixed"
 // CHECK-SAME: remat = {kind = "memory_budget", memory_budget_bytes = 1073741824 : i64}
 // CHECK-SAME: strategy = {bucket_bytes = 26214400 : i64, kind = "all_reduce"}
@@ -39,8 +39,8 @@ module attributes {kiln.train_spec = {
                  schedule = {kind = "cosine_decay", warmup_steps = 10 : i64,
                              decay_steps = 1000 : i64, min_lr = 0.0}},
     strategy = {kind = "all_reduce", bucket_bytes = 26214400 : i64},
-    partitioner = {kind = "min_max_shard_size", num_shards = 2 : i64,
-                   min_shard_bytes = 1024 : i64, max_shards = 8 : i64,
+    partitioner = {kind = "min_shard_bytes", num_shards = 2 : i64,
+                   min_shard_bytes = 1024 : i64, max_shards = 8 : i64, row_split = "mod",
                    hash_embeddings = ["emb"]},
     remat = {kind = "memory_budget", memory_budget_bytes = 1073741824 : i64},
     checkpoint = {directory = "/tmp/ckpt", every_steps = 100 : i64, keep_last = 3 : i64}}} {

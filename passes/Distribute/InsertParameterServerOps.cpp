@@ -1,0 +1,330 @@
+//===- InsertParameterServerOps.cpp - The kiln-insert-ps-ops pass ---------===//
+//
+// Parameter-server training: the trainable variables live on the servers;
+// every function pulls what it reads and @train_step pushes its gradients,
+// which the servers apply. See Passes.td for the rules and the placement
+// attribute.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Distribute/Passes.h"
+
+#include "dialects/Dist/KDistOps.h"
+#include "dialects/Kiln/KilnOps.h"
+#include "dialects/Kiln/TrainSpec.h"
+#include "passes/Graph/GradientBuilder.h"
+#include "passes/Graph/GradientRules.h"
+
+#include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/StringSet.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNINSERTPSOPS
+#include "passes/Distribute/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The train spec's `partitioner` dictionary, with the importer's defaults.
+struct PartitionerSpec {
+  std::string kind = "none", rowSplit = "div";
+  int64_t numShards = 1, minShardBytes = 256 << 10, maxShardBytes = 0, maxShards = 0;
+  llvm::StringSet<> hashTables;
+
+  static PartitionerSpec from(DictionaryAttr dict);
+};
+
+PartitionerSpec PartitionerSpec::from(DictionaryAttr dict) {
+  PartitionerSpec spec;
+  if (!dict)
+    return spec;
+  auto text = [&](StringRef key, std::string &out) {
+    if (auto value = dict.getAs<StringAttr>(key))
+      out = value.str();
+  };
+  auto number = [&](StringRef key, int64_t &out) {
+    if (auto value = dict.getAs<IntegerAttr>(key))
+      out = value.getInt();
+  };
+  text("kind", spec.kind);
+  text("row_split", spec.rowSplit);
+  number("num_shards", spec.numShards);
+  number("min_shard_bytes", spec.minShardBytes);
+  number("max_shard_bytes", spec.maxShardBytes);
+  number("max_shards", spec.maxShards);
+  if (auto tables = dict.getAs<ArrayAttr>("hash_embeddings"))
+    for (auto name : tables.getAsRange<StringAttr>())
+      spec.hashTables.insert(name.getValue());
+  return spec;
+}
+
+/// How a variable on the servers is read.
+enum class Access { Dense, Table, Hash };
+
+/// Whether `use` is the table operand of an axis-0 gather.
+bool isRowGather(OpOperand &use) {
+  auto gather = llvm::dyn_cast<GatherOp>(use.getOwner());
+  return gather && use.getOperandNumber() == 0 && gather.getAxis() == 0;
+}
+
+/// The point right after `value` exists.
+void setInsertionAfter(OpBuilder &builder, Value value) {
+  if (Operation *op = value.getDefiningOp())
+    builder.setInsertionPointAfter(op);
+  else
+    builder.setInsertionPointToStart(value.getParentBlock());
+}
+
+class ParameterServerInsertion {
+public:
+  ParameterServerInsertion(ModuleOp module, func::FuncOp train, PartitionerSpec partitioner)
+      : module(module), train(train), partitioner(std::move(partitioner)) {}
+
+  LogicalResult run();
+
+private:
+  /// Chooses how `variable` is read (a table when every read, in any
+  /// function, is only gathered by rows); fails on a hash table that is not.
+  FailureOr<Access> classify(VariableOp variable);
+  /// Checks the partitioner against `variable` and sets its kdist.placement.
+  LogicalResult place(VariableOp variable, Access access);
+  /// Replaces reads of the server variables in `func` by pulls.
+  void insertPulls(func::FuncOp func);
+  /// Turns @train_step's gradient results into pushes.
+  LogicalResult insertPushes();
+
+  ModuleOp module;
+  func::FuncOp train;
+  PartitionerSpec partitioner;
+  /// The variables on the servers and how each is read.
+  llvm::MapVector<StringRef, Access> remote;
+};
+
+FailureOr<Access> ParameterServerInsertion::classify(VariableOp variable) {
+  Operation *other = nullptr;
+  bool gathered = false;
+  module.walk([&](ReadOp read) {
+    if (read.getVariable() != variable.getSymName())
+      return;
+    for (OpOperand &use : read->getUses()) {
+      bool rows = isRowGather(use);
+      gathered |= rows;
+      if (!rows && !other)
+        other = use.getOwner();
+    }
+  });
+  bool table = variable.getTensorType().getRank() >= 1 && gathered && !other;
+  if (!partitioner.hashTables.contains(variable.getSymName()))
+    return table ? Access::Table : Access::Dense;
+  if (other)
+    return other->emitError("hash embedding @")
+           << variable.getSymName() << " is read by '" << other->getName()
+           << "': only row gathers (kiln.gather axis 0) can read a hash table";
+  RankedTensorType type = variable.getTensorType();
+  if (type.getRank() != 2)
+    return variable.emitOpError("is a hash embedding of type ")
+           << type << ": hash tables are [rows, width]";
+  return Access::Hash;
+}
+
+LogicalResult ParameterServerInsertion::place(VariableOp variable, Access access) {
+  RankedTensorType type = variable.getTensorType();
+  Builder b(module.getContext());
+  StringRef kind = access == Access::Hash    ? "hash"
+                   : access == Access::Table ? "table"
+                                             : "dense";
+  // A scalar has no rows to split: it is one shard, whatever the partitioner.
+  StringRef split = type.getRank() == 0 ? "none" : StringRef(partitioner.kind);
+  SmallVector<NamedAttribute> entries = {b.getNamedAttr("kind", b.getStringAttr(kind)),
+                                         b.getNamedAttr("partitioner", b.getStringAttr(split))};
+  auto number = [&](StringRef key, int64_t value) {
+    entries.push_back(b.getNamedAttr(key, b.getI64IntegerAttr(value)));
+  };
+  // As TensorFlow's FixedShardsPartitioner: never more shards than rows.
+  if (split == "fixed_shards")
+    number("num_shards", std::min(partitioner.numShards, type.getDimSize(0)));
+  if (split == "min_shard_bytes")
+    number("min_shard_bytes", partitioner.minShardBytes);
+  if (split == "max_shard_bytes")
+    number("max_shard_bytes", partitioner.maxShardBytes);
+  if (split == "min_shard_bytes" || split == "max_shard_bytes")
+    number("max_shards", partitioner.maxShards);
+  if (access == Access::Table)
+    entries.push_back(b.getNamedAttr("row_split", b.getStringAttr(partitioner.rowSplit)));
+  variable->setAttr(dist::kPlacementAttr, b.getDictionaryAttr(entries));
+  return success();
+}
+
+void ParameterServerInsertion::insertPulls(func::FuncOp func) {
+  SmallVector<ReadOp> reads;
+  func.walk([&](ReadOp read) {
+    if (remote.count(read.getVariable()))
+      reads.push_back(read);
+  });
+  llvm::DenseMap<StringRef, Value> pulled;
+  Block &entry = func.getBody().front();
+  // Every pull goes as early as its operands allow: whole variables and
+  // rows at the function's ids at the top, in one run the runtime sends as
+  // one request per server; rows at computed ids right after them.
+  Operation *lastAtTop = nullptr;
+  auto placeAtTop = [&](OpBuilder &builder) {
+    if (lastAtTop)
+      builder.setInsertionPointAfter(lastAtTop);
+    else
+      builder.setInsertionPointToStart(&entry);
+  };
+  for (ReadOp read : reads) {
+    auto symbol = FlatSymbolRefAttr::get(read.getContext(), read.getVariable());
+    if (remote.lookup(read.getVariable()) != Access::Dense) {
+      // Every use is a row gather (classify): each pulls its rows.
+      for (OpOperand &use : llvm::make_early_inc_range(read->getUses())) {
+        auto gather = llvm::cast<GatherOp>(use.getOwner());
+        Value ids = gather.getIndices();
+        Operation *idsOp = ids.getDefiningOp();
+        OpBuilder builder(gather);
+        bool atTop = !idsOp && llvm::cast<BlockArgument>(ids).getOwner() == &entry;
+        if (atTop)
+          placeAtTop(builder);
+        else if (idsOp && idsOp->getBlock() == &entry)
+          builder.setInsertionPointAfter(idsOp);
+        Value rows = builder.create<dist::PsPullRowsOp>(gather.getLoc(), gather.getType(), symbol,
+                                                        ids);
+        if (atTop)
+          lastAtTop = rows.getDefiningOp();
+        gather.replaceAllUsesWith(rows);
+        gather.erase();
+      }
+      read.erase();
+      continue;
+    }
+    Value &value = pulled[read.getVariable()];
+    if (!value) {
+      OpBuilder builder(func.getContext());
+      placeAtTop(builder);
+      value = builder.create<dist::PsPullOp>(read.getLoc(), read.getType(), symbol);
+      lastAtTop = value.getDefiningOp();
+    }
+    read.replaceAllUsesWith(value);
+    read.erase();
+  }
+}
+
+LogicalResult ParameterServerInsertion::insertPushes() {
+  MLIRContext *context = module.getContext();
+  auto ret = llvm::cast<func::ReturnOp>(train.getBody().front().getTerminator());
+  struct Sparse {
+    Value ids, rows;
+  };
+  llvm::MapVector<StringRef, Sparse> sparse;
+  SmallVector<Value> kept;
+  SmallVector<DictionaryAttr> keptAttrs;
+  OpBuilder builder(context);
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    DictionaryAttr attrs = train.getResultAttrDict(i);
+    auto part = [&](StringRef key) {
+      auto name = attrs ? attrs.getAs<FlatSymbolRefAttr>(key) : FlatSymbolRefAttr();
+      return name && remote.count(name.getValue()) ? name : FlatSymbolRefAttr();
+    };
+    if (FlatSymbolRefAttr dense = part(kGradientAttr)) {
+      setInsertionAfter(builder, value);
+      builder.create<dist::PsPushOp>(value.getLoc(), dense, value);
+    } else if (FlatSymbolRefAttr ids = part(kGradientIndicesAttr)) {
+      sparse[ids.getValue()].ids = value;
+    } else if (FlatSymbolRefAttr rows = part(kGradientRowsAttr)) {
+      sparse[rows.getValue()].rows = value;
+    } else {
+      kept.push_back(value);
+      keptAttrs.push_back(attrs ? attrs : DictionaryAttr::get(context));
+    }
+  }
+  for (auto &[name, parts] : sparse) {
+    if (!parts.ids || !parts.rows)
+      return train.emitOpError("returns half of the sparse gradient of @")
+             << name << " (both kiln.gradient_indices and kiln.gradient_rows are needed)";
+    Operation *idsOp = parts.ids.getDefiningOp(), *rowsOp = parts.rows.getDefiningOp();
+    bool rowsLater = !idsOp || (rowsOp && idsOp->isBeforeInBlock(rowsOp));
+    Value later = rowsLater ? parts.rows : parts.ids;
+    setInsertionAfter(builder, later);
+    auto symbol = FlatSymbolRefAttr::get(context, name);
+    if (remote.lookup(name) != Access::Dense) {
+      builder.create<dist::PsPushRowsOp>(later.getLoc(), symbol, parts.ids, parts.rows);
+      continue;
+    }
+    // Pulled whole (some read is not a row gather, though none that reaches
+    // the loss): pushed whole too.
+    auto variable = module.lookupSymbol<VariableOp>(name);
+    GradientBuilder gb(builder, later.getLoc());
+    Value dense = scatterRowsDense(gb, parts.ids, parts.rows, variable.getTensorType());
+    builder.create<dist::PsPushOp>(later.getLoc(), symbol, dense);
+  }
+  setFunctionResults(train, kept, keptAttrs);
+  return success();
+}
+
+LogicalResult ParameterServerInsertion::run() {
+  auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+  OptimizerSettings optimizer = OptimizerSettings::from(spec.getAs<DictionaryAttr>("optimizer"));
+  if (optimizer.clipGlobalNorm > 0)
+    return module.emitError("parameter-server training cannot clip by global norm yet: the "
+                            "norm needs every server's gradients (drop clip_global_norm)");
+  for (StringRef name : partitioner.hashTables.keys()) {
+    auto variable = module.lookupSymbol<VariableOp>(name);
+    if (!variable)
+      return module.emitError("hash embedding @") << name << " is not a variable";
+    if (!variable.getTrainable())
+      return variable.emitOpError("is a hash embedding but not trainable: hash tables live "
+                                  "on the parameter servers, which only hold trainable "
+                                  "variables");
+  }
+  for (VariableOp variable : module.getOps<VariableOp>()) {
+    if (!variable.getTrainable())
+      continue;
+    RankedTensorType type = variable.getTensorType();
+    if (!type.getElementType().isF32())
+      return variable.emitOpError("is ")
+             << type << ": parameter-server training holds f32 variables only";
+    FailureOr<Access> access = classify(variable);
+    if (failed(access) || failed(place(variable, *access)))
+      return failure();
+    remote[variable.getSymName()] = *access;
+  }
+  WalkResult written = module.walk([&](AssignOp assign) {
+    if (!remote.count(assign.getVariable()))
+      return WalkResult::advance();
+    assign.emitOpError("writes @") << assign.getVariable()
+                                   << ", which lives on the parameter servers: only they "
+                                      "update a trainable variable";
+    return WalkResult::interrupt();
+  });
+  if (written.wasInterrupted())
+    return failure();
+  for (auto func : module.getOps<func::FuncOp>())
+    if (!func.isExternal())
+      insertPulls(func);
+  return insertPushes();
+}
+
+struct InsertPsOpsPass : public kiln::impl::KilnInsertPsOpsBase<InsertPsOpsPass> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+    auto strategy = spec ? spec.getAs<DictionaryAttr>("strategy") : DictionaryAttr();
+    auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
+    if (!kind || kind.getValue() != "parameter_server")
+      return;
+    auto train = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!train || train.getBody().getBlocks().size() != 1) {
+      module.emitError("parameter-server training needs a @train_step of one block "
+                       "(run kiln-autodiff first)");
+      return signalPassFailure();
+    }
+    auto partitioner = PartitionerSpec::from(spec.getAs<DictionaryAttr>("partitioner"));
+    if (failed(ParameterServerInsertion(module, train, std::move(partitioner)).run()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
