@@ -37,6 +37,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -66,6 +67,21 @@ struct TensorRef {
   size_t bytes;
 };
 
+/// A tensor a file already written holds, as the manifest lists it.
+struct SavedTensor {
+  std::string name;
+  DType dtype;
+  std::vector<int64_t> shape;
+  uint64_t fnv1a64 = 0;
+};
+
+/// A file of the checkpoint written by someone else (a parameter server's
+/// part), already in DIR/ckpt-<step>/ when the manifest is written.
+struct ExternalShard {
+  std::string file;
+  std::vector<SavedTensor> tensors;
+};
+
 struct SaveRequest {
   std::string directory;               ///< DIR, created if needed.
   std::string model;                   ///< The model's name.
@@ -76,7 +92,27 @@ struct SaveRequest {
   /// Start a new shard before one would grow past this many bytes of
   /// tensor data; 0 writes a single shard.
   uint64_t maxShardBytes = 0;
+  /// Files others wrote into the step's directory (beginCheckpoint made
+  /// it); the manifest lists them after this request's own shards.
+  std::vector<ExternalShard> external = {};
+  /// The step's directory was made by beginCheckpoint: keep what it holds.
+  bool begun = false;
 };
+
+/// Makes DIR/ckpt-<step> for a save whose files come from several writers
+/// (replacing an uncommitted leftover of that step; a committed one is
+/// refused) and sets `path` to it. saveCheckpoint with `begun` set then
+/// writes the request's own shards and commits.
+bool beginCheckpoint(const std::string &directory, int64_t step, std::string &path,
+                     std::string &error);
+
+/// Writes `tensors` as the safetensors file `path` (temp + fsync + rename),
+/// with string `metadata`, and describes them in `saved` (checksums
+/// included). On failure sets `error` to "PATH: error: cannot write: ..."
+/// and returns false.
+bool writeTensorFile(const std::string &path, const std::vector<TensorRef> &tensors,
+                     const std::vector<std::pair<std::string, std::string>> &metadata,
+                     std::vector<SavedTensor> &saved, std::string &error);
 
 /// Writes and commits DIR/ckpt-<step>, updates the index, then deletes the
 /// committed checkpoints beyond `keep` (never the one just written; the
@@ -115,9 +151,10 @@ struct Checkpoint {
 /// index's latest if it is committed, else the committed ckpt-* of the
 /// highest step) or one ckpt-<step> directory. Every size is checked against
 /// its file's length before anything is allocated, and every tensor against
-/// its checksum. On failure sets `error` and returns false.
-bool loadCheckpoint(const std::string &path, Checkpoint &out,
-                    std::string &error);
+/// its checksum. With `wanted`, only the shards it accepts (by file name) are
+/// read. On failure sets `error` and returns false.
+bool loadCheckpoint(const std::string &path, Checkpoint &out, std::string &error,
+                    const std::function<bool(const std::string &)> &wanted = nullptr);
 
 /// The committed checkpoint loadCheckpoint(directory) would restore, as a
 /// path. On failure (none committed, unreadable directory) sets `error` and

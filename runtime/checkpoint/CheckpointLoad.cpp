@@ -170,8 +170,10 @@ bool readManifest(const std::string &path, Manifest &manifest,
   return ManifestReader(path, error).read(root, manifest);
 }
 
-/// Reads the tensors of `manifest` from the shards in `directory`.
+/// Reads the tensors of `manifest` from the shards in `directory` that
+/// `wanted` accepts (all without it).
 bool readTensors(const std::string &directory, const Manifest &manifest,
+                 const std::function<bool(const std::string &)> &wanted,
                  std::vector<LoadedTensor> &out, std::string &error) {
   std::vector<std::unique_ptr<SafetensorsReader>> shards;
   std::vector<std::set<std::string>> listed(manifest.shards.size());
@@ -179,6 +181,8 @@ bool readTensors(const std::string &directory, const Manifest &manifest,
     listed[tensor.shard].insert(tensor.name);
   for (size_t i = 0; i < manifest.shards.size(); ++i) {
     shards.push_back(std::make_unique<SafetensorsReader>());
+    if (wanted && !wanted(manifest.shards[i]))
+      continue;
     if (!shards.back()->open(directory + "/" + manifest.shards[i], error))
       return false;
     for (const ShardTensor &tensor : shards.back()->tensors())
@@ -190,6 +194,8 @@ bool readTensors(const std::string &directory, const Manifest &manifest,
   }
   out.clear();
   for (const ManifestTensor &entry : manifest.tensors) {
+    if (wanted && !wanted(manifest.shards[entry.shard]))
+      continue;
     const SafetensorsReader &shard = *shards[entry.shard];
     auto fail = [&](const std::string &problem) {
       error = shard.path() + ": error: tensor '" + entry.name + "': " + problem;
@@ -220,8 +226,8 @@ bool readTensors(const std::string &directory, const Manifest &manifest,
 
 } // namespace
 
-bool loadCheckpoint(const std::string &path, Checkpoint &out,
-                    std::string &error) {
+bool loadCheckpoint(const std::string &path, Checkpoint &out, std::string &error,
+                    const std::function<bool(const std::string &)> &wanted) {
   std::string directory = path;
   while (directory.size() > 1 && directory.back() == '/')
     directory.pop_back();
@@ -245,7 +251,7 @@ bool loadCheckpoint(const std::string &path, Checkpoint &out,
   }
   Manifest manifest;
   if (!readManifest(directory + "/" + kManifestName, manifest, error) ||
-      !readTensors(directory, manifest, out.tensors, error))
+      !readTensors(directory, manifest, wanted, out.tensors, error))
     return false;
   out.path = directory;
   out.model = manifest.model;

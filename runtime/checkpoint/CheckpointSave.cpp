@@ -67,6 +67,17 @@ std::string requestProblem(const SaveRequest &request) {
     if (tensor.bytes > 0 && !tensor.data)
       return what + "no data given";
   }
+  std::set<std::string> files;
+  for (const ExternalShard &shard : request.external) {
+    if (!files.insert(shard.file).second || shard.file == kManifestName ||
+        shard.file.rfind("model-", 0) == 0)
+      return "the file '" + shard.file + "' of another writer is named twice or clashes";
+    for (const SavedTensor &tensor : shard.tensors)
+      if (!isValidUtf8(tensor.name) || tensor.name.empty() ||
+          !names.insert(tensor.name).second)
+        return "tensor '" + tensor.name + "' of " + shard.file +
+               " is unnamed, not UTF-8 or named twice";
+  }
   return "";
 }
 
@@ -101,6 +112,13 @@ std::string stringArray(const std::vector<std::string> &values) {
   return text + "]";
 }
 
+std::string tensorEntry(const std::string &name, DType dtype, const std::vector<int64_t> &shape,
+                        size_t shard, uint64_t checksum) {
+  return jsonString(name) + ":{\"dtype\":\"" + dtypeName(dtype) +
+         "\",\"shape\":" + integerArray(shape) + ",\"shard\":" + std::to_string(shard) +
+         ",\"fnv1a64\":\"" + hex64(checksum) + "\"}";
+}
+
 std::string
 manifestText(const SaveRequest &request, const std::vector<std::string> &shards,
              const std::vector<std::vector<const TensorRef *>> &assignment) {
@@ -119,11 +137,15 @@ manifestText(const SaveRequest &request, const std::vector<std::string> &shards,
     for (const TensorRef *tensor : assignment[shard]) {
       text += first ? "\n" : ",\n";
       first = false;
-      text += jsonString(tensor->name) + ":{\"dtype\":\"" +
-              dtypeName(tensor->dtype) +
-              "\",\"shape\":" + integerArray(tensor->shape) +
-              ",\"shard\":" + std::to_string(shard) + ",\"fnv1a64\":\"" +
-              hex64(fnv1a64(tensor->data, tensor->bytes)) + "\"}";
+      text += tensorEntry(tensor->name, tensor->dtype, tensor->shape, shard,
+                          fnv1a64(tensor->data, tensor->bytes));
+    }
+  for (size_t e = 0; e < request.external.size(); ++e)
+    for (const SavedTensor &tensor : request.external[e].tensors) {
+      text += first ? "\n" : ",\n";
+      first = false;
+      text += tensorEntry(tensor.name, tensor.dtype, tensor.shape, assignment.size() + e,
+                          tensor.fnv1a64);
     }
   return text + "}}\n";
 }
@@ -170,7 +192,65 @@ void updateIndexAndPrune(const std::string &dir, const SaveRequest &request) {
   }
 }
 
+/// Creates DIR/ckpt-<step> empty, replacing an uncommitted leftover; a
+/// committed one is refused through `fail`.
+template <typename Fail>
+bool makeStepDirectory(const std::string &dir, int64_t step, Fail &fail) {
+  if (int failure = makeDirectories(dir))
+    return fail(std::strerror(failure));
+  std::string name = checkpointName(step);
+  std::string path = dir + "/" + name;
+  if (fileExists(path + "/" + kManifestName))
+    return fail(name + " is already committed");
+  if (fileExists(path))
+    if (int failure = removeCheckpointDirectory(path))
+      return fail("cannot remove the uncommitted " + name + ": " + std::strerror(failure));
+  if (::mkdir(path.c_str(), 0777) != 0)
+    return fail(std::strerror(errno));
+  syncDirectory(dir);
+  return true;
+}
+
+std::string trimmedDirectory(const std::string &directory) {
+  std::string dir = directory.empty() ? "." : directory;
+  while (dir.size() > 1 && dir.back() == '/')
+    dir.pop_back();
+  return dir;
+}
+
 } // namespace
+
+bool beginCheckpoint(const std::string &directory, int64_t step, std::string &path,
+                     std::string &error) {
+  std::string dir = trimmedDirectory(directory);
+  auto fail = [&](const std::string &reason) {
+    error = dir + ": error: cannot write checkpoint: " + reason;
+    return false;
+  };
+  if (step < 0)
+    return fail("step " + std::to_string(step) + " is negative");
+  if (!makeStepDirectory(dir, step, fail))
+    return false;
+  path = dir + "/" + checkpointName(step);
+  return true;
+}
+
+bool writeTensorFile(const std::string &path, const std::vector<TensorRef> &tensors,
+                     const std::vector<std::pair<std::string, std::string>> &metadata,
+                     std::vector<SavedTensor> &saved, std::string &error) {
+  std::vector<const TensorRef *> order;
+  std::vector<ByteRange> pieces;
+  saved.clear();
+  for (const TensorRef &tensor : tensors) {
+    order.push_back(&tensor);
+    saved.push_back({tensor.name, tensor.dtype, tensor.shape, fnv1a64(tensor.data, tensor.bytes)});
+  }
+  std::string header = encodeSafetensorsHeader(order, metadata);
+  pieces.push_back({header.data(), header.size()});
+  for (const TensorRef &tensor : tensors)
+    pieces.push_back({tensor.data, tensor.bytes});
+  return writeFileAtomically(path, pieces, error);
+}
 
 bool checkCheckpointDirectory(const std::string &directory, int64_t firstStep,
                               int64_t lastStep, std::string &error) {
@@ -192,9 +272,7 @@ bool checkCheckpointDirectory(const std::string &directory, int64_t firstStep,
 }
 
 bool saveCheckpoint(const SaveRequest &request, std::string &error) {
-  std::string dir = request.directory.empty() ? "." : request.directory;
-  while (dir.size() > 1 && dir.back() == '/')
-    dir.pop_back();
+  std::string dir = trimmedDirectory(request.directory);
   auto fail = [&](const std::string &reason) {
     error = dir + ": error: cannot write checkpoint: " + reason;
     return false;
@@ -202,20 +280,18 @@ bool saveCheckpoint(const SaveRequest &request, std::string &error) {
   std::string problem = requestProblem(request);
   if (!problem.empty())
     return fail(problem);
-  if (int failure = makeDirectories(dir))
-    return fail(std::strerror(failure));
 
   std::string name = checkpointName(request.step);
   std::string path = dir + "/" + name;
-  if (fileExists(path + "/" + kManifestName))
-    return fail(name + " is already committed");
-  if (fileExists(path))
-    if (int failure = removeCheckpointDirectory(path))
-      return fail("cannot remove the uncommitted " + name + ": " +
-                  std::strerror(failure));
-  if (::mkdir(path.c_str(), 0777) != 0)
-    return fail(std::strerror(errno));
-  syncDirectory(dir);
+  if (request.begun) {
+    if (fileExists(path + "/" + kManifestName))
+      return fail(name + " is already committed");
+    for (const ExternalShard &shard : request.external)
+      if (!fileExists(path + "/" + shard.file))
+        return fail(name + "/" + shard.file + " is missing");
+  } else if (!makeStepDirectory(dir, request.step, fail)) {
+    return false;
+  }
   auto abandon = [&](const std::string &reason) {
     removeCheckpointDirectory(path);
     return fail(reason);
@@ -239,6 +315,8 @@ bool saveCheckpoint(const SaveRequest &request, std::string &error) {
       return abandon(writeFailure(name + "/" + shards.back(), stagedError));
   }
 
+  for (const ExternalShard &shard : request.external)
+    shards.push_back(shard.file);
   std::string manifest = manifestText(request, shards, assignment);
   std::string index = dir + "/" + kIndexName;
   if (::unlink(index.c_str()) != 0 && errno != ENOENT)

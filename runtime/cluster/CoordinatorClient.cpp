@@ -203,8 +203,9 @@ std::string CoordinatorClient::explainLoss(std::chrono::milliseconds patience) {
     std::string consequence;
     for (const TaskStatus &task : reply.tasks()) {
       std::string name = task.task().type() + ":" + std::to_string(task.task().index());
-      if (name == self_.name() || task.left())
+      if (name == self_.name())
         continue;
+      // A task that failed is a cause even once it has left.
       if (!task.failure().empty()) {
         if (!collective::isCollectiveFailure(task.failure()))
           return name + " failed: " + strip(task.failure());
@@ -212,6 +213,8 @@ std::string CoordinatorClient::explainLoss(std::chrono::milliseconds patience) {
           consequence = name + " failed: " + strip(task.failure());
         continue;
       }
+      if (task.left())
+        continue;
       double silent = task.seconds_since_heartbeat();
       if (silent > std::chrono::duration<double>(kHeartbeatLostAfter).count()) {
         char text[32];

@@ -53,6 +53,9 @@ public:
     server_.stats(reply);
     return {};
   }
+  CallStatus save(const ShardSaveRequest &request, ShardSaveReply &reply) override {
+    return server_.save(request, reply);
+  }
 
 private:
   ParameterServer &server_;
@@ -126,6 +129,12 @@ public:
     grpc::ClientContext context;
     prepare(context, std::chrono::milliseconds(5000));
     return fromGrpc(stub_->Stats(&context, StatsRequest(), &reply));
+  }
+
+  CallStatus save(const ShardSaveRequest &request, ShardSaveReply &reply) override {
+    grpc::ClientContext context;
+    prepare(context, deadline_);
+    return fromGrpc(stub_->Save(&context, request, &reply));
   }
 
 private:
@@ -485,6 +494,28 @@ bool ParameterClient::stats(std::vector<StatsReply> &replies, std::string &error
       return false;
     }
   }
+  return true;
+}
+
+bool ParameterClient::save(const std::string &directory, int64_t step,
+                           std::vector<ShardSaveReply> &replies, std::string &error) {
+  ShardSaveRequest request;
+  request.set_directory(directory);
+  request.set_step(step);
+  replies.assign(servers_.size(), ShardSaveReply());
+  std::vector<CallStatus> statuses(servers_.size());
+  // Each server writes its own file: in parallel, one thread a server.
+  std::vector<std::thread> writers;
+  for (size_t s = 0; s < servers_.size(); ++s)
+    writers.emplace_back([&, s] { statuses[s] = servers_[s]->save(request, replies[s]); });
+  for (std::thread &writer : writers)
+    writer.join();
+  for (size_t s = 0; s < servers_.size(); ++s)
+    if (!statuses[s].ok()) {
+      error = servers_[s]->name() + ": saving checkpoint step " + std::to_string(step) +
+              " failed: " + statuses[s].message;
+      return false;
+    }
   return true;
 }
 

@@ -43,6 +43,7 @@ public:
   virtual void pull(const PullRequest &request, PullReply *reply, Done done) = 0;
   virtual void push(const PushRequest &request, PushReply *reply, Done done) = 0;
   virtual CallStatus stats(StatsReply &reply) = 0;
+  virtual CallStatus save(const ShardSaveRequest &request, ShardSaveReply &reply) = 0;
 };
 
 /// A server in this process.
@@ -91,6 +92,10 @@ public:
 
   /// The servers' statistics, one reply per server.
   bool stats(std::vector<StatsReply> &replies, std::string &error);
+  /// Has every server write its part of checkpoint `step` into `directory`
+  /// (DIR/ckpt-S), all at once; one reply per server.
+  bool save(const std::string &directory, int64_t step, std::vector<ShardSaveReply> &replies,
+            std::string &error);
 
   int serverCount() const { return static_cast<int>(servers_.size()); }
 

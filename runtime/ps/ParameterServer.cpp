@@ -2,6 +2,7 @@
 
 #include "runtime/ps/ParameterServer.h"
 
+#include "runtime/ps/ShardFiles.h"
 #include "runtime/support/FloatRounding.h"
 
 #include <algorithm>
@@ -81,6 +82,7 @@ CallStatus ParameterServer::hello(const HelloRequest &request, HelloReply &reply
 
 CallStatus ParameterServer::readPull(const PullRequest &request, PullReply &reply) {
   RequestError error;
+  store_.setStep(request.step());
   for (const ShardKey &key : request.dense())
     if (!store_.readShard(key.variable(), key.shard(), *reply.add_dense(), error))
       return CallStatus::error(Code::InvalidArgument, error.message);
@@ -114,8 +116,9 @@ void ParameterServer::pull(const PullRequest &request, PullReply *reply, Done do
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopped_) {
-      finished.push_back({std::move(done), CallStatus::error(Code::Unavailable,
-                                                             "the parameter server is stopping")});
+      finished.push_back({std::move(done),
+                          CallStatus::error(Code::Unavailable,
+                                            "the parameter server is stopping" + stopReason_)});
     } else if (stalenessAllows(request.step())) {
       finished.push_back({std::move(done), readPull(request, *reply)});
     } else {
@@ -130,6 +133,7 @@ void ParameterServer::pull(const PullRequest &request, PullReply *reply, Done do
 
 CallStatus ParameterServer::addPush(const PushRequest &request) {
   RequestError error;
+  store_.setStep(request.step());
   std::vector<std::vector<float>> dense;
   for (const DenseGradient &gradient : request.dense())
     dense.push_back(decodeFloats(gradient.values(), gradient.compressed()));
@@ -164,8 +168,9 @@ void ParameterServer::push(const PushRequest &request, PushReply *reply, Done do
     int worker = request.worker();
     int64_t step = request.step();
     if (stopped_) {
-      finished.push_back({std::move(done), CallStatus::error(Code::Unavailable,
-                                                             "the parameter server is stopping")});
+      finished.push_back({std::move(done),
+                          CallStatus::error(Code::Unavailable,
+                                            "the parameter server is stopping" + stopReason_)});
     } else if (worker < 0 || worker >= options_.workers || step < 1) {
       finished.push_back(
           {std::move(done),
@@ -271,15 +276,16 @@ void ParameterServer::stats(StatsReply &reply) {
   }
 }
 
-void ParameterServer::shutdown() {
+void ParameterServer::shutdown(const std::string &reason) {
   Finished finished;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopped_)
       return;
     stopped_ = true;
+    stopReason_ = reason.empty() ? "" : ": " + reason;
     CallStatus stopping =
-        CallStatus::error(Code::Unavailable, "the parameter server is stopping");
+        CallStatus::error(Code::Unavailable, "the parameter server is stopping" + stopReason_);
     for (auto &[step, replies] : waitingPushes_)
       for (auto &[reply, done] : replies)
         finished.push_back({std::move(done), stopping});
@@ -289,6 +295,67 @@ void ParameterServer::shutdown() {
     waiters_.clear();
   }
   runAll(finished);
+}
+
+CallStatus ParameterServer::save(const ShardSaveRequest &request, ShardSaveReply &reply) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  std::string file = serverShardFile(options_.index, options_.servers);
+  std::vector<std::pair<std::string, std::string>> metadata = {
+      {"format", "kiln"},
+      {"step", std::to_string(request.step())},
+      {"server", std::to_string(options_.index)},
+      {"servers", std::to_string(options_.servers)}};
+  std::vector<checkpoint::SavedTensor> saved;
+  std::string error;
+  if (!checkpoint::writeTensorFile(request.directory() + "/" + file, store_.checkpointTensors(),
+                                   metadata, saved, error))
+    return CallStatus::error(Code::FailedPrecondition, error);
+  reply.set_file(file);
+  reply.set_applied_steps(applied_);
+  for (const checkpoint::SavedTensor &tensor : saved) {
+    SavedTensor &entry = *reply.add_tensors();
+    entry.set_name(tensor.name);
+    entry.set_dtype(checkpoint::dtypeName(tensor.dtype));
+    for (int64_t d : tensor.shape)
+      entry.add_shape(d);
+    entry.set_fnv1a64(tensor.fnv1a64);
+  }
+  return {};
+}
+
+bool ParameterServer::restore(const std::string &path, std::string &error) {
+  std::string file = serverShardFile(options_.index, options_.servers);
+  checkpoint::Checkpoint loaded;
+  if (!checkpoint::loadCheckpoint(path, loaded, error,
+                                  [&](const std::string &shard) { return shard == file; }))
+    return false;
+  auto servers = loaded.data.find(kServersKey);
+  if (servers == loaded.data.end()) {
+    error = loaded.path + ": error: the checkpoint was not saved by parameter servers (no data." +
+            kServersKey + ")";
+    return false;
+  }
+  if (servers->second != options_.servers) {
+    error = loaded.path + ": error: saved by " + std::to_string(servers->second) +
+            " parameter servers, this run has " + std::to_string(options_.servers) +
+            " (restoring onto another number of servers is not supported yet)";
+    return false;
+  }
+  auto applied = loaded.data.find(appliedStepsKey(options_.index));
+  if (applied == loaded.data.end() || applied->second < 0) {
+    error = loaded.path + ": error: data." + appliedStepsKey(options_.index) +
+            " is missing or negative";
+    return false;
+  }
+  std::string problem;
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (!store_.restoreTensors(loaded.tensors, problem)) {
+    error = loaded.path + "/" + file + ": error: " + problem;
+    return false;
+  }
+  applied_ = applied->second;
+  std::fill(lastPushed_.begin(), lastPushed_.end(), loaded.step);
+  return true;
 }
 
 } // namespace kiln::ps

@@ -71,8 +71,16 @@ public:
   /// Fills `reply` and calls `done`, at once or (sync) when the step is applied.
   void push(const PushRequest &request, PushReply *reply, Done done);
   void stats(StatsReply &reply);
-  /// Fails every waiting call (the server is going away).
-  void shutdown();
+  /// Writes this server's part of checkpoint `request.step` into
+  /// `request.directory` (ps-0000I-of-0000N.safetensors) and describes it.
+  CallStatus save(const ShardSaveRequest &request, ShardSaveReply &reply);
+  /// Before serving: loads this server's part of the checkpoint at `path`
+  /// (a checkpoint directory or one ckpt-S) and goes on from its step.
+  /// Refuses a checkpoint saved by another number of servers.
+  bool restore(const std::string &path, std::string &error);
+  /// Fails every waiting call and every later one (the server is going
+  /// away); their errors end with `reason` (what failed in the cluster).
+  void shutdown(const std::string &reason = "");
 
   int64_t appliedSteps();
 
@@ -105,6 +113,7 @@ private:
   std::vector<int64_t> lastPushed_;
   std::vector<Waiter> waiters_;
   bool stopped_ = false;
+  std::string stopReason_; ///< ": why", or empty.
   // Statistics.
   std::chrono::steady_clock::time_point started_;
   int64_t pullRequests_ = 0, pushRequests_ = 0, bytesReceived_ = 0, bytesSent_ = 0;

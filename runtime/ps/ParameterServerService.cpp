@@ -86,6 +86,16 @@ private:
     return reactor;
   }
 
+  grpc::ServerUnaryReactor *Save(grpc::CallbackServerContext *context,
+                                 const ShardSaveRequest *request,
+                                 ShardSaveReply *reply) override {
+    if (auto *reactor = refused(context))
+      return reactor;
+    grpc::ServerUnaryReactor *reactor = context->DefaultReactor();
+    reactor->Finish(toGrpc(server_.save(*request, *reply)));
+    return reactor;
+  }
+
   ParameterServer &server_;
   std::string token_;
 };

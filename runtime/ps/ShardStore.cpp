@@ -30,8 +30,8 @@ void appendFloats(std::string &out, const float *values, int64_t count) {
 
 } // namespace
 
-ShardStore::ShardStore(const PsModel &model, int serverIndex, int servers)
-    : model_(model), serverIndex_(serverIndex), servers_(servers) {
+ShardStore::ShardStore(const PsModel &model, int serverIndex, int servers, HashPolicy policy)
+    : model_(model), serverIndex_(serverIndex), servers_(servers), policy_(policy) {
   variables_.resize(model.variables.size());
   for (size_t i = 0; i < model.variables.size(); ++i) {
     const PsVariable &spec = model.variables[i];
@@ -104,25 +104,41 @@ bool ShardStore::readShard(uint32_t variable, uint32_t shard, std::string &out,
   return true;
 }
 
+void ShardStore::initialRow(int ordinal, int64_t id, float *out) const {
+  // Seeded by (seed, table, id): the same value on any number of servers.
+  const PsVariable &spec = model_.variables[ordinal];
+  exec::Initializer init = spec.init;
+  init.seed = mixId(mixId(spec.init.seed ^ fnv1a(spec.name)) ^ static_cast<uint64_t>(id));
+  exec::initializeValues(init, artifact::DType_F32, spec.dims.data(), spec.dims.size(),
+                         static_cast<uint64_t>(spec.shape.rowWidth), out);
+}
+
 int64_t ShardStore::hashRow(int ordinal, int64_t id) {
   HashPart &part = variables_[ordinal].hash;
   auto [it, inserted] = part.rowOf.try_emplace(id, static_cast<int64_t>(part.ids.size()));
   if (!inserted)
     return it->second;
-  // Seeded by (seed, table, id): the same value on any number of servers.
-  const PsVariable &spec = model_.variables[ordinal];
-  exec::Initializer init = spec.init;
-  init.seed = mixId(mixId(spec.init.seed ^ fnv1a(spec.name)) ^ static_cast<uint64_t>(id));
   int64_t width = part.block.width;
   size_t at = part.block.values.size();
   part.block.values.resize(at + static_cast<size_t>(width));
-  exec::initializeValues(init, artifact::DType_F32, spec.dims.data(), spec.dims.size(),
-                         static_cast<uint64_t>(width), part.block.values.data() + at);
+  initialRow(ordinal, id, part.block.values.data() + at);
   for (std::vector<float> &slot : part.block.slots)
     slot.resize(part.block.values.size(), model_.optimizer.slotInitialValue());
   part.ids.push_back(id);
   part.pulls.push_back(0);
+  part.lastSeen.push_back(step_);
   return it->second;
+}
+
+int64_t ShardStore::admittedRow(int ordinal, int64_t id) {
+  HashPart &part = variables_[ordinal].hash;
+  if (policy_.admitAfter > 1 && !part.rowOf.count(id)) {
+    auto sighting = part.sightings.try_emplace(id, 0).first;
+    if (++sighting->second < policy_.admitAfter)
+      return -1;
+    part.sightings.erase(sighting);
+  }
+  return hashRow(ordinal, id);
 }
 
 bool ShardStore::readRows(uint32_t variable, const int64_t *ids, int64_t count,
@@ -142,8 +158,16 @@ bool ShardStore::readRows(uint32_t variable, const int64_t *ids, int64_t count,
                         " belongs to server " + std::to_string(state->shards.serverOfId(id));
         return false;
       }
-      int64_t row = hashRow(ordinal, id);
+      int64_t row = admittedRow(ordinal, id);
+      if (row < 0) {
+        // Not admitted yet: its first value, not kept.
+        std::vector<float> first(static_cast<size_t>(width));
+        initialRow(ordinal, id, first.data());
+        appendFloats(out, first.data(), width);
+        continue;
+      }
       ++state->hash.pulls[row];
+      state->hash.lastSeen[row] = step_;
       appendFloats(out, state->hash.block.values.data() + row * width, width);
       continue;
     }
@@ -229,7 +253,18 @@ bool ShardStore::addRowsGradient(uint32_t variable, const int64_t *ids, int64_t 
   for (int64_t i = 0; i < count; ++i) {
     const float *row = rows + i * width;
     if (state->shards.isHash()) {
-      state->hash.pushedRowIds.push_back(hashRow(ordinal, ids[i]));
+      // Only pulls count towards admission: a pushed id without a row
+      // has not been admitted, and its gradient is dropped.
+      auto known = state->hash.rowOf.find(ids[i]);
+      int64_t at = known != state->hash.rowOf.end() ? known->second
+                   : policy_.admitAfter > 1      ? -1
+                                                 : hashRow(ordinal, ids[i]);
+      if (at < 0) {
+        ++state->counters.gradientsDropped;
+        continue;
+      }
+      state->hash.lastSeen[at] = step_;
+      state->hash.pushedRowIds.push_back(at);
       state->hash.pushedRows.insert(state->hash.pushedRows.end(), row, row + width);
       continue;
     }
@@ -290,6 +325,7 @@ void ShardStore::apply(double scale, int64_t stepNumber) {
       applyRows(spec, state.hash.block, state.hash.pushedRowIds, state.hash.pushedRows, scale,
                 lr, step, /*dense=*/false);
   }
+  evictRows(step_);
 }
 
 int64_t ShardStore::rowsHeld(int ordinal) const {

@@ -12,6 +12,7 @@
 #ifndef KILN_RUNTIME_PS_SHARDSTORE_H
 #define KILN_RUNTIME_PS_SHARDSTORE_H
 
+#include "runtime/checkpoint/Checkpoint.h"
 #include "runtime/cpu/SparseApply.h"
 #include "runtime/ps/PsModel.h"
 
@@ -50,12 +51,33 @@ struct HashPart {
   std::unordered_map<int64_t, int64_t> rowOf; ///< Id -> row in `block`.
   std::vector<int64_t> ids;                   ///< Row -> id.
   std::vector<int64_t> pulls;                 ///< Row -> times pulled.
+  std::vector<int64_t> lastSeen;              ///< Row -> the last step that pulled or pushed it.
   std::vector<int64_t> pushedRowIds;          ///< Rows (not ids) pushed since the last apply.
   std::vector<float> pushedRows;
+  /// Admission: times each id without a row has been seen.
+  std::unordered_map<int64_t, int64_t> sightings;
 };
 
 struct VariableCounters {
   int64_t rowsPulled = 0, rowsPushed = 0;
+  int64_t rowsEvicted = 0;     ///< Hash rows removed by the eviction policy.
+  int64_t gradientsDropped = 0; ///< Pushed rows of ids not admitted yet.
+};
+
+/// What a server does with hash-table rows (DeepRec's and TFRA's feature
+/// admission and eviction):
+///   - admitAfter K > 1: an id gets a row only once it has been pulled K
+///     times, counted exactly per id; before that a pull answers the row's
+///     first value without keeping it and a pushed gradient is dropped;
+///   - evictTtl T > 0: a row untouched for more than T steps is removed
+///     (with its slots), checked after each applied update;
+///   - maxRows R > 0: after an update, the rows beyond R of each table are
+///     removed, the least often pulled first (then the longest untouched).
+/// A removed id that comes back starts again from its first value.
+struct HashPolicy {
+  int64_t admitAfter = 0;
+  int64_t evictTtl = 0;
+  int64_t maxRows = 0;
 };
 
 /// An error in a request: the message names the variable and what was wrong.
@@ -65,9 +87,12 @@ struct RequestError {
 
 class ShardStore {
 public:
-  ShardStore(const PsModel &model, int serverIndex, int servers);
+  ShardStore(const PsModel &model, int serverIndex, int servers, HashPolicy policy = {});
 
   const PsModel &model() const { return model_; }
+  /// The worker step the next reads and gradients belong to (hash rows
+  /// remember the last step that touched them).
+  void setStep(int64_t step) { step_ = step; }
   /// The shard map of variable `ordinal`.
   const VariableShards &shards(int ordinal) const { return variables_[ordinal].shards; }
 
@@ -97,6 +122,17 @@ public:
   /// Hash tables: the `count` most pulled ids and their counts, most first.
   std::vector<std::pair<int64_t, int64_t>> hottest(int ordinal, size_t count) const;
 
+  /// This server's part as checkpoint tensors pointing into the store
+  /// (valid until it changes): each dense shard held, `VAR/part-K` and its
+  /// slots `VAR/part-K/slot-J`; this server I's rows of each hash table,
+  /// `VAR/hash-I/ids`, `.../values`, `.../slot-J`, `.../pulls` and
+  /// `.../last_seen` (ShardCheckpoint.cpp).
+  std::vector<checkpoint::TensorRef> checkpointTensors() const;
+  /// Replaces the part with `tensors` (exactly what checkpointTensors()
+  /// would give on this server: each name, dtype and shape checked). On
+  /// failure names the tensor at fault and leaves the store unchanged.
+  bool restoreTensors(const std::vector<checkpoint::LoadedTensor> &tensors, std::string &error);
+
 private:
   struct VariableState {
     VariableShards shards;
@@ -109,14 +145,26 @@ private:
   VariableState *find(uint32_t variable, RequestError &error, int *ordinal = nullptr);
   void initializeShards(int ordinal);
   int64_t hashRow(int ordinal, int64_t id);
+  /// The row of pulled `id`, made if the admission policy lets it in; -1
+  /// if not (the pull counted).
+  int64_t admittedRow(int ordinal, int64_t id);
+  /// Writes the first value of hash row `id` of variable `ordinal` to `out`.
+  void initialRow(int ordinal, int64_t id, float *out) const;
+  /// Applies the eviction policy to every hash table (after an update).
+  void evictRows(int64_t step);
+  void removeHashRows(VariableState &state, std::vector<int64_t> rows);
+  /// "VAR/hash-I": the names of this server's rows of hash table VAR.
+  std::string hashPrefix(const PsVariable &spec) const;
   void applyDense(const PsVariable &spec, DenseShard &shard, double scale, float lr, float step);
   void applyRows(const PsVariable &spec, RowBlock &block, std::vector<int64_t> &rows,
                  std::vector<float> &grads, double scale, float lr, float step, bool dense);
 
   const PsModel &model_;
   int serverIndex_, servers_;
+  HashPolicy policy_;
   std::vector<VariableState> variables_;
   cpu::SparseScratch scratch_;
+  int64_t step_ = 0;
 };
 
 } // namespace kiln::ps

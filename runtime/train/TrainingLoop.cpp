@@ -13,6 +13,7 @@
 #include "runtime/metrics/ProgressLine.h"
 #include "runtime/ps/ArtifactPsModel.h"
 #include "runtime/ps/ParameterClient.h"
+#include "runtime/ps/ShardFiles.h"
 #include "runtime/train/Evaluation.h"
 #include "runtime/train/TrainingModel.h"
 
@@ -55,11 +56,6 @@ bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
               "--staleness do not apply";
     return !options.ps.requested;
   }
-  if (!options.saveDir.empty() || !options.restore.empty()) {
-    error = options.artifact + ": error: --save and --restore do not reach variables held by "
-            "parameter servers yet (docs/parameter-server.md)";
-    return false;
-  }
   prepared.psModel = std::make_unique<ps::PsModel>();
   if (!ps::readPsModel(artifact, *prepared.psModel, error))
     return false;
@@ -75,6 +71,8 @@ bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
     server.staleness = options.ps.staleness;
     prepared.localServers.push_back(
         std::make_unique<ps::ParameterServer>(*prepared.psModel, server));
+    if (!options.restore.empty() && !prepared.localServers.back()->restore(options.restore, error))
+      return false;
   }
   return true;
 }
@@ -137,6 +135,9 @@ private:
   /// the optimizer; `loss` is the mean over the micro-batches.
   bool step(data::BatchReader &reader, double &loss, double &lr, std::string &error);
   bool save(int64_t step, std::string &error);
+  /// With parameter servers: has each write its part into the step's
+  /// directory and adds the files to `request`.
+  bool saveServerParts(checkpoint::SaveRequest &request, std::string &error);
   bool evaluate(int64_t step, std::string &error);
   /// Connects this replica, as worker `rank`, to the parameter servers.
   bool connectParameterServers(const Prepared &prepared, std::string &error);
@@ -207,7 +208,12 @@ bool Trainer::openLogs(std::string &error) {
 
 bool Trainer::restore(std::string &error) {
   checkpoint::Checkpoint loaded;
-  if (!checkpoint::loadCheckpoint(options.restore, loaded, error) ||
+  // With parameter servers the chief reads its own files; each server
+  // restored its part before serving.
+  auto ownFiles = [](const std::string &file) { return file.rfind("model-", 0) == 0; };
+  if (!checkpoint::loadCheckpoint(options.restore, loaded, error,
+                                  parameters ? std::function<bool(const std::string &)>(ownFiles)
+                                             : nullptr) ||
       !checkpoint::checkMatches(loaded, model.checkpointSpecs(), model.name(), error))
     return false;
   for (const checkpoint::LoadedTensor &tensor : loaded.tensors)
@@ -271,11 +277,45 @@ bool Trainer::save(int64_t step, std::string &error) {
     return false;
   request.directory = options.saveDir;
   request.keep = options.keep;
+  if (parameters && !saveServerParts(request, error))
+    return false;
   if (!checkpoint::saveCheckpoint(request, error))
     return false;
   lastSaved = step;
   if (observer)
     observer->checkpointSaved(step);
+  return true;
+}
+
+bool Trainer::saveServerParts(checkpoint::SaveRequest &request, std::string &error) {
+  // In sync mode every server has applied this step and none the next: the
+  // chief has not pushed it yet.
+  std::string path, problem;
+  std::vector<ps::ShardSaveReply> replies;
+  if (!checkpoint::beginCheckpoint(request.directory, request.step, path, error))
+    return false;
+  if (!parameters->save(path, request.step, replies, problem)) {
+    error = options.artifact + ": error: " + problem;
+    return false;
+  }
+  for (size_t s = 0; s < replies.size(); ++s) {
+    checkpoint::ExternalShard shard{replies[s].file(), {}};
+    for (const ps::SavedTensor &tensor : replies[s].tensors()) {
+      checkpoint::SavedTensor saved{tensor.name(), checkpoint::DType::F32,
+                                    {tensor.shape().begin(), tensor.shape().end()},
+                                    tensor.fnv1a64()};
+      if (!checkpoint::dtypeFromName(tensor.dtype(), saved.dtype)) {
+        error = options.artifact + ": error: ps:" + std::to_string(s) + " saved tensor '" +
+                tensor.name() + "' of unknown dtype '" + tensor.dtype() + "'";
+        return false;
+      }
+      shard.tensors.push_back(std::move(saved));
+    }
+    request.external.push_back(std::move(shard));
+    request.data[ps::appliedStepsKey(static_cast<int>(s))] = replies[s].applied_steps();
+  }
+  request.data[ps::kServersKey] = static_cast<int64_t>(replies.size());
+  request.begun = true;
   return true;
 }
 

@@ -105,6 +105,9 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
     }
   if (root.variables())
     for (const Variable *variable : *root.variables()) {
+      // The parameter servers hold (and checkpoint) a placed variable.
+      if (variable->placement())
+        continue;
       const Buffer &buffer = *root.buffers()->Get(variable->buffer());
       VariableInfo info{text(variable->name()), buffer.dtype(), {},
                         static_cast<size_t>(artifact.buffer(variable->buffer()).byteSize)};

@@ -259,7 +259,9 @@ def tls():
     flags = ("--tls-cert", os.path.join(folder, "task.pem"), "--tls-key",
              os.path.join(folder, "task.key"), "--tls-ca", os.path.join(folder, "ca.pem"))
     ports = free_ports(2)
-    tasks = [serve(i, ports, "t", extra=flags + ("--steps", "5")) for i in range(2)]
+    # TLS handshakes are slow on a loaded machine: a longer rendezvous.
+    tasks = [serve(i, ports, "t", extra=flags + ("--steps", "5", "--connect-timeout", "30"))
+             for i in range(2)]
     for index, process in enumerate(tasks):
         code, err = finish(process, 60)
         expect(code == 0, "worker:%d over TLS exited %s: %s" % (index, code, err))

@@ -12,7 +12,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <future>
+#include <set>
 #include <random>
 #include <thread>
 
@@ -465,4 +467,103 @@ TEST(ParameterServiceTest, AnUnreachableServerIsNamed) {
       << error;
 }
 
+} // namespace
+
+namespace {
+TEST(ParameterServerTest, TrainingDoesNotDependOnTheServerCount) {
+  for (std::string optimizer : {"sgd", "momentum", "adagrad", "adam"}) {
+    PsModel model = smallModel(optimizer);
+    std::vector<std::vector<float>> results;
+    for (int servers : {1, 2, 3}) {
+      LocalCluster cluster(model, servers, 1);
+      std::vector<int64_t> keys = {4, 9, 1LL << 33, 77, 5};
+      for (int64_t step = 1; step <= 3; ++step) {
+        pullRows(*cluster.clients[0], 3, keys, 4);
+        std::vector<std::vector<float>> grads = {randomValues(30, step)};
+        std::vector<std::vector<int64_t>> ids = {{keys[step], keys[step + 1], 4}};
+        std::vector<std::vector<float>> rows = {randomValues(12, 10 + step)};
+        syncStep(cluster, step, grads, ids, rows);
+      }
+      std::vector<float> values = pullRows(*cluster.clients[0], 3, keys, 4);
+      std::vector<float> w = pullDense(*cluster.clients[0], 0, 30);
+      values.insert(values.end(), w.begin(), w.end());
+      results.push_back(values);
+    }
+    EXPECT_EQ(results[0], results[1]) << optimizer;
+    EXPECT_EQ(results[0], results[2]) << optimizer;
+  }
+}
+} // namespace
+
+namespace {
+/// The store's checkpoint tensors as a loader returns them.
+std::vector<checkpoint::LoadedTensor> loaded(const ShardStore &store) {
+  std::vector<checkpoint::LoadedTensor> out;
+  for (const checkpoint::TensorRef &ref : store.checkpointTensors()) {
+    const uint8_t *bytes = static_cast<const uint8_t *>(ref.data);
+    out.push_back({ref.name, ref.dtype, ref.shape, std::vector<uint8_t>(bytes, bytes + ref.bytes)});
+  }
+  return out;
+}
+
+TEST(ShardCheckpointTest, RestoresThePartAndRefusesAnyOther) {
+  PsModel model = smallModel("adam");
+  ShardStore store(model, 0, 2);
+  RequestError requestError;
+  std::string out;
+  std::vector<int64_t> ids;
+  for (int64_t id = 0; id < 40 && ids.size() < 3; ++id)
+    if (store.shards(2).serverOfId(id) == 0)
+      ids.push_back(id);
+  store.setStep(1);
+  ASSERT_TRUE(store.readRows(3, ids.data(), 3, out, requestError)) << requestError.message;
+  std::vector<float> rows = randomValues(12, 5);
+  ASSERT_TRUE(store.addRowsGradient(3, ids.data(), 3, rows.data(), 12, true, requestError))
+      << requestError.message;
+  store.apply(1.0, 1);
+  std::vector<checkpoint::LoadedTensor> saved = loaded(store);
+  std::set<std::string> names;
+  for (const auto &tensor : saved)
+    names.insert(tensor.name);
+  // Server 0 holds w's shards 0 and 2 (round robin from ordinal 0) and its
+  // hash rows.
+  EXPECT_TRUE(names.count("w/part-0") && names.count("w/part-0/slot-1") &&
+              names.count("hash/hash-0/ids") && names.count("hash/hash-0/last_seen"))
+      << names.size() << " tensors, first " << *names.begin();
+
+  ShardStore fresh(model, 0, 2);
+  std::string error;
+  ASSERT_TRUE(fresh.restoreTensors(saved, error)) << error;
+  std::vector<checkpoint::LoadedTensor> again = loaded(fresh);
+  ASSERT_EQ(again.size(), saved.size());
+  for (size_t i = 0; i < saved.size(); ++i)
+    EXPECT_EQ(again[i].data, saved[i].data) << saved[i].name;
+  std::string first, second;
+  ASSERT_TRUE(store.readRows(3, ids.data(), 3, first, requestError));
+  ASSERT_TRUE(fresh.readRows(3, ids.data(), 3, second, requestError));
+  EXPECT_EQ(first, second);
+
+  auto refused = [&](std::vector<checkpoint::LoadedTensor> tensors) {
+    ShardStore other(model, 0, 2);
+    std::string problem;
+    EXPECT_FALSE(other.restoreTensors(tensors, problem));
+    return problem;
+  };
+  std::vector<checkpoint::LoadedTensor> missing = saved;
+  missing.erase(missing.begin());
+  EXPECT_EQ(refused(missing), "tensor '" + saved[0].name + "' of server 0 is not in the checkpoint");
+  std::vector<checkpoint::LoadedTensor> reshaped = saved;
+  reshaped[0].shape = {1, 3};
+  reshaped[0].data.resize(12);
+  EXPECT_EQ(refused(reshaped), "tensor '" + saved[0].name + "' is F32 [1, 3] in the checkpoint, "
+                               "server 0 holds F32 [4, 3]");
+  std::vector<checkpoint::LoadedTensor> extra = saved;
+  extra.push_back({"w/part-1", checkpoint::DType::F32, {3, 3}, std::vector<uint8_t>(36)});
+  EXPECT_EQ(refused(extra), "tensor 'w/part-1' is not held by server 0");
+  std::vector<checkpoint::LoadedTensor> repeated = saved;
+  for (auto &tensor : repeated)
+    if (tensor.name == "hash/hash-0/ids")
+      std::memcpy(tensor.data.data() + 8, tensor.data.data(), 8);
+  EXPECT_NE(refused(repeated).find("tensor 'hash/hash-0/ids': id"), std::string::npos);
+}
 } // namespace

@@ -125,6 +125,9 @@ int serveParameterServer(const ServeOptions &options, const cluster::ClusterSpec
   server.staleness = training.ps.staleness;
   server.staleWait = training.ps.deadline;
   ps::ParameterServer parameters(model, server);
+  // Its part of the checkpoint, before any worker can pull.
+  if (!training.restore.empty() && !parameters.restore(training.restore, error))
+    return fail(spec.task.name() + ": " + error);
   ps::ServiceOptions service{spec.address(spec.task), token, tls};
   std::unique_ptr<ps::ParameterServerService> serving =
       ps::ParameterServerService::start(parameters, service, error);
@@ -149,8 +152,11 @@ int serveParameterServer(const ServeOptions &options, const cluster::ClusterSpec
     if (client.trainingStatus(finished, failure, error)) {
       answered = true;
       lastAnswer = std::chrono::steady_clock::now();
-      if (!failure.empty())
+      if (!failure.empty()) {
+        // Workers waiting on this server learn why it stops.
+        parameters.shutdown(failure);
         return fail(spec.task.name() + ": stopping: " + failure);
+      }
       if (finished)
         break;
     } else if (std::chrono::steady_clock::now() - lastAnswer > patience) {

@@ -1,0 +1,35 @@
+//===- ShardFiles.h - Names in a parameter-server checkpoint ----*- C++ -*-===//
+//
+// What a checkpoint of a parameter-server run holds besides the chief's
+// model-*.safetensors: one file per server, and manifest data entries that
+// say how many servers wrote it and each one's update count
+// (docs/parameter-server.md, Checkpoints).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_PS_SHARDFILES_H
+#define KILN_RUNTIME_PS_SHARDFILES_H
+
+#include <cstdio>
+#include <string>
+
+namespace kiln::ps {
+
+/// Manifest data: the number of servers that wrote the checkpoint.
+constexpr const char *kServersKey = "ps.servers";
+
+/// "ps-0000I-of-0000N.safetensors": server I's part.
+inline std::string serverShardFile(int index, int servers) {
+  char name[64];
+  std::snprintf(name, sizeof(name), "ps-%05d-of-%05d.safetensors", index, servers);
+  return name;
+}
+
+/// Manifest data: server I's applied updates ("ps.I.applied_steps").
+inline std::string appliedStepsKey(int index) {
+  return "ps." + std::to_string(index) + ".applied_steps";
+}
+
+} // namespace kiln::ps
+
+#endif // KILN_RUNTIME_PS_SHARDFILES_H
