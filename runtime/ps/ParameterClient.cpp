@@ -3,6 +3,7 @@
 #include "runtime/ps/ParameterClient.h"
 
 #include "proto/kiln/ps.grpc.pb.h"
+#include "runtime/support/FloatRounding.h"
 
 #include <condition_variable>
 #include <cstring>
@@ -400,13 +401,14 @@ bool ParameterClient::pushDense(uint32_t index, const float *gradient, std::stri
     DenseGradient &entry = *pending_[shards.serverOf(k)].add_dense();
     entry.set_variable(index);
     entry.set_shard(static_cast<uint32_t>(k));
-    std::string &values = *entry.mutable_values();
     int64_t rows = shards.shardRows(k);
-    values.resize(static_cast<size_t>(rows) * rowBytes);
+    std::vector<float> values(static_cast<size_t>(rows * width));
     for (int64_t r = 0; r < rows; ++r) {
       int64_t global = shards.rowsByMod() ? k + r * shards.shardCount() : shards.shardBegin(k) + r;
-      std::memcpy(values.data() + r * rowBytes, gradient + global * width, rowBytes);
+      std::memcpy(values.data() + r * width, gradient + global * width, rowBytes);
     }
+    entry.set_values(payloadOf(values));
+    entry.set_compressed(compressFp16_);
   }
   return true;
 }
@@ -455,9 +457,21 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
     RowsGradient &entry = *pending_[s].add_rows();
     entry.set_variable(index);
     entry.set_ids(bytesOf(idsFor[s].data(), idsFor[s].size() * sizeof(int64_t)));
-    entry.set_rows(bytesOf(rowsFor[s].data(), rowsFor[s].size() * sizeof(float)));
+    entry.set_rows(payloadOf(rowsFor[s]));
+    entry.set_compressed(compressFp16_);
   }
   return true;
+}
+
+std::string ParameterClient::payloadOf(const std::vector<float> &values) const {
+  if (!compressFp16_)
+    return bytesOf(values.data(), values.size() * sizeof(float));
+  std::string bytes(values.size() * sizeof(uint16_t), '\0');
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint16_t bits = roundToF16(values[i]);
+    std::memcpy(bytes.data() + i * sizeof bits, &bits, sizeof bits);
+  }
+  return bytes;
 }
 
 bool ParameterClient::finishStep(std::string &error) {

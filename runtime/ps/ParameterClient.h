@@ -98,6 +98,9 @@ public:
             std::string &error);
 
   int serverCount() const { return static_cast<int>(servers_.size()); }
+  /// --compress=fp16: gradients travel as IEEE f16 (half the bytes; values
+  /// beyond 65504 become infinities, below 6e-8 zeros).
+  void setCompression(bool fp16) { compressFp16_ = fp16; }
 
 private:
   const PsVariable *variable(uint32_t index, std::string &error) const;
@@ -106,7 +109,11 @@ private:
   bool pullAll(std::vector<PullRequest> &requests, std::vector<PullReply> &replies,
                std::string &error);
 
+  /// A pushed tensor's bytes: f32, or f16 with compression.
+  std::string payloadOf(const std::vector<float> &values) const;
+
   const PsModel &model_;
+  bool compressFp16_ = false;
   std::vector<std::unique_ptr<ServerLink>> servers_;
   std::vector<VariableShards> shards_; ///< By ordinal.
   int worker_, workers_;

@@ -46,7 +46,7 @@ std::vector<int64_t> decodeIds(const std::string &bytes) {
 } // namespace
 
 ParameterServer::ParameterServer(const PsModel &model, const ServerOptions &options)
-    : store_(model, options.index, options.servers), options_(options),
+    : store_(model, options.index, options.servers, options.hashPolicy), options_(options),
       lastPushed_(static_cast<size_t>(std::max(1, options.workers)), 0), started_(Clock::now()) {}
 
 ParameterServer::~ParameterServer() { shutdown(); }
@@ -267,8 +267,13 @@ void ParameterServer::stats(StatsReply &reply) {
     out.set_name(model.variables[i].name);
     out.set_rows(store_.rowsHeld(ordinal));
     out.set_bytes(store_.bytesHeld(ordinal));
-    out.set_rows_pulled(store_.counters(ordinal).rowsPulled);
-    out.set_rows_pushed(store_.counters(ordinal).rowsPushed);
+    const VariableCounters &counters = store_.counters(ordinal);
+    out.set_rows_pulled(counters.rowsPulled);
+    out.set_rows_pushed(counters.rowsPushed);
+    out.set_hash(store_.shards(ordinal).isHash());
+    out.set_rows_evicted(counters.rowsEvicted);
+    out.set_gradients_dropped(counters.gradientsDropped);
+    out.set_waiting_admission(store_.waitingAdmission(ordinal));
     for (auto [id, count] : store_.hottest(ordinal, 5)) {
       out.add_hottest_ids(id);
       out.add_hottest_counts(count);

@@ -58,6 +58,8 @@ struct ServerOptions {
   int64_t staleness = -1;
   /// How long a pull waits for the slowest worker under bounded staleness.
   std::chrono::milliseconds staleWait{300000};
+  /// Admission and eviction of hash rows.
+  HashPolicy hashPolicy;
 };
 
 class ParameterServer {

@@ -119,6 +119,10 @@ public:
   int64_t rowsHeld(int ordinal) const;
   int64_t bytesHeld(int ordinal) const;
   const VariableCounters &counters(int ordinal) const { return variables_[ordinal].counters; }
+  /// Ids of hash table `ordinal` pulled but not admitted yet.
+  int64_t waitingAdmission(int ordinal) const {
+    return static_cast<int64_t>(variables_[ordinal].hash.sightings.size());
+  }
   /// Hash tables: the `count` most pulled ids and their counts, most first.
   std::vector<std::pair<int64_t, int64_t>> hottest(int ordinal, size_t count) const;
 

@@ -14,6 +14,7 @@
 #include "runtime/ps/ArtifactPsModel.h"
 #include "runtime/ps/ParameterClient.h"
 #include "runtime/ps/ShardFiles.h"
+#include "runtime/ps/ShardReport.h"
 #include "runtime/train/Evaluation.h"
 #include "runtime/train/TrainingModel.h"
 
@@ -52,8 +53,8 @@ bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
   if (!ps::usesParameterServers(artifact)) {
     if (options.ps.requested)
       error = options.artifact + ": error: the artifact keeps no variables on parameter servers "
-              "(kilnc --train --strategy=parameter-server), so --ps, --sync, --async and "
-              "--staleness do not apply";
+              "(kilnc --train --strategy=parameter-server), so --ps, --sync, --async, "
+              "--staleness, --admit-after, --evict, --ps-report and --compress do not apply";
     return !options.ps.requested;
   }
   prepared.psModel = std::make_unique<ps::PsModel>();
@@ -69,6 +70,7 @@ bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
     server.workers = workers;
     server.mode = options.ps.async ? ps::SyncMode::Async : ps::SyncMode::Sync;
     server.staleness = options.ps.staleness;
+    server.hashPolicy = {options.ps.admitAfter, options.ps.evictTtl, options.ps.maxRows};
     prepared.localServers.push_back(
         std::make_unique<ps::ParameterServer>(*prepared.psModel, server));
     if (!options.restore.empty() && !prepared.localServers.back()->restore(options.restore, error))
@@ -139,6 +141,8 @@ private:
   /// directory and adds the files to `request`.
   bool saveServerParts(checkpoint::SaveRequest &request, std::string &error);
   bool evaluate(int64_t step, std::string &error);
+  /// --ps-report: every server's statistics, from the chief.
+  bool printServerReport(std::string &error);
   /// Connects this replica, as worker `rank`, to the parameter servers.
   bool connectParameterServers(const Prepared &prepared, std::string &error);
 
@@ -172,6 +176,7 @@ bool Trainer::connectParameterServers(const Prepared &prepared, std::string &err
         {options.ps.tlsCert, options.ps.tlsKey, options.ps.tlsCa}, options.ps.deadline));
   parameters = std::make_unique<ps::ParameterClient>(*psModel, std::move(links), rank,
                                                      worldSize());
+  parameters->setCompression(options.ps.compressFp16);
   std::string problem;
   if (!parameters->connect(options.ps.deadline, problem)) {
     error = options.artifact + ": error: " + problem;
@@ -443,9 +448,23 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
         << " s not hidden behind compute)";
   }
   out << "\n";
+  if (parameters && options.ps.report && !printServerReport(error))
+    return false;
   if (events && !events->flush(error))
     return false;
   return save(options.steps, error) && evaluate(options.steps, error);
+}
+
+bool Trainer::printServerReport(std::string &error) {
+  std::vector<ps::StatsReply> replies;
+  std::string problem;
+  if (!parameters->stats(replies, problem)) {
+    error = options.artifact + ": error: " + problem;
+    return false;
+  }
+  for (const ps::StatsReply &reply : replies)
+    out << ps::formatServerReport(reply);
+  return true;
 }
 
 bool Trainer::finish(std::string &error) {

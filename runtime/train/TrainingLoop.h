@@ -56,6 +56,12 @@ struct ParameterServerOptions {
   std::vector<std::string> addresses;
   int localServers = 1;
   bool requested = false;  ///< A flag chose servers or a mode: the artifact must use them.
+  /// Hash rows: admitted after this many pulls (0: at once); evicted when
+  /// untouched for more than evictTtl steps or beyond maxRows per table and
+  /// server (0: never).
+  int64_t admitAfter = 0, evictTtl = 0, maxRows = 0;
+  bool report = false;     ///< The chief prints each server's statistics at the end.
+  bool compressFp16 = false; ///< Gradients pushed as IEEE f16.
   bool async = false;      ///< Each push applied on arrival (else sync).
   int64_t staleness = -1;  ///< Async: the most steps ahead of the slowest worker; -1: any.
   /// How long one pull or push may take (sync pushes wait for every worker).

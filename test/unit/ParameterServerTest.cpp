@@ -9,6 +9,7 @@
 
 #include "runtime/ps/ParameterClient.h"
 #include "runtime/ps/ParameterServerService.h"
+#include "runtime/support/FloatRounding.h"
 
 #include <gtest/gtest.h>
 
@@ -565,5 +566,87 @@ TEST(ShardCheckpointTest, RestoresThePartAndRefusesAnyOther) {
     if (tensor.name == "hash/hash-0/ids")
       std::memcpy(tensor.data.data() + 8, tensor.data.data(), 8);
   EXPECT_NE(refused(repeated).find("tensor 'hash/hash-0/ids': id"), std::string::npos);
+}
+} // namespace
+
+namespace {
+/// Rows of hash table 3 (width 4) at `ids`, as floats.
+std::vector<float> hashRows(ShardStore &store, const std::vector<int64_t> &ids) {
+  std::string out;
+  RequestError error;
+  EXPECT_TRUE(store.readRows(3, ids.data(), static_cast<int64_t>(ids.size()), out, error))
+      << error.message;
+  std::vector<float> rows(out.size() / sizeof(float));
+  std::memcpy(rows.data(), out.data(), out.size());
+  return rows;
+}
+
+TEST(HashPolicyTest, AdmitsAfterKPullsAndDropsEarlierGradients) {
+  PsModel model = smallModel();
+  ShardStore store(model, 0, 1, HashPolicy{3, 0, 0});
+  ShardStore eager(model, 0, 1);
+  std::vector<float> first = hashRows(eager, {42});
+  RequestError error;
+  std::vector<float> gradient = {1, 1, 1, 1};
+  int64_t id = 42;
+  for (int pull = 1; pull <= 2; ++pull) {
+    EXPECT_EQ(hashRows(store, {42}), first) << "pull " << pull;
+    EXPECT_EQ(store.rowsHeld(2), 0) << "pull " << pull;
+    ASSERT_TRUE(store.addRowsGradient(3, &id, 1, gradient.data(), 4, true, error));
+    store.apply(1.0, pull);
+  }
+  EXPECT_EQ(store.waitingAdmission(2), 1);
+  EXPECT_EQ(store.counters(2).gradientsDropped, 2);
+  EXPECT_EQ(hashRows(store, {42}), first); // The third pull admits it.
+  EXPECT_EQ(store.rowsHeld(2), 1);
+  EXPECT_EQ(store.waitingAdmission(2), 0);
+  ASSERT_TRUE(store.addRowsGradient(3, &id, 1, gradient.data(), 4, true, error));
+  store.apply(1.0, 3);
+  std::vector<float> moved = hashRows(store, {42});
+  for (int j = 0; j < 4; ++j)
+    EXPECT_FLOAT_EQ(moved[j], first[j] - 0.5f); // SGD at 0.5.
+}
+
+TEST(HashPolicyTest, EvictsByAgeAndByFrequencyKeepingTheRestIntact) {
+  PsModel model = smallModel();
+  ShardStore store(model, 0, 1, HashPolicy{0, 2, 3});
+  ShardStore reference(model, 0, 1);
+  // Step 1 pulls ids 1..5; steps 2..4 pull 2 and 4 (4 twice as often).
+  for (int64_t step = 1; step <= 4; ++step) {
+    store.setStep(step);
+    std::vector<int64_t> ids = step == 1 ? std::vector<int64_t>{1, 2, 3, 4, 5}
+                                         : std::vector<int64_t>{4, 2, 4};
+    hashRows(store, ids);
+    store.apply(1.0, step);
+    // At most 3 rows: at step 1 all are as cold and the smallest ids, 1
+    // and 2, go; at step 2 (2 is back) 3 goes, the oldest of the least
+    // pulled.
+    EXPECT_EQ(store.rowsHeld(2), step < 4 ? 3 : 2) << "step " << step;
+  }
+  // At step 4, 5 (untouched since step 1) is older than the TTL of 2.
+  EXPECT_EQ(store.counters(2).rowsEvicted, 4);
+  // The survivors kept their values (moved rows were moved whole).
+  EXPECT_EQ(hashRows(store, {2, 4}), hashRows(reference, {2, 4}));
+  // An evicted id comes back with its first value.
+  EXPECT_EQ(hashRows(store, {1}), hashRows(reference, {1}));
+}
+} // namespace
+
+namespace {
+TEST(ParameterServerTest, CompressedPushesApplyTheF16Gradient) {
+  PsModel model = smallModel();
+  LocalCluster cluster(model, 2, 1);
+  cluster.clients[0]->setCompression(true);
+  std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+  std::vector<float> gradient = randomValues(30, 9);
+  gradient[0] = 1.0f + 1.0f / 4096; // Not an f16: rounds to 1.
+  std::string error;
+  cluster.clients[0]->beginStep(1);
+  ASSERT_TRUE(cluster.clients[0]->pushDense(0, gradient.data(), error)) << error;
+  ASSERT_TRUE(cluster.clients[0]->finishStep(error)) << error;
+  std::vector<float> after = pullDense(*cluster.clients[0], 0, 30);
+  for (size_t i = 0; i < 30; ++i)
+    EXPECT_EQ(after[i], before[i] - 0.5f * f16ToFloat(roundToF16(gradient[i]))) << i;
+  EXPECT_EQ(after[0], before[0] - 0.5f);
 }
 } // namespace

@@ -99,7 +99,7 @@ public:
 /// The flags that carry numbers, kept as text until checked.
 struct NumberFlags {
   std::string steps, seed, saveEvery, keep, evalEvery, replicas, collectiveTimeout;
-  std::string connectTimeout, workers, psServers, staleness;
+  std::string connectTimeout, workers, psServers, staleness, admitAfter, evict, compress;
   std::string metricsPort, metricsLinger;
   bool sync = false; ///< --sync, the parameter servers' default said aloud.
 };
@@ -186,7 +186,15 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
             {"--async", nullptr, &training.ps.async, "",
              "parameter servers apply each push on arrival"},
             {"--staleness", &numbers.staleness, nullptr, "K",
-             "async, but no worker more than K steps ahead of the slowest"}});
+             "async, but no worker more than K steps ahead of the slowest"},
+            {"--admit-after", &numbers.admitAfter, nullptr, "K",
+             "hash-table ids get a row once pulled K times (default 1)"},
+            {"--evict", &numbers.evict, nullptr, "POLICY",
+             "hash rows: ttl:STEPS (untouched that long), lfu:ROWS (per table and server), or both"},
+            {"--ps-report", nullptr, &training.ps.report, "",
+             "print each parameter server's statistics at the end"},
+            {"--compress", &numbers.compress, nullptr, "fp16",
+             "push gradients to the parameter servers as IEEE f16 (none: f32, the default)"}});
   if (command->get_name() != "serve")
     addFlags(command, kTrainingGroup,
              {{"--ps", &numbers.psServers, nullptr, "N",
@@ -485,23 +493,61 @@ bool parseReplicaFlags(const KilnApp &kiln, const std::string &replicasFlag,
   return true;
 }
 
-/// --ps, --sync, --async and --staleness into `ps`; the deadline of a call is the
-/// collective timeout (a sync push waits for the slowest worker as long).
+/// --evict ttl:T,lfu:R (either or both) into `ps`.
+bool parseEvictPolicy(const std::string &value, train::ParameterServerOptions &ps,
+                      std::string &error) {
+  std::string rest = value;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string item = rest.substr(0, comma);
+    rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+    size_t colon = item.find(':');
+    std::string kind = item.substr(0, colon), number;
+    if (colon != std::string::npos)
+      number = item.substr(colon + 1);
+    int64_t parsed = 0;
+    std::string ignored;
+    bool ok = !number.empty() && parseCount("--evict", number, parsed, ignored) && parsed >= 1;
+    if (ok && kind == "ttl")
+      ps.evictTtl = parsed;
+    else if (ok && kind == "lfu")
+      ps.maxRows = parsed;
+    else
+      return fail("kiln: error: --evict '" + value +
+                      "': expected ttl:STEPS, lfu:ROWS or both, comma-separated, each >= 1",
+                  error);
+  }
+  return true;
+}
+
+/// --ps, --sync, --async, --staleness and the hash-row flags into `ps`; the
+/// deadline of a call is the collective timeout (a sync push waits for the
+/// slowest worker as long).
 bool parseParameterServerFlags(const KilnApp &kiln, train::TrainOptions &training,
                                std::string &error) {
   const NumberFlags &numbers = kiln.numbers;
   train::ParameterServerOptions &ps = training.ps;
   int64_t servers = 1, staleness = -1;
   if (!parseCount("--ps", numbers.psServers, servers, error) ||
-      !parseCount("--staleness", numbers.staleness, staleness, error))
+      !parseCount("--staleness", numbers.staleness, staleness, error) ||
+      !parseCount("--admit-after", numbers.admitAfter, ps.admitAfter, error) ||
+      !parseEvictPolicy(numbers.evict, ps, error))
     return false;
+  if (!numbers.compress.empty() && numbers.compress != "fp16" && numbers.compress != "none")
+    return fail("kiln: error: --compress '" + numbers.compress + "': expected fp16 or none",
+                error);
+  ps.compressFp16 = numbers.compress == "fp16";
+  if (!numbers.admitAfter.empty() && ps.admitAfter < 1)
+    return fail("kiln: error: --admit-after '" + numbers.admitAfter + "': expected 1 or more",
+                error);
   if (servers < 1 || servers > 1024)
     return fail("kiln: error: --ps '" + numbers.psServers + "': expected 1..1024", error);
   if (numbers.sync && (ps.async || !numbers.staleness.empty()))
     return fail("kiln: error: --sync cannot go with --async or --staleness: choose one mode",
                 error);
   ps.requested = !numbers.psServers.empty() || numbers.sync || ps.async ||
-                 !numbers.staleness.empty();
+                 !numbers.staleness.empty() || !numbers.admitAfter.empty() ||
+                 !numbers.evict.empty() || ps.report || !numbers.compress.empty();
   // --staleness K is asynchronous training with a bound.
   if (!numbers.staleness.empty())
     ps.async = true;

@@ -124,6 +124,7 @@ int serveParameterServer(const ServeOptions &options, const cluster::ClusterSpec
   server.mode = training.ps.async ? ps::SyncMode::Async : ps::SyncMode::Sync;
   server.staleness = training.ps.staleness;
   server.staleWait = training.ps.deadline;
+  server.hashPolicy = {training.ps.admitAfter, training.ps.evictTtl, training.ps.maxRows};
   ps::ParameterServer parameters(model, server);
   // Its part of the checkpoint, before any worker can pull.
   if (!training.restore.empty() && !parameters.restore(training.restore, error))
