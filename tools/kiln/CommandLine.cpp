@@ -268,7 +268,9 @@ void addLaunchFlags(KilnApp &kiln) {
   addTrainingFlags(kiln, launch, "--replicas-per-worker",
                    "data-parallel replicas each worker runs, one thread each (default 1)");
   addFlags(launch, kClusterGroup,
-           {{"--workers", &kiln.numbers.workers, nullptr, "N", "worker tasks to start"}});
+           {{"--workers", &kiln.numbers.workers, nullptr, "N", "worker tasks to start"},
+            {"--evaluator", nullptr, &kiln.launchOptions.evaluator, "",
+             "an evaluator task: evaluates each checkpoint in --save DIR on --eval-data"}});
 }
 
 KilnApp::KilnApp() {
@@ -666,6 +668,8 @@ std::vector<std::string> serveFlagsOf(const std::vector<std::string> &args,
         ++i; // Its value.
       continue;
     }
+    if (name == "--evaluator")
+      continue;
     if (!artifactSeen && arg == artifact) {
       artifactSeen = true;
       continue;
@@ -691,6 +695,9 @@ CommandLine parseLaunch(KilnApp &kiln, const std::vector<std::string> &args) {
   options.workers = static_cast<int>(workers);
   options.replicasPerWorker = training.group.localReplicas;
   options.psTasks = kiln.numbers.psServers.empty() ? 0 : training.ps.localServers;
+  if (options.evaluator && (training.saveDir.empty() || training.evalData.empty()))
+    return errorResult("kiln: error: --evaluator evaluates the checkpoints of --save DIR on "
+                       "--eval-data FILE: give both");
   options.serveFlags = serveFlagsOf(args, options.artifact);
   CommandLine result;
   result.command = CommandLine::Command::Launch;

@@ -72,6 +72,8 @@ struct LaunchOptions {
   int replicasPerWorker = 1;
   /// Parameter-server tasks (--ps M); 0: none.
   int psTasks = 0;
+  /// --evaluator: one evaluator task following the chief's checkpoints.
+  bool evaluator = false;
   /// The flags every task's `kiln serve` gets, as given.
   std::vector<std::string> serveFlags;
 };

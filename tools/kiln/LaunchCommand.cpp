@@ -19,6 +19,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <iostream>
+#include <map>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -92,6 +93,13 @@ struct Child {
   bool exited = false;
   int status = 0;
   bool server = false; ///< A ps task: it serves until the workers are done.
+};
+
+/// The tasks of a launch, in the order they start: servers first (workers
+/// retry until they answer), then the workers, then the evaluator.
+struct TaskPlan {
+  std::string type;
+  int index;
 };
 
 /// Forks `kiln serve` for task `index` with `environment` added.
@@ -174,18 +182,15 @@ std::string describeExit(int status) {
   return "stopped";
 }
 
-/// The TF_CONFIG cluster of the launch: "worker" (and "ps") lists.
-std::string clusterJson(const std::vector<std::string> &workers,
-                        const std::vector<std::string> &servers) {
-  auto list = [](const std::vector<std::string> &addresses) {
-    std::string text;
+/// The TF_CONFIG cluster of the launch: "worker" (and "ps", "evaluator") lists.
+std::string clusterJson(const std::map<std::string, std::vector<std::string>> &tasks) {
+  std::string json;
+  for (const auto &[type, addresses] : tasks) {
+    std::string list;
     for (const std::string &address : addresses)
-      text += (text.empty() ? "\"" : ", \"") + address + "\"";
-    return "[" + text + "]";
-  };
-  std::string json = "{\"worker\": " + list(workers);
-  if (!servers.empty())
-    json += ", \"ps\": " + list(servers);
+      list += (list.empty() ? "\"" : ", \"") + address + "\"";
+    json += (json.empty() ? "{\"" : ", \"") + type + "\": [" + list + "]";
+  }
   return json + "}";
 }
 
@@ -193,17 +198,23 @@ std::string clusterJson(const std::vector<std::string> &workers,
 
 int launchCommand(const LaunchOptions &options) {
   std::string error;
-  std::vector<std::string> addresses, psAddresses;
-  for (int i = 0; i < options.workers + options.psTasks; ++i) {
+  std::vector<TaskPlan> plan;
+  for (int i = 0; i < options.psTasks; ++i)
+    plan.push_back({"ps", i});
+  for (int i = 0; i < options.workers; ++i)
+    plan.push_back({"worker", i});
+  if (options.evaluator)
+    plan.push_back({"evaluator", 0});
+  std::map<std::string, std::vector<std::string>> addresses;
+  for (const TaskPlan &task : plan) {
     int port = freePort(error);
     if (port == 0) {
       std::cerr << error << "\n";
       return 1;
     }
-    (i < options.workers ? addresses : psAddresses)
-        .push_back("127.0.0.1:" + std::to_string(port));
+    addresses[task.type].push_back("127.0.0.1:" + std::to_string(port));
   }
-  std::string cluster = clusterJson(addresses, psAddresses);
+  std::string cluster = clusterJson(addresses);
   std::string token = randomToken();
   unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   int replicas = options.workers * options.replicasPerWorker;
@@ -214,22 +225,21 @@ int launchCommand(const LaunchOptions &options) {
   sigaction(SIGINT, &action, nullptr);
   sigaction(SIGTERM, &action, nullptr);
 
-  // Servers first: workers retry until they answer.
-  std::vector<Child> children(options.psTasks + options.workers);
+  std::vector<Child> children(plan.size());
   for (size_t i = 0; i < children.size(); ++i) {
     Child &child = children[i];
-    bool server = static_cast<int>(i) < options.psTasks;
-    int index = server ? static_cast<int>(i) : static_cast<int>(i) - options.psTasks;
-    child.name = std::string(server ? "ps:" : "worker:") + std::to_string(index);
+    const TaskPlan &task = plan[i];
+    bool server = task.type == "ps";
+    child.name = task.type + ":" + std::to_string(task.index);
     child.server = server;
     std::vector<std::string> environment = {
-        "TF_CONFIG={\"cluster\": " + cluster + ", \"task\": {\"type\": \"" +
-            (server ? "ps" : "worker") + "\", \"index\": " + std::to_string(index) + "}}",
+        "TF_CONFIG={\"cluster\": " + cluster + ", \"task\": {\"type\": \"" + task.type +
+            "\", \"index\": " + std::to_string(task.index) + "}}",
         "KILN_CLUSTER_TOKEN=" + token};
     if (!std::getenv("OMP_NUM_THREADS"))
-      environment.push_back("OMP_NUM_THREADS=" + (server ? std::string("1") : threads));
+      environment.push_back("OMP_NUM_THREADS=" + (task.type == "worker" ? threads : "1"));
     std::vector<std::string> argv = {"kiln", "serve", options.artifact};
-    if (options.replicasPerWorker > 1)
+    if (options.replicasPerWorker > 1) // ps tasks count the workers' replicas too
       argv.push_back("--replicas=" + std::to_string(options.replicasPerWorker));
     argv.insert(argv.end(), options.serveFlags.begin(), options.serveFlags.end());
     if (!spawn(child, argv, environment, error)) {
@@ -252,7 +262,7 @@ int launchCommand(const LaunchOptions &options) {
   };
   auto workersDone = [&] {
     for (const Child &child : children)
-      if (!child.server && !child.exited)
+      if (child.name.rfind("worker:", 0) == 0 && !child.exited)
         return false;
     return true;
   };

@@ -20,6 +20,7 @@
 #include "runtime/ps/ArtifactPsModel.h"
 #include "runtime/ps/ParameterServerService.h"
 #include "runtime/support/PrintableText.h"
+#include "runtime/train/CheckpointEvaluator.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -83,11 +84,6 @@ bool loadSpec(const ServeOptions &options, cluster::ClusterSpec &spec, std::stri
     error = "kiln: error: " + origin + " names no task: give --task TYPE:INDEX";
     return false;
   }
-  if (spec.trainingOrdinal(spec.task) < 0 && spec.task.type != "ps") {
-    error = "kiln: error: task " + spec.task.name() +
-            ": kiln serve runs chief, worker and ps tasks (evaluators are not supported yet)";
-    return false;
-  }
   return true;
 }
 
@@ -103,6 +99,58 @@ int fail(const std::string &error) {
   bool named = error.rfind("kiln", 0) == 0 || error.find(": error: ") != std::string::npos;
   std::cerr << printableText(named ? error : "kiln: error: " + error) << "\n";
   return 1;
+}
+
+/// "m.jsonl" -> "m-eval.jsonl": the evaluator's metrics beside the chief's.
+std::string evaluatorMetrics(const std::string &path) {
+  if (path.empty())
+    return path;
+  size_t dot = path.rfind('.');
+  size_t slash = path.rfind('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash))
+    return path + "-eval";
+  return path.substr(0, dot) + "-eval" + path.substr(dot);
+}
+
+/// An evaluator task (TensorFlow's SidecarEvaluator): evaluates each new
+/// checkpoint the chief commits to --save DIR on --eval-data, until the
+/// last step's or the end of training (the coordinator says).
+int serveEvaluator(const ServeOptions &options, const cluster::ClusterSpec &spec,
+                   const std::string &token, const cluster::TlsFiles &tls) {
+  const train::TrainOptions &training = options.training;
+  if (training.saveDir.empty() || training.evalData.empty())
+    return fail("kiln: error: task " + spec.task.name() +
+                ": an evaluator needs the training's checkpoint directory (--save DIR) and "
+                "--eval-data FILE");
+  cluster::TaskId coordinator = spec.coordinatorTask();
+  cluster::CoordinatorClient client(spec.address(coordinator), coordinator, spec.task, token,
+                                    tls);
+  auto patience = std::chrono::milliseconds(static_cast<int64_t>(options.connectSeconds * 1000));
+  auto lastAnswer = std::chrono::steady_clock::now();
+  bool answered = false;
+  train::EvaluatorOptions evaluator;
+  evaluator.artifact = training.artifact;
+  evaluator.evalData = training.evalData;
+  evaluator.checkpoints = training.saveDir;
+  evaluator.metricsOut = evaluatorMetrics(training.metricsOut);
+  evaluator.lastStep = training.steps;
+  // Over when the coordinator says so, or stops answering (it lingers a
+  // moment after the end), or never answers within --connect-timeout.
+  evaluator.trainingOver = [&] {
+    bool finished = false;
+    std::string failure, problem;
+    if (client.trainingStatus(finished, failure, problem)) {
+      answered = true;
+      lastAnswer = std::chrono::steady_clock::now();
+      return finished || !failure.empty();
+    }
+    return answered || std::chrono::steady_clock::now() - lastAnswer > patience;
+  };
+  std::string error;
+  std::cout << spec.task.name() << ": following " << training.saveDir << std::endl;
+  if (!train::runCheckpointEvaluator(evaluator, std::cout, error))
+    return fail(spec.task.name() + ": " + error);
+  return 0;
 }
 
 /// A ps task: serves its shards until every training task has left.
@@ -197,6 +245,8 @@ int serveCommand(const ServeOptions &options) {
     return fail(error);
   if (spec.task.type == "ps")
     return serveParameterServer(options, spec, token, tls, *artifact);
+  if (spec.task.type == "evaluator")
+    return serveEvaluator(options, spec, token, tls);
 
   cluster::TaskId coordinatorTask = spec.coordinatorTask();
   const std::string &coordinatorAddress = spec.address(coordinatorTask);
