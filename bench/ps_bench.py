@@ -186,7 +186,7 @@ def run_tensorflow(args, arrays, threads, repeats):
             resolver, variable_partitioner=partitioner)
         coordinator = tf.distribute.experimental.coordinator.ClusterCoordinator(strategy)
         with strategy.scope():
-            inputs_dense = keras.Input((13,), name="dense")
+            inputs_dense = keras.Input((13,), name="dense_features")
             inputs_ids = [keras.Input((), dtype="int64", name="c%d" % t) for t in range(args.tables)]
             embeddings = [keras.layers.Embedding(args.rows_per_table, 16)(x) for x in inputs_ids]
             wides = [keras.layers.Embedding(args.rows_per_table, 1)(x) for x in inputs_ids]
@@ -198,7 +198,7 @@ def run_tensorflow(args, arrays, threads, repeats):
             model = keras.Model([inputs_dense] + inputs_ids, logits)
             optimizer = keras.optimizers.Adagrad(0.05, initial_accumulator_value=0.1)
 
-        def dataset_fn(_):
+        def dataset_fn():
             features = (dense, tuple(ids))
             data = tf.data.Dataset.from_tensor_slices((features, labels)).repeat()
             return data.batch(args.batch, drop_remainder=True).prefetch(4)
@@ -276,10 +276,10 @@ def main():
                 details[mode] = detail
             if arrays is not None:
                 results["tensorflow pss (async)"] += run_tensorflow(args, arrays, threads, 1)
-    print("wide&deep, %d tables x %d rows (%.2f million ids), batch %d per worker, %d workers + "
-          "%d ps, %d cores" % (args.tables, args.rows_per_table,
-                               args.tables * args.rows_per_table * 2 / 1e6, args.batch,
-                               args.workers, args.ps, cores))
+    print("wide&deep, %d tables x %d ids (%.2f million ids, each with a 16-wide and a 1-wide row), "
+          "batch %d per worker, %d workers + %d ps, %d cores" % (
+              args.tables, args.rows_per_table, args.tables * args.rows_per_table / 1e6,
+              args.batch, args.workers, args.ps, cores))
     medians = {name: statistics.median(values) for name, values in results.items() if values}
     for name, value in medians.items():
         print("  %-24s %9.0f examples/s  (runs: %s)" % (
