@@ -53,9 +53,13 @@ public:
     Clock::time_point deadline = Clock::now() + timeout;
     while (!done() && Clock::now() < deadline)
       changed_.wait_for(lock, std::chrono::milliseconds(100));
-    // Parameter servers poll for the end of training: answer them a while.
-    auto ps = options_.spec.tasks.find("ps");
-    if (ps != options_.spec.tasks.end() && !ps->second.empty()) {
+    // Parameter servers and evaluators poll for the end of training: answer
+    // them a while.
+    auto polls = [&](const char *type) {
+      auto it = options_.spec.tasks.find(type);
+      return it != options_.spec.tasks.end() && !it->second.empty();
+    };
+    if (polls("ps") || polls("evaluator")) {
       Clock::time_point until = Clock::now() + kParameterServerLinger;
       while (Clock::now() < until)
         changed_.wait_until(lock, until);

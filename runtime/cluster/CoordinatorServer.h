@@ -61,8 +61,9 @@ private:
 /// A task with no heartbeat for this long counts as lost.
 constexpr std::chrono::milliseconds kHeartbeatLostAfter{3000};
 constexpr std::chrono::milliseconds kHeartbeatInterval{500};
-/// How often a parameter server asks whether training is over, and how long
-/// the coordinator keeps answering after it is (a few of those questions).
+/// How often a parameter server or an evaluator asks whether training is
+/// over, and how long the coordinator keeps answering after it is (a few of
+/// those questions).
 constexpr std::chrono::milliseconds kTrainingPollInterval{250};
 constexpr std::chrono::milliseconds kParameterServerLinger{1500};
 

@@ -330,35 +330,46 @@ CallStatus ParameterServer::save(const ShardSaveRequest &request, ShardSaveReply
 
 bool ParameterServer::restore(const std::string &path, std::string &error) {
   std::string file = serverShardFile(options_.index, options_.servers);
-  checkpoint::Checkpoint loaded;
-  if (!checkpoint::loadCheckpoint(path, loaded, error,
-                                  [&](const std::string &shard) { return shard == file; }))
+  // The manifest first (no tensors): how many servers wrote it.
+  checkpoint::Checkpoint manifest;
+  if (!checkpoint::loadCheckpoint(path, manifest, error, [](const std::string &) { return false; }))
     return false;
-  auto servers = loaded.data.find(kServersKey);
-  if (servers == loaded.data.end()) {
-    error = loaded.path + ": error: the checkpoint was not saved by parameter servers (no data." +
+  auto servers = manifest.data.find(kServersKey);
+  if (servers == manifest.data.end() || servers->second < 1 || servers->second > 1024) {
+    error = manifest.path + ": error: the checkpoint was not saved by parameter servers (no data." +
             kServersKey + ")";
     return false;
   }
-  if (servers->second != options_.servers) {
-    error = loaded.path + ": error: saved by " + std::to_string(servers->second) +
-            " parameter servers, this run has " + std::to_string(options_.servers) +
-            " (restoring onto another number of servers is not supported yet)";
-    return false;
+  int saved = static_cast<int>(servers->second);
+  // Each server's update count; another number of servers goes on from the
+  // most advanced (sync: they are equal).
+  int64_t applied = -1;
+  for (int s = 0; s < saved; ++s) {
+    auto count = manifest.data.find(appliedStepsKey(s));
+    if (count == manifest.data.end() || count->second < 0) {
+      error = manifest.path + ": error: data." + appliedStepsKey(s) + " is missing or negative";
+      return false;
+    }
+    if (saved == options_.servers ? s == options_.index : true)
+      applied = std::max(applied, count->second);
   }
-  auto applied = loaded.data.find(appliedStepsKey(options_.index));
-  if (applied == loaded.data.end() || applied->second < 0) {
-    error = loaded.path + ": error: data." + appliedStepsKey(options_.index) +
-            " is missing or negative";
+  // Saved by as many servers: this server's own file. Otherwise every
+  // server's, redistributed by this run's shard map.
+  checkpoint::Checkpoint loaded;
+  bool same = saved == options_.servers;
+  auto wanted = [&](const std::string &shard) {
+    return same ? shard == file : shard.rfind("ps-", 0) == 0;
+  };
+  if (!checkpoint::loadCheckpoint(manifest.path, loaded, error, wanted))
     return false;
-  }
   std::string problem;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!store_.restoreTensors(loaded.tensors, problem)) {
-    error = loaded.path + "/" + file + ": error: " + problem;
+  if (!(same ? store_.restoreTensors(loaded.tensors, problem)
+             : store_.redistributeTensors(loaded.tensors, saved, problem))) {
+    error = loaded.path + "/" + (same ? file : "ps-*") + ": error: " + problem;
     return false;
   }
-  applied_ = applied->second;
+  applied_ = applied;
   std::fill(lastPushed_.begin(), lastPushed_.end(), loaded.step);
   return true;
 }

@@ -190,4 +190,119 @@ bool ShardStore::restoreTensors(const std::vector<LoadedTensor> &tensors, std::s
   return true;
 }
 
+bool ShardStore::redistributeTensors(const std::vector<LoadedTensor> &saved, int savedServers,
+                                     std::string &error) {
+  std::map<std::string, const LoadedTensor *> byName;
+  for (const LoadedTensor &tensor : saved)
+    byName[tensor.name] = &tensor;
+  auto find = [&](const std::string &name, DType dtype) -> const LoadedTensor * {
+    auto it = byName.find(name);
+    if (it == byName.end() || it->second->dtype != dtype) {
+      error = "tensor '" + name + "' is " +
+              (it == byName.end() ? std::string("not in the checkpoint") : "not " +
+                                        std::string(checkpoint::dtypeName(dtype)));
+      return nullptr;
+    }
+    return it->second;
+  };
+  size_t slots = model_.optimizer.slotCount();
+  std::vector<LoadedTensor> mine;
+  for (size_t i = 0; i < variables_.size(); ++i) {
+    const PsVariable &spec = model_.variables[i];
+    const VariableState &state = variables_[i];
+    size_t rowBytes = static_cast<size_t>(spec.shape.rowWidth) * sizeof(float);
+    if (state.shards.isHash()) {
+      // This server's ids, from every saved server's rows.
+      std::string prefix = hashPrefix(spec);
+      std::vector<LoadedTensor> out(4 + slots);
+      out[0] = {prefix + "/ids", DType::I64, {0}, {}};
+      out[1] = {prefix + "/values", DType::F32, rowsShape(spec, 0), {}};
+      for (size_t j = 0; j < slots; ++j)
+        out[2 + j] = {slotName(prefix, j), DType::F32, rowsShape(spec, 0), {}};
+      out[2 + slots] = {prefix + "/pulls", DType::I64, {0}, {}};
+      out[3 + slots] = {prefix + "/last_seen", DType::I64, {0}, {}};
+      int64_t kept = 0;
+      for (int from = 0; from < savedServers; ++from) {
+        std::string old = spec.name + "/hash-" + std::to_string(from);
+        std::vector<const LoadedTensor *> parts = {find(old + "/ids", DType::I64),
+                                                   find(old + "/values", DType::F32)};
+        for (size_t j = 0; j < slots && parts.back(); ++j)
+          parts.push_back(find(slotName(old, j), DType::F32));
+        if (parts.back())
+          parts.push_back(find(old + "/pulls", DType::I64));
+        if (parts.back())
+          parts.push_back(find(old + "/last_seen", DType::I64));
+        if (!parts.back())
+          return false;
+        size_t rows = parts[0]->data.size() / sizeof(int64_t);
+        for (const LoadedTensor *part : parts)
+          if (part->data.size() != rows * (part->dtype == DType::I64 ? sizeof(int64_t) : rowBytes)) {
+            error = "tensor '" + part->name + "' does not have the " + std::to_string(rows) +
+                    " rows its ids have";
+            return false;
+          }
+        for (size_t row = 0; row < rows; ++row) {
+          int64_t id;
+          std::memcpy(&id, parts[0]->data.data() + row * sizeof(int64_t), sizeof id);
+          if (state.shards.serverOfId(id) != serverIndex_)
+            continue;
+          ++kept;
+          for (size_t t = 0; t < parts.size(); ++t) {
+            size_t bytes = parts[t]->dtype == DType::I64 ? sizeof(int64_t) : rowBytes;
+            const uint8_t *from8 = parts[t]->data.data() + row * bytes;
+            out[t].data.insert(out[t].data.end(), from8, from8 + bytes);
+          }
+        }
+      }
+      for (LoadedTensor &tensor : out) {
+        tensor.shape[0] = kept;
+        mine.push_back(std::move(tensor));
+      }
+      continue;
+    }
+    if (state.local.empty())
+      continue;
+    // The whole variable and its slots from the saved shards, then this
+    // server's shards of the new map.
+    VariableShards old(spec.placement, spec.shape, static_cast<int>(i), savedServers);
+    std::vector<std::vector<uint8_t>> whole(1 + slots,
+                                            std::vector<uint8_t>(spec.shape.rows * rowBytes));
+    for (int64_t k = 0; k < old.shardCount(); ++k) {
+      std::string name = spec.name + "/part-" + std::to_string(k);
+      for (size_t t = 0; t <= slots; ++t) {
+        const LoadedTensor *part = find(t == 0 ? name : slotName(name, t - 1), DType::F32);
+        if (!part)
+          return false;
+        if (part->data.size() != static_cast<size_t>(old.shardRows(k)) * rowBytes) {
+          error = "tensor '" + part->name + "' does not hold the " +
+                  std::to_string(old.shardRows(k)) + " rows of shard " + std::to_string(k) +
+                  " of " + std::to_string(savedServers) + " servers";
+          return false;
+        }
+        for (int64_t r = 0; r < old.shardRows(k); ++r) {
+          int64_t global = old.rowsByMod() ? k + r * old.shardCount() : old.shardBegin(k) + r;
+          std::memcpy(whole[t].data() + global * rowBytes, part->data.data() + r * rowBytes,
+                      rowBytes);
+        }
+      }
+    }
+    for (const auto &[k, shard] : state.local) {
+      std::string name = spec.name + "/part-" + std::to_string(k);
+      int64_t rows = state.shards.shardRows(k);
+      for (size_t t = 0; t <= slots; ++t) {
+        LoadedTensor tensor{t == 0 ? name : slotName(name, t - 1), DType::F32,
+                            rowsShape(spec, rows), std::vector<uint8_t>(rows * rowBytes)};
+        for (int64_t r = 0; r < rows; ++r) {
+          int64_t global = state.shards.rowsByMod() ? k + r * state.shards.shardCount()
+                                                    : state.shards.shardBegin(k) + r;
+          std::memcpy(tensor.data.data() + r * rowBytes, whole[t].data() + global * rowBytes,
+                      rowBytes);
+        }
+        mine.push_back(std::move(tensor));
+      }
+    }
+  }
+  return restoreTensors(mine, error);
+}
+
 } // namespace kiln::ps

@@ -136,6 +136,11 @@ public:
   /// would give on this server: each name, dtype and shape checked). On
   /// failure names the tensor at fault and leaves the store unchanged.
   bool restoreTensors(const std::vector<checkpoint::LoadedTensor> &tensors, std::string &error);
+  /// The same from every part a checkpoint of `savedServers` servers holds
+  /// (all their files): dense shards reassembled by the saved shard map and
+  /// cut by this one, hash rows kept where their id now belongs.
+  bool redistributeTensors(const std::vector<checkpoint::LoadedTensor> &saved, int savedServers,
+                           std::string &error);
 
 private:
   struct VariableState {

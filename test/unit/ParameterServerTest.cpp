@@ -9,6 +9,7 @@
 
 #include "runtime/ps/ParameterClient.h"
 #include "runtime/ps/ParameterServerService.h"
+#include "runtime/checkpoint/Safetensors.h"
 #include "runtime/support/FloatRounding.h"
 
 #include <gtest/gtest.h>
@@ -648,5 +649,71 @@ TEST(ParameterServerTest, CompressedPushesApplyTheF16Gradient) {
   for (size_t i = 0; i < 30; ++i)
     EXPECT_EQ(after[i], before[i] - 0.5f * f16ToFloat(roundToF16(gradient[i]))) << i;
   EXPECT_EQ(after[0], before[0] - 0.5f);
+}
+} // namespace
+
+namespace {
+TEST(ShardCheckpointTest, RedistributesOntoAnotherNumberOfServers) {
+  PsModel model = smallModel("adam");
+  // Two servers after a step, saved: every part of both.
+  LocalCluster two(model, 2, 1);
+  std::vector<int64_t> keys = {4, 9, 1LL << 33, 77, 5, -3};
+  pullRows(*two.clients[0], 3, keys, 4);
+  syncStep(two, 1, {randomValues(30, 1)}, {{4, 9, 77}}, {randomValues(12, 2)});
+  std::vector<checkpoint::LoadedTensor> saved;
+  for (int s = 0; s < 2; ++s) {
+    ShardSaveRequest request;
+    request.set_directory(::testing::TempDir());
+    request.set_step(1);
+    ShardSaveReply reply;
+    ASSERT_TRUE(two.servers[s]->save(request, reply).ok());
+    checkpoint::SafetensorsReader reader;
+    std::string error;
+    ASSERT_TRUE(reader.open(::testing::TempDir() + "/" + reply.file(), error)) << error;
+    for (const checkpoint::ShardTensor &tensor : reader.tensors()) {
+      checkpoint::LoadedTensor loaded{tensor.name, tensor.dtype, tensor.shape, {}};
+      ASSERT_TRUE(reader.read(tensor, loaded.data, error)) << error;
+      saved.push_back(std::move(loaded));
+    }
+  }
+  std::vector<float> w = pullDense(*two.clients[0], 0, 30);
+  std::vector<float> hashed = pullRows(*two.clients[0], 3, keys, 4);
+  for (int servers : {1, 3}) {
+    std::vector<std::unique_ptr<ShardStore>> stores;
+    for (int s = 0; s < servers; ++s) {
+      ShardStore store(model, s, servers);
+      std::string error;
+      ASSERT_TRUE(store.redistributeTensors(saved, 2, error)) << error;
+      stores.push_back(std::make_unique<ShardStore>(std::move(store)));
+    }
+    // Each new store answers its part as the two servers did (w's first
+    // column of every row it holds; the hash rows whose ids it now owns).
+    for (int s = 0; s < servers; ++s) {
+      RequestError error;
+      for (int64_t k : stores[s]->shards(0).shardsOn(s)) {
+        std::string out;
+        ASSERT_TRUE(stores[s]->readShard(0, static_cast<uint32_t>(k), out, error));
+        const VariableShards &map = stores[s]->shards(0);
+        for (int64_t r = 0; r < map.shardRows(k); ++r) {
+          float value;
+          std::memcpy(&value, out.data() + r * 3 * sizeof(float), sizeof value);
+          EXPECT_EQ(value, w[(map.shardBegin(k) + r) * 3]) << servers << " servers, shard " << k;
+        }
+      }
+      for (size_t i = 0; i < keys.size(); ++i) {
+        if (stores[s]->shards(2).serverOfId(keys[i]) != s)
+          continue;
+        EXPECT_EQ(hashRows(*stores[s], {keys[i]}),
+                  std::vector<float>(hashed.begin() + 4 * i, hashed.begin() + 4 * i + 4))
+            << servers << " servers, id " << keys[i];
+      }
+    }
+  }
+  // A part missing: named.
+  std::vector<checkpoint::LoadedTensor> partial(saved.begin() + 1, saved.end());
+  ShardStore store(model, 0, 3);
+  std::string error;
+  EXPECT_FALSE(store.redistributeTensors(partial, 2, error));
+  EXPECT_NE(error.find("is not in the checkpoint"), std::string::npos) << error;
 }
 } // namespace
