@@ -3,6 +3,7 @@
 #include "runtime/cluster/CoordinatorClient.h"
 
 #include "proto/kiln/coordinator.grpc.pb.h"
+#include "runtime/cluster/GrpcSetup.h"
 #include "runtime/collective/Collective.h"
 
 #include <grpcpp/grpcpp.h>
@@ -90,7 +91,10 @@ bool CoordinatorClient::registerTask(uint64_t artifactChecksum, int replicas,
       return false;
     }
     std::this_thread::sleep_for(backoff);
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(2000));
+    // Loopback attempts are cheap; a long backoff only delays the start
+    // (up to 2 s between attempts made workers wait 1.5-5 s for a chief
+    // that came up a moment late).
+    backoff = std::min(backoff * 2, kRetryBackoffLimit);
   }
 }
 

@@ -60,7 +60,7 @@ std::shared_ptr<grpc::Channel> makeChannel(const std::string &address, const Tls
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   // Reconnect quickly while waiting for a peer to come up.
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, static_cast<int>(kRetryBackoffLimit.count()));
   std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials();
   if (tls.enabled()) {
     grpc::SslCredentialsOptions ssl;

@@ -14,6 +14,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -27,6 +28,12 @@ struct TlsFiles {
 
 /// The metadata entry carrying the cluster token.
 constexpr const char *kTokenMetadataKey = "kiln-cluster-token";
+
+/// The longest wait between two attempts to reach a peer that is not up
+/// yet (a coordinator, a parameter server), and the longest gRPC reconnect
+/// backoff of a channel: tasks start together, and a peer a moment late
+/// should not cost seconds.
+constexpr std::chrono::milliseconds kRetryBackoffLimit{250};
 
 /// Adds a listening port on `address` with Kiln's settings to `builder`;
 /// `port` is set to the bound port once the server is built (0 on failure).

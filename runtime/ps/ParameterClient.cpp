@@ -214,7 +214,8 @@ bool ParameterClient::connect(std::chrono::milliseconds patience, std::string &e
     request.set_server_index(s);
     request.set_server_count(serverCount());
     request.set_worker_count(workers_);
-    for (std::chrono::milliseconds backoff{100};; backoff = std::min(backoff * 2, std::chrono::milliseconds(1000))) {
+    for (std::chrono::milliseconds backoff{50};;
+         backoff = std::min(backoff * 2, cluster::kRetryBackoffLimit)) {
       HelloReply reply;
       CallStatus status = servers_[s]->hello(request, reply);
       if (status.ok())
