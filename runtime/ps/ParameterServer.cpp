@@ -358,7 +358,7 @@ bool ParameterServer::restore(const std::string &path, std::string &error) {
   checkpoint::Checkpoint loaded;
   bool same = saved == options_.servers;
   auto wanted = [&](const std::string &shard) {
-    return same ? shard == file : shard.rfind("ps-", 0) == 0;
+    return same ? shard == file : isServerFile(shard);
   };
   if (!checkpoint::loadCheckpoint(manifest.path, loaded, error, wanted))
     return false;

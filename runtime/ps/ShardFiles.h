@@ -25,6 +25,13 @@ inline std::string serverShardFile(int index, int servers) {
   return name;
 }
 
+/// The chief's own files of a checkpoint (model-*.safetensors), which its
+/// restore reads; the servers' parts are the others.
+inline bool isChiefFile(const std::string &file) { return file.rfind("model-", 0) == 0; }
+
+/// Any server's part of a checkpoint (ps-*.safetensors).
+inline bool isServerFile(const std::string &file) { return file.rfind("ps-", 0) == 0; }
+
 /// Manifest data: server I's applied updates ("ps.I.applied_steps").
 inline std::string appliedStepsKey(int index) {
   return "ps." + std::to_string(index) + ".applied_steps";

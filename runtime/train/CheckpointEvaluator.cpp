@@ -12,7 +12,6 @@
 #include "runtime/train/Evaluation.h"
 #include "runtime/train/TrainingModel.h"
 
-#include <cmath>
 #include <thread>
 
 namespace kiln::train {
@@ -70,10 +69,8 @@ private:
     checkpoint::Checkpoint own;
     // With parameter servers only the chief's file here; the servers below
     // read theirs.
-    auto ownFiles = [](const std::string &file) { return file.rfind("model-", 0) == 0; };
     if (!checkpoint::loadCheckpoint(path, own, error,
-                                    psModel_ ? std::function<bool(const std::string &)>(ownFiles)
-                                             : nullptr) ||
+                                    psModel_ ? ps::isChiefFile : nullptr) ||
         !checkpoint::checkMatches(own, model_.checkpointSpecs(), model_.name(), error))
       return false;
     step = own.step;
@@ -114,13 +111,7 @@ private:
     out_ << "eval of " << own.path << " at step " << step << ": " << formatEvaluation(result)
          << "\n";
     out_.flush();
-    std::vector<std::pair<std::string, double>> fields = {{"step", double(step)},
-                                                          {"eval_loss", result.loss}};
-    if (!std::isnan(result.auc))
-      fields.push_back({"eval_auc", result.auc});
-    if (!std::isnan(result.accuracy))
-      fields.push_back({"eval_accuracy", result.accuracy});
-    return options_.metricsOut.empty() || jsonl_.write(fields, error);
+    return options_.metricsOut.empty() || jsonl_.write(evaluationFields(step, result), error);
   }
 
   const EvaluatorOptions &options_;

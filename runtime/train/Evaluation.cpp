@@ -109,4 +109,15 @@ std::string formatEvaluation(const EvaluationResult &result) {
   return text;
 }
 
+std::vector<std::pair<std::string, double>> evaluationFields(int64_t step,
+                                                             const EvaluationResult &result) {
+  std::vector<std::pair<std::string, double>> fields = {{"step", double(step)},
+                                                        {"eval_loss", result.loss}};
+  if (!std::isnan(result.auc))
+    fields.push_back({"eval_auc", result.auc});
+  if (!std::isnan(result.accuracy))
+    fields.push_back({"eval_accuracy", result.accuracy});
+  return fields;
+}
+
 } // namespace kiln::train

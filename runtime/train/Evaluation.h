@@ -15,6 +15,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kiln::train {
 
@@ -31,6 +33,11 @@ bool evaluateModel(const TrainingModel &model, exec::Session &session,
 
 /// "loss 0.4821, auc 0.7312 (8192 examples)".
 std::string formatEvaluation(const EvaluationResult &result);
+
+/// The metrics line of an evaluation at `step`: step, eval_loss, and
+/// eval_auc or eval_accuracy where the model has them.
+std::vector<std::pair<std::string, double>> evaluationFields(int64_t step,
+                                                             const EvaluationResult &result);
 
 } // namespace kiln::train
 

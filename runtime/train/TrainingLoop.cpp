@@ -215,10 +215,8 @@ bool Trainer::restore(std::string &error) {
   checkpoint::Checkpoint loaded;
   // With parameter servers the chief reads its own files; each server
   // restored its part before serving.
-  auto ownFiles = [](const std::string &file) { return file.rfind("model-", 0) == 0; };
   if (!checkpoint::loadCheckpoint(options.restore, loaded, error,
-                                  parameters ? std::function<bool(const std::string &)>(ownFiles)
-                                             : nullptr) ||
+                                  parameters ? ps::isChiefFile : nullptr) ||
       !checkpoint::checkMatches(loaded, model.checkpointSpecs(), model.name(), error))
     return false;
   for (const checkpoint::LoadedTensor &tensor : loaded.tensors)
@@ -331,12 +329,7 @@ bool Trainer::evaluate(int64_t step, std::string &error) {
   if (!evaluateModel(model, *session, evalData, result, error))
     return false;
   out << "eval at step " << step << ": " << formatEvaluation(result) << "\n";
-  std::vector<std::pair<std::string, double>> fields = {{"step", double(step)},
-                                                        {"eval_loss", result.loss}};
-  if (!std::isnan(result.auc))
-    fields.push_back({"eval_auc", result.auc});
-  if (!std::isnan(result.accuracy))
-    fields.push_back({"eval_accuracy", result.accuracy});
+  std::vector<std::pair<std::string, double>> fields = evaluationFields(step, result);
   if (!options.metricsOut.empty() && !jsonl.write(fields, error))
     return false;
   if (events)

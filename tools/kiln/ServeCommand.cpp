@@ -101,6 +101,52 @@ int fail(const std::string &error) {
   return 1;
 }
 
+/// How a task that does not train (ps, evaluator) follows the training: it
+/// asks the coordinator, which may start after it and stops answering a
+/// moment after the end.
+class TrainingWatch {
+public:
+  enum class State {
+    Training,   ///< Still going.
+    Finished,   ///< Every training task has left.
+    Failed,     ///< A task failed: `why` says which and how.
+    Unanswered, ///< This question went unanswered (`why`); within patience.
+    Lost,       ///< No answer for longer than the patience: `why`.
+  };
+
+  TrainingWatch(const cluster::ClusterSpec &spec, const std::string &token,
+                const cluster::TlsFiles &tls, double patienceSeconds)
+      : coordinator_(spec.coordinatorTask()),
+        client_(spec.address(coordinator_), coordinator_, spec.task, token, tls),
+        patience_(static_cast<int64_t>(patienceSeconds * 1000)) {}
+
+  State poll(std::string &why) {
+    bool finished = false;
+    std::string failure;
+    if (client_.trainingStatus(finished, failure, why)) {
+      answered_ = true;
+      lastAnswer_ = std::chrono::steady_clock::now();
+      why = failure;
+      return !failure.empty() ? State::Failed : finished ? State::Finished : State::Training;
+    }
+    if (std::chrono::steady_clock::now() - lastAnswer_ <= patience_)
+      return State::Unanswered;
+    if (answered_)
+      why += " (it stopped before training ended)";
+    return State::Lost;
+  }
+
+  /// Whether the coordinator has answered at least once.
+  bool answered() const { return answered_; }
+
+private:
+  cluster::TaskId coordinator_;
+  cluster::CoordinatorClient client_;
+  std::chrono::milliseconds patience_;
+  std::chrono::steady_clock::time_point lastAnswer_ = std::chrono::steady_clock::now();
+  bool answered_ = false;
+};
+
 /// "m.jsonl" -> "m-eval.jsonl": the evaluator's metrics beside the chief's.
 std::string evaluatorMetrics(const std::string &path) {
   if (path.empty())
@@ -122,29 +168,21 @@ int serveEvaluator(const ServeOptions &options, const cluster::ClusterSpec &spec
     return fail("kiln: error: task " + spec.task.name() +
                 ": an evaluator needs the training's checkpoint directory (--save DIR) and "
                 "--eval-data FILE");
-  cluster::TaskId coordinator = spec.coordinatorTask();
-  cluster::CoordinatorClient client(spec.address(coordinator), coordinator, spec.task, token,
-                                    tls);
-  auto patience = std::chrono::milliseconds(static_cast<int64_t>(options.connectSeconds * 1000));
-  auto lastAnswer = std::chrono::steady_clock::now();
-  bool answered = false;
+  TrainingWatch watch(spec, token, tls, options.connectSeconds);
   train::EvaluatorOptions evaluator;
   evaluator.artifact = training.artifact;
   evaluator.evalData = training.evalData;
   evaluator.checkpoints = training.saveDir;
   evaluator.metricsOut = evaluatorMetrics(training.metricsOut);
   evaluator.lastStep = training.steps;
-  // Over when the coordinator says so, or stops answering (it lingers a
-  // moment after the end), or never answers within --connect-timeout.
+  // Over when the coordinator says so, stops answering after it has (it
+  // lingers a moment after the end), or never answers within
+  // --connect-timeout.
   evaluator.trainingOver = [&] {
-    bool finished = false;
-    std::string failure, problem;
-    if (client.trainingStatus(finished, failure, problem)) {
-      answered = true;
-      lastAnswer = std::chrono::steady_clock::now();
-      return finished || !failure.empty();
-    }
-    return answered || std::chrono::steady_clock::now() - lastAnswer > patience;
+    std::string why;
+    TrainingWatch::State state = watch.poll(why);
+    return state != TrainingWatch::State::Training &&
+           (state != TrainingWatch::State::Unanswered || watch.answered());
   };
   std::string error;
   std::cout << spec.task.name() << ": following " << training.saveDir << std::endl;
@@ -187,31 +225,20 @@ int serveParameterServer(const ServeOptions &options, const cluster::ClusterSpec
             << training.ps.modeName() << ") on "
             << service.listenAddress << std::endl;
 
-  // Until the coordinator says every training task has left; it may start
-  // after this task, and it stops answering a moment after the end.
-  cluster::TaskId coordinator = spec.coordinatorTask();
-  cluster::CoordinatorClient client(spec.address(coordinator), coordinator, spec.task, token,
-                                    tls);
-  auto patience = std::chrono::milliseconds(static_cast<int64_t>(options.connectSeconds * 1000));
-  auto lastAnswer = std::chrono::steady_clock::now();
-  bool answered = false;
+  // Until the coordinator says every training task has left.
+  TrainingWatch watch(spec, token, tls, options.connectSeconds);
   for (;;) {
-    bool finished = false;
-    std::string failure;
-    if (client.trainingStatus(finished, failure, error)) {
-      answered = true;
-      lastAnswer = std::chrono::steady_clock::now();
-      if (!failure.empty()) {
-        // Workers waiting on this server learn why it stops.
-        parameters.shutdown(failure);
-        return fail(spec.task.name() + ": stopping: " + failure);
-      }
-      if (finished)
-        break;
-    } else if (std::chrono::steady_clock::now() - lastAnswer > patience) {
-      return fail(spec.task.name() + ": " + error +
-                  (answered ? " (it stopped before training ended)" : ""));
+    std::string why;
+    TrainingWatch::State state = watch.poll(why);
+    if (state == TrainingWatch::State::Finished)
+      break;
+    if (state == TrainingWatch::State::Failed) {
+      // Workers waiting on this server learn why it stops.
+      parameters.shutdown(why);
+      return fail(spec.task.name() + ": stopping: " + why);
     }
+    if (state == TrainingWatch::State::Lost)
+      return fail(spec.task.name() + ": " + why);
     std::this_thread::sleep_for(cluster::kTrainingPollInterval);
   }
   ps::StatsReply stats;
