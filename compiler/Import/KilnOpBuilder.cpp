@@ -229,6 +229,16 @@ KilnOpBuilder::Result KilnOpBuilder::gather(Value table, Value indices,
                           builder.getI64IntegerAttr(axis));
 }
 
+KilnOpBuilder::Result KilnOpBuilder::embeddingBag(Value table, Value ids,
+                                                  EmbeddingCombiner combiner) {
+  InferredType type = inferEmbeddingBagType(diag(EmbeddingBagOp::getOperationName()),
+                                            table.getType(), ids.getType());
+  if (failed(type))
+    return failure();
+  return create<EmbeddingBagOp>(*type, table, ids,
+                                combiner);
+}
+
 KilnOpBuilder::Result KilnOpBuilder::reverse(Value operand, int64_t axis) {
   int64_t size = shapeOf(operand)[axis];
   SmallVector<int64_t> indices;

@@ -100,6 +100,8 @@ public:
   Result layerNorm(mlir::Value input, mlir::Value scale, mlir::Value bias,
                    int64_t axis, double epsilon);
   Result gather(mlir::Value table, mlir::Value indices, int64_t axis);
+  /// A multi-hot lookup: each list of `ids` (padded with -1) combined.
+  Result embeddingBag(mlir::Value table, mlir::Value ids, EmbeddingCombiner combiner);
   /// `operand` reversed along a non-negative `axis` of static size: a gather
   /// of constant indices.
   Result reverse(mlir::Value operand, int64_t axis);

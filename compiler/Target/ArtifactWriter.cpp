@@ -124,7 +124,7 @@ Serializer::bindings(ArrayRef<NamedBuffer> named) {
   std::vector<flatbuffers::Offset<fb::Binding>> list;
   for (const NamedBuffer &binding : named)
     list.push_back(fb::CreateBinding(fbb, fbb.CreateString(binding.name), binding.buffer,
-                                     binding.idBound));
+                                     binding.idBound, binding.paddedIds));
   return fbb.CreateVector(list);
 }
 

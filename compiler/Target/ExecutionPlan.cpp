@@ -61,6 +61,9 @@ int64_t idBoundOf(Value value) {
       if (use.getOperandNumber() == 1)
         tighten(llvm::cast<RankedTensorType>(gather.getTable().getType())
                     .getDimSize(gather.getAxis()));
+    } else if (auto bag = llvm::dyn_cast<EmbeddingBagOp>(user)) {
+      if (use.getOperandNumber() == 1)
+        tighten(llvm::cast<RankedTensorType>(bag.getTable().getType()).getDimSize(0));
     } else if (auto pull = llvm::dyn_cast<dist::PsPullRowsOp>(user)) {
       // A fixed table's rows bound its ids; a hash table takes any id.
       auto table = SymbolTable::lookupNearestSymbolFrom<VariableOp>(pull, pull.getVariableAttr());
@@ -77,6 +80,20 @@ int64_t idBoundOf(Value value) {
     }
   }
   return bound;
+}
+
+/// Whether `value` holds the id lists of an embedding bag (padded with -1),
+/// before or after the parameter-server pass turned the bag into a pull.
+bool takesPaddedIds(Value value) {
+  return llvm::any_of(value.getUses(), [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto reshape = llvm::dyn_cast<ReshapeOp>(user))
+      return takesPaddedIds(reshape.getResult());
+    if (llvm::isa<EmbeddingBagOp>(user))
+      return use.getOperandNumber() == 1;
+    auto pull = llvm::dyn_cast<dist::PsPullRowsOp>(user);
+    return pull && pull.getPadded();
+  });
 }
 
 /// The training facts the runtime needs, from the train spec and @forward.
@@ -251,9 +268,9 @@ void Planner::planFeeds(func::FuncOp func) {
     buffers[arg] = buffer;
     auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                   KilnDialect::kNameAttrName);
-    program->feeds.push_back(
-        {name ? name.str() : "arg" + std::to_string(arg.getArgNumber()), buffer,
-         llvm::isa<IntegerType>(type.getElementType()) ? idBoundOf(arg) : 0});
+    bool ids = llvm::isa<IntegerType>(type.getElementType());
+    program->feeds.push_back({name ? name.str() : "arg" + std::to_string(arg.getArgNumber()),
+                              buffer, ids ? idBoundOf(arg) : 0, ids && takesPaddedIds(arg)});
   }
 }
 

@@ -155,11 +155,13 @@ using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, SparseApplyS
 
 /// A model input or output and its buffer. For an integer input, `idBound`
 /// is the exclusive bound its values index (an embedding table's rows, a
-/// classifier's classes); 0 when it indexes nothing.
+/// classifier's classes); 0 when it indexes nothing. `paddedIds`: it feeds
+/// an embedding bag, whose id lists are padded with -1.
 struct NamedBuffer {
   std::string name;
   int buffer;
   int64_t idBound = 0;
+  bool paddedIds = false;
 };
 
 /// One function as a program: steps in order, its inputs and outputs.

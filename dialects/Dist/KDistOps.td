@@ -289,12 +289,17 @@ def KDist_PsPullRowsOp : KDist_PsOp<"ps_pull_rows",
   let description = [{
     What `kiln.gather %table[%ids]` (axis 0) gives, with only the rows at
     `ids` travelling: the result is `ids`' shape followed by the table's row
-    shape. A hash table (unbounded ids) is read only this way.
+    shape. A hash table (unbounded ids) is read only this way. With
+    `padded` (the rows of a `kiln.embedding_bag`), ids of -1 pad the lists:
+    their rows are zeros and no server is asked for them. (The runtime gives
+    -1 a zero row in any pull; `padded` tells it the input may hold -1.)
     ```
     %e = kdist.ps_pull_rows @emb[%ids] : (tensor<32x4xi64>) -> tensor<32x4x16xf32>
+    %b = kdist.ps_pull_rows @emb[%lists] {padded} : (tensor<32x5xi64>) -> tensor<32x5x16xf32>
     ```
   }];
-  let arguments = (ins FlatSymbolRefAttr:$variable, KDist_IndexTensorAnyRank:$ids);
+  let arguments = (ins FlatSymbolRefAttr:$variable, KDist_IndexTensorAnyRank:$ids,
+                       UnitAttr:$padded);
   let results = (outs KDist_FloatTensor:$result);
   let assemblyFormat = [{
     $variable `[` $ids `]` attr-dict `:` functional-type($ids, $result)

@@ -69,6 +69,13 @@ def Kiln_GeluApproximation : I32EnumAttr<"GeluApproximation",
   let cppNamespace = "::kiln";
 }
 
+def Kiln_EmbeddingCombiner : I32EnumAttr<"EmbeddingCombiner",
+    "how an embedding bag combines its rows", [
+      I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,
+      I32EnumAttrCase<"sqrtn", 2>]> {
+  let cppNamespace = "::kiln";
+}
+
 def Kiln_OptimizerKind : I32EnumAttr<"OptimizerKind", "optimizer", [
       I32EnumAttrCase<"sgd", 0>, I32EnumAttrCase<"momentum", 1>,
       I32EnumAttrCase<"adam", 2>, I32EnumAttrCase<"adagrad", 3>]> {

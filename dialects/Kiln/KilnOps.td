@@ -473,6 +473,42 @@ def Kiln_GatherOp : Kiln_InferredOp<"gather", [Pure]> {
   let hasFolder = 1;
 }
 
+def Kiln_EmbeddingBagOp : Kiln_InferredOp<"embedding_bag", [Pure]> {
+  let summary = "Combines the rows of `table` named by each list of `ids` (multi-hot lookup)";
+  let description = [{
+    A multi-hot feature: `ids` is `[batch..., L]`, each list of L ids padded
+    with -1 (ids of -1 read nothing and get no gradient). Each list's rows are
+    combined into one: `sum`, `mean` (sum / n) or `sqrtn` (sum / sqrt(n)),
+    with n the list's ids that are not -1; an empty list gives zeros. The
+    result is `[batch..., table[1:]...]`, as TensorFlow's
+    `embedding_lookup_sparse` (ids < 0 pruned, as its `safe_` form) and
+    PyTorch's `nn.EmbeddingBag` on a padded 2-D input. Other ids outside the
+    table are clamped, as in `kiln.gather`.
+    ```
+    %e = kiln.embedding_bag %table[%ids] combiner = mean : (tensor<1000x8xf32>, tensor<32x5xi64>) -> tensor<32x8xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$table, Kiln_IndexTensor:$ids,
+                       Kiln_EmbeddingCombiner:$combiner);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = [{
+    $table `[` $ids `]` `combiner` `=` $combiner attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The id that pads a list.
+    static constexpr int64_t kPaddingId = -1;
+    /// Each id's weight in its list's combination (`ids`' shape, of
+    /// `floatType`): 0 for padding, else 1, 1/n or 1/sqrt(n).
+    static ::mlir::Value buildWeights(::mlir::OpBuilder &b, ::mlir::Location loc,
+                                      ::mlir::Value ids, ::kiln::EmbeddingCombiner combiner,
+                                      ::mlir::Type floatType);
+    /// `rows` (`[ids..., row...]`, one row per id) weighted by `weights`
+    /// (`ids`' shape) and summed over each list: the op's result.
+    static ::mlir::Value buildCombination(::mlir::OpBuilder &b, ::mlir::Location loc,
+                                          ::mlir::Value rows, ::mlir::Value weights);
+  }];
+}
+
 def Kiln_GatherElementsOp : Kiln_InferredOp<"gather_elements", [Pure]> {
   let summary = "Picks input elements along `axis` at per-element indices";
   let description = [{

@@ -392,6 +392,24 @@ InferredType inferGatherType(const ShapeDiag &diag, Type tableType,
   return RankedTensorType::get(shape, table->getElementType());
 }
 
+InferredType inferEmbeddingBagType(const ShapeDiag &diag, Type tableType, Type idsType) {
+  FailureOr<RankedTensorType> table = ranked(diag, tableType, "table");
+  FailureOr<RankedTensorType> ids = ranked(diag, idsType, "ids");
+  if (failed(table) || failed(ids))
+    return failure();
+  if (!ids->getElementType().isInteger(32) && !ids->getElementType().isInteger(64))
+    return diag.fail("expects i32 or i64 ids, got ", ids->getElementType());
+  if (!llvm::isa<FloatType>(table->getElementType()))
+    return diag.fail("expects a float table, got ", table->getElementType());
+  if (table->getRank() < 1)
+    return diag.fail("expects a table of rank >= 1 [rows, ...], got rank 0");
+  if (ids->getRank() < 1)
+    return diag.fail("expects ids of rank >= 1 [batch..., ids per list], got rank 0");
+  SmallVector<int64_t> shape(ids->getShape().drop_back());
+  llvm::append_range(shape, table->getShape().drop_front());
+  return RankedTensorType::get(shape, table->getElementType());
+}
+
 InferredType inferSoftmaxCrossEntropyType(const ShapeDiag &diag, Type logitsType,
                                           Type labelsType) {
   FailureOr<RankedTensorType> logits = ranked(diag, logitsType, "logits");

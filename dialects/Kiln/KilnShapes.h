@@ -101,6 +101,10 @@ InferredType inferLayerNormType(const ShapeDiag &diag, mlir::Type input,
                                 double epsilon);
 InferredType inferGatherType(const ShapeDiag &diag, mlir::Type table,
                              mlir::Type indices, int64_t axis);
+/// kiln.embedding_bag: `ids` [batch..., L] of i32/i64, `table` [R, row...] of
+/// floats; the result is [batch..., row...].
+InferredType inferEmbeddingBagType(const ShapeDiag &diag, mlir::Type table,
+                                   mlir::Type ids);
 InferredType inferSoftmaxCrossEntropyType(const ShapeDiag &diag, mlir::Type logits,
                                           mlir::Type labels);
 InferredType inferPointwiseLossType(const ShapeDiag &diag, mlir::TypeRange operands);

@@ -64,10 +64,14 @@ PartitionerSpec PartitionerSpec::from(DictionaryAttr dict) {
 /// How a variable on the servers is read.
 enum class Access { Dense, Table, Hash };
 
-/// Whether `use` is the table operand of an axis-0 gather.
-bool isRowGather(OpOperand &use) {
-  auto gather = llvm::dyn_cast<GatherOp>(use.getOwner());
-  return gather && use.getOperandNumber() == 0 && gather.getAxis() == 0;
+/// Whether `use` is the table operand of an axis-0 gather or of an
+/// embedding bag: a read of rows by id.
+bool isRowLookup(OpOperand &use) {
+  if (use.getOperandNumber() != 0)
+    return false;
+  if (auto gather = llvm::dyn_cast<GatherOp>(use.getOwner()))
+    return gather.getAxis() == 0;
+  return llvm::isa<EmbeddingBagOp>(use.getOwner());
 }
 
 /// The point right after `value` exists.
@@ -110,7 +114,7 @@ FailureOr<Access> ParameterServerInsertion::classify(VariableOp variable) {
     if (read.getVariable() != variable.getSymName())
       return;
     for (OpOperand &use : read->getUses()) {
-      bool rows = isRowGather(use);
+      bool rows = isRowLookup(use);
       gathered |= rows;
       if (!rows && !other)
         other = use.getOwner();
@@ -122,7 +126,8 @@ FailureOr<Access> ParameterServerInsertion::classify(VariableOp variable) {
   if (other)
     return other->emitError("hash embedding @")
            << variable.getSymName() << " is read by '" << other->getName()
-           << "': only row gathers (kiln.gather axis 0) can read a hash table";
+           << "': only row gathers (kiln.gather axis 0) and kiln.embedding_bag can read a "
+              "hash table";
   RankedTensorType type = variable.getTensorType();
   if (type.getRank() != 2)
     return variable.emitOpError("is a hash embedding of type ")
@@ -179,23 +184,41 @@ void ParameterServerInsertion::insertPulls(func::FuncOp func) {
   for (ReadOp read : reads) {
     auto symbol = FlatSymbolRefAttr::get(read.getContext(), read.getVariable());
     if (remote.lookup(read.getVariable()) != Access::Dense) {
-      // Every use is a row gather (classify): each pulls its rows.
+      // Every use is a row lookup (classify): each pulls its rows. A bag
+      // combines the pulled rows where it stood (the servers give padding
+      // ids zero rows).
       for (OpOperand &use : llvm::make_early_inc_range(read->getUses())) {
-        auto gather = llvm::cast<GatherOp>(use.getOwner());
-        Value ids = gather.getIndices();
+        Operation *lookup = use.getOwner();
+        auto bag = llvm::dyn_cast<EmbeddingBagOp>(lookup);
+        Value ids = lookup->getOperand(1);
+        Type rowsType = lookup->getResult(0).getType();
+        if (bag) {
+          auto idsType = llvm::cast<RankedTensorType>(ids.getType());
+          SmallVector<int64_t> shape(idsType.getShape());
+          llvm::append_range(shape, read.getType().getShape().drop_front());
+          rowsType = RankedTensorType::get(shape, read.getType().getElementType());
+        }
         Operation *idsOp = ids.getDefiningOp();
-        OpBuilder builder(gather);
+        OpBuilder builder(lookup);
         bool atTop = !idsOp && llvm::cast<BlockArgument>(ids).getOwner() == &entry;
         if (atTop)
           placeAtTop(builder);
         else if (idsOp && idsOp->getBlock() == &entry)
           builder.setInsertionPointAfter(idsOp);
-        Value rows = builder.create<dist::PsPullRowsOp>(gather.getLoc(), gather.getType(), symbol,
-                                                        ids);
+        auto pull = builder.create<dist::PsPullRowsOp>(lookup->getLoc(), rowsType, symbol, ids,
+                                                       bag ? builder.getUnitAttr() : UnitAttr());
+        Value rows = pull.getResult();
         if (atTop)
           lastAtTop = rows.getDefiningOp();
-        gather.replaceAllUsesWith(rows);
-        gather.erase();
+        if (bag) {
+          builder.setInsertionPoint(bag);
+          Value weights = EmbeddingBagOp::buildWeights(builder, bag.getLoc(), ids,
+                                                       bag.getCombiner(),
+                                                       read.getType().getElementType());
+          rows = EmbeddingBagOp::buildCombination(builder, bag.getLoc(), rows, weights);
+        }
+        lookup->getResult(0).replaceAllUsesWith(rows);
+        lookup->erase();
       }
       read.erase();
       continue;

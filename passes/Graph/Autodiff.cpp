@@ -3,8 +3,10 @@
 // Builds @train_step: a copy of @forward followed by the reverse sweep from
 // the loss (the train spec's `loss` output). Only values that both depend
 // on a trainable variable and reach the loss get gradients. A variable read
-// only by axis-0 gathers gets a sparse gradient (the looked-up ids and the
-// rows' gradients, duplicates kept); any other variable a dense one.
+// only by axis-0 gathers and embedding bags gets a sparse gradient (the
+// looked-up ids and the rows' gradients, duplicates kept; a bag's padding
+// ids of -1 stay in with zero rows, and every consumer skips them); any
+// other variable a dense one.
 //
 //===----------------------------------------------------------------------===//
 
@@ -116,6 +118,8 @@ void ReverseSweep::findSparseVariables() {
       auto gather = llvm::dyn_cast<GatherOp>(use.getOwner());
       if (gather && use.getOperandNumber() == 0 && gather.getAxis() == 0)
         return true;
+      if (llvm::isa<EmbeddingBagOp>(use.getOwner()) && use.getOperandNumber() == 0)
+        return true;
       // Uses that never reach the loss do not count.
       return llvm::none_of(use.getOwner()->getResults(),
                            [&](Value r) { return active.contains(r); });
@@ -169,6 +173,22 @@ LogicalResult ReverseSweep::sweep(GradientBuilder &gb) {
           gather.getIndices(), RankedTensorType::get({n}, indices.getElementType())));
       variable.rows.push_back(
           gb.reshape(g, RankedTensorType::get(rowShape, table.getElementType())));
+      continue;
+    }
+    auto bag = llvm::dyn_cast<EmbeddingBagOp>(op);
+    auto bagRead = bag ? bag.getTable().getDefiningOp<ReadOp>() : ReadOp();
+    if (bagRead && sparse.contains(bagRead.getVariable())) {
+      RankedTensorType ids = tensorType(bag.getIds());
+      RankedTensorType table = tensorType(bag.getTable());
+      int64_t n = ids.getNumElements();
+      SmallVector<int64_t> rowShape = {n};
+      llvm::append_range(rowShape, table.getShape().drop_front());
+      VariableGradient &variable = variables[bagRead.getVariable()];
+      variable.ids.push_back(
+          gb.reshape(bag.getIds(), RankedTensorType::get({n}, ids.getElementType())));
+      variable.rows.push_back(
+          gb.reshape(embeddingBagRowGradients(bag, g, gb),
+                     RankedTensorType::get(rowShape, table.getElementType())));
       continue;
     }
     SmallVector<Value> operandGrads;

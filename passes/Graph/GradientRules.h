@@ -42,6 +42,10 @@ mlir::FailureOr<bool> windowGradients(mlir::Operation *op, mlir::Value g,
 mlir::Value scatterRowsDense(GradientBuilder &gb, mlir::Value ids, mlir::Value values,
                              mlir::RankedTensorType tableType);
 
+/// The gradient of each id's row of an embedding bag (`[ids..., row...]`):
+/// its list's gradient times the id's weight (0 for padding).
+mlir::Value embeddingBagRowGradients(EmbeddingBagOp bag, mlir::Value g, GradientBuilder &gb);
+
 } // namespace kiln
 
 #endif // KILN_PASSES_GRAPH_GRADIENTRULES_H

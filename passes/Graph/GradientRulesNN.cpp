@@ -152,6 +152,28 @@ Value gatherTableGradient(GatherOp gather, Value g, GradientBuilder &gb) {
   return gb.builder().create<TransposeOp>(gb.location(), front, fromFront);
 }
 
+} // namespace
+
+Value embeddingBagRowGradients(EmbeddingBagOp bag, Value g, GradientBuilder &gb) {
+  RankedTensorType ids = tensorType(bag.getIds());
+  RankedTensorType table = tensorType(bag.getTable());
+  // g [batch..., row...] -> [batch..., 1, row...] -> [batch..., L, row...].
+  SmallVector<int64_t> oneShape(ids.getShape().drop_back()), rowsShape(ids.getShape());
+  oneShape.push_back(1);
+  llvm::append_range(oneShape, table.getShape().drop_front());
+  llvm::append_range(rowsShape, table.getShape().drop_front());
+  Value spread = gb.reshape(g, RankedTensorType::get(oneShape, table.getElementType()));
+  spread = gb.broadcastTo(spread, RankedTensorType::get(rowsShape, table.getElementType()));
+  Value weights = EmbeddingBagOp::buildWeights(gb.builder(), gb.location(), bag.getIds(),
+                                               bag.getCombiner(), table.getElementType());
+  SmallVector<int64_t> weightShape(ids.getShape());
+  weightShape.append(table.getRank() - 1, 1);
+  weights = gb.reshape(weights, RankedTensorType::get(weightShape, table.getElementType()));
+  return gb.mul(spread, gb.broadcastTo(weights, tensorType(spread)));
+}
+
+namespace {
+
 /// d input[.., j, ..] = sum over k of g[.., k, ..] where index[.., k, ..] = j
 /// (along the axis): one_hot(index) times g, summed over the indices' axis,
 /// the class dimension moved to the axis, zero-padded to the input's shape.
@@ -235,6 +257,17 @@ FailureOr<bool> networkGradients(Operation *op, Value g, GradientBuilder &gb,
   }
   if (auto gather = llvm::dyn_cast<GatherOp>(op)) {
     grads.assign({gatherTableGradient(gather, g, gb), Value()});
+    return true;
+  }
+  if (auto bag = llvm::dyn_cast<EmbeddingBagOp>(op)) {
+    // The rows' gradients scattered by id; padding's weight is 0 and -1
+    // matches no row.
+    RankedTensorType ids = tensorType(bag.getIds());
+    int64_t n = ids.getNumElements();
+    Value flatIds = gb.reshape(bag.getIds(), RankedTensorType::get({n}, ids.getElementType()));
+    grads.assign({scatterRowsDense(gb, flatIds, embeddingBagRowGradients(bag, g, gb),
+                                   tensorType(bag.getTable())),
+                  Value()});
     return true;
   }
   if (auto gather = llvm::dyn_cast<GatherElementsOp>(op)) {

@@ -45,6 +45,9 @@ struct FeedSpec {
   std::vector<int64_t> exampleShape;
   /// For integer feeds: ids must lie in [0, idBound); 0 = unchecked.
   int64_t idBound = 0;
+  /// For integer feeds: the example is a list of ids padded with -1 (an
+  /// embedding bag's input), so -1 is allowed too.
+  bool paddedIds = false;
 };
 
 /// Elements per example: the product of `spec.exampleShape` (1 for {}).

@@ -11,6 +11,7 @@
 #include "runtime/data/DatasetRows.h"
 #include "runtime/data/Npy.h"
 #include "runtime/data/NpyHeader.h"
+#include "runtime/data/RaggedIds.h"
 #include "runtime/data/Zip.h"
 #include "runtime/support/FloatRounding.h"
 #include "runtime/support/PrintableText.h"
@@ -187,6 +188,31 @@ std::string memberList(const ZipArchive &archive) {
   return list.empty() ? "none" : list;
 }
 
+/// Whether `spec` is a list of ids the archive holds ragged: NAME.values
+/// and NAME.row_splits (a TensorFlow RaggedTensor's parts).
+bool isRaggedInput(const ZipArchive &archive, const FeedSpec &spec) {
+  return spec.paddedIds && spec.exampleShape.size() == 1 &&
+         archive.find(spec.name + ".values.npy") && archive.find(spec.name + ".row_splits.npy");
+}
+
+/// Reads a ragged input as its lists padded with -1.
+bool readRagged(const ZipArchive &archive, const FeedSpec &spec, MemberArray &member,
+                std::string &error) {
+  MemberArray values, splits;
+  if (!readMember(archive, *archive.find(spec.name + ".values.npy"), values, error) ||
+      !readMember(archive, *archive.find(spec.name + ".row_splits.npy"), splits, error))
+    return false;
+  std::string problem;
+  if (values.float64 || splits.float64) {
+    problem = "'values' and 'row_splits' must be integers";
+  } else if (padRaggedIds(values.array, splits.array, spec.exampleShape[0], member.array,
+                          problem)) {
+    return true;
+  }
+  error = dataError(archive.path(), "ragged input '" + spec.name + "': " + problem);
+  return false;
+}
+
 /// Reads the array of `spec` into a new column of `out`.
 bool readColumn(const ZipArchive &archive, const FeedSpec &spec,
                 const std::string &firstArray, Dataset &out,
@@ -197,12 +223,17 @@ bool readColumn(const ZipArchive &archive, const FeedSpec &spec,
   };
   std::string name = spec.name + ".npy";
   const ZipMember *entry = archive.find(name);
-  if (!entry)
+  MemberArray member;
+  if (!entry && isRaggedInput(archive, spec)) {
+    name = spec.name + ".values.npy";
+    if (!readRagged(archive, spec, member, error))
+      return false;
+  } else if (!entry) {
     return fail("no array '" + name + "' for input '" + spec.name +
                 "' (the archive holds: " + memberList(archive) + ")");
-  MemberArray member;
-  if (!readMember(archive, *entry, member, error))
+  } else if (!readMember(archive, *entry, member, error)) {
     return false;
+  }
   const std::vector<int64_t> &shape = member.array.shape;
   std::string array = "array '" + name + "'";
   std::vector<int64_t> expected = {-1};

@@ -9,12 +9,16 @@
 //    other than the label, in `specs` order, element by element: f32 values
 //    normal(); ids floor((bound + 1)^uniform()) - 1, capped at bound - 1 (a
 //    log-uniform, Zipf-like law: id 0 is the most frequent), bound =
-//    idBound, or 1000 where idBound is 0.
+//    idBound, or 1000 where idBound is 0. A feed of padded id lists (an
+//    embedding bag's, [B, ..., L]) draws per list a length n =
+//    1 + floor(uniform() * L), then n ids, then pads with -1.
 //  - Hidden weights: an f32 element e of feed f has weight
 //    normal() of the stream seeded with key(seed, f, e, -1, k), an id v in
 //    element e of feed f has effect normal() of key(seed, f, e, v, k), where
 //    k numbers the label output (label element times classes plus class)
-//    and key hashes its parts with mix in turn.
+//    and key hashes its parts with mix in turn. In a padded feed, e is the
+//    list's index (an id's effect does not depend on its place in the list)
+//    and padding has no effect and is no term.
 //  - score_k = (sum of weight * value + sum of effects) * 2 / sqrt(terms).
 //    A float label element is 1 when uniform() < sigmoid(score - 1) (the
 //    draws continue the row's stream), else 0: a click rate near 0.3. An
@@ -55,6 +59,11 @@ int64_t idBoundOf(const FeedSpec &spec) {
   return spec.idBound > 0 ? spec.idBound : kDefaultIdBound;
 }
 
+/// The length of a padded feed's id lists; 0 for any other feed.
+int64_t listLengthOf(const FeedSpec &spec) {
+  return spec.paddedIds && !spec.exampleShape.empty() ? spec.exampleShape.back() : 0;
+}
+
 /// Draws one row's features; the label's column is left as it is.
 void drawFeatures(Dataset &data, size_t label, int64_t row, Stream &stream) {
   for (size_t f = 0; f < data.specs.size(); ++f) {
@@ -64,15 +73,20 @@ void drawFeatures(Dataset &data, size_t label, int64_t row, Stream &stream) {
     int64_t count = exampleElements(spec);
     uint8_t *out = data.columns[f].data() + row * exampleBytes(spec);
     double logBound = std::log(static_cast<double>(idBoundOf(spec)) + 1.0);
+    int64_t listLength = listLengthOf(spec), listEnd = 0;
     for (int64_t e = 0; e < count; ++e) {
       if (spec.type == ElementType::F32) {
         float value = static_cast<float>(stream.normal());
         std::memcpy(out + e * 4, &value, 4);
         continue;
       }
-      int64_t id =
-          static_cast<int64_t>(std::exp(stream.uniform() * logBound)) - 1;
-      id = std::min(std::max<int64_t>(id, 0), idBoundOf(spec) - 1);
+      if (listLength > 1 && e % listLength == 0)
+        listEnd = e + 1 + static_cast<int64_t>(stream.uniform() * static_cast<double>(listLength));
+      int64_t id = -1;
+      if (listLength <= 1 || e < listEnd) {
+        id = static_cast<int64_t>(std::exp(stream.uniform() * logBound)) - 1;
+        id = std::min(std::max<int64_t>(id, 0), idBoundOf(spec) - 1);
+      }
       if (spec.type == ElementType::I64) {
         std::memcpy(out + e * 8, &id, 8);
       } else {
@@ -94,6 +108,7 @@ double score(const Dataset &data, size_t label, int64_t row, uint64_t seed,
     const FeedSpec &spec = data.specs[f];
     int64_t count = exampleElements(spec);
     const uint8_t *in = data.columns[f].data() + row * exampleBytes(spec);
+    int64_t listLength = listLengthOf(spec);
     for (int64_t e = 0; e < count; ++e, ++terms) {
       if (spec.type == ElementType::F32) {
         float value;
@@ -109,7 +124,12 @@ double score(const Dataset &data, size_t label, int64_t row, uint64_t seed,
         std::memcpy(&narrow, in + e * 4, 4);
         id = narrow;
       }
-      sum += Stream(key(seed, f, e, id, k)).normal();
+      if (listLength > 0 && id == -1) {
+        --terms;
+        continue;
+      }
+      uint64_t element = listLength > 0 ? static_cast<uint64_t>(e / listLength) : e;
+      sum += Stream(key(seed, f, element, id, k)).normal();
     }
   }
   return terms ? sum * 2.0 / std::sqrt(static_cast<double>(terms)) : 0.0;

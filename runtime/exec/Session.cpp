@@ -136,13 +136,16 @@ std::optional<SessionError> Session::bindFeed(std::string_view program,
   // Ids index a table's rows or a loss's classes: one outside them is an
   // error, as in PyTorch and TensorFlow (the compiled gather would clamp it
   // and a sparse update would skip it, silently disagreeing).
-  int64_t bound = state.program->feeds()->Get(feedIndex)->id_bound();
+  // An embedding bag's lists are padded with -1.
+  const Binding *binding = state.program->feeds()->Get(feedIndex);
+  int64_t bound = binding->id_bound();
+  bool padded = binding->padded_ids();
   if (bound > 0 && (dtype == DType_I32 || dtype == DType_I64)) {
     size_t count = size / (dtype == DType_I64 ? 8 : 4);
     for (size_t i = 0; i < count; ++i) {
       int64_t id = dtype == DType_I64 ? static_cast<const int64_t *>(data)[i]
                                       : static_cast<const int32_t *>(data)[i];
-      if (id < 0 || id >= bound) {
+      if ((id < 0 || id >= bound) && !(padded && id == -1)) {
         error = "program " + quoted(program) + ": feed " + quoted(feed) + ": element " +
                 std::to_string(i) + " is " + std::to_string(id) + ", outside [0, " +
                 std::to_string(bound) + ") (the rows or classes it indexes)";

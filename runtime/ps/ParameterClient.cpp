@@ -317,6 +317,10 @@ bool ParameterClient::pull(const std::vector<exec::PullOrder> &orders, std::stri
     slots[o].resize(all.size());
     for (size_t i = 0; i < all.size(); ++i) {
       int64_t id = all[i];
+      if (id == kPaddingId) {
+        slots[o][i] = -1; // A zero row.
+        continue;
+      }
       auto [it, inserted] = uniqueOf.try_emplace(id, uniqueCounts[o]);
       slots[o][i] = it->second;
       if (!inserted)
@@ -384,9 +388,13 @@ bool ParameterClient::pull(const std::vector<exec::PullOrder> &orders, std::stri
       continue;
     int64_t width = specs[o]->shape.rowWidth;
     size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
-    for (size_t i = 0; i < slots[o].size(); ++i)
-      std::memcpy(orders[o].out + i * width, uniqueRows[o].data() + slots[o][i] * width,
-                  rowBytes);
+    for (size_t i = 0; i < slots[o].size(); ++i) {
+      if (slots[o][i] < 0)
+        std::memset(orders[o].out + i * width, 0, rowBytes);
+      else
+        std::memcpy(orders[o].out + i * width, uniqueRows[o].data() + slots[o][i] * width,
+                    rowBytes);
+    }
   }
   return true;
 }
@@ -428,6 +436,8 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
   std::vector<float> sums;
   for (size_t i = 0; i < all.size(); ++i) {
     int64_t id = all[i];
+    if (id == kPaddingId)
+      continue;
     if (!shards.isHash() && (id < 0 || id >= spec->shape.rows)) {
       error = "id " + std::to_string(id) + " is outside table @" + spec->name + " of " +
               std::to_string(spec->shape.rows) + " rows";

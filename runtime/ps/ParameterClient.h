@@ -10,6 +10,9 @@
 //   - pushes are collected during the step, duplicate ids summed, and sent
 //     by finishStep(): one request per server per step (every server gets
 //     one, empty or not: a sync server counts every worker's step);
+//   - the id -1 pads an embedding bag's id lists, in every table, fixed or
+//     hash: it pulls a zero row and pushes nothing, and never reaches a
+//     server (so no hash table holds the key -1);
 //   - an error names the server (`ps:1 at host:port`) and what failed.
 //
 // A ServerLink carries requests to one server: over gRPC (GrpcServerLink)
@@ -54,6 +57,9 @@ std::unique_ptr<ServerLink> makeGrpcServerLink(const std::string &address, std::
                                                const std::string &token,
                                                const cluster::TlsFiles &tls,
                                                std::chrono::milliseconds deadline);
+
+/// The id that pads a list of ids (kiln.embedding_bag's).
+constexpr int64_t kPaddingId = -1;
 
 class ParameterClient : public exec::ParameterAccess {
 public:

@@ -100,6 +100,7 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
       batchSize_ = batch;
       spec.exampleShape.assign(buffer.shape()->begin() + 1, buffer.shape()->end());
       spec.idBound = feed->id_bound();
+      spec.paddedIds = feed->padded_ids();
       specs_.push_back(spec);
       feedTypes_.push_back(buffer.dtype());
     }

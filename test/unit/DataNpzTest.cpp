@@ -11,6 +11,7 @@
 
 #include "runtime/data/Dataset.h"
 #include "runtime/data/Npy.h"
+#include "runtime/data/RaggedIds.h"
 
 #include "test/unit/RuntimeTestSupport.h"
 
@@ -678,3 +679,46 @@ TEST_F(DataNpzTest, RefusesInvalidSpecs) {
 }
 
 } // namespace
+
+namespace {
+
+NpyArray int64Vector(std::vector<int64_t> values) {
+  NpyArray array;
+  array.dtype = NpyDType::I64;
+  array.shape = {static_cast<int64_t>(values.size())};
+  array.data.resize(values.size() * 8);
+  std::memcpy(array.data.data(), values.data(), array.data.size());
+  return array;
+}
+
+} // namespace
+
+/// Ragged lists (a RaggedTensor's values and row_splits) padded with -1, and
+/// each way the offsets can be wrong named by its element.
+TEST(RaggedIdsTest, PadsListsAndNamesBadSplits) {
+  NpyArray padded;
+  std::string problem;
+  ASSERT_TRUE(padRaggedIds(int64Vector({7, 8, 9, 4}), int64Vector({0, 2, 2, 4}), 3, padded,
+                           problem))
+      << problem;
+  EXPECT_EQ(padded.shape, (std::vector<int64_t>{3, 3}));
+  std::vector<int64_t> values(9);
+  std::memcpy(values.data(), padded.data.data(), 72);
+  EXPECT_EQ(values, (std::vector<int64_t>{7, 8, -1, -1, -1, -1, 9, 4, -1}));
+  struct Case {
+    std::vector<int64_t> splits;
+    std::string problem;
+  } cases[] = {
+      {{1, 2, 4}, "row_splits[0] = 1, expected 0"},
+      {{0, 2, 3}, "row_splits[2] = 3, expected the length of 'values' (4)"},
+      {{0, 3, 1, 4}, "row_splits[2] = 1 is below row_splits[1] = 3"},
+      {{0, 9, 4}, "row_splits[1] = 9 is past the end of 'values' (4)"},
+      {{0, 4}, "row 1 has 4 ids; the input takes at most 3"},
+      {{}, "'row_splits' must be integers of rank 1 with at least one element"},
+  };
+  for (const Case &c : cases) {
+    EXPECT_FALSE(padRaggedIds(int64Vector({7, 8, 9, 4}), int64Vector(c.splits), 3, padded,
+                              problem));
+    EXPECT_EQ(problem, c.problem);
+  }
+}

@@ -107,6 +107,34 @@ double heldOutAuc(const Dataset &data, size_t label) {
   return auc(scored);
 }
 
+/// heldOutAuc for one padded list feed (0) and a click label (1): one
+/// weight per id, whatever its place in the list; padding has none.
+double heldOutBagAuc(const Dataset &data) {
+  std::map<int64_t, double> weights;
+  int64_t length = exampleElements(data.specs[0]);
+  auto score = [&](int64_t row, double step, float target) {
+    std::vector<int64_t> ids = {-1}; // -1 keys the bias.
+    for (int64_t e = 0; e < length; ++e)
+      if (idAt(data, 0, row * length + e) != -1)
+        ids.push_back(idAt(data, 0, row * length + e));
+    double z = 0;
+    for (int64_t id : ids)
+      z += weights[id];
+    if (step > 0)
+      for (int64_t id : ids)
+        weights[id] -= step * (1.0 / (1.0 + std::exp(-z)) - target);
+    return z;
+  };
+  int64_t train = data.rows * 4 / 5;
+  for (int epoch = 0; epoch < 4; ++epoch)
+    for (int64_t row = 0; row < train; ++row)
+      score(row, 0.05, floatAt(data, 1, row));
+  std::vector<std::pair<double, float>> scored;
+  for (int64_t row = train; row < data.rows; ++row)
+    scored.push_back({score(row, 0, 0), floatAt(data, 1, row)});
+  return auc(scored);
+}
+
 TEST(DataSyntheticTest, IsDeterministicPerSeedAndRow) {
   Dataset a = syntheticDataset(ctrSpecs(), "click", 200, 1);
   EXPECT_EQ(a.rows, 200);
@@ -153,6 +181,34 @@ TEST(DataSyntheticTest, DrawsTheDocumentedDistributions) {
   }
   EXPECT_GT(clicks / rows, 0.15);
   EXPECT_LT(clicks / rows, 0.5);
+}
+
+/// A padded list feed (an embedding bag's): each list holds 1 to L ids in
+/// [0, idBound), then -1 to the end, every length drawn; and the clicks
+/// still depend on the lists (an id's effect, not its position).
+TEST(DataSyntheticTest, DrawsPaddedListsForEmbeddingBags) {
+  const int64_t rows = 20000, length = 4;
+  FeedSpec tags{"tags", ElementType::I64, {length}, 30};
+  tags.paddedIds = true;
+  std::vector<FeedSpec> specs = {tags, {"click", ElementType::F32, {}, 0}};
+  Dataset data = syntheticDataset(specs, "click", rows, 5);
+  std::vector<int64_t> lengths(length + 1);
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t n = 0;
+    while (n < length && idAt(data, 0, row * length + n) != -1) {
+      ASSERT_GE(idAt(data, 0, row * length + n), 0);
+      ASSERT_LT(idAt(data, 0, row * length + n), 30);
+      ++n;
+    }
+    for (int64_t k = n; k < length; ++k)
+      ASSERT_EQ(idAt(data, 0, row * length + k), -1) << "row " << row << ": padding, then an id";
+    ++lengths[n];
+  }
+  EXPECT_EQ(lengths[0], 0) << "every list holds an id";
+  for (int64_t n = 1; n <= length; ++n)
+    EXPECT_NEAR(static_cast<double>(lengths[n]) / rows, 1.0 / length, 0.02) << n << " ids";
+  // A bag of ids, each with a position-free effect, predicts the clicks.
+  EXPECT_GT(heldOutBagAuc(data), 0.7);
 }
 
 TEST(DataSyntheticTest, ClicksCanBeLearned) {

@@ -385,7 +385,8 @@ protected:
     return true;
   }
 
-  /// The dense gradient of sparse rows: rows of one id summed.
+  /// The dense gradient of sparse rows: rows of one id summed. An embedding
+  /// bag's padding (-1) must carry a zero row.
   static std::vector<double> scatterRows(const std::vector<double> &ids,
                                          const std::vector<double> &rows,
                                          const std::vector<int64_t> &shape) {
@@ -397,6 +398,11 @@ protected:
     EXPECT_EQ(rows.size(), ids.size() * width) << "rows per id";
     for (size_t i = 0; i < ids.size() && (i + 1) * width <= rows.size(); ++i) {
       int64_t id = static_cast<int64_t>(ids[i]);
+      if (id == -1) {
+        for (int64_t j = 0; j < width; ++j)
+          EXPECT_EQ(rows[i * width + j], 0.0) << "padding's row at " << i;
+        continue;
+      }
       if (id < 0 || id >= shape[0]) {
         ADD_FAILURE() << "id " << id << " out of range";
         continue;
@@ -829,6 +835,51 @@ TEST_F(GradientCheckTest, GatherDenseWhenTableIsAlsoMultiplied) {
   Values given;
   given["ids"] = integers(6, 5);
   given["ids"][3] = given["ids"][0];
+  checkGradients(m.str(), given);
+}
+
+/// Embedding bags, each combiner, read only by bags: sparse ids (padding
+/// kept as -1, with zero rows) and one row per id. Lists include repeats,
+/// padding and one list that is all padding.
+TEST_F(GradientCheckTest, EmbeddingBagSparseRows) {
+  tolerance = 2e-6;
+  for (const char *combiner : {"sum", "mean", "sqrtn"}) {
+    SCOPED_TRACE(combiner);
+    ModuleText m;
+    m.variable("table", "tensor<7x3xf32>");
+    m.feed("ids", "tensor<4x5xi64>");
+    m.line(std::string("%bag = kiln.embedding_bag %table[%ids] combiner = ") + combiner +
+           " : (tensor<7x3xf32>, tensor<4x5xi64>) -> tensor<4x3xf32>");
+    m.weighted("%bag", "tensor<4x3xf32>");
+    Values given;
+    given["ids"] = integers(20, 7);
+    given["ids"][1] = given["ids"][0]; // a repeat within a list
+    for (int k : {3, 4, 9, 15, 16, 17, 18, 19})
+      given["ids"][k] = -1; // padding; list 3 is empty
+    Values ids = checkGradients(m.str(), given, {"table"});
+    std::vector<double> all = ids.lookup("table");
+    std::sort(all.begin(), all.end());
+    std::vector<double> want = given["ids"];
+    std::sort(want.begin(), want.end());
+    EXPECT_EQ(all, want);
+  }
+}
+
+/// A table read by a bag and by a matmul: one dense gradient, the bag's
+/// rows scattered (padding nowhere) and the matmul's added.
+TEST_F(GradientCheckTest, EmbeddingBagDenseWhenTableIsAlsoMultiplied) {
+  tolerance = 2e-6;
+  ModuleText m;
+  m.variable("emb", "tensor<5x3xf32>");
+  m.feed("ids", "tensor<3x4xi64>");
+  m.line("%h = kiln.embedding_bag %emb[%ids] combiner = mean : (tensor<5x3xf32>, "
+         "tensor<3x4xi64>) -> tensor<3x3xf32>");
+  m.line("%logits = kiln.matmul %h, %emb {transpose_b} : (tensor<3x3xf32>, "
+         "tensor<5x3xf32>) -> tensor<3x5xf32>");
+  m.weighted("%logits", "tensor<3x5xf32>");
+  Values given;
+  given["ids"] = integers(12, 5);
+  given["ids"][2] = given["ids"][3] = given["ids"][7] = -1;
   checkGradients(m.str(), given);
 }
 

@@ -392,6 +392,21 @@ outputs: ["rows", "picked", "sce", "bce", "mse"]
              {{"ids", {0, 50}}, {"cols", {0, 8}}, {"labels", {0, 8}}, {"targets", {0, 1}}});
 }
 
+/// Multi-hot lookups, each combiner, over a small table so that lists hold
+/// repeats and padding (-1 is drawn as often as any row).
+TEST_F(NumericsTest, EmbeddingBags) {
+  checkGraph(R"pb(
+variables { name: "table" dtype: DT_FLOAT32 shape: [6, 5] initializer { kind: GLOROT_UNIFORM seed: 9 } }
+inputs { name: "ids" dtype: DT_INT64 shape: [8, 4] }
+inputs { name: "nested" dtype: DT_INT32 shape: [2, 3, 5] }
+nodes { name: "sum" op: "embedding_bag" inputs: ["table", "ids"] attrs { key: "combiner" value { s: "sum" } } }
+nodes { name: "mean" op: "embedding_bag" inputs: ["table", "ids"] }
+nodes { name: "sqrtn" op: "embedding_bag" inputs: ["table", "nested"] attrs { key: "combiner" value { s: "sqrtn" } } }
+outputs: ["sum", "mean", "sqrtn"]
+)pb",
+             {{"ids", {-1, 6}}, {"nested", {-1, 6}}});
+}
+
 TEST_F(NumericsTest, ErfAbsPowModAndGatherElements) {
   checkGraph(R"pb(
 inputs { name: "x" dtype: DT_FLOAT32 shape: [4, 7] }

@@ -405,6 +405,57 @@ TEST(ParameterServerTest, StatisticsCountRowsAndBytesPerServer) {
   EXPECT_TRUE(foundHottest);
 }
 
+/// An embedding bag's padding id -1, in a fixed and a hash table: a zero row
+/// pulled, nothing pushed, no request and no row on any server; any other
+/// negative id in a fixed table is still refused.
+TEST(ParameterServerTest, PaddingIdsPullZeroRowsAndPushNothing) {
+  PsModel model = smallModel();
+  LocalCluster cluster(model, 2, 1), reference(model, 2, 1);
+  ParameterClient &client = *cluster.clients[0];
+  std::vector<float> rows = pullRows(client, 2, {3, -1, 7, -1}, 4);
+  std::vector<float> zeros(4, 0.0f);
+  EXPECT_EQ(std::vector<float>(rows.begin() + 4, rows.begin() + 8), zeros);
+  EXPECT_EQ(std::vector<float>(rows.begin() + 12, rows.end()), zeros);
+  EXPECT_EQ(std::vector<float>(rows.begin(), rows.begin() + 4),
+            pullRows(*reference.clients[0], 2, {3}, 4));
+  std::vector<float> hashed = pullRows(client, 3, {-1, 17}, 4);
+  EXPECT_EQ(std::vector<float>(hashed.begin(), hashed.begin() + 4), zeros);
+
+  // One sync step: the padding rows' gradients (nonzero here) go nowhere.
+  std::vector<int64_t> ids = {3, -1}, keys = {-1, 17};
+  std::vector<float> gradient = {1, 1, 1, 1, 5, 5, 5, 5};
+  std::string error;
+  client.beginStep(1);
+  ASSERT_TRUE(client.pushRows(2, ids.data(), true, 2, gradient.data(), error)) << error;
+  ASSERT_TRUE(client.pushRows(3, keys.data(), true, 2, gradient.data(), error)) << error;
+  ASSERT_TRUE(client.finishStep(error)) << error;
+  std::vector<float> before = pullRows(*reference.clients[0], 2, {3, 0}, 4);
+  std::vector<float> after = pullRows(client, 2, {3, 0}, 4);
+  for (int j = 0; j < 4; ++j) {
+    EXPECT_FLOAT_EQ(after[j], before[j] - 0.5f) << "row 3 takes its own gradient";
+    EXPECT_EQ(after[4 + j], before[4 + j]) << "row 0 takes none";
+  }
+  std::vector<float> hashAfter = pullRows(client, 3, {17}, 4);
+  EXPECT_FLOAT_EQ(hashAfter[0], hashed[4] - 0.5f * 5.0f);
+
+  std::vector<StatsReply> stats;
+  ASSERT_TRUE(client.stats(stats, error)) << error;
+  int64_t hashRows = 0;
+  for (const StatsReply &reply : stats)
+    for (const VariableStats &v : reply.variables())
+      if (v.name() == "hash") {
+        hashRows += v.rows();
+        for (int64_t id : v.hottest_ids())
+          EXPECT_NE(id, -1) << "the padding id became a key";
+      }
+  EXPECT_EQ(hashRows, 1);
+
+  std::vector<int64_t> bad = {2, -2};
+  std::vector<float> out(8);
+  EXPECT_FALSE(client.pullRows(2, bad.data(), true, 2, out.data(), error));
+  EXPECT_EQ(error, "id -2 is outside table @table of 12 rows");
+}
+
 TEST(ParameterServiceTest, GrpcRoundTripChecksTokenAndArtifact) {
   PsModel model = smallModel();
   ServerOptions options;

@@ -357,6 +357,17 @@ Result buildGather(NodeContext &c) {
   return c.b().gather(c.input(0), c.input(1), *axis);
 }
 
+Result buildEmbeddingBag(NodeContext &c) {
+  FailureOr<std::string> name = c.getString("combiner", "mean");
+  if (failed(name))
+    return failure();
+  std::optional<EmbeddingCombiner> combiner = symbolizeEmbeddingCombiner(*name);
+  if (!combiner)
+    return c.b().emitError() << "attribute 'combiner' is '" << *name
+                             << "', expected one of sum, mean, sqrtn";
+  return c.b().embeddingBag(c.input(0), c.input(1), *combiner);
+}
+
 Result buildGatherElements(NodeContext &c) {
   FailureOr<int64_t> axis = c.getInt("axis", 0);
   if (failed(axis))
@@ -465,6 +476,7 @@ constexpr llvm::StringLiteral kAxisAttrs[] = {"axis"};
 constexpr llvm::StringLiteral kSliceAttrs[] = {"start", "limit", "step", "axes"};
 constexpr llvm::StringLiteral kReduceAttrs[] = {"axes", "keep_dims"};
 constexpr llvm::StringLiteral kLayerNormAttrs[] = {"axis", "epsilon"};
+constexpr llvm::StringLiteral kEmbeddingBagAttrs[] = {"combiner"};
 constexpr llvm::StringLiteral kModAttrs[] = {"fmod"};
 constexpr llvm::StringLiteral kConvAttrs[] = {"strides", "dilations", "pad_low", "pad_high",
                                               "groups"};
@@ -514,6 +526,7 @@ const GraphOpSpec kGraphOps[] = {
     {"layer_norm", 2, 3, kLayerNormAttrs, buildLayerNorm},
     {"gather", 2, 2, kAxisAttrs, buildGather},
     {"gather_elements", 2, 2, kAxisAttrs, buildGatherElements},
+    {"embedding_bag", 2, 2, kEmbeddingBagAttrs, buildEmbeddingBag},
     {"conv", 2, 2, kConvAttrs, buildConv},
     {"max_pool", 1, 1, kMaxPoolAttrs, buildMaxPool},
     {"avg_pool", 1, 1, kAvgPoolAttrs, buildAvgPool},

@@ -88,6 +88,27 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
   }
 };
 
+/// An embedding bag as its parts: a gather of every id's row (-1 clamps to
+/// row 0 and is weighted 0), the weights, their weighted sum per list. The
+/// kiln ops built here are lowered in turn.
+struct EmbeddingBagLowering : public OpRewritePattern<EmbeddingBagOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(EmbeddingBagOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto table = llvm::cast<RankedTensorType>(op.getTable().getType());
+    auto ids = llvm::cast<RankedTensorType>(op.getIds().getType());
+    SmallVector<int64_t> rowsShape(ids.getShape());
+    llvm::append_range(rowsShape, table.getShape().drop_front());
+    Value rows = rewriter.create<GatherOp>(
+        loc, RankedTensorType::get(rowsShape, table.getElementType()), op.getTable(),
+        op.getIds(), rewriter.getI64IntegerAttr(0));
+    Value weights = EmbeddingBagOp::buildWeights(rewriter, loc, op.getIds(), op.getCombiner(),
+                                                 table.getElementType());
+    rewriter.replaceOp(op, EmbeddingBagOp::buildCombination(rewriter, loc, rows, weights));
+    return success();
+  }
+};
+
 /// `result[i...]` reads `input` at `i...` with dimension `axis` replaced by
 /// `indices[i...]` (negative counts from the end; clamped).
 struct GatherElementsLowering : public OpRewritePattern<GatherElementsOp> {
@@ -201,7 +222,7 @@ Value PointwiseLossLowering<MeanSquaredErrorOp>::term(OpBuilder &b, Location loc
 } // namespace
 
 void populateGatherAndLossToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<GatherLowering, GatherElementsLowering, SoftmaxCrossEntropyLowering,
+  patterns.add<GatherLowering, EmbeddingBagLowering, GatherElementsLowering, SoftmaxCrossEntropyLowering,
                PointwiseLossLowering<SigmoidCrossEntropyOp>,
                PointwiseLossLowering<MeanSquaredErrorOp>>(patterns.getContext());
 }

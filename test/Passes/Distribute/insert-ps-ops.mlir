@@ -161,3 +161,51 @@ module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "paramet
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Tests that embedding bags on a fixed and a hash table pull their lists'
+// rows with `padded` (the servers give -1 a zero row) in the run at the top,
+// next to a plain gather of the same table, that each bag then combines its
+// pulled rows by the weights (1/n for mean, rsqrt(n) for sqrtn) where it
+// stood, and that the bags' sparse gradients are pushed with the padding
+// ids in them (the client drops them).
+// CHECK-LABEL: func @forward
+// CHECK-NEXT: kdist.ps_pull_rows @items[%{{.+}}] : (tensor<4xi64>) -> tensor<4x3xf32>
+// CHECK-NEXT: %[[W:.+]] = kdist.ps_pull_rows @items[%[[WATCHED:.+]]] {padded} : (tensor<4x5xi64>) -> tensor<4x5x3xf32>
+// CHECK-NEXT: %[[T:.+]] = kdist.ps_pull_rows @tags[%{{.+}}] {padded} : (tensor<4x2xi64>) -> tensor<4x2x3xf32>
+// CHECK: %[[PAD:.+]] = kiln.constant dense<-1> : tensor<4x5xi64>
+// CHECK-NEXT: kiln.compare ne, %[[WATCHED]], %[[PAD]] : tensor<4x5xi64>
+// CHECK: kiln.div
+// CHECK: %[[WW:.+]] = kiln.broadcast %{{.+}} : tensor<4x5x1xf32> -> tensor<4x5x3xf32>
+// CHECK-NEXT: %[[WR:.+]] = kiln.mul %[[W]], %[[WW]] : tensor<4x5x3xf32>
+// CHECK-NEXT: kiln.reduce_sum %[[WR]] axes [1] : tensor<4x5x3xf32> -> tensor<4x3xf32>
+// CHECK: kiln.rsqrt
+// CHECK: %[[TW:.+]] = kiln.broadcast %{{.+}} : tensor<4x2x1xf32> -> tensor<4x2x3xf32>
+// CHECK-NEXT: %[[TR:.+]] = kiln.mul %[[T]], %[[TW]] : tensor<4x2x3xf32>
+// CHECK-NEXT: kiln.reduce_sum %[[TR]] axes [1] : tensor<4x2x3xf32> -> tensor<4x3xf32>
+// CHECK-NOT: kiln.embedding_bag
+// CHECK-LABEL: func @train_step
+// CHECK-DAG: kdist.ps_push_rows @items, %{{.+}}, %{{.+}} : tensor<24xi64>, tensor<24x3xf32>
+// CHECK-DAG: kdist.ps_push_rows @tags, %{{.+}}, %{{.+}} : tensor<8xi64>, tensor<8x3xf32>
+// CHECK-NOT: kiln.embedding_bag
+// CHECK: return %{{.+}} : tensor<f32>
+module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "parameter_server"},
+    partitioner = {kind = "fixed_shards", num_shards = 2 : i64, min_shard_bytes = 64 : i64,
+                   max_shard_bytes = 0 : i64, max_shards = 0 : i64, row_split = "div",
+                   hash_embeddings = ["tags"]}}} {
+  kiln.variable @items : tensor<10x3xf32> init <glorot_uniform, seed = 1>
+  kiln.variable @tags : tensor<1000x3xf32> init <normal(0.0, 0.1), seed = 2>
+  func.func @forward(%watched: tensor<4x5xi64> {kiln.name = "watched"}, %item: tensor<4xi64> {kiln.name = "item"},
+                     %tagged: tensor<4x2xi64> {kiln.name = "tagged"}) -> (tensor<f32> {kiln.name = "loss"}) {
+    %e = kiln.read @items : tensor<10x3xf32>
+    %t = kiln.read @tags : tensor<1000x3xf32>
+    %w = kiln.embedding_bag %e[%watched] combiner = mean : (tensor<10x3xf32>, tensor<4x5xi64>) -> tensor<4x3xf32>
+    %i = kiln.gather %e[%item] : (tensor<10x3xf32>, tensor<4xi64>) -> tensor<4x3xf32>
+    %g = kiln.embedding_bag %t[%tagged] combiner = sqrtn : (tensor<1000x3xf32>, tensor<4x2xi64>) -> tensor<4x3xf32>
+    %wi = kiln.mul %w, %i : tensor<4x3xf32>
+    %s = kiln.add %wi, %g : tensor<4x3xf32>
+    %l = kiln.reduce_sum %s axes [0, 1] : tensor<4x3xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -367,3 +367,54 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Tests that a table read by an embedding bag and a gather keeps a sparse
+// gradient: the bag's ids as they are (padding -1 included) and each id's
+// row the list's gradient times its weight (1/n for mean, 0 for padding),
+// after the gather's.
+// CHECK-LABEL: func @train_step
+// CHECK-SAME: tensor<14xi64> {kiln.gradient_indices = @emb}, tensor<14x3xf32> {kiln.gradient_rows = @emb}
+// CHECK-NOT: kiln.one_hot
+// CHECK-DAG: %[[IDS:.+]] = kiln.reshape %[[A:.+]] : tensor<2x4xi64> -> tensor<8xi64>
+// CHECK-DAG: %[[SPREAD:.+]] = kiln.broadcast %{{.+}} : tensor<2x1x3xf32> -> tensor<2x4x3xf32>
+// CHECK-DAG: %[[PAD:.+]] = kiln.constant dense<-1> : tensor<2x4xi64>
+// CHECK-DAG: %[[PRESENT:.+]] = kiln.compare ne, %[[A]], %[[PAD]] : tensor<2x4xi64>
+// CHECK: %[[COUNT:.+]] = kiln.reduce_sum %{{.+}} axes [1] {keep_dims} : tensor<2x4xf32> -> tensor<2x1xf32>
+// CHECK: %[[W:.+]] = kiln.broadcast %{{.+}} : tensor<2x4x1xf32> -> tensor<2x4x3xf32>
+// CHECK-NEXT: %[[ROWS:.+]] = kiln.mul %[[SPREAD]], %[[W]] : tensor<2x4x3xf32>
+// CHECK-NEXT: %[[FLAT:.+]] = kiln.reshape %[[ROWS]] : tensor<2x4x3xf32> -> tensor<8x3xf32>
+// CHECK-NEXT: kiln.concat %{{.+}}, %[[IDS]] axis = 0 : (tensor<6xi64>, tensor<8xi64>) -> tensor<14xi64>
+// CHECK-NEXT: kiln.concat %{{.+}}, %[[FLAT]] axis = 0 : (tensor<6x3xf32>, tensor<8x3xf32>) -> tensor<14x3xf32>
+module attributes {kiln.train_spec = {loss = "loss"}} {
+  kiln.variable @emb : tensor<100x3xf32> init <zeros>
+  func.func @forward(%a: tensor<2x4xi64>, %c: tensor<6xi64>) -> (tensor<f32> {kiln.name = "loss"}) {
+    %e = kiln.read @emb : tensor<100x3xf32>
+    %ga = kiln.embedding_bag %e[%a] combiner = mean : (tensor<100x3xf32>, tensor<2x4xi64>) -> tensor<2x3xf32>
+    %gc = kiln.gather %e[%c] : (tensor<100x3xf32>, tensor<6xi64>) -> tensor<6x3xf32>
+    %sa = kiln.reduce_sum %ga axes [0, 1] : tensor<2x3xf32> -> tensor<f32>
+    %sc = kiln.reduce_mean %gc axes [0, 1] : tensor<6x3xf32> -> tensor<f32>
+    %l = kiln.add %sa, %sc : tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that a bag's table also multiplied gets one dense gradient: the
+// weighted rows scattered by one_hot^T x rows (-1 matches no row).
+// CHECK-LABEL: func @train_step
+// CHECK-SAME: tensor<5x3xf32> {kiln.gradient = @emb}
+// CHECK: %[[HOT:.+]] = kiln.one_hot %{{.+}} : tensor<8xi64> -> tensor<8x5xf32>
+// CHECK: kiln.matmul %[[HOT]], %{{.+}} {transpose_a} : (tensor<8x5xf32>, tensor<8x3xf32>) -> tensor<5x3xf32>
+module attributes {kiln.train_spec = {loss = "loss"}} {
+  kiln.variable @emb : tensor<5x3xf32> init <zeros>
+  func.func @forward(%ids: tensor<4x2xi64>, %labels: tensor<4xi64>) -> (tensor<f32> {kiln.name = "loss"}) {
+    %e = kiln.read @emb : tensor<5x3xf32>
+    %h = kiln.embedding_bag %e[%ids] combiner = sum : (tensor<5x3xf32>, tensor<4x2xi64>) -> tensor<4x3xf32>
+    %logits = kiln.matmul %h, %e {transpose_b} : (tensor<4x3xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
+    %l = kiln.softmax_cross_entropy %logits, %labels : (tensor<4x5xf32>, tensor<4xi64>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -107,6 +107,7 @@ private:
   Tensor layerNorm(LayerNormOp op);
   Tensor gather(GatherOp op);
   Tensor gatherElements(GatherElementsOp op);
+  Tensor embeddingBag(EmbeddingBagOp op);
 
   ModuleOp module;
   const llvm::StringMap<Tensor> &variables;
@@ -237,6 +238,34 @@ Tensor Interpreter::gather(GatherOp op) {
     t.push_back(id);
     t.insert(t.end(), c.begin() + axis + idRank, c.end());
     out.data[i] = table.data[ravel(t, table.shape)];
+  }
+  return out;
+}
+
+/// Written from the op's definition, not from its lowering: each list's
+/// ids other than -1, their rows summed, then divided by n or sqrt(n).
+Tensor Interpreter::embeddingBag(EmbeddingBagOp op) {
+  const Tensor &table = valueOf(op.getTable()), &ids = valueOf(op.getIds());
+  int64_t length = ids.shape.back(), lists = ids.size() / length;
+  int64_t width = table.size() / table.shape[0];
+  Tensor out = zeros(shapeOf(op.getResult()));
+  for (int64_t l = 0; l < lists; ++l) {
+    int64_t n = 0;
+    for (int64_t k = 0; k < length; ++k) {
+      int64_t id = static_cast<int64_t>(ids.data[l * length + k]);
+      if (id == -1)
+        continue;
+      ++n;
+      id = std::clamp<int64_t>(id, 0, table.shape[0] - 1);
+      for (int64_t j = 0; j < width; ++j)
+        out.data[l * width + j] += table.data[id * width + j];
+    }
+    double divisor = n == 0 || op.getCombiner() == EmbeddingCombiner::sum ? 1.0
+                     : op.getCombiner() == EmbeddingCombiner::mean
+                         ? static_cast<double>(n)
+                         : std::sqrt(static_cast<double>(n));
+    for (int64_t j = 0; j < width; ++j)
+      out.data[l * width + j] /= divisor;
   }
   return out;
 }
@@ -447,6 +476,7 @@ Tensor Interpreter::evaluate(Operation *op) {
       .Case([&](LogSoftmaxOp s) { return softmax(s.getOperand(), s.getAxis(), true); })
       .Case([&](LayerNormOp l) { return layerNorm(l); })
       .Case([&](GatherOp g) { return gather(g); })
+      .Case([&](EmbeddingBagOp g) { return embeddingBag(g); })
       .Case([&](SoftmaxCrossEntropyOp l) {
         // The mean over every position of the leading dimensions.
         int64_t classAxis = shapeOf(l.getLogits()).size() - 1;
