@@ -34,6 +34,15 @@ public:
   /// of any of them (a program's consecutive pull instructions come here
   /// as one call).
   virtual bool pull(const std::vector<PullOrder> &orders, std::string &error) = 0;
+  /// May start pulling `orders` for the next step now (their `out` unused,
+  /// their ids copied), to be taken by that step's pull of the same orders.
+  /// The default does nothing. False with `error` for orders pull() would
+  /// refuse.
+  virtual bool prefetch(const std::vector<PullOrder> &orders, std::string &error) {
+    (void)orders;
+    (void)error;
+    return true;
+  }
   /// Queues the dense gradient of `variable` for the step's push.
   virtual bool pushDense(uint32_t variable, const float *gradient, std::string &error) = 0;
   /// Queues rows[k] as the gradient of id ids[k] of table `variable`.

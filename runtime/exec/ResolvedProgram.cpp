@@ -261,6 +261,13 @@ void ResolvedProgram::addPull(PullOrder order) {
   std::get<PullGroupStep>(steps_.back()).orders.push_back(order);
 }
 
+const std::vector<PullOrder> *ResolvedProgram::firstPulls() const {
+  if (steps_.empty())
+    return nullptr;
+  const auto *group = std::get_if<PullGroupStep>(&steps_.front());
+  return group ? &group->orders : nullptr;
+}
+
 ParameterAccess *ResolvedProgram::connectedServers(std::string &error) const {
   ParameterAccess *parameters = *parameters_;
   if (!parameters)

@@ -50,6 +50,10 @@ public:
 
   size_t stepCount() const { return steps_.size(); }
 
+  /// The pull orders the program starts with (one group, sent before
+  /// anything is computed), or null when it starts otherwise.
+  const std::vector<PullOrder> *firstPulls() const;
+
 private:
   struct KernelStep {
     cpu::KernelFunction function;

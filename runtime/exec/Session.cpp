@@ -81,6 +81,34 @@ Session::create(std::shared_ptr<const Executable> executable,
   return session;
 }
 
+bool Session::prefetchPulls(std::string_view program,
+                            const std::vector<std::pair<std::string_view, const void *>> &feeds,
+                            std::string &error) {
+  size_t index = 0;
+  std::string notFound;
+  if (!parameters_ || findProgram(program, index, notFound))
+    return true;
+  const ProgramState &state = programs_[index];
+  const std::vector<PullOrder> *first = state.steps.firstPulls();
+  if (!first || !state.program->feeds())
+    return true;
+  std::vector<PullOrder> next = *first;
+  for (PullOrder &order : next) {
+    if (!order.ids)
+      continue;
+    const void *data = nullptr;
+    for (const Binding *binding : *state.program->feeds())
+      if (addresses_[binding->buffer()] == order.ids)
+        for (const auto &[name, bytes] : feeds)
+          if (binding->name()->string_view() == name)
+            data = bytes;
+    if (!data)
+      return true; // Ids computed in the program: nothing to prefetch.
+    order.ids = data;
+  }
+  return parameters_->prefetch(next, error);
+}
+
 std::optional<SessionError> Session::findProgram(std::string_view name,
                                                  size_t &index,
                                                  std::string &error) const {

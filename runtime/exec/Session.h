@@ -98,6 +98,16 @@ public:
   /// it must outlive the runs). Null: such a program fails at its first pull.
   void setParameters(ParameterAccess *parameters) { parameters_ = parameters; }
 
+  /// With a parameter-server artifact: starts pulling what `program` pulls
+  /// first for the next step, its ids read from `feeds` (each feed's name
+  /// and the data it will be bound to) instead of the bound feeds; the
+  /// parameter client keeps the answers for that step's run. Does nothing
+  /// (true) when the program starts otherwise, has no servers, or pulls rows
+  /// at ids it computes. False with `error` for ids the servers would refuse.
+  bool prefetchPulls(std::string_view program,
+                     const std::vector<std::pair<std::string_view, const void *>> &feeds,
+                     std::string &error);
+
   /// The all-reduces this session has waited for.
   collective::AllReduceTotals allReduceTotals() const { return buckets_->totals(); }
 

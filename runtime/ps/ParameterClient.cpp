@@ -2,6 +2,8 @@
 
 #include "runtime/ps/ParameterClient.h"
 
+#include "runtime/ps/ClientSupport.h"
+
 #include "proto/kiln/ps.grpc.pb.h"
 #include "runtime/support/FloatRounding.h"
 
@@ -15,26 +17,6 @@ namespace kiln::ps {
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-/// Counts calls down to zero.
-class Latch {
-public:
-  explicit Latch(int count) : count_(count) {}
-  void countDown() {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (--count_ == 0)
-      zero_.notify_all();
-  }
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex_);
-    zero_.wait(lock, [&] { return count_ == 0; });
-  }
-
-private:
-  std::mutex mutex_;
-  std::condition_variable zero_;
-  int count_;
-};
 
 class LocalServerLink : public ServerLink {
 public:
@@ -172,17 +154,6 @@ private:
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts_;
 };
 
-std::vector<int64_t> widenIds(const void *ids, bool ids64, int64_t count) {
-  std::vector<int64_t> wide(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i)
-    wide[i] = ids64 ? static_cast<const int64_t *>(ids)[i] : static_cast<const int32_t *>(ids)[i];
-  return wide;
-}
-
-std::string bytesOf(const void *data, size_t bytes) {
-  return std::string(static_cast<const char *>(data), bytes);
-}
-
 } // namespace
 
 std::unique_ptr<ServerLink> makeLocalServerLink(ParameterServer &server, std::string name) {
@@ -243,160 +214,6 @@ const PsVariable *ParameterClient::variable(uint32_t index, std::string &error) 
 
 const VariableShards &ParameterClient::shardsOf(const PsVariable &spec) const {
   return shards_[model_.ordinalOf(spec.artifactIndex)];
-}
-
-bool ParameterClient::pullAll(std::vector<PullRequest> &requests, std::vector<PullReply> &replies,
-                              std::string &error) {
-  replies.assign(requests.size(), PullReply());
-  std::vector<CallStatus> statuses(requests.size());
-  int calls = 0;
-  for (const PullRequest &request : requests)
-    calls += request.dense_size() + request.rows_size() > 0;
-  Latch latch(calls);
-  for (size_t s = 0; s < requests.size(); ++s) {
-    if (requests[s].dense_size() + requests[s].rows_size() == 0)
-      continue;
-    requests[s].set_worker(worker_);
-    requests[s].set_step(step_);
-    servers_[s]->pull(requests[s], &replies[s], [&, s](CallStatus status) {
-      statuses[s] = std::move(status);
-      latch.countDown();
-    });
-  }
-  latch.wait();
-  for (size_t s = 0; s < requests.size(); ++s)
-    if (!statuses[s].ok()) {
-      error = servers_[s]->name() + ": pull for step " + std::to_string(step_) + " failed: " +
-              statuses[s].message;
-      return false;
-    }
-  return true;
-}
-
-namespace {
-
-/// Where a server's answer to one order goes. Dense: shard `shard` of the
-/// variable. Rows: the order's unique ids `uniques`, in the order asked.
-struct PullPart {
-  size_t order;
-  int server;
-  int reply; ///< Index among that server's dense or rows replies.
-  int64_t shard = 0;
-  std::vector<int64_t> uniques;
-};
-
-} // namespace
-
-bool ParameterClient::pull(const std::vector<exec::PullOrder> &orders, std::string &error) {
-  std::vector<PullRequest> requests(servers_.size());
-  std::vector<const PsVariable *> specs(orders.size());
-  std::vector<PullPart> denseParts, rowsParts;
-  // Rows orders: each position's unique id, and how many unique ids.
-  std::vector<std::vector<int64_t>> slots(orders.size());
-  std::vector<int64_t> uniqueCounts(orders.size(), 0);
-  for (size_t o = 0; o < orders.size(); ++o) {
-    const exec::PullOrder &order = orders[o];
-    const PsVariable *spec = specs[o] = variable(order.variable, error);
-    if (!spec)
-      return false;
-    const VariableShards &shards = shardsOf(*spec);
-    if (!order.ids) {
-      for (int64_t k = 0; k < shards.shardCount(); ++k) {
-        int server = shards.serverOf(k);
-        ShardKey &key = *requests[server].add_dense();
-        key.set_variable(order.variable);
-        key.set_shard(static_cast<uint32_t>(k));
-        denseParts.push_back({o, server, requests[server].dense_size() - 1, k, {}});
-      }
-      continue;
-    }
-    std::vector<int64_t> all = widenIds(order.ids, order.ids64, order.count);
-    // Unique ids in order of first appearance, each asked of its server once.
-    std::unordered_map<int64_t, int64_t> uniqueOf;
-    std::vector<std::vector<int64_t>> idsFor(servers_.size()), uniquesFor(servers_.size());
-    slots[o].resize(all.size());
-    for (size_t i = 0; i < all.size(); ++i) {
-      int64_t id = all[i];
-      if (id == kPaddingId) {
-        slots[o][i] = -1; // A zero row.
-        continue;
-      }
-      auto [it, inserted] = uniqueOf.try_emplace(id, uniqueCounts[o]);
-      slots[o][i] = it->second;
-      if (!inserted)
-        continue;
-      ++uniqueCounts[o];
-      if (!shards.isHash() && (id < 0 || id >= spec->shape.rows)) {
-        error = "id " + std::to_string(id) + " is outside table @" + spec->name + " of " +
-                std::to_string(spec->shape.rows) + " rows";
-        return false;
-      }
-      int server = shards.isHash() ? shards.serverOfId(id) : shards.serverOf(shards.shardOfRow(id));
-      idsFor[server].push_back(id);
-      uniquesFor[server].push_back(it->second);
-    }
-    for (size_t server = 0; server < servers_.size(); ++server) {
-      if (idsFor[server].empty())
-        continue;
-      RowsKey &key = *requests[server].add_rows();
-      key.set_variable(order.variable);
-      key.set_ids(bytesOf(idsFor[server].data(), idsFor[server].size() * sizeof(int64_t)));
-      rowsParts.push_back({o, static_cast<int>(server), requests[server].rows_size() - 1, 0,
-                           std::move(uniquesFor[server])});
-    }
-  }
-  std::vector<PullReply> replies;
-  if (!pullAll(requests, replies, error))
-    return false;
-  auto wrongSize = [&](const PullPart &part, size_t got, const std::string &what) {
-    error = servers_[part.server]->name() + " sent " + std::to_string(got) + " bytes for " +
-            what + " of @" + specs[part.order]->name;
-    return false;
-  };
-  for (const PullPart &part : denseParts) {
-    const VariableShards &shards = shardsOf(*specs[part.order]);
-    int64_t width = specs[part.order]->shape.rowWidth, rows = shards.shardRows(part.shard);
-    size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
-    const std::string &values = replies[part.server].dense(part.reply);
-    if (values.size() != static_cast<size_t>(rows) * rowBytes)
-      return wrongSize(part, values.size(),
-                       "shard " + std::to_string(part.shard) + " (expected " +
-                           std::to_string(rows * rowBytes) + ")");
-    float *out = orders[part.order].out;
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t global = shards.rowsByMod() ? part.shard + r * shards.shardCount()
-                                          : shards.shardBegin(part.shard) + r;
-      std::memcpy(out + global * width, values.data() + r * rowBytes, rowBytes);
-    }
-  }
-  // Each rows order's unique rows, then scattered to every position.
-  std::vector<std::vector<float>> uniqueRows(orders.size());
-  for (size_t o = 0; o < orders.size(); ++o)
-    uniqueRows[o].resize(static_cast<size_t>(uniqueCounts[o] * specs[o]->shape.rowWidth));
-  for (const PullPart &part : rowsParts) {
-    int64_t width = specs[part.order]->shape.rowWidth;
-    size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
-    const std::string &values = replies[part.server].rows(part.reply);
-    if (values.size() != part.uniques.size() * rowBytes)
-      return wrongSize(part, values.size(), std::to_string(part.uniques.size()) + " rows");
-    for (size_t j = 0; j < part.uniques.size(); ++j)
-      std::memcpy(uniqueRows[part.order].data() + part.uniques[j] * width,
-                  values.data() + j * rowBytes, rowBytes);
-  }
-  for (size_t o = 0; o < orders.size(); ++o) {
-    if (!orders[o].ids)
-      continue;
-    int64_t width = specs[o]->shape.rowWidth;
-    size_t rowBytes = static_cast<size_t>(width) * sizeof(float);
-    for (size_t i = 0; i < slots[o].size(); ++i) {
-      if (slots[o][i] < 0)
-        std::memset(orders[o].out + i * width, 0, rowBytes);
-      else
-        std::memcpy(orders[o].out + i * width, uniqueRows[o].data() + slots[o][i] * width,
-                    rowBytes);
-    }
-  }
-  return true;
 }
 
 bool ParameterClient::pushDense(uint32_t index, const float *gradient, std::string &error) {

@@ -10,6 +10,10 @@
 //   - pushes are collected during the step, duplicate ids summed, and sent
 //     by finishStep(): one request per server per step (every server gets
 //     one, empty or not: a sync server counts every worker's step);
+//   - in async mode a step's first pulls can be prefetched during the step
+//     before (prefetch()): the next step's pull with the same variables and
+//     ids takes the answer already on its way; one no pull of its step
+//     took is dropped when a later step pulls;
 //   - the id -1 pads an embedding bag's id lists, in every table, fixed or
 //     hash: it pulls a zero row and pushes nothing, and never reaches a
 //     server (so no hash table holds the key -1);
@@ -26,10 +30,12 @@
 #define KILN_RUNTIME_PS_PARAMETERCLIENT_H
 
 #include "runtime/cluster/GrpcSetup.h"
+#include "runtime/ps/ClientSupport.h"
 #include "runtime/exec/ParameterAccess.h"
 #include "runtime/ps/ParameterServer.h"
 
 #include <chrono>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -65,6 +71,8 @@ class ParameterClient : public exec::ParameterAccess {
 public:
   ParameterClient(const PsModel &model, std::vector<std::unique_ptr<ServerLink>> servers,
                   int worker, int workers);
+  /// Waits for prefetched pulls still in flight.
+  ~ParameterClient() override;
 
   /// Checks that every server runs this artifact with this cluster shape,
   /// retrying unreachable ones until `patience` passes.
@@ -78,6 +86,16 @@ public:
   /// shards, table rows by the unique ids asked (scattered back to every
   /// position that asked).
   bool pull(const std::vector<exec::PullOrder> &orders, std::string &error) override;
+  /// Sends the pull of `orders` for the next step (currentStep() + 1) now
+  /// and returns; its `out` pointers are ignored and its ids copied. The
+  /// first pull() of that step asking the same variables and ids waits for
+  /// these replies instead of asking again (one prefetch is kept ahead; a
+  /// newer one replaces it). False with `error` for orders pull() would
+  /// refuse (an id outside a table).
+  bool prefetch(const std::vector<exec::PullOrder> &orders, std::string &error) override;
+  /// Pulls that prefetched answers served, and prefetches dropped unused.
+  int64_t prefetchHits() const { return prefetchHits_; }
+  int64_t prefetchMisses() const { return prefetchMisses_; }
   /// Writes the whole value of the variable with artifact index `variable` to `out`.
   bool pullDense(uint32_t variable, float *out, std::string &error) {
     return pull({{variable, out}}, error);
@@ -111,9 +129,45 @@ public:
 private:
   const PsVariable *variable(uint32_t index, std::string &error) const;
   const VariableShards &shardsOf(const PsVariable &spec) const;
-  /// Runs one call per non-empty entry of `requests` in parallel, waits for all.
-  bool pullAll(std::vector<PullRequest> &requests, std::vector<PullReply> &replies,
-               std::string &error);
+  /// Where a server's answer to one order goes. Dense: shard `shard` of
+  /// the variable. Rows: the order's unique ids `uniques`, in the order asked.
+  struct PullPart {
+    size_t order;
+    int server;
+    int reply; ///< Index among that server's dense or rows replies.
+    int64_t shard = 0;
+    std::vector<int64_t> uniques;
+  };
+  /// A group of pull orders as one request per server, and how the replies
+  /// scatter back.
+  struct PullPlan {
+    int64_t step = 0;
+    std::vector<PullRequest> requests; ///< By server.
+    std::vector<const PsVariable *> specs;
+    std::vector<uint32_t> variables;          ///< Per order.
+    std::vector<std::vector<int64_t>> ids;    ///< Per order: the ids asked (none: whole).
+    std::vector<bool> whole;                  ///< Per order.
+    std::vector<PullPart> denseParts, rowsParts;
+    std::vector<std::vector<int64_t>> slots;  ///< Per rows order: each position's unique id.
+    std::vector<int64_t> uniqueCounts;
+  };
+  /// A plan's calls in flight.
+  struct PullCalls {
+    PullPlan plan;
+    std::vector<PullReply> replies;
+    std::vector<CallStatus> statuses;
+    std::unique_ptr<Latch> latch;
+  };
+  bool planPull(const std::vector<exec::PullOrder> &orders, int64_t step, PullPlan &plan,
+                std::string &error) const;
+  std::unique_ptr<PullCalls> startPull(PullPlan plan);
+  /// Waits for `calls` and writes the answers to the `out` of `orders`.
+  bool finishPull(PullCalls &calls, const std::vector<exec::PullOrder> &orders,
+                  std::string &error) const;
+  /// Whether `calls` asked what `orders` ask, for this step.
+  bool samePull(const PullCalls &calls, const std::vector<exec::PullOrder> &orders) const;
+  /// Waits for every prefetch in flight and forgets them.
+  void dropPrefetched();
 
   /// A pushed tensor's bytes: f32, or f16 with compression.
   std::string payloadOf(const std::vector<float> &values) const;
@@ -125,6 +179,8 @@ private:
   int worker_, workers_;
   int64_t step_ = 1;
   std::vector<PushRequest> pending_; ///< By server.
+  std::deque<std::unique_ptr<PullCalls>> prefetched_;
+  int64_t prefetchHits_ = 0, prefetchMisses_ = 0;
 };
 
 } // namespace kiln::ps

@@ -54,7 +54,8 @@ bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
     if (options.ps.requested)
       error = options.artifact + ": error: the artifact keeps no variables on parameter servers "
               "(kilnc --train --strategy=parameter-server), so --ps, --sync, --async, "
-              "--staleness, --admit-after, --evict, --ps-report and --compress do not apply";
+              "--staleness, --admit-after, --evict, --ps-report, --compress and --no-prefetch do not "
+              "apply";
     return !options.ps.requested;
   }
   prepared.psModel = std::make_unique<ps::PsModel>();
@@ -160,6 +161,9 @@ private:
   int64_t lastSaved = -1;
   const ps::PsModel *psModel = nullptr;
   std::unique_ptr<ps::ParameterClient> parameters;
+  /// Async parameter servers: the batches one step ahead, whose first pulls
+  /// each step sends before it computes.
+  std::unique_ptr<data::BatchReader> lookahead;
 };
 
 bool Trainer::connectParameterServers(const Prepared &prepared, std::string &error) {
@@ -236,6 +240,8 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
   for (int64_t micro = 0; micro < model.accumulateSteps(); ++micro) {
     double microLoss = 0;
     if (!model.bindBatch(*session, batchProgram, reader.next(), error) ||
+        (lookahead && parameters->currentStep() < options.steps &&
+         !model.prefetchBatch(*session, batchProgram, lookahead->next(), error)) ||
         !(accumulating ? model.runAccumulateStep(*session, error)
                        : model.runTrainStep(*session, error)) ||
         !model.readScalar(*session, batchProgram, model.lossName(), microLoss, error))
@@ -374,6 +380,12 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   data::BatchReader reader(trainData, {model.batchSize(), options.shuffle, options.seed, 2,
                                        worldSize(), rank});
   reader.start(startStep * model.accumulateSteps());
+  if (parameters && options.ps.async && options.ps.prefetch && model.accumulateSteps() == 1) {
+    lookahead = std::make_unique<data::BatchReader>(
+        trainData, data::BatchOptions{model.batchSize(), options.shuffle, options.seed, 1,
+                                      worldSize(), rank});
+    lookahead->start(startStep + 1);
+  }
   metrics::ProgressLine progress(options.steps, startStep, chief() ? STDERR_FILENO : -1);
   Clock::time_point begin = Clock::now(), last = begin;
   double loss = 0, lr = 0;
@@ -433,7 +445,7 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     out << " (" << worldSize() << (worldSize() == 1 ? " worker, " : " workers, ")
         << parameters->serverCount() << " parameter server"
         << (parameters->serverCount() == 1 ? "" : "s") << ", "
-        << options.ps.modeName() << ")";
+        << options.ps.modeName() << (lookahead ? ", pulls prefetched" : "") << ")";
   } else if (worldSize() > 1) {
     collective::AllReduceTotals comm = session->allReduceTotals();
     out << " (" << worldSize() << " replicas; all-reduce " << comm.bytes / std::max<uint64_t>(1, trained)
@@ -457,6 +469,10 @@ bool Trainer::printServerReport(std::string &error) {
   }
   for (const ps::StatsReply &reply : replies)
     out << ps::formatServerReport(reply);
+  if (lookahead)
+    out << "worker " << rank << ": " << parameters->prefetchHits()
+        << " steps took prefetched pulls, " << parameters->prefetchMisses()
+        << " prefetches went unused\n";
   return true;
 }
 

@@ -64,6 +64,10 @@ struct ParameterServerOptions {
   bool compressFp16 = false; ///< Gradients pushed as IEEE f16.
   bool async = false;      ///< Each push applied on arrival (else sync).
   int64_t staleness = -1;  ///< Async: the most steps ahead of the slowest worker; -1: any.
+  /// Async: each step's first pulls for the next batch go out before the
+  /// step computes (--no-prefetch turns it off). Sync never prefetches: a
+  /// step must read what the step before applied.
+  bool prefetch = true;
   /// How long one pull or push may take (sync pushes wait for every worker).
   std::chrono::milliseconds deadline{300000};
   std::string token;       ///< The cluster token every call carries.

@@ -177,6 +177,15 @@ bool TrainingModel::bindBatch(exec::Session &session, const char *program,
   return true;
 }
 
+bool TrainingModel::prefetchBatch(exec::Session &session, const char *program,
+                                  const std::vector<std::vector<uint8_t>> &batch,
+                                  std::string &error) const {
+  std::vector<std::pair<std::string_view, const void *>> feeds;
+  for (size_t i = 0; i < specs_.size(); ++i)
+    feeds.emplace_back(specs_[i].name, batch[i].data());
+  return session.prefetchPulls(program, feeds, error);
+}
+
 bool TrainingModel::readScalar(const exec::Session &session, const char *program,
                                const std::string &fetch, double &value,
                                std::string &error) const {

@@ -61,6 +61,10 @@ public:
   /// Binds one batch (a buffer per feed spec) to `program`'s feeds.
   bool bindBatch(exec::Session &session, const char *program,
                  const std::vector<std::vector<uint8_t>> &batch, std::string &error) const;
+  /// Has `session` start the first pulls of `program`'s next run for
+  /// `batch` (a batch not bound yet; Session::prefetchPulls).
+  bool prefetchBatch(exec::Session &session, const char *program,
+                     const std::vector<std::vector<uint8_t>> &batch, std::string &error) const;
   /// Reads an f32 scalar fetch of the program that ran last.
   bool readScalar(const exec::Session &session, const char *program,
                   const std::string &fetch, double &value, std::string &error) const;

@@ -456,6 +456,56 @@ TEST(ParameterServerTest, PaddingIdsPullZeroRowsAndPushNothing) {
   EXPECT_EQ(error, "id -2 is outside table @table of 12 rows");
 }
 
+/// Async prefetch: a pull sent during step 1 for step 2 serves step 2's
+/// pull of the same orders (the values as they were when it was sent), is
+/// not taken by step 1's own pull or by step 2's pull of other ids, and
+/// refuses ids a pull would refuse.
+TEST(ParameterServerTest, PrefetchedPullsServeTheNextStepOnly) {
+  PsModel model = smallModel();
+  LocalCluster cluster(model, 2, 1, SyncMode::Async);
+  ParameterClient &client = *cluster.clients[0];
+  std::vector<int64_t> ids = {5, 11, -1, 5};
+  std::vector<float> w(30), rows(16);
+  std::vector<exec::PullOrder> orders = {{0, w.data()}, {2, rows.data(), ids.data(), true, 4}};
+  std::string error;
+  client.beginStep(1);
+  std::vector<float> before = pullRows(client, 2, {5, 11}, 4);
+  ASSERT_TRUE(client.prefetch(orders, error)) << error;
+  ASSERT_TRUE(client.pull(orders, error)) << error; // Step 1's own: not the prefetch.
+  EXPECT_EQ(client.prefetchHits(), 0);
+  // Step 1 moves row 5 and 11; the prefetch was sent before.
+  std::vector<int64_t> pushed = {5, 11};
+  std::vector<float> gradient(8, 1.0f);
+  ASSERT_TRUE(client.pushRows(2, pushed.data(), true, 2, gradient.data(), error)) << error;
+  ASSERT_TRUE(client.finishStep(error)) << error;
+  std::fill(rows.begin(), rows.end(), -999.0f);
+  ASSERT_TRUE(client.pull(orders, error)) << error;
+  EXPECT_EQ(client.prefetchHits(), 1);
+  EXPECT_EQ(std::vector<float>(rows.begin(), rows.begin() + 4),
+            std::vector<float>(before.begin(), before.begin() + 4));
+  EXPECT_EQ(std::vector<float>(rows.begin() + 4, rows.begin() + 8),
+            std::vector<float>(before.begin() + 4, before.end()));
+  EXPECT_EQ(std::vector<float>(rows.begin() + 8, rows.begin() + 12), std::vector<float>(4, 0.0f));
+  EXPECT_EQ(pullDense(*cluster.clients[0], 0, 30), w);
+  // A pull of other ids asks afresh; the prefetch no pull of its step took
+  // is dropped once the step is over.
+  ASSERT_TRUE(client.finishStep(error)) << error;
+  ASSERT_TRUE(client.prefetch(orders, error)) << error;
+  ASSERT_TRUE(client.finishStep(error)) << error;
+  std::vector<int64_t> other = {3};
+  std::vector<float> row(4, -999.0f);
+  ASSERT_TRUE(client.pull({{2, row.data(), other.data(), true, 1}}, error)) << error;
+  EXPECT_EQ(row, pullRows(client, 2, {3}, 4));
+  EXPECT_EQ(client.prefetchHits(), 1);
+  EXPECT_EQ(client.prefetchMisses(), 0);
+  ASSERT_TRUE(client.finishStep(error)) << error;
+  pullRows(client, 2, {3}, 4);
+  EXPECT_EQ(client.prefetchMisses(), 1);
+  std::vector<int64_t> outside = {12};
+  EXPECT_FALSE(client.prefetch({{2, row.data(), outside.data(), true, 1}}, error));
+  EXPECT_EQ(error, "id 12 is outside table @table of 12 rows");
+}
+
 TEST(ParameterServiceTest, GrpcRoundTripChecksTokenAndArtifact) {
   PsModel model = smallModel();
   ServerOptions options;

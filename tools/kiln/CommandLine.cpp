@@ -102,6 +102,7 @@ struct NumberFlags {
   std::string connectTimeout, workers, psServers, staleness, admitAfter, evict, compress;
   std::string metricsPort, metricsLinger;
   bool sync = false; ///< --sync, the parameter servers' default said aloud.
+  bool noPrefetch = false; ///< --no-prefetch: async pulls only when a step asks.
 };
 
 /// kiln's subcommands, each flag bound to where its value goes.
@@ -185,6 +186,8 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
              "parameter servers apply the mean of every worker's push once a step (the default)"},
             {"--async", nullptr, &training.ps.async, "",
              "parameter servers apply each push on arrival"},
+            {"--no-prefetch", nullptr, &numbers.noPrefetch, "",
+             "async: do not send a step's first pulls while the step before computes"},
             {"--staleness", &numbers.staleness, nullptr, "K",
              "async, but no worker more than K steps ahead of the slowest"},
             {"--admit-after", &numbers.admitAfter, nullptr, "K",
@@ -549,7 +552,9 @@ bool parseParameterServerFlags(const KilnApp &kiln, train::TrainOptions &trainin
                 error);
   ps.requested = !numbers.psServers.empty() || numbers.sync || ps.async ||
                  !numbers.staleness.empty() || !numbers.admitAfter.empty() ||
-                 !numbers.evict.empty() || ps.report || !numbers.compress.empty();
+                 !numbers.evict.empty() || ps.report || !numbers.compress.empty() ||
+                 numbers.noPrefetch;
+  ps.prefetch = !numbers.noPrefetch;
   // --staleness K is asynchronous training with a bound.
   if (!numbers.staleness.empty())
     ps.async = true;
