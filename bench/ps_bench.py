@@ -18,7 +18,9 @@ read the same rows, --batch per worker.
 
 Kiln: kilnc --strategy=parameter-server (fixed tables, TensorFlow's
 MinSizePartitioner default of 256 KiB shards), kiln launch --workers N --ps M
-in sync and async mode, one thread per worker (cores / workers). TensorFlow:
+in sync and async mode (async with each step's first pulls prefetched during
+the step before, the default, and with --no-prefetch), one thread per worker
+(cores / workers). TensorFlow:
 N worker and M ps processes (tf.distribute.Server, one intra-op thread per
 worker) and the coordinator in this process, ParameterServerStrategy with
 MinSizePartitioner(256 KiB, M shards), tf_keras layers and Adagrad, a
@@ -128,7 +130,8 @@ def run_kiln(args, tools, artifact, data, mode):
         metrics = os.path.join(tmp, "m.jsonl")
         command = [tools["kiln"], "launch", artifact, "--workers", str(args.workers), "--ps",
                    str(args.ps), "--data", data, "--steps", str(steps), "--metrics-out", metrics,
-                   "--ps-report"] + (["--async"] if mode == "async" else [])
+                   "--ps-report"] + {"sync": [], "async": ["--async"],
+                                     "async no-prefetch": ["--async", "--no-prefetch"]}[mode]
         out = subprocess.run(command, capture_output=True, text=True, timeout=1800)
         if out.returncode != 0:
             raise SystemExit("kiln launch failed: " + out.stderr[-2000:])
@@ -267,10 +270,11 @@ def main():
         subprocess.run([tools["kilnc"], graph, "--train", "--strategy=parameter-server",
                         "--partitioner=min-shard-bytes:262144", "-o", artifact], check=True)
         arrays = None if args.skip_tensorflow else read_tsv(data, args.tables, args.rows_per_table)
-        results = {"kiln sync": [], "kiln async": [], "tensorflow pss (async)": []}
+        results = {"kiln sync": [], "kiln async": [], "kiln async no-prefetch": [],
+                   "tensorflow pss (async)": []}
         details = {}
         for _ in range(args.repeats):
-            for mode in ("sync", "async"):
+            for mode in ("sync", "async", "async no-prefetch"):
                 rate, detail = run_kiln(args, tools, artifact, data, mode)
                 results["kiln " + mode].append(rate)
                 details[mode] = detail
@@ -289,6 +293,8 @@ def main():
         for mode in ("sync", "async"):
             print("  kiln %s / tensorflow: %.2fx" % (mode, medians["kiln " + mode] / tf_rate))
     print("  kiln async / kiln sync: %.2fx" % (medians["kiln async"] / medians["kiln sync"]))
+    print("  kiln async, pulls prefetched / not: %.2fx" % (
+        medians["kiln async"] / medians["kiln async no-prefetch"]))
     for mode, detail in details.items():
         print("  kiln %s: %.0f rows pulled and %.0f pushed per second per server, %.0f bytes on "
               "the wire per example" % (mode, detail["rows_pulled_per_second_per_server"],

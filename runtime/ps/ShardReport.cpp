@@ -39,13 +39,13 @@ std::string formatServerReport(const StatsReply &stats) {
       text += "; " + std::to_string(variable.rows_evicted()) + " evicted, " +
               std::to_string(variable.waiting_admission()) + " ids waiting for admission, " +
               std::to_string(variable.gradients_dropped()) + " gradients dropped";
-      int hottest = std::min(variable.hottest_ids_size(), variable.hottest_counts_size());
-      if (hottest > 0) {
-        text += "; hottest";
-        for (int i = 0; i < hottest; ++i)
-          text += (i ? ", " : " ") + std::to_string(variable.hottest_ids(i)) + " (" +
-                  std::to_string(variable.hottest_counts(i)) + ")";
-      }
+    }
+    int hottest = std::min(variable.hottest_ids_size(), variable.hottest_counts_size());
+    if (hottest > 0) {
+      text += "; hottest";
+      for (int i = 0; i < hottest; ++i)
+        text += (i ? ", " : " ") + std::to_string(variable.hottest_ids(i)) + " (" +
+                std::to_string(variable.hottest_counts(i)) + ")";
     }
     text += "\n";
   }

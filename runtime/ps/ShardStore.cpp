@@ -182,7 +182,12 @@ bool ShardStore::readRows(uint32_t variable, const int64_t *ids, int64_t count,
                       std::to_string(serverIndex_);
       return false;
     }
-    appendFloats(out, it->second.block.values.data() + state->shards.localRow(id) * width, width);
+    DenseShard &shard = it->second;
+    int64_t local = state->shards.localRow(id);
+    if (shard.pulls.empty())
+      shard.pulls.assign(static_cast<size_t>(shard.block.rows()), 0);
+    ++shard.pulls[local];
+    appendFloats(out, shard.block.values.data() + local * width, width);
   }
   state->counters.rowsPulled += count;
   return true;
@@ -345,10 +350,18 @@ int64_t ShardStore::bytesHeld(int ordinal) const {
 }
 
 std::vector<std::pair<int64_t, int64_t>> ShardStore::hottest(int ordinal, size_t count) const {
-  const HashPart &part = variables_[ordinal].hash;
+  const VariableState &state = variables_[ordinal];
+  const HashPart &part = state.hash;
   std::vector<std::pair<int64_t, int64_t>> ranked; // (pulls, id)
   for (size_t row = 0; row < part.ids.size(); ++row)
     ranked.push_back({part.pulls[row], part.ids[row]});
+  const VariableShards &shards = state.shards;
+  for (const auto &[k, shard] : state.local)
+    for (size_t r = 0; r < shard.pulls.size(); ++r)
+      if (shard.pulls[r] > 0)
+        ranked.push_back({shard.pulls[r], shards.rowsByMod()
+                                              ? k + static_cast<int64_t>(r) * shards.shardCount()
+                                              : shards.shardBegin(k) + static_cast<int64_t>(r)});
   count = std::min(count, ranked.size());
   std::partial_sort(ranked.begin(), ranked.begin() + count, ranked.end(),
                     [](auto &a, auto &b) { return a.first > b.first || (a.first == b.first && a.second < b.second); });

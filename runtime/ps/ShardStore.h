@@ -43,6 +43,9 @@ struct DenseShard {
   /// Embedding tables: pushed rows (local row ids), summed at apply.
   std::vector<int64_t> pushedIds;
   std::vector<float> pushedRows;
+  /// Embedding tables: times each local row was pulled (sized at the first
+  /// pull; kept in memory only, not in checkpoints).
+  std::vector<int64_t> pulls;
 };
 
 /// This server's part of a hash table.
@@ -123,7 +126,9 @@ public:
   int64_t waitingAdmission(int ordinal) const {
     return static_cast<int64_t>(variables_[ordinal].hash.sightings.size());
   }
-  /// Hash tables: the `count` most pulled ids and their counts, most first.
+  /// Tables, fixed and hash: the `count` most pulled ids and their counts,
+  /// most first (ties: the smaller id first). The id frequencies a placement
+  /// planner reads.
   std::vector<std::pair<int64_t, int64_t>> hottest(int ordinal, size_t count) const;
 
   /// This server's part as checkpoint tensors pointing into the store

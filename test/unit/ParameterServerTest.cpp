@@ -17,6 +17,7 @@
 #include <cstring>
 #include <future>
 #include <set>
+#include <map>
 #include <random>
 #include <thread>
 
@@ -379,6 +380,11 @@ TEST(ParameterServerTest, StatisticsCountRowsAndBytesPerServer) {
     keys.push_back(k * 7919);
   pullRows(*cluster.clients[0], 3, keys, 4);
   pullRows(*cluster.clients[0], 3, {7919}, 4); // Pulled twice: the hottest.
+  // A fixed table split by mod over 2 servers counts its ids too (a repeat
+  // within one pull counts once: ids travel unique).
+  pullRows(*cluster.clients[0], 2, {9, 9, 2}, 4);
+  pullRows(*cluster.clients[0], 2, {9}, 4);
+  pullRows(*cluster.clients[0], 2, {2, 11}, 4);
   std::vector<StatsReply> stats;
   std::string error;
   ASSERT_TRUE(cluster.clients[0]->stats(stats, error)) << error;
@@ -403,6 +409,13 @@ TEST(ParameterServerTest, StatisticsCountRowsAndBytesPerServer) {
         foundHottest = true;
       }
   EXPECT_TRUE(foundHottest);
+  std::map<int64_t, int64_t> tableCounts;
+  for (const StatsReply &reply : stats)
+    for (const VariableStats &v : reply.variables())
+      if (v.name() == "table")
+        for (int i = 0; i < v.hottest_ids_size(); ++i)
+          tableCounts[v.hottest_ids(i)] = v.hottest_counts(i);
+  EXPECT_EQ(tableCounts, (std::map<int64_t, int64_t>{{2, 2}, {9, 2}, {11, 1}}));
 }
 
 /// An embedding bag's padding id -1, in a fixed and a hash table: a zero row
