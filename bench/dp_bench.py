@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """Data-parallel training throughput: `kiln launch` against PyTorch DDP
-(gloo backend) on the same model, cluster shape and machine, in the same
-run, repeats interleaved (docs/performance.md, "Data-parallel").
+(gloo backend) and TensorFlow's MultiWorkerMirroredStrategy on the same
+model, cluster shape and machine, in the same run, repeats interleaved
+(docs/performance.md, "Data-parallel").
 
     /work/venv/bin/python bench/dp_bench.py [--model mlp,transformer] [--workers 2]
         [--steps 30] [--warmup 5] [--repeats 3] [--bucket-bytes N,...]
+        [--tf-python /work/venv-tf/bin/python] [--peers ddp,mwms]
 
 Each model is an example graph file at its own batch B per replica (global
 batch N*B), every framework starting from Kiln's initial weights; each
@@ -12,7 +14,9 @@ process gets cores / N threads (threads x processes <= cores, DESIGN.md).
 For Kiln it also reports the all-reduce: bytes a step, seconds in the
 collective, and the share of them hidden behind compute (1 - the seconds a
 wait blocked / the seconds in the collective), for each --bucket-bytes.
-TensorFlow's MultiWorkerMirroredStrategy is not measured yet.
+TensorFlow runs in its own venv (--tf-python, with tensorflow and tf_keras;
+bench/peers/tf_mwms.py): MWMS with RING collectives, a TF_CONFIG per worker,
+the same batches and initial weights.
 """
 
 import argparse
@@ -76,6 +80,22 @@ def run_ddp(args, folder, threads):
     return json.loads(outputs[0][0].strip().splitlines()[-1])
 
 
+def run_mwms(args, folder, threads):
+    ports = ",".join(str(free_port()) for _ in range(args.workers))
+    peer = os.path.join(ROOT, "bench", "peers", "tf_mwms.py")
+    processes = [subprocess.Popen(
+        [args.tf_python, peer, "--workload", folder, "--rank", str(r), "--world",
+         str(args.workers), "--ports", ports, "--threads", str(threads), "--steps",
+         str(args.steps), "--warmup", str(args.warmup)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for r in range(args.workers)]
+    outputs = [p.communicate(timeout=900) for p in processes]
+    for p, (out, err) in zip(processes, outputs):
+        if p.returncode != 0:
+            sys.exit("TensorFlow MWMS failed:\n" + out + err[-4000:])
+    return json.loads(outputs[0][0].strip().splitlines()[-1])
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="mlp,transformer")
@@ -88,6 +108,8 @@ def main():
     parser.add_argument("--bucket-bytes", default="26214400,1048576,262144")
     parser.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     parser.add_argument("--workdir", default=None)
+    parser.add_argument("--tf-python", default="/work/venv-tf/bin/python")
+    parser.add_argument("--peers", default="ddp,mwms")
     args = parser.parse_args()
     tools = ref.Tools(args.bin)
     threads = max(1, (os.cpu_count() or 1) // args.workers)
@@ -103,26 +125,34 @@ def main():
             ref.Tools.run([tools.kilnc, workload.path, "--train", "--strategy=data-parallel",
                            "--bucket-bytes=" + size, "-o", artifact])
             artifacts[size] = artifact
-        rows = {"ddp": []}
+        peers = {"ddp": run_ddp, "mwms": run_mwms}
+        chosen = [p for p in args.peers.split(",") if p]
+        rows = {peer: [] for peer in chosen}
         rows.update({size: [] for size in artifacts})
         for _ in range(args.repeats):
-            rows["ddp"].append(run_ddp(args, folder, threads))
+            for peer in chosen:
+                rows[peer].append(peers[peer](args, folder, threads))
             for size, artifact in artifacts.items():
                 rows[size].append(run_kiln(args, tools, artifact, workload.data, threads))
-        ddp = statistics.median(r["examples_per_second"] for r in rows["ddp"])
+        rates = {peer: statistics.median(r["examples_per_second"] for r in rows[peer])
+                 for peer in chosen}
+        best = max(rates.values()) if rates else None
         print("\n## %s: batch %d per replica, global %d" % (name, workload.batch,
                                                            workload.batch * args.workers))
-        print("| run | examples/s | vs DDP | all-reduce bytes/step | ms in collective/step "
-              "| hidden behind compute |")
+        print("| run | examples/s | vs the faster peer | all-reduce bytes/step "
+              "| ms in collective/step | hidden behind compute |")
         print("|---|---|---|---|---|---|")
-        print("| PyTorch DDP (gloo, 25 MB buckets) | %.0f | 1.00 | | | |" % ddp)
+        titles = {"ddp": "PyTorch DDP (gloo, 25 MB buckets)",
+                  "mwms": "TensorFlow MultiWorkerMirroredStrategy (RING)"}
+        for peer in chosen:
+            print("| %s | %.0f | %.2f | | | |" % (titles[peer], rates[peer], rates[peer] / best))
         for size in artifacts:
             rate = statistics.median(r["examples_per_second"] for r in rows[size])
             comm = statistics.median(r["comm_seconds"] for r in rows[size])
             hidden = statistics.median(r["hidden"] for r in rows[size])
-            print("| kiln launch, --bucket-bytes=%s | %.0f | %.2f | %d | %.2f | %.0f%% |" % (
-                size, rate, rate / ddp, rows[size][0]["bytes_per_step"], comm * 1e3,
-                hidden * 100))
+            print("| kiln launch, --bucket-bytes=%s | %.0f | %s | %d | %.2f | %.0f%% |" % (
+                size, rate, "%.2f" % (rate / best) if best else "", rows[size][0]["bytes_per_step"],
+                comm * 1e3, hidden * 100))
 
 
 if __name__ == "__main__":
