@@ -64,36 +64,34 @@ def run_kiln(args, tools, artifact, data, threads):
             "hidden": 1 - blocked / comm if comm > 0 else 0.0}
 
 
-def run_ddp(args, folder, threads):
-    port = free_port()
-    peer = os.path.join(ROOT, "bench", "peers", "torch_ddp.py")
-    processes = [subprocess.Popen(
-        [sys.executable, peer, "--workload", folder, "--rank", str(r), "--world",
-         str(args.workers), "--port", str(port), "--threads", str(threads), "--steps",
-         str(args.steps), "--warmup", str(args.warmup)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for r in range(args.workers)]
+def run_workers(commands, what):
+    """Starts one process per command, waits for all; rank 0's JSON line."""
+    processes = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True) for command in commands]
     outputs = [p.communicate(timeout=900) for p in processes]
     for p, (out, err) in zip(processes, outputs):
         if p.returncode != 0:
-            sys.exit("torch DDP failed:\n" + out + err)
+            sys.exit("%s failed:\n%s%s" % (what, out, err[-4000:]))
     return json.loads(outputs[0][0].strip().splitlines()[-1])
+
+
+def peer_command(python, peer, args, folder, threads, rank, cluster):
+    return [python, os.path.join(ROOT, "bench", "peers", peer), "--workload", folder,
+            "--rank", str(rank), "--world", str(args.workers), "--threads", str(threads),
+            "--steps", str(args.steps), "--warmup", str(args.warmup)] + cluster
+
+
+def run_ddp(args, folder, threads):
+    port = ["--port", str(free_port())]
+    return run_workers([peer_command(sys.executable, "torch_ddp.py", args, folder, threads, r,
+                                     port) for r in range(args.workers)], "torch DDP")
 
 
 def run_mwms(args, folder, threads):
-    ports = ",".join(str(free_port()) for _ in range(args.workers))
-    peer = os.path.join(ROOT, "bench", "peers", "tf_mwms.py")
-    processes = [subprocess.Popen(
-        [args.tf_python, peer, "--workload", folder, "--rank", str(r), "--world",
-         str(args.workers), "--ports", ports, "--threads", str(threads), "--steps",
-         str(args.steps), "--warmup", str(args.warmup)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        for r in range(args.workers)]
-    outputs = [p.communicate(timeout=900) for p in processes]
-    for p, (out, err) in zip(processes, outputs):
-        if p.returncode != 0:
-            sys.exit("TensorFlow MWMS failed:\n" + out + err[-4000:])
-    return json.loads(outputs[0][0].strip().splitlines()[-1])
+    ports = ["--ports", ",".join(str(free_port()) for _ in range(args.workers))]
+    return run_workers([peer_command(args.tf_python, "tf_mwms.py", args, folder, threads, r,
+                                     ports) for r in range(args.workers)],
+                       "TensorFlow MWMS")
 
 
 def main():

@@ -141,6 +141,19 @@ void ReverseSweep::accumulate(Value value, Value grad, GradientBuilder &gb) {
     it->second = gb.add(it->second, grad);
 }
 
+/// Appends a lookup of `table` at `ids` (any shape) with gradient rows
+/// `rows` ([ids..., row...]) to `variable`'s sparse gradient.
+void addSparseRows(VariableGradient &variable, Value table, Value ids, Value rows,
+                   GradientBuilder &gb) {
+  RankedTensorType idsType = tensorType(ids), tableType = tensorType(table);
+  int64_t n = idsType.getNumElements();
+  SmallVector<int64_t> rowShape = {n};
+  llvm::append_range(rowShape, tableType.getShape().drop_front());
+  variable.ids.push_back(gb.reshape(ids, RankedTensorType::get({n}, idsType.getElementType())));
+  variable.rows.push_back(
+      gb.reshape(rows, RankedTensorType::get(rowShape, tableType.getElementType())));
+}
+
 LogicalResult ReverseSweep::sweep(GradientBuilder &gb) {
   grads[loss] = gb.splatLike(loss, 1.0);
   Block &body = train.getBody().front();
@@ -160,35 +173,21 @@ LogicalResult ReverseSweep::sweep(GradientBuilder &gb) {
       variable.dense = variable.dense ? gb.add(variable.dense, g) : g;
       continue;
     }
-    auto gather = llvm::dyn_cast<GatherOp>(op);
-    auto read = gather ? gather.getTable().getDefiningOp<ReadOp>() : ReadOp();
-    if (read && sparse.contains(read.getVariable())) {
-      RankedTensorType indices = tensorType(gather.getIndices());
-      RankedTensorType table = tensorType(gather.getTable());
-      int64_t n = indices.getNumElements();
-      SmallVector<int64_t> rowShape = {n};
-      llvm::append_range(rowShape, table.getShape().drop_front());
-      VariableGradient &variable = variables[read.getVariable()];
-      variable.ids.push_back(gb.reshape(
-          gather.getIndices(), RankedTensorType::get({n}, indices.getElementType())));
-      variable.rows.push_back(
-          gb.reshape(g, RankedTensorType::get(rowShape, table.getElementType())));
-      continue;
+    // A row lookup of a sparse table: its ids and one gradient row per id
+    // (a gather's result gradient as it is; a bag's spread over its ids).
+    Value table, ids, rows;
+    if (auto gather = llvm::dyn_cast<GatherOp>(op); gather && gather.getAxis() == 0) {
+      table = gather.getTable();
+      ids = gather.getIndices();
+      rows = g;
+    } else if (auto bag = llvm::dyn_cast<EmbeddingBagOp>(op)) {
+      table = bag.getTable();
+      ids = bag.getIds();
+      rows = embeddingBagRowGradients(bag, g, gb);
     }
-    auto bag = llvm::dyn_cast<EmbeddingBagOp>(op);
-    auto bagRead = bag ? bag.getTable().getDefiningOp<ReadOp>() : ReadOp();
-    if (bagRead && sparse.contains(bagRead.getVariable())) {
-      RankedTensorType ids = tensorType(bag.getIds());
-      RankedTensorType table = tensorType(bag.getTable());
-      int64_t n = ids.getNumElements();
-      SmallVector<int64_t> rowShape = {n};
-      llvm::append_range(rowShape, table.getShape().drop_front());
-      VariableGradient &variable = variables[bagRead.getVariable()];
-      variable.ids.push_back(
-          gb.reshape(bag.getIds(), RankedTensorType::get({n}, ids.getElementType())));
-      variable.rows.push_back(
-          gb.reshape(embeddingBagRowGradients(bag, g, gb),
-                     RankedTensorType::get(rowShape, table.getElementType())));
+    auto read = table ? table.getDefiningOp<ReadOp>() : ReadOp();
+    if (read && sparse.contains(read.getVariable())) {
+      addSparseRows(variables[read.getVariable()], table, ids, rows, gb);
       continue;
     }
     SmallVector<Value> operandGrads;
