@@ -4,7 +4,7 @@
 //
 // Ranks are threads of this process talking over loopback TCP, as
 // `kiln run --replicas N` does. For each message size, interleaved and
-// repeated, it times three ways of summing the same f32 buffer over the
+// repeated, it times five ways of summing the same f32 buffer over the
 // ranks:
 //   gloo       gloo::allreduce (ring) called directly, in place;
 //   collective Kiln's Collective::allReduceSum (GlooCollective);
@@ -13,7 +13,9 @@
 //              communication thread, copied back divided by the ranks;
 //   in place   the same for a bucket kilnc laid out in one range (what a
 //              program's AllReduceStart/AllReduceWait do when nothing else
-//              reads the gradients): reduced where it is, divided in place.
+//              reads the gradients): reduced where it is, divided in place;
+//   shm        Kiln's shared-memory collective (what ranks on one host use
+//              by default, SharedMemoryCollective.cpp), called directly.
 // It prints the median time and the bus bandwidth as nccl-tests define it
 // (bytes x 2(n-1)/n / time), and each Kiln way's bandwidth as a fraction of
 // Gloo's. A benchmark, not a test: docs/performance.md records its output.
@@ -73,8 +75,8 @@ int main(int argc, char **argv) {
   int n = options.ranks;
   // [size][way] -> seconds of rank 0, one per repeat.
   std::vector<std::vector<std::vector<double>>> times(sizes.size(),
-                                                      std::vector<std::vector<double>>(4));
-  MemoryStore kilnStore;
+                                                      std::vector<std::vector<double>>(5));
+  MemoryStore kilnStore, sharedStore;
   gloo::rendezvous::HashStore glooStore;
   std::barrier sync(n);
   std::vector<std::thread> threads;
@@ -91,6 +93,13 @@ int main(int argc, char **argv) {
         std::fprintf(stderr, "rank %d: %s\n", rank, error.c_str());
         std::exit(1);
       }
+      bool sameHost = false;
+      std::unique_ptr<Collective> shared =
+          connectSharedMemory(sharedStore, kilnOptions, sameHost, error);
+      if (!shared) {
+        std::fprintf(stderr, "rank %d: shared memory: %s\n", rank, error.c_str());
+        std::exit(1);
+      }
       gloo::transport::tcp::attr attr;
       attr.hostname = "127.0.0.1";
       auto context = std::make_shared<gloo::rendezvous::Context>(rank, n);
@@ -104,7 +113,7 @@ int main(int argc, char **argv) {
         size_t count = sizes[s] / sizeof(float);
         std::vector<float> data(count, 1.0f), out(count);
         for (int repeat = 0; repeat < options.repeats; ++repeat)
-          for (int way = 0; way < 4; ++way) {
+          for (int way = 0; way < 5; ++way) {
             sync.arrive_and_wait();
             Clock::time_point begin = Clock::now();
             if (way == 0) {
@@ -121,6 +130,9 @@ int main(int argc, char **argv) {
             } else if (way == 2) {
               if (!buckets.start(7, {{data.data(), sizes[s]}}, error) ||
                   !buckets.wait(7, true, {{out.data(), sizes[s]}}, error))
+                std::exit(1);
+            } else if (way == 4) {
+              if (!shared->allReduceSum(data.data(), count, 0, error))
                 std::exit(1);
             } else {
               if (!buckets.startInPlace(8, data.data(), count, error) ||
@@ -140,19 +152,19 @@ int main(int argc, char **argv) {
   std::printf("all-reduce of f32 over %d ranks (threads, loopback TCP), algorithm %s, median "
               "of %d\n",
               n, options.algorithm == AllReduceAlgorithm::Ring ? "ring" : "chosen", options.repeats - 1);
-  std::printf("%10s %9s %9s %9s %9s %9s %11s %12s %13s\n", "bytes", "gloo ms",
-              "gloo GB/s", "coll ms", "bucket ms", "inplace ms", "coll/gloo", "bucket/gloo",
-              "inplace/gloo");
+  std::printf("%10s %9s %9s %9s %9s %9s %9s %11s %12s %13s %10s\n", "bytes", "gloo ms",
+              "gloo GB/s", "coll ms", "bucket ms", "inplace ms", "shm ms", "coll/gloo",
+              "bucket/gloo", "inplace/gloo", "shm/gloo");
   double factor = 2.0 * (n - 1) / n;
   for (size_t s = 0; s < sizes.size(); ++s) {
-    double t[4], bw[4];
-    for (int way = 0; way < 4; ++way) {
+    double t[5], bw[5];
+    for (int way = 0; way < 5; ++way) {
       t[way] = median(times[s][way]);
       bw[way] = sizes[s] * factor / t[way] / 1e9;
     }
-    std::printf("%10zu %9.3f %9.3f %9.3f %9.3f %9.3f %11.2f %12.2f %13.2f\n", sizes[s],
-                t[0] * 1e3, bw[0], t[1] * 1e3, t[2] * 1e3, t[3] * 1e3, bw[1] / bw[0],
-                bw[2] / bw[0], bw[3] / bw[0]);
+    std::printf("%10zu %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %11.2f %12.2f %13.2f %10.2f\n",
+                sizes[s], t[0] * 1e3, bw[0], t[1] * 1e3, t[2] * 1e3, t[3] * 1e3, t[4] * 1e3,
+                bw[1] / bw[0], bw[2] / bw[0], bw[3] / bw[0], bw[4] / bw[0]);
   }
   return 0;
 }

@@ -13,7 +13,10 @@ batch N*B), every framework starting from Kiln's initial weights; each
 process gets cores / N threads (threads x processes <= cores, DESIGN.md).
 For Kiln it also reports the all-reduce: bytes a step, seconds in the
 collective, and the share of them hidden behind compute (1 - the seconds a
-wait blocked / the seconds in the collective), for each --bucket-bytes.
+wait blocked / the seconds in the collective), for each --bucket-bytes, with
+its default collectives (shared memory: every worker runs on this host) and,
+at the first --bucket-bytes, with --collectives gloo (TCP, as DDP's gloo
+backend).
 TensorFlow runs in its own venv (--tf-python, with tensorflow and tf_keras;
 bench/peers/tf_mwms.py): MWMS with RING collectives, a TF_CONFIG per worker,
 the same batches and initial weights.
@@ -45,13 +48,14 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_kiln(args, tools, artifact, data, threads):
+def run_kiln(args, tools, artifact, data, threads, transport="auto"):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads))
     steps = args.warmup + args.steps
     with tempfile.TemporaryDirectory() as tmp:
         metrics = os.path.join(tmp, "m.jsonl")
         out = subprocess.run([tools.kiln, "launch", artifact, "--workers", str(args.workers),
-                              "--data", data, "--steps", str(steps), "--metrics-out", metrics],
+                              "--data", data, "--steps", str(steps), "--metrics-out", metrics,
+                              "--collectives", transport],
                              capture_output=True, text=True, env=env, timeout=900)
         if out.returncode != 0:
             sys.exit("kiln launch failed:\n" + out.stdout + out.stderr)
@@ -126,12 +130,15 @@ def main():
         peers = {"ddp": run_ddp, "mwms": run_mwms}
         chosen = [p for p in args.peers.split(",") if p]
         rows = {peer: [] for peer in chosen}
-        rows.update({size: [] for size in artifacts})
+        runs = [(size, "auto") for size in artifacts]
+        runs.insert(1, (next(iter(artifacts)), "gloo"))
+        rows.update({run: [] for run in runs})
         for _ in range(args.repeats):
             for peer in chosen:
                 rows[peer].append(peers[peer](args, folder, threads))
-            for size, artifact in artifacts.items():
-                rows[size].append(run_kiln(args, tools, artifact, workload.data, threads))
+            for size, transport in runs:
+                rows[(size, transport)].append(
+                    run_kiln(args, tools, artifacts[size], workload.data, threads, transport))
         rates = {peer: statistics.median(r["examples_per_second"] for r in rows[peer])
                  for peer in chosen}
         best = max(rates.values()) if rates else None
@@ -144,12 +151,13 @@ def main():
                   "mwms": "TensorFlow MultiWorkerMirroredStrategy (RING)"}
         for peer in chosen:
             print("| %s | %.0f | %.2f | | | |" % (titles[peer], rates[peer], rates[peer] / best))
-        for size in artifacts:
-            rate = statistics.median(r["examples_per_second"] for r in rows[size])
-            comm = statistics.median(r["comm_seconds"] for r in rows[size])
-            hidden = statistics.median(r["hidden"] for r in rows[size])
-            print("| kiln launch, --bucket-bytes=%s | %.0f | %s | %d | %.2f | %.0f%% |" % (
-                size, rate, "%.2f" % (rate / best) if best else "", rows[size][0]["bytes_per_step"],
+        for run in runs:
+            rate = statistics.median(r["examples_per_second"] for r in rows[run])
+            comm = statistics.median(r["comm_seconds"] for r in rows[run])
+            hidden = statistics.median(r["hidden"] for r in rows[run])
+            print("| kiln launch, --bucket-bytes=%s%s | %.0f | %s | %d | %.2f | %.0f%% |" % (
+                run[0], ", --collectives gloo" if run[1] == "gloo" else "", rate,
+                "%.2f" % (rate / best) if best else "", rows[run][0]["bytes_per_step"],
                 comm * 1e3, hidden * 100))
 
 

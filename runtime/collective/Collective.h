@@ -65,6 +65,15 @@ enum class AllReduceAlgorithm { Ring, HalvingDoubling, Bcube, Auto };
 /// Parses "ring", "halving-doubling", "bcube" or "auto".
 bool parseAllReduceAlgorithm(const std::string &text, AllReduceAlgorithm &algorithm);
 
+/// How the members of a group reach each other.
+enum class CollectiveTransport {
+  /// Shared memory when every member runs on this host (and the algorithm
+  /// is `auto`), Gloo over TCP otherwise.
+  Auto,
+  /// Gloo over TCP always.
+  Gloo,
+};
+
 struct GlooOptions {
   int rank = 0;
   int size = 1;
@@ -74,6 +83,7 @@ struct GlooOptions {
   /// Keys of this group in the store start with it (a job and attempt).
   std::string prefix = "gloo";
   AllReduceAlgorithm algorithm = AllReduceAlgorithm::Auto;
+  CollectiveTransport transport = CollectiveTransport::Auto;
   /// Every collective fails after this long.
   std::chrono::milliseconds timeout{300000};
   /// The rendezvous (every member connecting to every other) fails after
@@ -88,6 +98,17 @@ struct GlooOptions {
 /// address cannot be bound.
 std::unique_ptr<Collective> connectGloo(KeyValueStore &store, const GlooOptions &options,
                                         std::string &error);
+
+/// Connects member `options.rank` in shared memory when every member runs on
+/// this host (SharedMemoryCollective.cpp). Null with `sameHost` false and no
+/// error when they do not; null with `error` when they do and it fails.
+std::unique_ptr<Collective> connectSharedMemory(KeyValueStore &store, const GlooOptions &options,
+                                                bool &sameHost, std::string &error);
+
+/// Connects member `options.rank` as `options.transport` says: in shared
+/// memory where it can, else over Gloo.
+std::unique_ptr<Collective> connectCollective(KeyValueStore &store, const GlooOptions &options,
+                                              std::string &error);
 
 } // namespace kiln::collective
 

@@ -305,4 +305,16 @@ std::unique_ptr<Collective> connectGloo(KeyValueStore &store, const GlooOptions 
   }
 }
 
+std::unique_ptr<Collective> connectCollective(KeyValueStore &store, const GlooOptions &options,
+                                              std::string &error) {
+  if (options.size > 1 && options.transport == CollectiveTransport::Auto &&
+      options.algorithm == AllReduceAlgorithm::Auto) {
+    bool sameHost = false;
+    std::unique_ptr<Collective> shared = connectSharedMemory(store, options, sameHost, error);
+    if (shared || sameHost || !error.empty())
+      return shared;
+  }
+  return connectGloo(store, options, error);
+}
+
 } // namespace kiln::collective

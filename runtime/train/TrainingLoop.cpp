@@ -512,7 +512,7 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
       gloo.rank = rank;
       gloo.size = group.worldSize;
       std::shared_ptr<collective::Collective> collective =
-          collective::connectGloo(*group.store, gloo, problem);
+          collective::connectCollective(*group.store, gloo, problem);
       if (collective) {
         Trainer trainer(options, rank == 0 ? out : quiet, rank == 0 ? observer : nullptr, rank,
                         std::move(collective));

@@ -1,8 +1,8 @@
-//===- CollectiveTest.cpp - Gloo collectives between threads --------------===//
+//===- CollectiveTest.cpp - Collectives between threads -------------------===//
 //
 // Ranks are threads of this process meeting in a MemoryStore and talking
-// over loopback, as `kiln run --replicas N` does; every wait is bounded by
-// the group's timeout.
+// over loopback (Gloo) or in shared memory, as `kiln run --replicas N`
+// does; every wait is bounded by the group's timeout.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +15,7 @@
 #include <chrono>
 #include <functional>
 #include <thread>
+#include <unistd.h>
 
 namespace kiln::collective {
 namespace {
@@ -28,7 +29,8 @@ using namespace std::chrono_literals;
 /// reading.
 void onRanks(int size, AllReduceAlgorithm algorithm,
              const std::function<void(int, Collective &)> &body,
-             std::chrono::milliseconds timeout = 20s, bool finishTogether = true) {
+             std::chrono::milliseconds timeout = 20s, bool finishTogether = true,
+             bool sharedMemory = false) {
   MemoryStore store;
   std::vector<std::thread> threads;
   for (int rank = 0; rank < size; ++rank)
@@ -39,7 +41,9 @@ void onRanks(int size, AllReduceAlgorithm algorithm,
       options.algorithm = algorithm;
       options.timeout = timeout;
       std::string error;
-      std::unique_ptr<Collective> collective = connectGloo(store, options, error);
+      std::unique_ptr<Collective> collective = sharedMemory
+                                                   ? connectCollective(store, options, error)
+                                                   : connectGloo(store, options, error);
       ASSERT_TRUE(collective) << error;
       body(rank, *collective);
       if (finishTogether) {
@@ -207,6 +211,122 @@ TEST(CollectiveTest, RendezvousTimesOut) {
   EXPECT_FALSE(connectGloo(store, options, error));
   EXPECT_NE(error.find("cannot connect rank 0 of 2"), std::string::npos) << error;
   EXPECT_NE(error.find("timed out after 500 ms"), std::string::npos) << error;
+}
+
+/// Runs `body` on `size` ranks meeting in shared memory.
+void onSharedRanks(int size, const std::function<void(int, Collective &)> &body,
+                   std::chrono::milliseconds timeout = 20s, bool finishTogether = true) {
+  onRanks(size, AllReduceAlgorithm::Auto, body, timeout, finishTogether, /*sharedMemory=*/true);
+}
+
+// Tests that ranks on one host meet in shared memory (the store names the
+// segment; /dev/shm holds nothing once they have met) and that the sums
+// cover messages of several chunks, bit for bit the same on every rank
+// (each element is summed in rank order by one rank).
+TEST(SharedMemoryCollectiveTest, SumsInRankOrderAcrossChunks) {
+  for (int size : {2, 3}) {
+    for (size_t count : {size_t(1), size_t(1000), size_t(700001)}) {
+      std::vector<std::vector<float>> results(size);
+      onSharedRanks(size, [&](int rank, Collective &c) {
+        std::vector<float> data(count);
+        for (size_t i = 0; i < count; ++i)
+          data[i] = 0.1f * static_cast<float>(rank + 1) + 1e-3f * static_cast<float>(i % 89);
+        std::string error;
+        ASSERT_TRUE(c.allReduceSum(data.data(), count, 0, error)) << error;
+        results[rank] = data;
+      });
+      for (size_t i = 0; i < count; ++i) {
+        float want = 0.0f;
+        for (int r = 0; r < size; ++r)
+          want += 0.1f * static_cast<float>(r + 1) + 1e-3f * static_cast<float>(i % 89);
+        ASSERT_EQ(results[0][i], want) << "element " << i << " of " << count;
+      }
+      for (int r = 1; r < size; ++r)
+        EXPECT_EQ(results[r], results[0]) << "rank " << r;
+    }
+  }
+}
+
+// Tests all-gather and broadcast over several chunks, an empty all-gather,
+// and that connectCollective chose shared memory.
+TEST(SharedMemoryCollectiveTest, GathersAndBroadcastsAcrossChunks) {
+  MemoryStore store;
+  const size_t bytes = (3 << 20) + 5;
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < 3; ++rank)
+    threads.emplace_back([&, rank] {
+      GlooOptions options;
+      options.rank = rank;
+      options.size = 3;
+      options.timeout = 20s;
+      std::string error;
+      std::unique_ptr<Collective> c = connectCollective(store, options, error);
+      ASSERT_TRUE(c) << error;
+      std::vector<uint8_t> mine(bytes), all(3 * bytes);
+      for (size_t i = 0; i < bytes; ++i)
+        mine[i] = static_cast<uint8_t>(i * 7 + rank);
+      ASSERT_TRUE(c->allGather(mine.data(), bytes, all.data(), 1, error)) << error;
+      for (int r = 0; r < 3; ++r)
+        for (size_t i = 0; i < bytes; i += 4099)
+          ASSERT_EQ(all[r * bytes + i], static_cast<uint8_t>(i * 7 + r));
+      ASSERT_TRUE(c->allGather(mine.data(), 0, all.data(), 2, error)) << error;
+      ASSERT_TRUE(c->broadcast(mine.data(), bytes, /*root=*/2, 3, error)) << error;
+      for (size_t i = 0; i < bytes; i += 4099)
+        ASSERT_EQ(mine[i], static_cast<uint8_t>(i * 7 + 2));
+      ASSERT_TRUE(c->barrier(4, error)) << error;
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+  std::string name, error;
+  ASSERT_TRUE(store.get("gloo/shm/name", name, error)) << error;
+  EXPECT_NE(access(("/dev/shm" + name).c_str(), F_OK), 0) << name << " was left behind";
+}
+
+// Tests that a member leaving makes the others fail at once, naming their
+// rank, and that the group stays failed; and that a member waiting for one
+// that never comes fails at the timeout.
+TEST(SharedMemoryCollectiveTest, LostOrLateMembersFailTheOthers) {
+  auto begin = std::chrono::steady_clock::now();
+  std::atomic<int> failures{0};
+  onSharedRanks(
+      3,
+      [&](int rank, Collective &c) {
+        std::vector<float> data(1000, 1.0f);
+        std::string error;
+        ASSERT_TRUE(c.allReduceSum(data.data(), data.size(), 0, error)) << error;
+        if (rank == 2)
+          return; // Destroyed when onRanks drops it.
+        if (!c.allReduceSum(data.data(), data.size(), 1, error)) {
+          ++failures;
+          EXPECT_NE(error.find("all-reduce failed on rank " + std::to_string(rank) + " of 3"),
+                    std::string::npos)
+              << error;
+          EXPECT_TRUE(isCollectiveFailure(error)) << error;
+          std::string again;
+          EXPECT_FALSE(c.allReduceSum(data.data(), 1, 2, again));
+          EXPECT_EQ(again, error);
+        }
+      },
+      /*timeout=*/30s, /*finishTogether=*/false);
+  EXPECT_EQ(failures.load(), 2);
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, 10s);
+
+  std::atomic<bool> timedOut{false};
+  onSharedRanks(
+      2,
+      [&](int rank, Collective &c) {
+        std::string error;
+        if (rank == 1) {
+          std::this_thread::sleep_for(1500ms); // Late, then gone.
+          return;
+        }
+        std::vector<float> data(10, 1.0f);
+        EXPECT_FALSE(c.allReduceSum(data.data(), data.size(), 0, error));
+        timedOut = error.find("timed out after 500 ms") != std::string::npos;
+        EXPECT_TRUE(timedOut) << error;
+      },
+      /*timeout=*/500ms, /*finishTogether=*/false);
+  EXPECT_TRUE(timedOut.load());
 }
 
 } // namespace

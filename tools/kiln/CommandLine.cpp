@@ -178,6 +178,8 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
         "and every N steps"},
        {"--all-reduce", &kiln.runOptions.allReduce, nullptr, "ALGO",
         "ring, halving-doubling, bcube or auto (the default)"},
+       {"--collectives", &kiln.runOptions.collectives, nullptr, "TRANSPORT",
+        "auto (shared memory when every replica runs on this host, the default) or gloo"},
        {"--collective-timeout", &numbers.collectiveTimeout, nullptr, "SECONDS",
         "fail a collective that takes longer (default 300)"}});
   addFlags(command, kTrainingGroup,
@@ -493,6 +495,11 @@ bool parseReplicaFlags(const KilnApp &kiln, const std::string &replicasFlag,
     return fail("kiln: error: --all-reduce '" + algorithm +
                     "': expected ring, halving-doubling, bcube or auto",
                 error);
+  const std::string &transport = kiln.runOptions.collectives;
+  if (!transport.empty() && transport != "auto" && transport != "gloo")
+    return fail("kiln: error: --collectives '" + transport + "': expected auto or gloo", error);
+  group.gloo.transport = transport == "gloo" ? collective::CollectiveTransport::Gloo
+                                             : collective::CollectiveTransport::Auto;
   group.worldSize = group.localReplicas = static_cast<int>(replicas);
   group.gloo.timeout = std::chrono::seconds(timeout);
   return true;

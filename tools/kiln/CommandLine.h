@@ -49,6 +49,7 @@ struct RunOptions {
   train::TrainOptions training;
   /// --all-reduce, as given (parsed into training.group.gloo).
   std::string allReduce;
+  std::string collectives; ///< --collectives=auto|gloo
   MetricsEndpointOptions metrics;
 };
 
