@@ -17,10 +17,12 @@
 //   barrier   a counter and a generation word, waited on with futex(2)
 //             after a short spin.
 //
-// Rendezvous: members publish their host (boot id and host name) in the
-// store; unless all match, connectCollective uses Gloo. Member 0 creates
-// the segment (shm_open, a random name) and unlinks it once every member
-// has mapped it, so nothing is left in /dev/shm whatever happens next.
+// Rendezvous: members publish their host (boot id, host name, namespaces)
+// in the store; unless all match, connectCollective uses Gloo. Member 0
+// creates the segment (shm_open, a random name; where it cannot, it
+// publishes an empty name and every member uses Gloo) and unlinks it once
+// every member has mapped it, so nothing is left in /dev/shm whatever
+// happens next.
 //
 // Failure: a wait checks the generation first, then the broken flag, the
 // deadline, and (every 20 ms) that every member's process still exists. A
@@ -262,8 +264,11 @@ uint8_t *mapSegment(const std::string &name, size_t bytes, bool create, std::str
     error = "shm_open " + name + ": " + std::strerror(errno);
     return nullptr;
   }
-  if (create && ftruncate(fd, static_cast<off_t>(bytes)) != 0) {
-    error = "ftruncate " + name + ": " + std::strerror(errno);
+  // Reserved, not only sized: a /dev/shm too small fails here, not with a
+  // SIGBUS at the first touch of a page it cannot back.
+  int reserved = create ? posix_fallocate(fd, 0, static_cast<off_t>(bytes)) : 0;
+  if (reserved != 0) {
+    error = "posix_fallocate " + name + ": " + std::strerror(reserved);
     close(fd);
     return nullptr;
   }
@@ -310,9 +315,15 @@ std::unique_ptr<Collective> connectSharedMemory(KeyValueStore &store, const Gloo
     std::snprintf(text, sizeof(text), "/kiln-%d-%08x%08x", static_cast<int>(getpid()), random(),
                   random());
     name = text;
-    base = mapSegment(name, bytes, /*create=*/true, error);
-    if (!base)
+    std::string problem;
+    base = mapSegment(name, bytes, /*create=*/true, problem);
+    if (!base) {
+      // No usable /dev/shm (too small, or none): everyone takes Gloo.
+      shm_unlink(name.c_str());
+      sameHost = false;
+      store.set(prefix + "name", "", error);
       return nullptr;
+    }
     auto *header = new (base) Header();
     header->magic = kMagic;
     header->size = static_cast<uint32_t>(options.size);
@@ -324,6 +335,10 @@ std::unique_ptr<Collective> connectSharedMemory(KeyValueStore &store, const Gloo
   } else {
     if (!store.wait({prefix + "name"}, patience, error) || !store.get(prefix + "name", name, error))
       return nullptr;
+    if (name.empty()) {
+      sameHost = false; // Member 0 could not make a segment: Gloo.
+      return nullptr;
+    }
     base = mapSegment(name, bytes, /*create=*/false, error);
     if (!base)
       return nullptr;
