@@ -2,6 +2,7 @@
 
 #include "compiler/Target/CompileToArtifact.h"
 
+#include "compiler/Support/CompileTimings.h"
 #include "compiler/Target/ArtifactWriter.h"
 #include "compiler/Target/KernelModule.h"
 
@@ -12,7 +13,10 @@ namespace kiln {
 std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
                                               const PlanOptions &options) {
   auto model = std::make_unique<CompiledModel>();
-  FailureOr<ExecutionPlan> plan = planModule(module, options);
+  FailureOr<ExecutionPlan> plan = [&] {
+    CompileTimings::Phase phase("execution-plan");
+    return planModule(module, options);
+  }();
   if (failed(plan))
     return nullptr;
   model->plan = std::move(*plan);
@@ -24,9 +28,13 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
   }
   if (failed(checkTarget(model->host, module.getLoc())))
     return nullptr;
-  OwningOpRef<ModuleOp> kernels = buildKernelModule(model->plan, *module.getContext());
+  OwningOpRef<ModuleOp> kernels = [&] {
+    CompileTimings::Phase phase("kernel-module");
+    return buildKernelModule(model->plan, *module.getContext());
+  }();
   if (failed(lowerKernelsToLLVMDialect(*kernels)))
     return nullptr;
+  CompileTimings::Phase phase("llvm-translate-and-optimize");
   model->kernelsIR = translateAndOptimize(*kernels, model->llvmContext, model->host);
   if (!model->kernelsIR)
     return nullptr;
@@ -34,6 +42,7 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
 }
 
 LogicalResult finishArtifact(CompiledModel &model, ModuleOp module) {
+  CompileTimings::Phase phase("llvm-codegen-and-link");
   FailureOr<std::vector<uint8_t>> object =
       buildSharedObject(*model.kernelsIR, model.host, module.getLoc());
   if (failed(object))

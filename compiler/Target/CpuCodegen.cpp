@@ -3,6 +3,7 @@
 #include "compiler/Target/CpuCodegen.h"
 
 #include "compiler/RegisterAll.h"
+#include "compiler/Support/CompileTimings.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
@@ -158,6 +159,8 @@ LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels) {
   // --mlir-print-ir-after-all and friends apply to the lowering too. This
   // fails only where a tool registered no such options: nothing to apply.
   (void)applyPassManagerCLOptions(pm);
+  if (CompileTimings *timings = CompileTimings::active())
+    timings->instrument(pm);
   if (failed(parsePassPipeline(kLoweringPipeline, pm, llvm::errs())))
     return kernels.emitError("internal error: the lowering pipeline does not parse");
   if (failed(pm.run(kernels)))

@@ -1,7 +1,7 @@
 //===- kilnc.cpp - The kiln compiler driver -------------------------------===//
 //
 //   kilnc MODEL (.pb | .pbtxt | .onnx | .mlir) [--emit=artifact|llvm|mlir]
-//         [-o OUT] [--report] [--from=kiln|tensorflow|onnx|mlir]
+//         [-o OUT] [--report[=json]] [--from=kiln|tensorflow|onnx|mlir]
 //         [--input-shape NAME=D0,D1,...]... [--outputs=NODE,...]
 //         [--train [--loss=KIND --output=NAME --label=NAME]
 //                  [--optimizer=KIND] [--lr=F] [--batch=N]
@@ -12,7 +12,9 @@
 //
 // Imports the model, verifies it, runs the import clean-up pipeline and
 // writes the kiln IR (--emit=mlir), or compiles it for the host CPU and
-// writes the kernels' LLVM IR (--emit=llvm) or the artifact (the default). Every failure is one line on stderr and exit code 1;
+// writes the kernels' LLVM IR (--emit=llvm) or the artifact (the default).
+// --report prints a summary on stderr; --report=json one JSON object on
+// stdout (with -o FILE.kiln). Every failure is one line on stderr and exit code 1;
 // the output file is written whole (temporary file + rename) or not at all.
 //
 //===----------------------------------------------------------------------===//
@@ -22,10 +24,12 @@
 #include "dialects/Kiln/KilnDialect.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/RegisterAll.h"
+#include "compiler/Support/CompileTimings.h"
 #include "compiler/Support/ModelReport.h"
 #include "compiler/Support/OneLineDiagnostics.h"
 #include "compiler/Target/ArtifactWriter.h"
 #include "compiler/Target/CompileToArtifact.h"
+#include "compiler/Target/JsonReport.h"
 #include "compiler/Target/KernelModule.h"
 #include "compiler/Target/PlanReport.h"
 
@@ -39,6 +43,8 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
 
 #include <google/protobuf/stubs/logging.h>
 
@@ -85,8 +91,15 @@ cl::list<std::string> graphOutputs(
     cl::desc("The TensorFlow nodes the model returns (default: those nothing "
              "consumes)"),
     cl::value_desc("NODE,..."), cl::CommaSeparated);
-cl::opt<bool> report("report",
-                     cl::desc("Print a summary of the compiled model to stderr"));
+enum class Report { None, Text, Json };
+cl::opt<Report> report(
+    "report", cl::desc("Describe the compiled model"), cl::ValueOptional,
+    cl::init(Report::None),
+    cl::values(clEnumValN(Report::Text, "", "a readable summary on stderr (--report)"),
+               clEnumValN(Report::Text, "text", "the same"),
+               clEnumValN(Report::Json, "json",
+                          "one JSON object on stdout: memory, kernels, flops, compile "
+                          "time by pass (with -o FILE.kiln)")));
 cl::opt<bool> inferenceOnly(
     "inference-only",
     cl::desc("Compile only @forward even when the model has a train spec "
@@ -354,19 +367,30 @@ int main(int argc, char **argv) {
                  << " is not supported (this build compiles for: cpu)\n";
     return 1;
   }
+  if (report == Report::Json && (emit != Emit::Artifact || outputPath == "-")) {
+    llvm::errs() << "kilnc: error: --report=json describes an artifact: write it with -o "
+                    "FILE.kiln (the report goes to standard output)\n";
+    return 1;
+  }
   if (emit == Emit::Artifact && outputPath == "-") {
     llvm::errs() << "kilnc: error: an artifact is binary: name the file with "
                     "-o FILE.kiln (or pass --emit=mlir to print IR)\n";
     return 1;
   }
 
+  auto compileBegin = std::chrono::steady_clock::now();
+  kiln::CompileTimings timings;
+  if (report == Report::Json)
+    kiln::CompileTimings::setActive(&timings);
   DialectRegistry registry;
   kiln::registerAllDialects(registry);
   MLIRContext context(registry);
   kiln::OneLineDiagnosticHandler diagnostics(&context, llvm::errs());
 
-  OwningOpRef<ModuleOp> module =
-      kiln::importModelFile(inputPath, context, options);
+  OwningOpRef<ModuleOp> module = [&] {
+    kiln::CompileTimings::Phase phase("import");
+    return kiln::importModelFile(inputPath, context, options);
+  }();
   if (!module)
     return 1;
 
@@ -374,13 +398,15 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))
       return 1;
+    if (report == Report::Json)
+      timings.instrument(pm);
     kiln::buildImportCleanupPipeline(pm);
     if (!inferenceOnly && (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName))
       kiln::buildTrainingPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }
-  if (report)
+  if (report == Report::Text)
     kiln::printModelReport(*module, llvm::errs());
   if (emit == Emit::Mlir)
     return failed(writeText([&](llvm::raw_ostream &os) { module->print(os); })) ? 1 : 0;
@@ -398,7 +424,7 @@ int main(int argc, char **argv) {
       kiln::compileKernels(*module, targetCpu, planOptions);
   if (!compiled)
     return 1;
-  if (report)
+  if (report == Report::Text)
     kiln::printPlanReport(compiled->plan, llvm::errs());
   if (emit == Emit::Llvm)
     return failed(writeText([&](llvm::raw_ostream &os) {
@@ -410,5 +436,10 @@ int main(int argc, char **argv) {
       failed(kiln::writeArtifactFile(compiled->artifact, outputPath,
                                      module->getLoc())))
     return 1;
+  if (report == Report::Json)
+    kiln::printJsonReport(
+        *module, compiled->plan, timings,
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - compileBegin).count(),
+        llvm::outs());
   return 0;
 }

@@ -1,0 +1,92 @@
+//===- JsonReport.cpp - kilnc --report=json -------------------------------===//
+
+#include "compiler/Target/JsonReport.h"
+
+#include "compiler/Target/MemoryPlan.h"
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+int64_t countFlops(func::FuncOp func) {
+  int64_t flops = 0;
+  func.walk([&](Operation *op) {
+    if (op->getNumResults() != 1)
+      return;
+    auto result = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+    if (!result || !result.hasStaticShape())
+      return;
+    int64_t elements = result.getNumElements();
+    if (auto matmul = llvm::dyn_cast<MatmulOp>(op)) {
+      auto lhs = llvm::cast<RankedTensorType>(matmul.getLhs().getType());
+      int64_t k = matmul.getTransposeA() ? lhs.getDimSize(lhs.getRank() - 2)
+                                         : lhs.getShape().back();
+      flops += 2 * elements * k;
+    } else if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
+      auto filter = llvm::cast<RankedTensorType>(conv.getFilter().getType());
+      flops += 2 * elements * (filter.getNumElements() / filter.getDimSize(0));
+    } else if (llvm::isa<FloatType>(result.getElementType()) &&
+               !llvm::isa<ReadOp, ConstantOp, ReshapeOp, BroadcastOp, TransposeOp, ConcatOp,
+                          SliceOp, GatherOp, GatherElementsOp, PadOp, OneHotOp, StopGradientOp,
+                          CastOp>(op)) {
+      flops += elements; // Data movement and conversion count nothing.
+    }
+  });
+  return flops;
+}
+
+void printJsonReport(ModuleOp module, const ExecutionPlan &plan, const CompileTimings &timings,
+                     double compileSeconds, llvm::raw_ostream &os) {
+  int64_t kernels = 0, gemms = 0, convolutions = 0;
+  llvm::json::Object programs;
+  for (const ProgramPlan &program : plan.programs) {
+    int64_t programGemms = llvm::count_if(
+        program.steps, [](const Step &step) { return std::holds_alternative<GemmStep>(step); });
+    int64_t programConvs = llvm::count_if(
+        program.steps, [](const Step &step) { return std::holds_alternative<ConvStep>(step); });
+    kernels += program.numKernels();
+    gemms += programGemms;
+    convolutions += programConvs;
+    programs[program.name] = llvm::json::Object{{"steps", int64_t(program.steps.size())},
+                                                {"kernels", int64_t(program.numKernels())},
+                                                {"gemm_calls", programGemms},
+                                                {"convolution_calls", programConvs}};
+  }
+  int64_t naive = 0;
+  for (const Slot &slot : plan.slots)
+    if (slot.region == Region::Arena)
+      naive += static_cast<int64_t>(alignTo(slot.bytes));
+  auto train = module.lookupSymbol<func::FuncOp>("train_step");
+  auto forward = module.lookupSymbol<func::FuncOp>("forward");
+  func::FuncOp step = train ? train : forward;
+  std::string precision = "fp32";
+  if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
+    if (auto value = spec.getAs<StringAttr>("precision"))
+      precision = value.str();
+  llvm::json::Array passes;
+  for (const auto &[name, seconds] : timings.entries())
+    passes.push_back(llvm::json::Object{{"name", name}, {"seconds", seconds}});
+  llvm::json::Object report{
+      {"model", std::string(module.getName().value_or("model"))},
+      {"naive_bytes", naive},
+      {"peak_bytes", int64_t(plan.arenaBytes)},
+      {"state_bytes", int64_t(plan.stateBytes)},
+      {"fusion_groups", int64_t(0)},
+      {"kernels", kernels},
+      {"gemm_calls", gemms},
+      {"convolution_calls", convolutions},
+      {"flops_per_step", step ? countFlops(step) : int64_t(0)},
+      {"flops_of", step ? step.getSymName().str() : std::string("")},
+      {"recompute_flops", int64_t(0)},
+      {"precision", precision},
+      {"compile_seconds", compileSeconds},
+      {"programs", std::move(programs)},
+      {"passes", std::move(passes)}};
+  os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";
+}
+
+} // namespace kiln
