@@ -16,6 +16,9 @@ config.excludes = ["Inputs", "unit", "fuzz", "CMakeLists.txt", "lit.cfg.py",
 # kiln's tools first, then FileCheck, not and split-file from Debian's LLVM 19.
 path = [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 config.environment["PATH"] = os.pathsep.join(path)
+# kilnc's kernel cache: one for the suite, in the build tree, never the
+# user's ~/.cache/kiln (kilnc-kernel-cache.test uses folders of its own).
+config.environment["KILN_CACHE_DIR"] = os.path.join(config.kiln_obj_root, "test", "kernel-cache")
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%FileCheck", "FileCheck --enable-var-scope"))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))

@@ -11,7 +11,8 @@ using namespace mlir;
 namespace kiln {
 
 std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
-                                              const PlanOptions &options) {
+                                              const PlanOptions &options,
+                                              const KernelCache *cache) {
   auto model = std::make_unique<CompiledModel>();
   FailureOr<ExecutionPlan> plan = [&] {
     CompileTimings::Phase phase("execution-plan");
@@ -34,6 +35,15 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
   }();
   if (failed(lowerKernelsToLLVMDialect(*kernels)))
     return nullptr;
+  if (cache) {
+    CompileTimings::Phase phase("kernel-cache-lookup");
+    model->cache = cache;
+    model->cacheKey = KernelCache::keyOf(*kernels, model->host);
+    model->cachedObject = cache->find(model->cacheKey);
+    model->cacheOutcome = model->cachedObject ? "hit" : "miss";
+    if (model->cachedObject)
+      return model;
+  }
   CompileTimings::Phase phase("llvm-translate-and-optimize");
   model->kernelsIR = translateAndOptimize(*kernels, model->llvmContext, model->host);
   if (!model->kernelsIR)
@@ -42,11 +52,17 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
 }
 
 LogicalResult finishArtifact(CompiledModel &model, ModuleOp module) {
-  CompileTimings::Phase phase("llvm-codegen-and-link");
-  FailureOr<std::vector<uint8_t>> object =
-      buildSharedObject(*model.kernelsIR, model.host, module.getLoc());
-  if (failed(object))
-    return failure();
+  FailureOr<std::vector<uint8_t>> object = failure();
+  if (model.cachedObject) {
+    object = *model.cachedObject;
+  } else {
+    CompileTimings::Phase phase("llvm-codegen-and-link");
+    object = buildSharedObject(*model.kernelsIR, model.host, module.getLoc());
+    if (failed(object))
+      return failure();
+    if (model.cache)
+      (void)model.cache->store(model.cacheKey, *object); // Only the next compile's time.
+  }
   model.artifact = serializeArtifact(model.plan, *object, model.host,
                                      module.getName().value_or("model"));
   return success();

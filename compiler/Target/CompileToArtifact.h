@@ -11,6 +11,7 @@
 
 #include "compiler/Target/CpuCodegen.h"
 #include "compiler/Target/ExecutionPlan.h"
+#include "compiler/Target/KernelCache.h"
 
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/Module.h"
@@ -22,7 +23,15 @@ struct CompiledModel {
   ExecutionPlan plan;
   HostTarget host;
   llvm::LLVMContext llvmContext;
+  /// Null when the kernels' object came from the cache.
   std::unique_ptr<llvm::Module> kernelsIR;
+  /// The kernels' shared object, when the cache had it.
+  std::optional<std::vector<uint8_t>> cachedObject;
+  /// Where a new object is filed (null: no cache), and under what key.
+  const KernelCache *cache = nullptr;
+  std::string cacheKey;
+  /// "hit", "miss" or "off", for reports.
+  std::string cacheOutcome = "off";
   /// The artifact's FlatBuffer (without the file footer); empty until
   /// `finishArtifact`.
   std::vector<uint8_t> artifact;
@@ -31,10 +40,13 @@ struct CompiledModel {
 /// Plans @forward of a verified kiln module and compiles its kernels to
 /// optimized LLVM IR for `cpu` ("host": this machine's CPU and features;
 /// otherwise an LLVM CPU name such as "x86-64-v3", with its features). Emits
-/// one error and returns null on failure.
+/// one error and returns null on failure. With `cache`, kernels compiled
+/// before for the same target come from it (`kernelsIR` stays null) and new
+/// ones are filed there by finishArtifact.
 std::unique_ptr<CompiledModel> compileKernels(mlir::ModuleOp module,
                                               llvm::StringRef cpu = "host",
-                                              const PlanOptions &options = {});
+                                              const PlanOptions &options = {},
+                                              const KernelCache *cache = nullptr);
 
 /// Links the kernels into a shared object and serializes the artifact.
 mlir::LogicalResult finishArtifact(CompiledModel &model, mlir::ModuleOp module);

@@ -39,8 +39,9 @@ int64_t countFlops(func::FuncOp func) {
   return flops;
 }
 
-void printJsonReport(ModuleOp module, const ExecutionPlan &plan, const CompileTimings &timings,
-                     double compileSeconds, llvm::raw_ostream &os) {
+void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef kernelCache,
+                     const CompileTimings &timings, double compileSeconds,
+                     llvm::raw_ostream &os) {
   int64_t kernels = 0, gemms = 0, convolutions = 0;
   llvm::json::Object programs;
   for (const ProgramPlan &program : plan.programs) {
@@ -84,6 +85,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, const CompileTi
       {"recompute_flops", int64_t(0)},
       {"precision", precision},
       {"compile_seconds", compileSeconds},
+      {"kernel_cache", kernelCache.str()},
       {"programs", std::move(programs)},
       {"passes", std::move(passes)}};
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";

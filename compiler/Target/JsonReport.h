@@ -24,8 +24,8 @@ int64_t countFlops(mlir::func::FuncOp func);
 /// has the fields): the plan's memory and kernels, the train step's flops,
 /// the precision, and the compile time, whole and by pass and phase.
 void printJsonReport(mlir::ModuleOp module, const ExecutionPlan &plan,
-                     const CompileTimings &timings, double compileSeconds,
-                     llvm::raw_ostream &os);
+                     llvm::StringRef kernelCache, const CompileTimings &timings,
+                     double compileSeconds, llvm::raw_ostream &os);
 
 } // namespace kiln
 

@@ -91,6 +91,10 @@ cl::list<std::string> graphOutputs(
     cl::desc("The TensorFlow nodes the model returns (default: those nothing "
              "consumes)"),
     cl::value_desc("NODE,..."), cl::CommaSeparated);
+cl::opt<bool> noCache("no-cache",
+                      cl::desc("Compile the kernels with LLVM even when the kernel cache "
+                               "($KILN_CACHE_DIR, else ~/.cache/kiln) holds them"));
+
 enum class Report { None, Text, Json };
 cl::opt<Report> report(
     "report", cl::desc("Describe the compiled model"), cl::ValueOptional,
@@ -420,8 +424,13 @@ int main(int argc, char **argv) {
     OwningOpRef<ModuleOp> kernels = kiln::buildKernelModule(*plan, context);
     return failed(writeText([&](llvm::raw_ostream &os) { kernels->print(os); })) ? 1 : 0;
   }
+  // --emit=llvm prints the IR LLVM makes, so it always makes it.
+  std::optional<kiln::KernelCache> cache;
+  std::string cacheDirectory = kiln::KernelCache::defaultDirectory();
+  if (!noCache && emit != Emit::Llvm && !cacheDirectory.empty())
+    cache.emplace(cacheDirectory);
   std::unique_ptr<kiln::CompiledModel> compiled =
-      kiln::compileKernels(*module, targetCpu, planOptions);
+      kiln::compileKernels(*module, targetCpu, planOptions, cache ? &*cache : nullptr);
   if (!compiled)
     return 1;
   if (report == Report::Text)
@@ -438,7 +447,7 @@ int main(int argc, char **argv) {
     return 1;
   if (report == Report::Json)
     kiln::printJsonReport(
-        *module, compiled->plan, timings,
+        *module, compiled->plan, compiled->cacheOutcome, timings,
         std::chrono::duration<double>(std::chrono::steady_clock::now() - compileBegin).count(),
         llvm::outs());
   return 0;
