@@ -80,9 +80,10 @@ void futexWakeAll(std::atomic<uint32_t> *word) {
 }
 
 /// This host as a process sees it: the kernel's boot id, the host name and
-/// the network, mount and UTS namespaces. Processes that agree on all of
-/// them see the same /dev/shm; members in network namespaces of their own
-/// (as separate hosts, or the two-host test) talk over TCP.
+/// the network, mount, UTS and PID namespaces. Processes that agree on all
+/// of them see the same /dev/shm and each other's pids; members in network
+/// namespaces of their own (as separate hosts, or the two-host test) talk
+/// over TCP.
 std::string hostIdentity() {
   std::ifstream file("/proc/sys/kernel/random/boot_id");
   std::string identity;
@@ -90,7 +91,8 @@ std::string hostIdentity() {
   char name[256] = {};
   gethostname(name, sizeof(name) - 1);
   identity += std::string("|") + name;
-  for (const char *ns : {"/proc/self/ns/net", "/proc/self/ns/mnt", "/proc/self/ns/uts"}) {
+  for (const char *ns :
+       {"/proc/self/ns/net", "/proc/self/ns/mnt", "/proc/self/ns/uts", "/proc/self/ns/pid"}) {
     char link[128] = {};
     ssize_t n = readlink(ns, link, sizeof(link) - 1);
     identity += "|" + std::string(link, n > 0 ? static_cast<size_t>(n) : 0);
