@@ -164,6 +164,9 @@ private:
   /// Async parameter servers: the batches one step ahead, whose first pulls
   /// each step sends before it computes.
   std::unique_ptr<data::BatchReader> lookahead;
+  /// Seconds the steps spent taking their batches from the reader (waiting
+  /// for its prefetch thread) and binding them to the feeds.
+  double inputSeconds = 0;
 };
 
 bool Trainer::connectParameterServers(const Prepared &prepared, std::string &error) {
@@ -239,7 +242,10 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
   double sum = 0;
   for (int64_t micro = 0; micro < model.accumulateSteps(); ++micro) {
     double microLoss = 0;
-    if (!model.bindBatch(*session, batchProgram, reader.next(), error) ||
+    Clock::time_point inputBegin = Clock::now();
+    bool bound = model.bindBatch(*session, batchProgram, reader.next(), error);
+    inputSeconds += std::chrono::duration<double>(Clock::now() - inputBegin).count();
+    if (!bound ||
         (lookahead && parameters->currentStep() < options.steps &&
          !model.prefetchBatch(*session, batchProgram, lookahead->next(), error)) ||
         !(accumulating ? model.runAccumulateStep(*session, error)
@@ -453,6 +459,10 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
         << " s not hidden behind compute)";
   }
   out << "\n";
+  out << "input: " << static_cast<int64_t>(inputSeconds * 1e3 + 0.5) << " ms of "
+      << static_cast<int64_t>(total * 1e3 + 0.5) << " ms reading and binding batches ("
+      << (total > 0 ? static_cast<int64_t>(inputSeconds / total * 1000 + 0.5) / 10.0 : 0.0)
+      << "%)\n";
   if (parameters && options.ps.report && !printServerReport(error))
     return false;
   if (events && !events->flush(error))
