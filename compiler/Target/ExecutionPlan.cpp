@@ -16,17 +16,19 @@ uint64_t tensorBytes(RankedTensorType type) {
   return type.getNumElements() * std::max(1u, bits / 8);
 }
 
-unsigned ProgramPlan::numKernels() const {
-  return llvm::count_if(steps, [](const Step &step) {
-    return std::holds_alternative<KernelStep>(step);
-  });
-}
-
 unsigned ExecutionPlan::numKernels() const {
   unsigned count = 0;
   for (const ProgramPlan &program : programs)
     count += program.numKernels();
   return count;
+}
+
+uint64_t ExecutionPlan::arenaBytesWithoutReuse() const {
+  uint64_t bytes = 0;
+  for (const Slot &slot : slots)
+    if (slot.region == Region::Arena)
+      bytes += alignTo(slot.bytes);
+  return bytes;
 }
 
 const ProgramPlan *ExecutionPlan::program(StringRef name) const {

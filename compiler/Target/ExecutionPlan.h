@@ -170,7 +170,11 @@ struct ProgramPlan {
   llvm::SmallVector<Step> steps;
   llvm::SmallVector<NamedBuffer> feeds, fetches;
 
-  unsigned numKernels() const;
+  /// How many steps are of kind `StepT` (KernelStep, GemmStep, ...).
+  template <typename StepT> unsigned count() const {
+    return llvm::count_if(steps, [](const Step &step) { return std::holds_alternative<StepT>(step); });
+  }
+  unsigned numKernels() const { return count<KernelStep>(); }
 };
 
 /// A variable's state buffer and initializer; with `placement` (its
@@ -211,6 +215,9 @@ struct ExecutionPlan {
 
   /// Kernels of all programs, numbered in program order.
   unsigned numKernels() const;
+  /// The arena the slots would take with no reuse (each aligned), against
+  /// which `arenaBytes` shows what the memory plan saved.
+  uint64_t arenaBytesWithoutReuse() const;
   const ProgramPlan *program(llvm::StringRef name) const;
 };
 

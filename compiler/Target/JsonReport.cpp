@@ -2,7 +2,6 @@
 
 #include "compiler/Target/JsonReport.h"
 
-#include "compiler/Target/MemoryPlan.h"
 #include "dialects/Kiln/KilnOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -42,14 +41,11 @@ int64_t countFlops(func::FuncOp func) {
 void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef kernelCache,
                      const CompileTimings &timings, double compileSeconds,
                      llvm::raw_ostream &os) {
-  int64_t kernels = 0, gemms = 0, convolutions = 0;
+  int64_t gemms = 0, convolutions = 0;
   llvm::json::Object programs;
   for (const ProgramPlan &program : plan.programs) {
-    int64_t programGemms = llvm::count_if(
-        program.steps, [](const Step &step) { return std::holds_alternative<GemmStep>(step); });
-    int64_t programConvs = llvm::count_if(
-        program.steps, [](const Step &step) { return std::holds_alternative<ConvStep>(step); });
-    kernels += program.numKernels();
+    int64_t programGemms = program.count<GemmStep>();
+    int64_t programConvs = program.count<ConvStep>();
     gemms += programGemms;
     convolutions += programConvs;
     programs[program.name] = llvm::json::Object{{"steps", int64_t(program.steps.size())},
@@ -57,10 +53,6 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
                                                 {"gemm_calls", programGemms},
                                                 {"convolution_calls", programConvs}};
   }
-  int64_t naive = 0;
-  for (const Slot &slot : plan.slots)
-    if (slot.region == Region::Arena)
-      naive += static_cast<int64_t>(alignTo(slot.bytes));
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   func::FuncOp step = train ? train : forward;
@@ -73,11 +65,11 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
     passes.push_back(llvm::json::Object{{"name", name}, {"seconds", seconds}});
   llvm::json::Object report{
       {"model", std::string(module.getName().value_or("model"))},
-      {"naive_bytes", naive},
+      {"naive_bytes", int64_t(plan.arenaBytesWithoutReuse())},
       {"peak_bytes", int64_t(plan.arenaBytes)},
       {"state_bytes", int64_t(plan.stateBytes)},
       {"fusion_groups", int64_t(0)},
-      {"kernels", kernels},
+      {"kernels", int64_t(plan.numKernels())},
       {"gemm_calls", gemms},
       {"convolution_calls", convolutions},
       {"flops_per_step", step ? countFlops(step) : int64_t(0)},

@@ -2,19 +2,14 @@
 
 #include "compiler/Target/PlanReport.h"
 
-#include "compiler/Target/MemoryPlan.h"
 
 namespace kiln {
 
 void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
   for (const ProgramPlan &program : plan.programs) {
     unsigned kernels = program.numKernels();
-    unsigned gemms = llvm::count_if(program.steps, [](const Step &step) {
-      return std::holds_alternative<GemmStep>(step);
-    });
-    unsigned convs = llvm::count_if(program.steps, [](const Step &step) {
-      return std::holds_alternative<ConvStep>(step);
-    });
+    unsigned gemms = program.count<GemmStep>();
+    unsigned convs = program.count<ConvStep>();
     unsigned buckets = 0, gathers = 0;
     uint64_t reducedBytes = 0, gatheredBytes = 0;
     for (const Step &step : program.steps) {
@@ -40,11 +35,7 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     os << program.steps.size() - kernels - gemms - convs - 2 * buckets - 2 * gathers
        << " copies and sparse updates)\n";
   }
-  uint64_t unshared = 0;
-  for (const Slot &slot : plan.slots)
-    if (slot.region == Region::Arena)
-      unshared += alignTo(slot.bytes);
-  os << "  memory:    arena " << plan.arenaBytes << " bytes (" << unshared
+  os << "  memory:    arena " << plan.arenaBytes << " bytes (" << plan.arenaBytesWithoutReuse()
      << " without reuse), state " << plan.stateBytes << ", constants "
      << plan.constantsBytes << "\n";
 }
