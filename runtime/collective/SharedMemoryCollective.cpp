@@ -75,6 +75,15 @@ void futexWait(std::atomic<uint32_t> *word, uint32_t expected, std::chrono::mill
           0);
 }
 
+/// A hint to the core that this thread spins.
+inline void cpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 void futexWakeAll(std::atomic<uint32_t> *word) {
   syscall(SYS_futex, reinterpret_cast<uint32_t *>(word), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
 }
@@ -217,8 +226,8 @@ private:
       futexWakeAll(&h->generation);
       return true;
     }
-    Clock::time_point deadline =
-        Clock::now() + (timeout.count() > 0 ? timeout : options_.timeout);
+    std::chrono::milliseconds limit = timeout.count() > 0 ? timeout : options_.timeout;
+    Clock::time_point deadline = Clock::now() + limit;
     Clock::time_point nextCheck = Clock::now() + std::chrono::milliseconds(20);
     for (int spin = 0;; ++spin) {
       if (h->generation.load(std::memory_order_acquire) != generation)
@@ -226,17 +235,12 @@ private:
       if (h->broken.load(std::memory_order_acquire))
         return fail(what, "another member failed or left the group", error);
       if (spin < 2000) {
-        __builtin_ia32_pause();
+        cpuRelax();
         continue;
       }
       Clock::time_point now = Clock::now();
       if (now >= deadline)
-        return fail(what, "timed out after " +
-                              std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                                 timeout.count() > 0 ? timeout : options_.timeout)
-                                                 .count()) +
-                              " ms",
-                    error);
+        return fail(what, "timed out after " + std::to_string(limit.count()) + " ms", error);
       if (now >= nextCheck) {
         nextCheck = now + std::chrono::milliseconds(20);
         for (int r = 0; r < size(); ++r) {
