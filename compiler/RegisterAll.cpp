@@ -8,6 +8,7 @@
 #include "passes/Conversion/Passes.h"
 #include "passes/Distribute/Passes.h"
 #include "passes/Graph/Passes.h"
+#include "passes/Optimize/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -32,6 +33,7 @@ void registerAllPasses() {
   static bool registered = [] {
     registerGraphPasses();
     registerDistributePasses();
+    registerOptimizePasses();
     registerConversionPasses();
     registerPipelines();
     mlir::registerAllPasses();

@@ -4,6 +4,7 @@
 
 #include "passes/Distribute/Passes.h"
 #include "passes/Graph/Passes.h"
+#include "passes/Optimize/Passes.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -27,6 +28,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
+void buildOptimizationPipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseElementwise());
+}
+
 void registerPipelines() {
   mlir::PassPipelineRegistration<>(
       "kiln-training", "Autodiff and the optimizer update, then clean-up",
@@ -35,6 +40,9 @@ void registerPipelines() {
       "kiln-import-cleanup",
       "Shape refinement, canonicalization and CSE after import",
       buildImportCleanupPipeline);
+  mlir::PassPipelineRegistration<>("kiln-optimize",
+                                   "Fusion of elementwise chains, before planning",
+                                   buildOptimizationPipeline);
 }
 
 } // namespace kiln

@@ -18,8 +18,12 @@ void buildImportCleanupPipeline(mlir::OpPassManager &pm);
 /// optimizer's update, then canonicalization and CSE of the result.
 void buildTrainingPipeline(mlir::OpPassManager &pm);
 
+/// What makes the step fast before it is planned and lowered: fusion of
+/// elementwise chains (kiln-fuse-elementwise) in every function.
+void buildOptimizationPipeline(mlir::OpPassManager &pm);
+
 /// Registers the pipelines above by name (`kiln-import-cleanup`,
-/// `kiln-training`).
+/// `kiln-training`, `kiln-optimize`).
 void registerPipelines();
 
 } // namespace kiln

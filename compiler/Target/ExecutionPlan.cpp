@@ -42,9 +42,36 @@ namespace {
 
 /// Whether a kernel for `op` may write its result over one of its operands:
 /// each output element then depends only on the same element of each input.
+/// (A fusion's broadcast inputs have another shape, so they are never the
+/// buffer written; one that ends in a reduction is no update.)
 bool isElementwiseUpdate(Operation *op) {
+  if (auto fusion = llvm::dyn_cast<FusionOp>(op))
+    return llvm::none_of(fusion.getBody().getOps(), [](Operation &inner) {
+      return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(inner);
+    });
   return op->hasTrait<OpTrait::Elementwise>() ||
          llvm::isa<ApplySgdOp, ApplyMomentumOp, ApplyAdamOp, ApplyAdagradOp>(op);
+}
+
+/// Whether `value` is a sigmoid or softmax of `logits`, directly or as a
+/// value a fusion computes.
+bool isProbabilityOf(Value value, Value logits) {
+  Operation *def = value.getDefiningOp();
+  if (auto fusion = llvm::dyn_cast_or_null<FusionOp>(def)) {
+    Value inner = fusion.getYield().getValues()[llvm::cast<OpResult>(value).getResultNumber()];
+    def = inner.getDefiningOp();
+    if (!llvm::isa_and_nonnull<SigmoidOp>(def))
+      return false;
+    // The sigmoid's operand outside: an input, or a value the fusion yields.
+    Value operand = def->getOperand(0);
+    if (auto arg = llvm::dyn_cast<BlockArgument>(operand))
+      return fusion.getInputs()[arg.getArgNumber()] == logits;
+    for (auto [inner, result] : llvm::zip(fusion.getYield().getValues(), fusion.getResults()))
+      if (inner == operand && result == logits)
+        return true;
+    return false;
+  }
+  return llvm::isa_and_nonnull<SigmoidOp, SoftmaxOp>(def) && def->getOperand(0) == logits;
 }
 
 /// The exclusive bound of the ids an integer value indexes: the rows of the
@@ -139,10 +166,8 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
     // (sigmoid, softmax), scores examples for evaluation.
     if (info.lossKind != "other")
       for (auto [j, other] : llvm::enumerate(ret.getOperands())) {
-        Operation *def = other.getDefiningOp();
-        bool scores = other == loss->getOperand(0) ||
-                      (llvm::isa_and_nonnull<SigmoidOp, SoftmaxOp>(def) &&
-                       def->getOperand(0) == loss->getOperand(0));
+        bool scores =
+            other == loss->getOperand(0) || isProbabilityOf(other, loss->getOperand(0));
         if (scores && info.prediction.empty())
           info.prediction = nameOf(j);
       }

@@ -14,8 +14,8 @@ namespace kiln {
 int64_t countFlops(func::FuncOp func) {
   int64_t flops = 0;
   func.walk([&](Operation *op) {
-    if (op->getNumResults() != 1)
-      return;
+    if (op->getNumResults() != 1 || llvm::isa<FusionOp>(op))
+      return; // A fusion's ops count inside it.
     auto result = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
     if (!result || !result.hasStaticShape())
       return;
@@ -60,6 +60,9 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
   if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
     if (auto value = spec.getAs<StringAttr>("precision"))
       precision = value.str();
+  int64_t fusionGroups = 0;
+  if (step)
+    step.walk([&](FusionOp) { ++fusionGroups; });
   llvm::json::Array passes;
   for (const auto &[name, seconds] : timings.entries())
     passes.push_back(llvm::json::Object{{"name", name}, {"seconds", seconds}});
@@ -68,7 +71,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"naive_bytes", int64_t(plan.arenaBytesWithoutReuse())},
       {"peak_bytes", int64_t(plan.arenaBytes)},
       {"state_bytes", int64_t(plan.stateBytes)},
-      {"fusion_groups", int64_t(0)},
+      {"fusion_groups", fusionGroups},
       {"kernels", int64_t(plan.numKernels())},
       {"gemm_calls", gemms},
       {"convolution_calls", convolutions},

@@ -10,9 +10,11 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     unsigned kernels = program.numKernels();
     unsigned gemms = program.count<GemmStep>();
     unsigned convs = program.count<ConvStep>();
-    unsigned buckets = 0, gathers = 0;
+    unsigned buckets = 0, gathers = 0, fusions = 0;
     uint64_t reducedBytes = 0, gatheredBytes = 0;
     for (const Step &step : program.steps) {
+      if (const auto *kernel = std::get_if<KernelStep>(&step))
+        fusions += llvm::isa<FusionOp>(kernel->op);
       if (const auto *start = std::get_if<AllReduceStartStep>(&step)) {
         ++buckets;
         for (int buffer : start->inputs)
@@ -25,7 +27,7 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
       }
     }
     os << "  " << program.name << ": " << program.steps.size() << " steps (" << kernels
-       << " kernels, " << gemms << " GEMM calls, ";
+       << " kernels (" << fusions << " of them fusions), " << gemms << " GEMM calls, ";
     if (convs)
       os << convs << " convolution calls, ";
     if (buckets)

@@ -589,5 +589,6 @@ def Kiln_MeanSquaredErrorOp : Kiln_PointwiseLossOp<"mean_squared_error"> {
 
 include "dialects/Kiln/KilnTrainingOps.td"
 include "dialects/Kiln/KilnConvOps.td"
+include "dialects/Kiln/KilnFusionOps.td"
 
 #endif // KILN_OPS_TD

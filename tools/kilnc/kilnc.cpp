@@ -193,6 +193,12 @@ cl::opt<std::string> convFlag(
     cl::desc("f32 convolutions: library (oneDNN, the default) or generated (compiled "
              "kernels, as for other element types)"),
     cl::value_desc("library|generated"), cl::init("library"));
+cl::opt<std::string> fusionFlag(
+    "fusion",
+    cl::desc("Fuse chains of elementwise ops into one kernel each: on (the default; "
+             "--emit=mlir shows the fusions only when asked with --fusion=on) or off "
+             "(one kernel per op, for comparison)"),
+    cl::value_desc("on|off"), cl::init("on"));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
                                  "shape refinement and canonicalization"));
@@ -366,6 +372,10 @@ int main(int argc, char **argv) {
                  << ": expected library or generated\n";
     return 1;
   }
+  if (fusionFlag != "on" && fusionFlag != "off") {
+    llvm::errs() << "kilnc: error: --fusion=" << fusionFlag << ": expected on or off\n";
+    return 1;
+  }
   if (target != "cpu") {
     llvm::errs() << "kilnc: error: --target=" << target
                  << " is not supported (this build compiles for: cpu)\n";
@@ -407,6 +417,10 @@ int main(int argc, char **argv) {
     kiln::buildImportCleanupPipeline(pm);
     if (!inferenceOnly && (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName))
       kiln::buildTrainingPipeline(pm);
+    // --emit=mlir shows the graph as the training passes leave it unless
+    // --fusion=on asks for the fused one.
+    if (fusionFlag == "on" && (emit != Emit::Mlir || fusionFlag.getNumOccurrences() > 0))
+      kiln::buildOptimizationPipeline(pm);
     if (failed(pm.run(*module)))
       return 1;
   }

@@ -7,11 +7,13 @@
 
 #include "passes/Conversion/KilnToLinalg/LinalgBuilders.h"
 #include "passes/Conversion/KilnToLinalg/Patterns.h"
+#include "passes/Conversion/KilnToLinalg/ScalarElements.h"
 
 #include "dialects/Kiln/KilnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 #include <cmath>
 
@@ -311,6 +313,28 @@ struct ConstantLowering : public OpRewritePattern<ConstantOp> {
 };
 
 } // namespace
+
+Value elementOf(Operation *op, OpBuilder &b, Location loc, ValueRange x) {
+  return llvm::TypeSwitch<Operation *, Value>(op)
+      .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, NegOp, ExpOp, LogOp, SqrtOp,
+            RsqrtOp, CosOp, TanhOp, SigmoidOp, ReluOp, ErfOp, AbsOp, PowOp>(
+          [&](auto typed) { return element(typed, b, loc, x); })
+      .Case([&](ModOp mod) { return modulo(mod, b, loc, x); })
+      .Case([&](GeluOp op) { return gelu(op, b, loc, x[0]); })
+      .Case([&](CompareOp cmp) { return compare(cmp.getPredicate(), b, loc, x[0], x[1]); })
+      .Case([&](SelectOp) { return b.create<arith::SelectOp>(loc, x[0], x[1], x[2]); })
+      .Case([&](CastOp cast) {
+        return castElement(b, loc, x[0], cast.getType().getElementType());
+      })
+      .Case([&](GeluGradOp grad) {
+        Type element = x[0].getType();
+        Value wide = geluDerivative(grad, b, loc, castFloat(b, loc, x[0], b.getF32Type()),
+                                    castFloat(b, loc, x[1], b.getF32Type()));
+        return castFloat(b, loc, wide, element);
+      })
+      .Case<BroadcastOp, StopGradientOp>([&](Operation *) { return x[0]; })
+      .Default([](Operation *) { return Value(); });
+}
 
 void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<ElementwiseLowering<AddOp>, ElementwiseLowering<SubOp>,

@@ -60,6 +60,7 @@ struct ConvertKilnToLinalgPass
     populateMatmulToLinalgPatterns(patterns);
     populateTrainingToLinalgPatterns(patterns);
     populateWindowToLinalgPatterns(patterns);
+    populateFusionToLinalgPatterns(patterns);
 
     ConversionTarget target(*context);
     target.addLegalDialect<arith::ArithDialect, linalg::LinalgDialect,

@@ -128,21 +128,29 @@ Value reduceAxes(OpBuilder &b, Location loc, ValueRange inputs,
                  ArrayRef<int64_t> axes, Value init, ElementFn element,
                  CombineFn combine, ArrayRef<AffineMap> inputMaps) {
   auto inputType = llvm::cast<RankedTensorType>(inputs.front().getType());
-  int64_t rank = inputType.getRank();
-  SmallVector<int64_t> kept = keptAxes(rank, axes);
-  SmallVector<int64_t> resultShape;
-  SmallVector<AffineExpr> resultExprs;
-  for (int64_t d : kept) {
-    resultShape.push_back(inputType.getDimSize(d));
-    resultExprs.push_back(b.getAffineDimExpr(d));
-  }
-  auto resultType = RankedTensorType::get(resultShape, init.getType());
   SmallVector<AffineMap> maps(inputMaps);
   if (maps.empty())
     for (Value input : inputs)
       maps.push_back(broadcastMap(b.getContext(),
                                   llvm::cast<RankedTensorType>(input.getType()).getShape(),
                                   inputType.getShape()));
+  return reduceOver(b, loc, inputType.getShape(), inputs, maps, axes, init, element,
+                    combine);
+}
+
+Value reduceOver(OpBuilder &b, Location loc, ArrayRef<int64_t> shape, ValueRange inputs,
+                 ArrayRef<AffineMap> inputMaps, ArrayRef<int64_t> axes, Value init,
+                 ElementFn element, CombineFn combine) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> kept = keptAxes(rank, axes);
+  SmallVector<int64_t> resultShape;
+  SmallVector<AffineExpr> resultExprs;
+  for (int64_t d : kept) {
+    resultShape.push_back(shape[d]);
+    resultExprs.push_back(b.getAffineDimExpr(d));
+  }
+  auto resultType = RankedTensorType::get(resultShape, init.getType());
+  SmallVector<AffineMap> maps(inputMaps);
   maps.push_back(AffineMap::get(rank, 0, resultExprs, b.getContext()));
   SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
   for (int64_t axis : axes)

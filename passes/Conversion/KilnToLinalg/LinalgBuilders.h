@@ -85,6 +85,13 @@ mlir::Value reduceAxes(mlir::OpBuilder &b, mlir::Location loc, mlir::ValueRange 
                        ElementFn element, CombineFn combine,
                        llvm::ArrayRef<mlir::AffineMap> inputMaps = {});
 
+/// `reduceAxes` over the iteration shape `shape`, each input read through its
+/// map in `inputMaps`.
+mlir::Value reduceOver(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<int64_t> shape,
+                       mlir::ValueRange inputs, llvm::ArrayRef<mlir::AffineMap> inputMaps,
+                       llvm::ArrayRef<int64_t> axes, mlir::Value init, ElementFn element,
+                       CombineFn combine);
+
 /// The map over `rank` loop dimensions that reads the dimensions `dims`.
 mlir::AffineMap selectDims(mlir::MLIRContext *context, int64_t rank,
                            llvm::ArrayRef<int64_t> dims);

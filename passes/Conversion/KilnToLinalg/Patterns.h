@@ -21,6 +21,8 @@ void populateGatherAndLossToLinalgPatterns(mlir::RewritePatternSet &patterns);
 void populateTrainingToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// conv, its two gradients, pooling and the pooling gradients.
 void populateWindowToLinalgPatterns(mlir::RewritePatternSet &patterns);
+/// kiln.fusion as one linalg.generic computing its whole body.
+void populateFusionToLinalgPatterns(mlir::RewritePatternSet &patterns);
 /// matmul as linalg named ops (used where no GEMM library call is made).
 void populateMatmulToLinalgPatterns(mlir::RewritePatternSet &patterns);
 

@@ -2,6 +2,7 @@
 
 #include "passes/Conversion/KilnToLinalg/LinalgBuilders.h"
 #include "passes/Conversion/KilnToLinalg/Patterns.h"
+#include "passes/Conversion/KilnToLinalg/ScalarElements.h"
 
 #include "dialects/Kiln/KilnOps.h"
 
@@ -11,64 +12,63 @@
 using namespace mlir;
 
 namespace kiln {
+
+bool isReduction(Operation *op) {
+  return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(op);
+}
+
 namespace {
 
-Value identityElement(OpBuilder &b, Location loc, ValueRange args) {
-  return args[0];
+ArrayRef<int64_t> axesOf(Operation *op) {
+  if (auto sum = llvm::dyn_cast<ReduceSumOp>(op))
+    return sum.getAxes();
+  if (auto mean = llvm::dyn_cast<ReduceMeanOp>(op))
+    return mean.getAxes();
+  return llvm::cast<ReduceMaxOp>(op).getAxes();
 }
 
-/// The reduction over `axes` into `init`'s type, then the size-1 dimensions
-/// put back when the op keeps them.
+} // namespace
+
+Value lowerReduction(Operation *op, OpBuilder &b, ArrayRef<int64_t> shape, ValueRange inputs,
+                     ArrayRef<AffineMap> maps, ElementFn element) {
+  Location loc = op->getLoc();
+  auto type = llvm::cast<RankedTensorType>(op->getResult(0).getType());
+  Type elementType = type.getElementType();
+  ArrayRef<int64_t> axes = axesOf(op);
+  // The reduction into `init`'s type, then the size-1 dimensions put back
+  // when the op keeps them.
+  auto reduce = [&](Value init, CombineFn combine) {
+    Value reduced = reduceOver(b, loc, shape, inputs, maps, axes, init, element, combine);
+    return reshapeTensor(b, loc, reduced, type.clone(init.getType()));
+  };
+  if (llvm::isa<ReduceMaxOp>(op))
+    return reduce(lowestValue(b, loc, elementType), maxValues);
+  Type accType = accumulatorType(elementType);
+  Value sum = reduce(scalarConstant(b, loc, accType, 0.0), sumValues);
+  if (llvm::isa<ReduceSumOp>(op))
+    return castFloatElements(b, loc, sum, elementType);
+  int64_t count = 1;
+  for (int64_t axis : axes)
+    count *= shape[axis];
+  Value divisor = scalarConstant(b, loc, accType, static_cast<double>(count));
+  return mapSameShape(b, loc, type, sum, [&](OpBuilder &nb, Location l, ValueRange args) {
+    Value quotient = nb.create<arith::DivFOp>(l, args[0], divisor);
+    return castFloat(nb, l, quotient, elementType);
+  });
+}
+
+namespace {
+
 template <typename OpTy>
-Value reduceAndReshape(OpTy op, PatternRewriter &rewriter, Value init,
-                       CombineFn combine) {
-  Value reduced = reduceAxes(rewriter, op.getLoc(), op.getOperand(), op.getAxes(),
-                             init, identityElement, combine);
-  auto type = llvm::cast<RankedTensorType>(op.getType());
-  return reshapeTensor(rewriter, op.getLoc(), reduced, type.clone(init.getType()));
-}
-
-struct ReduceSumLowering : public OpRewritePattern<ReduceSumOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceSumOp op, PatternRewriter &rewriter) const override {
-    Type elementType = getElementTypeOrSelf(op.getType());
-    Value zero = scalarConstant(rewriter, op.getLoc(), accumulatorType(elementType), 0.0);
-    Value sum = reduceAndReshape(op, rewriter, zero, sumValues);
-    rewriter.replaceOp(op, castFloatElements(rewriter, op.getLoc(), sum, elementType));
-    return success();
-  }
-};
-
-struct ReduceMaxLowering : public OpRewritePattern<ReduceMaxOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceMaxOp op, PatternRewriter &rewriter) const override {
-    Type elementType = getElementTypeOrSelf(op.getType());
-    Value lowest = lowestValue(rewriter, op.getLoc(), elementType);
-    rewriter.replaceOp(op, reduceAndReshape(op, rewriter, lowest, maxValues));
-    return success();
-  }
-};
-
-struct ReduceMeanLowering : public OpRewritePattern<ReduceMeanOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(ReduceMeanOp op, PatternRewriter &rewriter) const override {
-    auto type = llvm::cast<RankedTensorType>(op.getType());
+struct ReductionLowering : public OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     auto inputType = llvm::cast<RankedTensorType>(op.getOperand().getType());
-    Type elementType = type.getElementType();
-    Location loc = op.getLoc();
-    int64_t count = 1;
-    for (int64_t axis : op.getAxes())
-      count *= inputType.getDimSize(axis);
-    Type accType = accumulatorType(elementType);
-    Value sum = reduceAndReshape(op, rewriter, scalarConstant(rewriter, loc, accType, 0.0),
-                                 sumValues);
-    Value divisor = scalarConstant(rewriter, loc, accType, static_cast<double>(count));
-    Value mean = mapSameShape(rewriter, loc, type, sum,
-                              [&](OpBuilder &b, Location l, ValueRange args) {
-                                Value quotient = b.create<arith::DivFOp>(l, args[0], divisor);
-                                return castFloat(b, l, quotient, elementType);
-                              });
-    rewriter.replaceOp(op, mean);
+    Value result = lowerReduction(
+        op, rewriter, inputType.getShape(), op.getOperand(),
+        rewriter.getMultiDimIdentityMap(inputType.getRank()),
+        [](OpBuilder &, Location, ValueRange args) { return args[0]; });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -76,8 +76,8 @@ struct ReduceMeanLowering : public OpRewritePattern<ReduceMeanOp> {
 } // namespace
 
 void populateReductionToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<ReduceSumLowering, ReduceMaxLowering, ReduceMeanLowering>(
-      patterns.getContext());
+  patterns.add<ReductionLowering<ReduceSumOp>, ReductionLowering<ReduceMaxOp>,
+               ReductionLowering<ReduceMeanOp>>(patterns.getContext());
 }
 
 } // namespace kiln

@@ -11,6 +11,7 @@
 
 #include "passes/Conversion/KilnToLinalg/LinalgBuilders.h"
 #include "passes/Conversion/KilnToLinalg/Patterns.h"
+#include "passes/Conversion/KilnToLinalg/ScalarElements.h"
 
 #include "dialects/Kiln/KilnOps.h"
 
@@ -175,7 +176,8 @@ struct ApplyAdagradLowering : public OpRewritePattern<ApplyAdagradOp> {
   }
 };
 
-/// d/dx gelu(x) times the incoming gradient, in f32.
+} // namespace
+
 Value geluDerivative(GeluGradOp op, OpBuilder &b, Location loc, Value x, Value g) {
   F32 f{b, loc};
   if (op.getApproximation() == GeluApproximation::tanh) {
@@ -196,6 +198,8 @@ Value geluDerivative(GeluGradOp op, OpBuilder &b, Location loc, Value x, Value g
                     b.create<math::ExpOp>(loc, f.mul(f.c(-0.5), f.mul(x, x))));
   return f.mul(g, f.add(cdf, f.mul(x, pdf)));
 }
+
+namespace {
 
 struct GeluGradLowering : public OpRewritePattern<GeluGradOp> {
   using OpRewritePattern::OpRewritePattern;
