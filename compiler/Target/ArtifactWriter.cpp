@@ -148,7 +148,7 @@ void Serializer::addStep(const Step &step, Instructions &out) {
     args.insert(args.end(), kernel->outputs.begin(), kernel->outputs.end());
     kinds.push_back(fb::Instruction_KernelCall);
     instructions.push_back(fb::CreateKernelCall(fbb, kernelIndex++, fbb.CreateVector(args),
-                                                kernel->outputs.size())
+                                                kernel->outputs.size(), kernel->rows)
                                .Union());
   } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
     kinds.push_back(fb::Instruction_Gemm);

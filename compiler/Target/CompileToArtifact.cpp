@@ -6,9 +6,40 @@
 #include "compiler/Target/ArtifactWriter.h"
 #include "compiler/Target/KernelModule.h"
 
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln {
+
+namespace {
+
+/// Gives each kernel step the rows its kernel splits into. A kernel that
+/// reads a view of the bytes it writes (another buffer of an output's slot)
+/// stays whole: its rows would not line up; so does one with an output
+/// whose first dimension is not its row count. The same buffer as input and
+/// output is an elementwise update in place, read on the row it writes.
+void setKernelRows(ExecutionPlan &plan, const llvm::StringMap<int64_t> &rows) {
+  unsigned index = 0;
+  for (ProgramPlan &program : plan.programs)
+    for (Step &step : program.steps) {
+      auto *kernel = std::get_if<KernelStep>(&step);
+      if (!kernel)
+        continue;
+      kernel->rows = rows.lookup(kernelSymbol(index++));
+      for (int output : kernel->outputs) {
+        // The runtime checks that a row range stays inside every output.
+        llvm::ArrayRef<int64_t> shape = plan.buffers[output].type.getShape();
+        if (shape.empty() || shape.front() != kernel->rows)
+          kernel->rows = 0;
+        for (int input : kernel->inputs)
+          if (input != output && plan.buffers[input].slot == plan.buffers[output].slot)
+            kernel->rows = 0;
+      }
+    }
+}
+
+} // namespace
 
 std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
                                               const PlanOptions &options,
@@ -33,8 +64,12 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
     CompileTimings::Phase phase("kernel-module");
     return buildKernelModule(model->plan, *module.getContext());
   }();
-  if (failed(lowerKernelsToLLVMDialect(*kernels)))
+  llvm::StringMap<int64_t> rows;
+  int64_t minRowIterations =
+      options.rowParallel ? options.rowParallelMinIterations : std::numeric_limits<int64_t>::max();
+  if (failed(lowerKernelsToLLVMDialect(*kernels, minRowIterations, rows)))
     return nullptr;
+  setKernelRows(model->plan, rows);
   if (cache) {
     CompileTimings::Phase phase("kernel-cache-lookup");
     model->cache = cache;

@@ -4,6 +4,7 @@
 
 #include "compiler/RegisterAll.h"
 #include "compiler/Support/CompileTimings.h"
+#include "passes/Conversion/Passes.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Pass/PassManager.h"
@@ -42,7 +43,8 @@ constexpr const char *kLoweringPipeline =
     "one-shot-bufferize, canonicalize,"
     "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536}),"
     "buffer-deallocation-pipeline,"
-    "convert-linalg-to-loops, lower-affine, convert-scf-to-cf,"
+    "convert-linalg-to-loops, kiln-split-rows{min-iterations=@MIN_ROW_ITERATIONS@},"
+    "lower-affine, convert-scf-to-cf,"
     "math-legalize-to-f32, kiln-approximate-math,"
     "expand-strided-metadata, finalize-memref-to-llvm,"
     "convert-math-to-llvm, convert-math-to-libm,"
@@ -78,33 +80,58 @@ void boundLoopUnrolling() {
   }
 }
 
-/// Renames each kernel to `<name>.body` (internal) and adds the entry point
-/// `void <name>(void **args)` that loads each argument and calls it.
-void addPackedEntryPoints(ModuleOp module) {
+/// Adds `void <name>(void **args)` calling `body` with the pointers in
+/// args. With `rows` > 0 the body's last two parameters are a row range:
+/// `rangeFromArgs` reads it through the two pointers after the buffers,
+/// else the entry passes [0, rows).
+void addEntryPoint(ModuleOp module, LLVM::LLVMFuncOp body, StringRef name, int64_t rows,
+                   bool rangeFromArgs) {
   MLIRContext *context = module.getContext();
   auto ptrType = LLVM::LLVMPointerType::get(context);
-  auto entryType =
-      LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), {ptrType});
+  auto i64Type = IntegerType::get(context, 64);
+  auto entryType = LLVM::LLVMFunctionType::get(LLVM::LLVMVoidType::get(context), {ptrType});
   OpBuilder b(context);
+  Location loc = body.getLoc();
+  b.setInsertionPointToEnd(module.getBody());
+  auto entry = b.create<LLVM::LLVMFuncOp>(loc, name, entryType);
+  Block *block = entry.addEntryBlock(b);
+  b.setInsertionPointToStart(block);
+  unsigned count = body.getNumArguments();
+  unsigned buffers = rows > 0 ? count - 2 : count;
+  auto loadArg = [&](unsigned i) -> Value {
+    Value slot = b.create<LLVM::GEPOp>(loc, ptrType, ptrType, block->getArgument(0),
+                                       ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
+    return b.create<LLVM::LoadOp>(loc, ptrType, slot);
+  };
+  SmallVector<Value> args;
+  for (unsigned i = 0; i < buffers; ++i)
+    args.push_back(loadArg(i));
+  if (rows > 0) {
+    for (unsigned i = 0; i < 2; ++i) {
+      if (rangeFromArgs)
+        args.push_back(b.create<LLVM::LoadOp>(loc, i64Type, loadArg(buffers + i)));
+      else
+        args.push_back(b.create<LLVM::ConstantOp>(loc, i64Type, i == 0 ? 0 : rows));
+    }
+  }
+  b.create<LLVM::CallOp>(loc, body, args);
+  b.create<LLVM::ReturnOp>(loc, ValueRange{});
+}
+
+/// Renames each kernel to `<name>.body` (internal) and adds the entry point
+/// `void <name>(void **args)` that loads each argument and calls it, and
+/// for a kernel with `rows` also `<name>_rows`, taking a row range.
+void addPackedEntryPoints(ModuleOp module, const llvm::StringMap<int64_t> &rows) {
   for (auto body : llvm::to_vector(module.getOps<LLVM::LLVMFuncOp>())) {
     if (body.isExternal() || !body.getName().starts_with("kiln_kernel_"))
       continue;
     std::string name = body.getName().str();
+    int64_t count = rows.lookup(name);
     body.setName(name + ".body");
     body.setLinkage(LLVM::Linkage::Internal);
-    b.setInsertionPointToEnd(module.getBody());
-    auto entry = b.create<LLVM::LLVMFuncOp>(body.getLoc(), name, entryType);
-    Block *block = entry.addEntryBlock(b);
-    b.setInsertionPointToStart(block);
-    SmallVector<Value> args;
-    for (unsigned i = 0, e = body.getNumArguments(); i < e; ++i) {
-      Value slot = b.create<LLVM::GEPOp>(body.getLoc(), ptrType, ptrType,
-                                         block->getArgument(0),
-                                         ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(i)});
-      args.push_back(b.create<LLVM::LoadOp>(body.getLoc(), ptrType, slot));
-    }
-    b.create<LLVM::CallOp>(body.getLoc(), body, args);
-    b.create<LLVM::ReturnOp>(body.getLoc(), ValueRange{});
+    addEntryPoint(module, body, name, count, /*rangeFromArgs=*/false);
+    if (count > 0)
+      addEntryPoint(module, body, name + "_rows", count, /*rangeFromArgs=*/true);
   }
 }
 
@@ -153,7 +180,8 @@ LogicalResult checkTarget(const HostTarget &target, Location loc) {
   return success();
 }
 
-LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels) {
+LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels, int64_t minRowIterations,
+                                        llvm::StringMap<int64_t> &rows) {
   registerAllPasses(); // The pipeline below is parsed by pass names.
   PassManager pm(kernels.getContext());
   // --mlir-print-ir-after-all and friends apply to the lowering too. This
@@ -161,11 +189,20 @@ LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels) {
   (void)applyPassManagerCLOptions(pm);
   if (CompileTimings *timings = CompileTimings::active())
     timings->instrument(pm);
-  if (failed(parsePassPipeline(kLoweringPipeline, pm, llvm::errs())))
+  std::string pipeline = kLoweringPipeline;
+  llvm::StringRef placeholder = "@MIN_ROW_ITERATIONS@";
+  pipeline.replace(pipeline.find(placeholder), placeholder.size(), std::to_string(minRowIterations));
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     return kernels.emitError("internal error: the lowering pipeline does not parse");
   if (failed(pm.run(kernels)))
     return failure();
-  addPackedEntryPoints(kernels);
+  rows.clear();
+  if (auto recorded = kernels->getAttrOfType<DictionaryAttr>(kiln::kKernelRowsAttrName)) {
+    for (NamedAttribute entry : recorded)
+      rows[entry.getName()] = llvm::cast<IntegerAttr>(entry.getValue()).getInt();
+    kernels->removeAttr(kiln::kKernelRowsAttrName);
+  }
+  addPackedEntryPoints(kernels, rows);
   return success();
 }
 

@@ -4,6 +4,7 @@
 #define KILN_COMPILER_TARGET_CPUCODEGEN_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <string>
 #include <vector>
@@ -29,9 +30,14 @@ mlir::LogicalResult checkTarget(const HostTarget &target, mlir::Location loc);
 
 /// Lowers the kernel module (kiln ops in destination-passing functions) to
 /// the LLVM dialect: kiln → linalg → bufferization → loops → LLVM, with
-/// `void <symbol>(void **args)` entry points for the runtime. Emits one
-/// error and fails if a pass does.
-mlir::LogicalResult lowerKernelsToLLVMDialect(mlir::ModuleOp kernels);
+/// `void <symbol>(void **args)` entry points for the runtime. A kernel
+/// kiln-split-rows made splittable also gets `void <symbol>_rows(void **args)`,
+/// computing rows [*args[n], *args[n + 1]) (two int64 after its n buffers),
+/// when it has at least `minRowIterations` innermost iterations;
+/// `rows` receives its row count by symbol. Emits one error and fails if a
+/// pass does.
+mlir::LogicalResult lowerKernelsToLLVMDialect(mlir::ModuleOp kernels, int64_t minRowIterations,
+                                              llvm::StringMap<int64_t> &rows);
 
 /// Translates an LLVM-dialect module to LLVM IR optimized at -O3 for the
 /// host.

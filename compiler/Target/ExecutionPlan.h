@@ -67,12 +67,15 @@ struct Buffer {
 /// and writes the buffers `outputs`, one per result. `operandInputs[i]` is
 /// the position in `inputs` of the op's operand i, or -1 for a constant
 /// cloned into the kernel. An output may be one of the inputs (an
-/// elementwise update in place).
+/// elementwise update in place). `rows` > 0: the kernel can compute any
+/// range of its rows (kiln-split-rows), so the runtime may split it over
+/// threads.
 struct KernelStep {
   mlir::Operation *op;
   llvm::SmallVector<int> inputs;
   llvm::SmallVector<int> operandInputs;
   llvm::SmallVector<int> outputs;
+  int64_t rows = 0;
 };
 
 /// C = A x B through the GEMM library (see artifact.fbs, table Gemm).
@@ -175,6 +178,13 @@ struct ProgramPlan {
     return llvm::count_if(steps, [](const Step &step) { return std::holds_alternative<StepT>(step); });
   }
   unsigned numKernels() const { return count<KernelStep>(); }
+  /// How many kernels the runtime may split into rows (KernelStep::rows).
+  unsigned numRowParallelKernels() const {
+    return llvm::count_if(steps, [](const Step &step) {
+      const auto *kernel = std::get_if<KernelStep>(&step);
+      return kernel && kernel->rows > 0;
+    });
+  }
 };
 
 /// A variable's state buffer and initializer; with `placement` (its
@@ -226,6 +236,12 @@ struct PlanOptions {
   /// f32 convolutions as library calls (oneDNN); false compiles them as
   /// kernels like every other op (kilnc --conv=generated).
   bool convolutionLibrary = true;
+  /// Kernels whose rows are independent, with at least
+  /// `rowParallelMinIterations` innermost iterations, may run split over
+  /// threads (kiln-split-rows, KernelStep::rows); false keeps every kernel
+  /// whole (kilnc --row-parallel=off).
+  bool rowParallel = true;
+  int64_t rowParallelMinIterations = 262144;
 };
 
 /// Plans @forward of `module`, and @train_step when there is one. Emits one

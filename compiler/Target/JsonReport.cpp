@@ -41,15 +41,18 @@ int64_t countFlops(func::FuncOp func) {
 void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef kernelCache,
                      const CompileTimings &timings, double compileSeconds,
                      llvm::raw_ostream &os) {
-  int64_t gemms = 0, convolutions = 0;
+  int64_t gemms = 0, convolutions = 0, rowParallel = 0;
   llvm::json::Object programs;
   for (const ProgramPlan &program : plan.programs) {
     int64_t programGemms = program.count<GemmStep>();
     int64_t programConvs = program.count<ConvStep>();
     gemms += programGemms;
     convolutions += programConvs;
+    rowParallel += program.numRowParallelKernels();
     programs[program.name] = llvm::json::Object{{"steps", int64_t(program.steps.size())},
                                                 {"kernels", int64_t(program.numKernels())},
+                                                {"row_parallel_kernels",
+                                                 int64_t(program.numRowParallelKernels())},
                                                 {"gemm_calls", programGemms},
                                                 {"convolution_calls", programConvs}};
   }
@@ -73,6 +76,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"state_bytes", int64_t(plan.stateBytes)},
       {"fusion_groups", fusionGroups},
       {"kernels", int64_t(plan.numKernels())},
+      {"row_parallel_kernels", rowParallel},
       {"gemm_calls", gemms},
       {"convolution_calls", convolutions},
       {"flops_per_step", step ? countFlops(step) : int64_t(0)},

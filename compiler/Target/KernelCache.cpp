@@ -20,7 +20,7 @@ namespace {
 /// Bumped whenever Kiln changes how LLVM compiles a kernel module (its
 /// optimization pipeline or options, CpuCodegen.cpp), so that no entry made
 /// the old way is found.
-constexpr const char *kCodegenVersion = "kiln-codegen-1";
+constexpr const char *kCodegenVersion = "kiln-codegen-2";
 
 std::string hex(const std::array<uint8_t, 32> &digest) {
   static const char digits[] = "0123456789abcdef";

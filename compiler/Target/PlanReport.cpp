@@ -27,7 +27,8 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
       }
     }
     os << "  " << program.name << ": " << program.steps.size() << " steps (" << kernels
-       << " kernels (" << fusions << " of them fusions), " << gemms << " GEMM calls, ";
+       << " kernels (" << fusions << " of them fusions, " << program.numRowParallelKernels()
+       << " row-parallel), " << gemms << " GEMM calls, ";
     if (convs)
       os << convs << " convolution calls, ";
     if (buckets)

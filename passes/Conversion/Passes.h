@@ -15,6 +15,12 @@
 
 namespace kiln {
 
+/// Module attribute kiln-split-rows leaves for the code generator: a
+/// dictionary from each split kernel's name to its row count. It is not a
+/// kiln-dialect attribute because it lives only between that pass and
+/// lowerKernelsToLLVMDialect, which removes it.
+inline constexpr llvm::StringLiteral kKernelRowsAttrName = "split_rows.kernel_rows";
+
 #define GEN_PASS_DECL
 #include "passes/Conversion/Passes.h.inc"
 

@@ -93,4 +93,41 @@ def KilnWriteInPlace : Pass<"kiln-write-in-place", "::mlir::func::FuncOp"> {
                            "::mlir::bufferization::BufferizationDialect"];
 }
 
+def KilnSplitRows : Pass<"kiln-split-rows", "::mlir::ModuleOp"> {
+  let summary = "Lets a kernel compute a range of its rows, for several threads";
+  let description = [{
+    Runs on kernels lowered to loops over memrefs. A kernel whose body is a
+    sequence of loop nests whose outer loops all run over the same rows
+    [0, N), each writing only at its own row (every store's first index is
+    the outer induction variable) and reading what the kernel itself writes
+    only at its own row, computes any range of rows independently of the
+    others. Such a kernel gets two more arguments, `begin` and `end`, that
+    bound every outer loop; the module's `split_rows.kernel_rows` dictionary
+    records N by kernel name. Kernels with less than `min-iterations`
+    innermost iterations in all, or whose body does anything else that
+    writes memory (a copy, a call, a store through a view), are left alone.
+
+    Before:
+    ```
+    func.func @kiln_kernel_0(%a: memref<512x1000xf32>, %b: memref<512x1000xf32>) {
+      scf.for %i = %c0 to %c512 step %c1 {
+        scf.for %j = %c0 to %c1000 step %c1 {
+          %x = memref.load %a[%i, %j] : memref<512x1000xf32>
+          memref.store %x, %b[%i, %j] : memref<512x1000xf32>
+        }
+      }
+    }
+    ```
+    After: `func.func @kiln_kernel_0(..., %begin: index, %end: index)` with
+    `scf.for %i = %begin to %end step %c1`, and `split_rows.kernel_rows =
+    {kiln_kernel_0 = 512 : i64}` on the module.
+  }];
+  let options = [
+    Option<"minIterations", "min-iterations", "int64_t", "262144",
+           "The fewest innermost iterations a kernel needs to be split (a "
+           "smaller one gains less than waking a sleeping thread costs)">
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect"];
+}
+
 #endif // KILN_PASSES_CONVERSION_PASSES_TD

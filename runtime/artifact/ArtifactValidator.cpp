@@ -486,6 +486,19 @@ bool Validator::checkKernelCall(const std::string &field,
   for (flatbuffers::uoffset_t i = sizeOf(args) - call.outputs(); i < sizeOf(args); ++i)
     if (!checkWritable(indexed(field + ".args", i), args->Get(i)))
       return false;
+  // A row-parallel kernel writes rows [begin, end) of each output: their
+  // first dimension is its row count, so no range reaches past them.
+  if (call.rows() > 0) {
+    if (call.outputs() == 0)
+      return fail(field + ".rows", std::to_string(call.rows()) + " rows but no outputs");
+    for (flatbuffers::uoffset_t i = sizeOf(args) - call.outputs(); i < sizeOf(args); ++i) {
+      const auto *shape = artifact_.buffers()->Get(args->Get(i))->shape();
+      if (sizeOf(shape) == 0 || static_cast<uint64_t>(shape->Get(0)) != call.rows())
+        return fail(field + ".rows", std::to_string(call.rows()) + " rows, but output buffer " +
+                                         std::to_string(args->Get(i)) + " is " +
+                                         shapeString(shape));
+    }
+  }
   return true;
 }
 

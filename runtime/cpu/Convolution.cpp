@@ -2,6 +2,8 @@
 
 #include "runtime/cpu/Convolution.h"
 
+#include "runtime/cpu/RowRanges.h"
+
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
@@ -33,8 +35,7 @@ int threadsFor(const ConvolutionShape &shape) {
     macs *= d;
   for (size_t d = 1; d < shape.filter.size(); ++d)
     macs *= shape.filter[d];
-  static const int available = omp_get_max_threads();
-  return macs < threshold ? 1 : available;
+  return macs < threshold ? 1 : availableThreads();
 }
 
 memory::dims dims(const std::vector<int64_t> &v) { return memory::dims(v.begin(), v.end()); }

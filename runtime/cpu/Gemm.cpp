@@ -2,6 +2,8 @@
 
 #include "runtime/cpu/Gemm.h"
 
+#include "runtime/cpu/RowRanges.h"
+
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
@@ -23,8 +25,7 @@ int64_t parallelThreshold() {
 
 /// The OpenMP threads a product of `macs` multiply-adds may use.
 int threadsFor(int64_t macs) {
-  static const int available = omp_get_max_threads();
-  return macs < parallelThreshold() ? 1 : available;
+  return macs < parallelThreshold() ? 1 : availableThreads();
 }
 
 } // namespace

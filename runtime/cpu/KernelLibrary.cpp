@@ -135,6 +135,10 @@ KernelLibrary::load(const uint8_t *object, size_t size,
   return library;
 }
 
+KernelFunction KernelLibrary::lookup(const std::string &symbol) const {
+  return reinterpret_cast<KernelFunction>(::dlsym(handle_, symbol.c_str()));
+}
+
 KernelLibrary::~KernelLibrary() {
   if (handle_)
     ::dlclose(handle_);

@@ -47,6 +47,8 @@ public:
 
   /// The kernel at `index` in the symbol list given to load().
   KernelFunction function(size_t index) const { return functions_[index]; }
+  /// Any other function of the object by its symbol; null if it has none.
+  KernelFunction lookup(const std::string &symbol) const;
   size_t size() const { return functions_.size(); }
   /// Where the object was actually placed (after any fallback).
   KernelPlacement placement() const { return placement_; }

@@ -38,6 +38,32 @@ bool checkKernelTarget(const artifact::KernelLibrary &kernels,
   return true;
 }
 
+/// "FIELD: PROBLEM" for the first KernelCall with rows whose kernel has no
+/// row entry in `rowKernels`, else "". (The verifier has checked indices.)
+std::string missingRowKernel(const Artifact &root,
+                             const std::vector<cpu::KernelFunction> &rowKernels) {
+  if (!root.programs())
+    return "";
+  for (flatbuffers::uoffset_t p = 0; p < root.programs()->size(); ++p) {
+    const Program *program = root.programs()->Get(p);
+    const auto *types = program->instructions_type();
+    if (!types)
+      continue;
+    for (flatbuffers::uoffset_t i = 0; i < types->size(); ++i) {
+      if (types->Get(i) != Instruction_KernelCall)
+        continue;
+      const KernelCall *call = program->instructions()->GetAs<KernelCall>(i);
+      if (call->rows() > 0 && !rowKernels[call->kernel()])
+        return "programs[" + std::to_string(p) + "] ('" + stringOr(program->name(), "") +
+               "').instructions[" + std::to_string(i) +
+               "] (KernelCall).rows: kernels.object has no row entry for kernel " +
+               std::to_string(call->kernel()) + " (" + std::to_string(call->rows()) +
+               " rows)";
+    }
+  }
+  return "";
+}
+
 } // namespace
 
 std::shared_ptr<const Executable>
@@ -77,7 +103,11 @@ Executable::fromArtifact(std::unique_ptr<VerifiedArtifact> artifact,
         placement, problem);
     if (!executable->kernels_)
       return failure(problem);
+    for (const std::string &symbol : symbols)
+      executable->rowKernels_.push_back(executable->kernels_->lookup(symbol + "_rows"));
   }
+  if (std::string problem = missingRowKernel(root, executable->rowKernels_); !problem.empty())
+    return failure(problem);
   executable->artifact_ = std::move(artifact);
   return executable;
 }

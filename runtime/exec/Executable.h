@@ -14,6 +14,7 @@
 #include "runtime/cpu/KernelLibrary.h"
 
 #include <memory>
+#include <vector>
 #include <string>
 
 namespace kiln::exec {
@@ -41,6 +42,9 @@ public:
   cpu::KernelFunction kernel(uint32_t index) const {
     return kernels_->function(index);
   }
+  /// The row entry (`<symbol>_rows`) of the kernel at `index`, or null when
+  /// the library has none (then no KernelCall of it has rows: load checks).
+  cpu::KernelFunction rowKernel(uint32_t index) const { return rowKernels_[index]; }
   /// The placed kernel library; null when the artifact declares no kernels.
   const cpu::KernelLibrary *kernels() const { return kernels_.get(); }
 
@@ -49,6 +53,7 @@ private:
 
   std::unique_ptr<artifact::VerifiedArtifact> artifact_;
   std::unique_ptr<cpu::KernelLibrary> kernels_;
+  std::vector<cpu::KernelFunction> rowKernels_; ///< By kernel index; null: none.
 };
 
 } // namespace kiln::exec

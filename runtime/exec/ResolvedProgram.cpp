@@ -2,6 +2,7 @@
 
 #include "runtime/exec/ResolvedProgram.h"
 
+#include "runtime/cpu/RowRanges.h"
 #include "runtime/exec/VariableInit.h"
 
 #include <cstring>
@@ -130,7 +131,15 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       if (call->args())
         for (uint32_t buffer : *call->args())
           kernelArgs_.push_back(addresses[buffer]);
-      steps_.push_back(KernelStep{executable.kernel(call->kernel()), args});
+      KernelStep step{executable.kernel(call->kernel()), args};
+      // Executable::load has checked the row entry. One thread calls the
+      // whole kernel: no range to pass.
+      if (call->rows() > 0 && cpu::rowThreads(static_cast<int64_t>(call->rows())) > 1) {
+        step.rowFunction = executable.rowKernel(call->kernel());
+        step.argCount = call->args() ? call->args()->size() : 0;
+        step.rows = static_cast<int64_t>(call->rows());
+      }
+      steps_.push_back(step);
       break;
     }
     case Instruction_Gemm: {
@@ -293,7 +302,10 @@ bool ResolvedProgram::run(std::string &error) const {
   for (size_t i = 0; i < steps_.size(); ++i) {
     const Step &step = steps_[i];
     if (const auto *kernel = std::get_if<KernelStep>(&step)) {
-      kernel->function(kernel->args);
+      if (kernel->rowFunction)
+        cpu::runRowRanges(kernel->rowFunction, kernel->args, kernel->argCount, kernel->rows);
+      else
+        kernel->function(kernel->args);
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
       if (!cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem)) {

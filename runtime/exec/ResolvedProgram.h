@@ -58,6 +58,11 @@ private:
   struct KernelStep {
     cpu::KernelFunction function;
     void **args;
+    /// With `rows` > 0 and more than one thread: the row entry, given
+    /// `args` (`argCount` of them) and a range, called on each thread.
+    cpu::KernelFunction rowFunction = nullptr;
+    size_t argCount = 0;
+    int64_t rows = 0;
   };
   struct GemmStep {
     cpu::GemmShape shape;

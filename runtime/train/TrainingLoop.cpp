@@ -4,6 +4,7 @@
 
 #include "runtime/artifact/DTypes.h"
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/cpu/RowRanges.h"
 #include "runtime/data/BatchReader.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Session.h"
@@ -538,6 +539,7 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
                        ? problem
                        : "kiln: error: " + describe(group, rank) + ": " + problem;
   };
+  cpu::shareThreadsAmong(group.localReplicas);
   std::vector<std::thread> threads;
   for (int i = 1; i < group.localReplicas; ++i)
     threads.emplace_back(replica, group.firstRank + i);

@@ -96,6 +96,18 @@ std::map<std::string, std::function<std::vector<uint8_t>()>> brokenArtifacts() {
          spec.kernels->symbols[1] = "kiln_test_missing";
        })},
       {"target", broken([](ArtifactSpec &spec) { spec.target = "cuda"; })},
+      // The add kernel's output is [2, 4]: 3 rows would write past it.
+      {"rows-shape", broken([](ArtifactSpec &spec) {
+         auto &add = std::get<KernelCallSpec>(spec.programs[1].instructions[0]);
+         add.outputs = 1;
+         add.rows = 3;
+       })},
+      // 2 rows fit, but the test kernels have no row entry.
+      {"rows-entry", broken([](ArtifactSpec &spec) {
+         auto &add = std::get<KernelCallSpec>(spec.programs[1].instructions[0]);
+         add.outputs = 1;
+         add.rows = 2;
+       })},
   };
 }
 

@@ -25,7 +25,7 @@ buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
   if (const auto *call = std::get_if<KernelCallSpec>(&spec)) {
     type = Instruction_KernelCall;
     return CreateKernelCall(fbb, call->kernel, fbb.CreateVector(call->args),
-                            call->outputs)
+                            call->outputs, call->rows)
         .Union();
   }
   if (const auto *gemm = std::get_if<GemmSpec>(&spec)) {

@@ -53,6 +53,7 @@ struct KernelCallSpec {
   uint32_t kernel = 0;
   std::vector<uint32_t> args;
   uint32_t outputs = 0; ///< Trailing args written; 0 = not stated.
+  uint64_t rows = 0;    ///< > 0: row-parallel (KernelCall.rows).
 };
 
 struct GemmSpec {

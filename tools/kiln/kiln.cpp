@@ -29,15 +29,23 @@ using namespace kiln::tool;
 
 namespace {
 
+/// Spins of an idle OpenMP thread before it sleeps (libgomp's default with
+/// no policy set is 300,000); docs/performance.md has the measurements.
+constexpr const char *kSpinCount = "10000";
+
 /// oneDNN's OpenMP threads spin after each GEMM by default, taking the cores
 /// the single-threaded kernels between GEMMs need (40x slower training of
 /// examples/mlp.pbtxt on 2 cores). libgomp reads its settings when it loads,
 /// before main: so set OMP_WAIT_POLICY=passive, unless the user chose one,
-/// and start again.
+/// and start again. A short spin first (GOMP_SPINCOUNT, unless set) keeps
+/// the threads awake from one row-parallel kernel to the next: waking
+/// sleeping threads for each made the transformer's step 1.6x slower.
 void useSleepingOpenMpThreads(char **argv) {
   if (std::getenv("OMP_WAIT_POLICY"))
     return;
   setenv("OMP_WAIT_POLICY", "passive", 1);
+  if (!std::getenv("GOMP_SPINCOUNT"))
+    setenv("GOMP_SPINCOUNT", kSpinCount, 1);
   execv("/proc/self/exe", argv);
   // Not re-executed (no /proc): run on with libgomp's defaults.
 }

@@ -199,6 +199,17 @@ cl::opt<std::string> fusionFlag(
              "--emit=mlir shows the fusions only when asked with --fusion=on) or off "
              "(one kernel per op, for comparison)"),
     cl::value_desc("on|off"), cl::init("on"));
+cl::opt<std::string> rowParallelFlag(
+    "row-parallel",
+    cl::desc("Let the runtime split a kernel whose rows are independent over its "
+             "threads (OMP_NUM_THREADS): on (the default) or off (every kernel on "
+             "one thread, for comparison)"),
+    cl::value_desc("on|off"), cl::init("on"));
+cl::opt<int64_t> rowParallelMinIterations(
+    "row-parallel-min-iterations",
+    cl::desc("The fewest innermost loop iterations of a row-parallel kernel (default "
+             "262144: a smaller kernel gains less than waking a sleeping thread costs)"),
+    cl::value_desc("N"), cl::init(262144));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
                                  "shape refinement and canonicalization"));
@@ -376,6 +387,16 @@ int main(int argc, char **argv) {
     llvm::errs() << "kilnc: error: --fusion=" << fusionFlag << ": expected on or off\n";
     return 1;
   }
+  if (rowParallelMinIterations < 1) {
+    llvm::errs() << "kilnc: error: --row-parallel-min-iterations=" << rowParallelMinIterations
+                 << ": expected at least 1\n";
+    return 1;
+  }
+  if (rowParallelFlag != "on" && rowParallelFlag != "off") {
+    llvm::errs() << "kilnc: error: --row-parallel=" << rowParallelFlag
+                 << ": expected on or off\n";
+    return 1;
+  }
   if (target != "cpu") {
     llvm::errs() << "kilnc: error: --target=" << target
                  << " is not supported (this build compiles for: cpu)\n";
@@ -431,6 +452,8 @@ int main(int argc, char **argv) {
 
   kiln::PlanOptions planOptions;
   planOptions.convolutionLibrary = convFlag == "library";
+  planOptions.rowParallel = rowParallelFlag == "on";
+  planOptions.rowParallelMinIterations = rowParallelMinIterations;
   if (emit == Emit::Kernels) {
     FailureOr<kiln::ExecutionPlan> plan = kiln::planModule(*module, planOptions);
     if (failed(plan))
