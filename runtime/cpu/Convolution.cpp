@@ -2,7 +2,7 @@
 
 #include "runtime/cpu/Convolution.h"
 
-#include "runtime/cpu/RowRanges.h"
+#include "runtime/cpu/Threads.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>

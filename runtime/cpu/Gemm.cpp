@@ -2,7 +2,7 @@
 
 #include "runtime/cpu/Gemm.h"
 
-#include "runtime/cpu/RowRanges.h"
+#include "runtime/cpu/Threads.h"
 
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>

@@ -5,26 +5,9 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <atomic>
 #include <vector>
 
 namespace kiln::cpu {
-
-namespace {
-
-std::atomic<int> sharingSessions{1};
-
-} // namespace
-
-int availableThreads() {
-  static const int process = omp_get_max_threads();
-  return std::max(1, process / sharingSessions.load(std::memory_order_relaxed));
-}
-
-void shareThreadsAmong(int sessions) {
-  (void)availableThreads(); // The process's threads, read before any session changes them.
-  sharingSessions.store(std::max(1, sessions), std::memory_order_relaxed);
-}
 
 int rowThreads(int64_t rows) {
   return static_cast<int>(std::min<int64_t>(availableThreads(), rows));

@@ -4,10 +4,11 @@
 
 #include "runtime/artifact/DTypes.h"
 #include "runtime/checkpoint/Checkpoint.h"
-#include "runtime/cpu/RowRanges.h"
+#include "runtime/cpu/Threads.h"
 #include "runtime/data/BatchReader.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Session.h"
+#include "runtime/metrics/BackgroundWriter.h"
 #include "runtime/metrics/EvalMetrics.h"
 #include "runtime/metrics/EventWriter.h"
 #include "runtime/metrics/MetricsJsonl.h"
@@ -134,6 +135,9 @@ private:
   /// restore), so all start from the same state.
   bool broadcastState(std::string &error);
   bool openLogs(std::string &error);
+  /// Queues `fields` (the step first) for --metrics-out and --logdir.
+  bool writeMetrics(int64_t step, std::vector<std::pair<std::string, double>> fields,
+                    std::string &error);
   bool restore(std::string &error);
   /// One update: the batch (or each micro-batch) through the model, then
   /// the optimizer; `loss` is the mean over the micro-batches.
@@ -156,6 +160,9 @@ private:
   std::shared_ptr<const data::Dataset> trainData, evalData;
   metrics::MetricsJsonl jsonl;
   std::optional<metrics::EventWriter> events;
+  /// Writes jsonl and events off the step's path; declared after them, so
+  /// it finishes its writes before they close.
+  std::optional<metrics::BackgroundWriter> writer;
   int rank;
   std::shared_ptr<collective::Collective> group;
   int64_t startStep = 0;
@@ -216,7 +223,26 @@ bool Trainer::openLogs(std::string &error) {
     if (!events->open(options.logdir, error))
       return false;
   }
+  if (!options.metricsOut.empty() || events)
+    writer.emplace();
   return true;
+}
+
+bool Trainer::writeMetrics(int64_t step, std::vector<std::pair<std::string, double>> fields,
+                           std::string &error) {
+  if (!writer)
+    return true;
+  return writer->post(
+      [this, step, fields = std::move(fields)](std::string &failure) {
+        if (!options.metricsOut.empty() && !jsonl.write(fields, failure))
+          return false;
+        if (events)
+          for (size_t i = 1; i < fields.size(); ++i) // fields[0] is the step.
+            if (!events->scalar(fields[i].first, step, fields[i].second, failure))
+              return false;
+        return true;
+      },
+      error);
 }
 
 bool Trainer::restore(std::string &error) {
@@ -342,14 +368,7 @@ bool Trainer::evaluate(int64_t step, std::string &error) {
   if (!evaluateModel(model, *session, evalData, result, error))
     return false;
   out << "eval at step " << step << ": " << formatEvaluation(result) << "\n";
-  std::vector<std::pair<std::string, double>> fields = evaluationFields(step, result);
-  if (!options.metricsOut.empty() && !jsonl.write(fields, error))
-    return false;
-  if (events)
-    for (size_t i = 1; i < fields.size(); ++i)
-      if (!events->scalar(fields[i].first, step, fields[i].second, error))
-        return false;
-  return true;
+  return writeMetrics(step, evaluationFields(step, result), error);
 }
 
 bool Trainer::run(const Prepared &prepared, std::string &error) {
@@ -384,8 +403,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   if (chief() && !openLogs(error))
     return false;
 
-  data::BatchReader reader(trainData, {model.batchSize(), options.shuffle, options.seed, 2,
-                                       worldSize(), rank});
+  data::BatchReader reader(trainData, {model.batchSize(), options.shuffle, options.seed,
+                                       options.prefetchBatches, worldSize(), rank});
   reader.start(startStep * model.accumulateSteps());
   if (parameters && options.ps.async && options.ps.prefetch && model.accumulateSteps() == 1) {
     lookahead = std::make_unique<data::BatchReader>(
@@ -421,16 +440,12 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
                               examplesPerSecond});
     if (!chief())
       continue;
-    if (!options.metricsOut.empty() &&
-        !jsonl.write({{"step", double(step)},
-                      {"loss", loss},
-                      {"learning_rate", lr},
-                      {"examples_per_second", examplesPerSecond}},
-                     error))
-      return false;
-    if (events && (!events->scalar("loss", step, loss, error) ||
-                   !events->scalar("learning_rate", step, lr, error) ||
-                   !events->scalar("examples_per_second", step, examplesPerSecond, error)))
+    if (!writeMetrics(step,
+                      {{"step", double(step)},
+                       {"loss", loss},
+                       {"learning_rate", lr},
+                       {"examples_per_second", examplesPerSecond}},
+                      error))
       return false;
     if (options.saveEvery > 0 && step % options.saveEvery == 0 && !save(step, error))
       return false;
@@ -464,11 +479,19 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       << static_cast<int64_t>(total * 1e3 + 0.5) << " ms reading and binding batches ("
       << (total > 0 ? static_cast<int64_t>(inputSeconds / total * 1000 + 0.5) / 10.0 : 0.0)
       << "%)\n";
+  int cores = cpu::usableCores();
+  out << "threads: " << cpu::processThreads() << " on " << cores << (cores == 1 ? " core" : " cores");
+  if (options.group.localReplicas > 1)
+    out << ", " << cpu::availableThreads() << " a replica";
+  out << "\n";
   if (parameters && options.ps.report && !printServerReport(error))
+    return false;
+  if (writer && !writer->drain(error))
     return false;
   if (events && !events->flush(error))
     return false;
-  return save(options.steps, error) && evaluate(options.steps, error);
+  return save(options.steps, error) && evaluate(options.steps, error) &&
+         (!writer || writer->drain(error));
 }
 
 bool Trainer::printServerReport(std::string &error) {

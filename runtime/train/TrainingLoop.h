@@ -87,6 +87,9 @@ struct TrainOptions {
   std::string data;
   int64_t steps = 0;
   bool shuffle = false;
+  /// Batches read, converted and laid out on a background thread while the
+  /// steps before them run (--prefetch N); 0 reads each when its step needs it.
+  int prefetchBatches = 2;
   uint64_t seed = 0;
   bool skipBadRows = false;
   std::string metricsOut; ///< FILE.jsonl; empty = none.

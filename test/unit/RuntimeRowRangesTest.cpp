@@ -47,6 +47,8 @@ TEST(RowRangesTest, ManyBuffersGoOnTheHeap) {
 TEST(RowRangesTest, ThreadsAreSharedAmongSessions) {
   int all = availableThreads();
   ASSERT_GE(all, 1);
+  EXPECT_EQ(all, processThreads());
+  EXPECT_GE(usableCores(), 1);
   EXPECT_EQ(rowThreads(1), 1);
   EXPECT_EQ(rowThreads(1 << 20), all);
   shareThreadsAmong(2);

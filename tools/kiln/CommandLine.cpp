@@ -26,12 +26,13 @@ namespace {
 const char *const kUsage =
     R"(usage: kiln run ARTIFACT [--program NAME] [--feed NAME=FILE.npy]... [--fetch NAME=FILE.npy]...
                 [--synthetic-feeds] [--summary]
-       kiln run ARTIFACT --data FILE --steps N [--shuffle] [--seed S]
+       kiln run ARTIFACT --data FILE --steps N [--shuffle] [--seed S] [--prefetch N]
                 [--skip-bad-rows] [--metrics-out FILE.jsonl] [--logdir DIR]
                 [--save DIR] [--save-every N] [--keep N] [--restore DIR]
                 [--eval-data FILE] [--eval-every N]
        kiln run ... --metrics-port PORT [--metrics-address ADDR] [--metrics-linger SECONDS]
        kiln run ... --replicas N [--all-reduce ALGO] [--collective-timeout SECONDS]
+       kiln run ... --threads N
        kiln serve ARTIFACT [--task TYPE:INDEX] [--cluster FILE] [--replicas N]
                 [--connect-timeout SECONDS] [--tls-cert F --tls-key F --tls-ca F]
                 --data FILE --steps N ...
@@ -80,6 +81,9 @@ const char *const kSingleRunGroup = "Options";
 const char *const kTrainingGroup = "Training (with --data)";
 const char *const kMetricsGroup = "Prometheus metrics";
 const char *const kClusterGroup = "Cluster";
+const char *const kThreadsGroup = "Threads";
+/// The most batches --prefetch reads ahead (each holds a whole batch).
+constexpr int64_t kMaxPrefetch = 64;
 
 /// A subcommand's help: the usage line first, then CLI11's option table.
 class HelpFormatter : public CLI::Formatter {
@@ -100,7 +104,7 @@ public:
 struct NumberFlags {
   std::string steps, seed, saveEvery, keep, evalEvery, replicas, collectiveTimeout;
   std::string connectTimeout, workers, psServers, staleness, admitAfter, evict, compress;
-  std::string metricsPort, metricsLinger;
+  std::string metricsPort, metricsLinger, threads, prefetch;
   bool sync = false; ///< --sync, the parameter servers' default said aloud.
   bool noPrefetch = false; ///< --no-prefetch: async pulls only when a step asks.
 };
@@ -157,6 +161,8 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
         "the step to stop at (counted from the start)"},
        {"--shuffle", nullptr, &training.shuffle, "",
         "a new order of the rows every epoch"},
+       {"--prefetch", &numbers.prefetch, nullptr, "N",
+        "batches read ahead on a background thread (default 2; 0: none)"},
        {"--seed", &numbers.seed, nullptr, "S",
         "the shuffle's seed (default 0)"},
        {"--skip-bad-rows", nullptr, &training.skipBadRows, "",
@@ -209,6 +215,11 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
                    : "parameter-server tasks (a --strategy=parameter-server artifact)"}});
 }
 
+/// --threads, for the commands that compute.
+void addThreadsFlag(KilnApp &kiln, CLI::App *command, const char *help) {
+  addFlags(command, kThreadsGroup, {{"--threads", &kiln.numbers.threads, nullptr, "N", help}});
+}
+
 void addRunFlags(KilnApp &kiln) {
   CLI::App *run = kiln.run;
   RunOptions &options = kiln.runOptions;
@@ -236,6 +247,9 @@ void addRunFlags(KilnApp &kiln) {
   addTrainingFlags(kiln, run, "--replicas",
                    "data-parallel replicas in this process, one thread each (an "
                    "artifact compiled with kilnc --strategy=data-parallel)");
+  addThreadsFlag(kiln, run,
+                 "OpenMP threads for GEMMs, convolutions and row-parallel kernels, shared "
+                 "by the replicas (default: OMP_NUM_THREADS, else the cores)");
   addFlags(run, kMetricsGroup,
            {{"--metrics-port", &numbers.metricsPort, nullptr, "PORT",
              "serve /metrics on PORT (0: any free port, printed)"},
@@ -252,6 +266,9 @@ void addServeFlags(KilnApp &kiln) {
       ->type_name("");
   addTrainingFlags(kiln, serve, "--replicas",
                    "data-parallel replicas this task runs, one thread each (default 1)");
+  addThreadsFlag(kiln, serve,
+                 "OpenMP threads of this task, shared by its replicas (default: "
+                 "OMP_NUM_THREADS, else the cores)");
   addFlags(serve, kClusterGroup,
            {{"--task", &options.task, nullptr, "TYPE:INDEX",
              "this task, such as worker:1 (default: TF_CONFIG's task)"},
@@ -272,6 +289,9 @@ void addLaunchFlags(KilnApp &kiln) {
       ->type_name("");
   addTrainingFlags(kiln, launch, "--replicas-per-worker",
                    "data-parallel replicas each worker runs, one thread each (default 1)");
+  addThreadsFlag(kiln, launch,
+                 "OpenMP threads of every task (default: OMP_NUM_THREADS, else each "
+                 "worker its share of the cores and each parameter server one)");
   addFlags(launch, kClusterGroup,
            {{"--workers", &kiln.numbers.workers, nullptr, "N", "worker tasks to start"},
             {"--evaluator", nullptr, &kiln.launchOptions.evaluator, "",
@@ -381,6 +401,19 @@ bool parseCount(const std::string &flag, const std::string &value, int64_t &out,
   return fail("kiln: error: " + flag + " '" + value +
                   "': expected a whole number >= 0",
               error);
+}
+
+/// --threads into `threads` (0 when not given).
+bool parseThreads(const KilnApp &kiln, int &threads, std::string &error) {
+  int64_t value = 0;
+  if (!parseCount("--threads", kiln.numbers.threads, value, error))
+    return false;
+  if (!kiln.numbers.threads.empty() && (value < 1 || value > kMaxThreads))
+    return fail("kiln: error: --threads '" + kiln.numbers.threads + "': expected 1.." +
+                    std::to_string(kMaxThreads),
+                error);
+  threads = static_cast<int>(value);
+  return true;
 }
 
 bool parseNamedFile(const std::string &flag, const std::string &value,
@@ -574,14 +607,20 @@ bool parseParameterServerFlags(const KilnApp &kiln, train::TrainOptions &trainin
 bool parseTrainingFlags(const KilnApp &kiln, const CLI::App &command,
                         train::TrainOptions &training, std::string &error) {
   const NumberFlags &numbers = kiln.numbers;
-  int64_t keep = training.keep, seed = 0;
+  int64_t keep = training.keep, seed = 0, prefetch = training.prefetchBatches;
   if (!parseCount("--steps", numbers.steps, training.steps, error) ||
       !parseCount("--seed", numbers.seed, seed, error) ||
       !parseCount("--save-every", numbers.saveEvery, training.saveEvery,
                   error) ||
       !parseCount("--keep", numbers.keep, keep, error) ||
-      !parseCount("--eval-every", numbers.evalEvery, training.evalEvery, error))
+      !parseCount("--eval-every", numbers.evalEvery, training.evalEvery, error) ||
+      !parseCount("--prefetch", numbers.prefetch, prefetch, error))
     return false;
+  if (prefetch > kMaxPrefetch)
+    return fail("kiln: error: --prefetch '" + numbers.prefetch + "': expected 0.." +
+                    std::to_string(kMaxPrefetch) + " batches",
+                error);
+  training.prefetchBatches = static_cast<int>(prefetch);
   training.keep = static_cast<int>(std::min<int64_t>(keep, 1 << 30));
   training.seed = static_cast<uint64_t>(seed);
   std::string replicasFlag =
@@ -652,7 +691,8 @@ CommandLine parseServe(KilnApp &kiln) {
   if (!checkExtras(kiln, kiln.serve, error) ||
       !parseTrainingFlags(kiln, *kiln.serve, options.training, error) ||
       !parseSeconds("--connect-timeout", kiln.numbers.connectTimeout, 0.1,
-                    options.connectSeconds, error))
+                    options.connectSeconds, error) ||
+      !parseThreads(kiln, options.threads, error))
     return errorResult(error);
   if (kiln.runOptions.artifact.empty())
     return errorResult("kiln: error: kiln serve needs an artifact file");
@@ -698,7 +738,8 @@ CommandLine parseLaunch(KilnApp &kiln, const std::vector<std::string> &args) {
   int64_t workers = 0;
   if (!checkExtras(kiln, kiln.launch, error) ||
       !parseTrainingFlags(kiln, *kiln.launch, training, error) ||
-      !parseCount("--workers", kiln.numbers.workers, workers, error))
+      !parseCount("--workers", kiln.numbers.workers, workers, error) ||
+      !parseThreads(kiln, options.threads, error))
     return errorResult(error);
   if (options.artifact.empty())
     return errorResult("kiln: error: kiln launch needs an artifact file");
@@ -792,7 +833,8 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
     if (!checkExtras(kiln, kiln.run, error) ||
         !parseFeedsAndFetches(kiln, options, error) ||
         !parseTrainingFlags(kiln, *kiln.run, options.training, error) ||
-        !parseMetricsFlags(kiln, options.metrics, error))
+        !parseMetricsFlags(kiln, options.metrics, error) ||
+        !parseThreads(kiln, options.threads, error))
       return errorResult(error);
     if (options.artifact.empty())
       return errorResult("kiln: error: kiln run needs an artifact file");
@@ -819,6 +861,21 @@ CommandLine parseCommandLine(const std::vector<std::string> &args) {
   // Only options that take no command, such as "--": show the usage.
   result.message = kUsage;
   return result;
+}
+
+int threadsFlagOf(const std::vector<std::string> &args) {
+  std::string value;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--threads" && i + 1 < args.size())
+      value = args[i + 1];
+    else if (args[i].rfind("--threads=", 0) == 0)
+      value = args[i].substr(std::string("--threads=").size());
+  }
+  if (value.empty() || value.size() > 4 ||
+      value.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  int threads = std::stoi(value);
+  return threads >= 1 && threads <= kMaxThreads ? threads : 0;
 }
 
 } // namespace kiln::tool

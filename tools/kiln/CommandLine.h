@@ -51,6 +51,7 @@ struct RunOptions {
   std::string allReduce;
   std::string collectives; ///< --collectives=auto|gloo
   MetricsEndpointOptions metrics;
+  int threads = 0; ///< --threads; 0: not given.
 };
 
 /// kiln serve ARTIFACT [--task TYPE:INDEX] [--cluster FILE] --data FILE
@@ -63,6 +64,7 @@ struct ServeOptions {
   std::string clusterFile; ///< --cluster; empty: the TF_CONFIG variable.
   double connectSeconds = 60; ///< --connect-timeout: patience for the chief.
   std::string tlsCert, tlsKey, tlsCa; ///< PEM file paths.
+  int threads = 0; ///< --threads; 0: not given.
 };
 
 /// kiln launch ARTIFACT --workers N [--replicas-per-worker R] --data FILE
@@ -77,6 +79,7 @@ struct LaunchOptions {
   bool evaluator = false;
   /// The flags every task's `kiln serve` gets, as given.
   std::vector<std::string> serveFlags;
+  int threads = 0; ///< --threads; 0: not given.
 };
 
 /// kiln inspect ARTIFACT [--json]
@@ -101,6 +104,14 @@ struct CommandLine {
 
 /// Parses the arguments after the program name.
 CommandLine parseCommandLine(const std::vector<std::string> &args);
+
+/// The most --threads a command takes.
+inline constexpr int kMaxThreads = 4096;
+
+/// The value of the last --threads in `args` when it is a valid count, else
+/// 0 (parseCommandLine reports an invalid one). kiln reads it before
+/// parsing: OpenMP takes its threads from OMP_NUM_THREADS when it loads.
+int threadsFlagOf(const std::vector<std::string> &args);
 
 /// Of `candidates`, the one nearest to `typed` (case-insensitive edit
 /// distance, a transposition counting as one edit, leading dashes ignored)

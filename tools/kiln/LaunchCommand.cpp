@@ -14,6 +14,8 @@
 
 #include "tools/kiln/LaunchCommand.h"
 
+#include "runtime/cpu/Threads.h"
+
 #include <arpa/inet.h>
 #include <csignal>
 #include <cstring>
@@ -216,9 +218,9 @@ int launchCommand(const LaunchOptions &options) {
   }
   std::string cluster = clusterJson(addresses);
   std::string token = randomToken();
-  unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  int cores = kiln::cpu::usableCores();
   int replicas = options.workers * options.replicasPerWorker;
-  std::string threads = std::to_string(std::max(1u, cores / static_cast<unsigned>(replicas)));
+  std::string threads = std::to_string(std::max(1, cores / replicas));
 
   struct sigaction action {};
   action.sa_handler = onInterrupt;

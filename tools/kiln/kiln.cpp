@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "runtime/cpu/Threads.h"
 #include "tools/kiln/CommandLine.h"
 #include "tools/kiln/InspectCommand.h"
 #include "tools/kiln/LaunchCommand.h"
@@ -23,7 +24,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <string>
 #include <unistd.h>
+#include <vector>
 
 using namespace kiln::tool;
 
@@ -35,30 +38,68 @@ constexpr const char *kSpinCount = "10000";
 
 /// oneDNN's OpenMP threads spin after each GEMM by default, taking the cores
 /// the single-threaded kernels between GEMMs need (40x slower training of
-/// examples/mlp.pbtxt on 2 cores). libgomp reads its settings when it loads,
-/// before main: so set OMP_WAIT_POLICY=passive, unless the user chose one,
-/// and start again. A short spin first (GOMP_SPINCOUNT, unless set) keeps
+/// examples/mlp.pbtxt on 2 cores): so OMP_WAIT_POLICY=passive, unless the
+/// user chose one. A short spin first (GOMP_SPINCOUNT, unless set) keeps
 /// the threads awake from one row-parallel kernel to the next: waking
-/// sleeping threads for each made the transformer's step 1.6x slower.
-void useSleepingOpenMpThreads(char **argv) {
-  if (std::getenv("OMP_WAIT_POLICY"))
-    return;
-  setenv("OMP_WAIT_POLICY", "passive", 1);
-  if (!std::getenv("GOMP_SPINCOUNT"))
-    setenv("GOMP_SPINCOUNT", kSpinCount, 1);
-  execv("/proc/self/exe", argv);
+/// sleeping threads for each made the transformer's step 1.6x slower. And
+/// --threads N becomes OMP_NUM_THREADS, which every part of the runtime
+/// reads (libkiln.so's copy too). libgomp reads its settings when it loads,
+/// before main: so set them and start again.
+void configureOpenMp(int argc, char **argv) {
+  bool restart = false;
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "passive", 1);
+    if (!std::getenv("GOMP_SPINCOUNT"))
+      setenv("GOMP_SPINCOUNT", kSpinCount, 1);
+    restart = true;
+  }
+  if (int threads = threadsFlagOf(std::vector<std::string>(argv + 1, argv + argc))) {
+    std::string value = std::to_string(threads);
+    const char *current = std::getenv("OMP_NUM_THREADS");
+    if (!current || value != current) {
+      setenv("OMP_NUM_THREADS", value.c_str(), 1);
+      restart = true;
+    }
+  }
+  if (restart)
+    execv("/proc/self/exe", argv);
   // Not re-executed (no /proc): run on with libgomp's defaults.
+}
+
+/// One line when --threads asks for more threads than the cores: they take
+/// turns, and each parallel GEMM or kernel waits for its slowest thread.
+void warnAboutThreads(const CommandLine &commandLine) {
+  int threads = 0, processes = 1;
+  switch (commandLine.command) {
+  case CommandLine::Command::Run: threads = commandLine.run.threads; break;
+  case CommandLine::Command::Serve: threads = commandLine.serve.threads; break;
+  case CommandLine::Command::Launch:
+    threads = commandLine.launch.threads;
+    processes = commandLine.launch.workers;
+    break;
+  default: break;
+  }
+  int cores = kiln::cpu::usableCores();
+  if (threads == 0 || threads * processes <= cores)
+    return;
+  std::cerr << "kiln: warning: --threads " << threads;
+  if (processes > 1)
+    std::cerr << " in each of " << processes << " workers";
+  std::cerr << " on " << cores << " core" << (cores == 1 ? "" : "s")
+            << ": threads beyond the cores take turns, and every parallel GEMM and "
+               "kernel waits for its slowest thread (docs/training.md has the cost)\n";
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
-  useSleepingOpenMpThreads(argv);
+  configureOpenMp(argc, argv);
   // A peer that closes its connection is an error a collective reports, not
   // a signal that kills the process.
   signal(SIGPIPE, SIG_IGN);
   CommandLine commandLine =
       parseCommandLine(std::vector<std::string>(argv + 1, argv + argc));
+  warnAboutThreads(commandLine);
   switch (commandLine.command) {
   case CommandLine::Command::Run:
     return runCommand(commandLine.run);
