@@ -116,7 +116,6 @@ private:
 
   const ExecutionPlan &plan;
   flatbuffers::FlatBufferBuilder fbb;
-  unsigned kernelIndex = 0; // Kernels are numbered across programs, in order.
 };
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>>
@@ -147,7 +146,7 @@ void Serializer::addStep(const Step &step, Instructions &out) {
     std::vector<uint32_t> args(kernel->inputs.begin(), kernel->inputs.end());
     args.insert(args.end(), kernel->outputs.begin(), kernel->outputs.end());
     kinds.push_back(fb::Instruction_KernelCall);
-    instructions.push_back(fb::CreateKernelCall(fbb, kernelIndex++, fbb.CreateVector(args),
+    instructions.push_back(fb::CreateKernelCall(fbb, kernel->kernel, fbb.CreateVector(args),
                                                 kernel->outputs.size(), kernel->rows)
                                .Union());
   } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
@@ -323,7 +322,7 @@ std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
     programs.push_back(program(planned));
   auto trainingTable = training();
   std::vector<std::string> symbols;
-  for (unsigned i = 0; i < plan.numKernels(); ++i)
+  for (unsigned i = 0; i < plan.kernelFunctions; ++i)
     symbols.push_back(kernelSymbol(i));
   auto kernels = fb::CreateKernelLibrary(
       fbb, fbb.CreateString("elf-x86_64-shared"), fbb.CreateString(host.cpu),

@@ -20,13 +20,12 @@ namespace {
 /// whose first dimension is not its row count. The same buffer as input and
 /// output is an elementwise update in place, read on the row it writes.
 void setKernelRows(ExecutionPlan &plan, const llvm::StringMap<int64_t> &rows) {
-  unsigned index = 0;
   for (ProgramPlan &program : plan.programs)
     for (Step &step : program.steps) {
       auto *kernel = std::get_if<KernelStep>(&step);
       if (!kernel)
         continue;
-      kernel->rows = rows.lookup(kernelSymbol(index++));
+      kernel->rows = rows.lookup(kernelSymbol(kernel->kernel));
       for (int output : kernel->outputs) {
         // The runtime checks that a row range stays inside every output.
         llvm::ArrayRef<int64_t> shape = plan.buffers[output].type.getShape();

@@ -69,13 +69,15 @@ struct Buffer {
 /// cloned into the kernel. An output may be one of the inputs (an
 /// elementwise update in place). `rows` > 0: the kernel can compute any
 /// range of its rows (kiln-split-rows), so the runtime may split it over
-/// threads.
+/// threads. `kernel` is its function in the kernel module (buildKernelModule
+/// sets it): steps whose kernels are the same code share one.
 struct KernelStep {
   mlir::Operation *op;
   llvm::SmallVector<int> inputs;
   llvm::SmallVector<int> operandInputs;
   llvm::SmallVector<int> outputs;
   int64_t rows = 0;
+  int kernel = -1;
 };
 
 /// C = A x B through the GEMM library (see artifact.fbs, table Gemm).
@@ -222,8 +224,10 @@ struct ExecutionPlan {
   /// Set when the module has a @train_step.
   std::optional<TrainingInfo> training;
   uint64_t arenaBytes = 0, stateBytes = 0, constantsBytes = 0;
+  /// The distinct kernel functions the kernel steps call (buildKernelModule).
+  unsigned kernelFunctions = 0;
 
-  /// Kernels of all programs, numbered in program order.
+  /// Kernel steps of all programs.
   unsigned numKernels() const;
   /// The arena the slots would take with no reuse (each aligned), against
   /// which `arenaBytes` shows what the memory plan saved.

@@ -76,6 +76,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"state_bytes", int64_t(plan.stateBytes)},
       {"fusion_groups", fusionGroups},
       {"kernels", int64_t(plan.numKernels())},
+      {"distinct_kernels", int64_t(plan.kernelFunctions)},
       {"row_parallel_kernels", rowParallel},
       {"gemm_calls", gemms},
       {"convolution_calls", convolutions},

@@ -5,6 +5,7 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
 
@@ -21,15 +22,15 @@ MemRefType memrefOf(const ExecutionPlan &plan, int buffer) {
   return MemRefType::get(type.getShape(), type.getElementType());
 }
 
-void buildKernel(const ExecutionPlan &plan, const KernelStep &step,
-                 unsigned index, OpBuilder &builder) {
+func::FuncOp buildKernel(const ExecutionPlan &plan, const KernelStep &step,
+                         OpBuilder &builder) {
   Location loc = step.op->getLoc();
   SmallVector<Type> argTypes;
   for (int buffer : step.inputs)
     argTypes.push_back(memrefOf(plan, buffer));
   for (int buffer : step.outputs)
     argTypes.push_back(memrefOf(plan, buffer));
-  auto func = builder.create<func::FuncOp>(loc, kernelSymbol(index),
+  auto func = builder.create<func::FuncOp>(loc, "kernel",
                                            builder.getFunctionType(argTypes, {}));
   Block *body = func.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(body);
@@ -67,21 +68,41 @@ void buildKernel(const ExecutionPlan &plan, const KernelStep &step,
         /*restrict=*/!inPlace, /*writable=*/true);
   }
   b.create<func::ReturnOp>(loc);
+  return func;
+}
+
+/// The text of `kernel` (still named "kernel"): equal for two kernels that
+/// compile to the same code. Locations are not printed.
+std::string fingerprint(func::FuncOp kernel) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  kernel->print(os, OpPrintingFlags().printGenericOpForm());
+  return text;
 }
 
 } // namespace
 
-OwningOpRef<ModuleOp> buildKernelModule(const ExecutionPlan &plan,
-                                        MLIRContext &context) {
+OwningOpRef<ModuleOp> buildKernelModule(ExecutionPlan &plan, MLIRContext &context) {
   context.loadDialect<bufferization::BufferizationDialect, func::FuncDialect>();
   OpBuilder builder(&context);
   OwningOpRef<ModuleOp> module = ModuleOp::create(builder.getUnknownLoc());
   builder.setInsertionPointToEnd(module->getBody());
-  unsigned index = 0;
-  for (const ProgramPlan &program : plan.programs)
-    for (const Step &step : program.steps)
-      if (const auto *kernel = std::get_if<KernelStep>(&step))
-        buildKernel(plan, *kernel, index++, builder);
+  llvm::StringMap<int> built; // Fingerprint → function index.
+  plan.kernelFunctions = 0;
+  for (ProgramPlan &program : plan.programs)
+    for (Step &step : program.steps) {
+      auto *kernel = std::get_if<KernelStep>(&step);
+      if (!kernel)
+        continue;
+      func::FuncOp func = buildKernel(plan, *kernel, builder);
+      auto [found, added] = built.try_emplace(fingerprint(func), plan.kernelFunctions);
+      kernel->kernel = found->second;
+      if (!added) {
+        func.erase();
+        continue;
+      }
+      func.setSymName(kernelSymbol(plan.kernelFunctions++));
+    }
   return module;
 }
 

@@ -9,16 +9,18 @@
 
 namespace kiln {
 
-/// The symbol of the i-th kernel in the shared object.
+/// The symbol of the i-th kernel function in the shared object.
 std::string kernelSymbol(unsigned index);
 
-/// A module holding, for the i-th kernel step of `plan`, a function
-/// `kernelSymbol(i)` with one memref argument per input buffer and one for
-/// the output, in that order. Its body reads the inputs as tensors, computes
-/// the step's op (constants cloned in) and materializes the result into the
-/// output memref: destination-passing style, so bufferization writes in
-/// place.
-mlir::OwningOpRef<mlir::ModuleOp> buildKernelModule(const ExecutionPlan &plan,
+/// A module holding a function per kernel step of `plan`, with one memref
+/// argument per input buffer and one per output, in that order. Its body
+/// reads the inputs as tensors, computes the step's op (constants cloned in)
+/// and materializes the result into the output memref: destination-passing
+/// style, so bufferization writes in place. Steps whose functions would be
+/// the same code (a repeated layer's ops, the updates of same-shaped
+/// variables) share one: each step's `kernel` is its function's index i,
+/// named `kernelSymbol(i)`, and `plan.kernelFunctions` their number.
+mlir::OwningOpRef<mlir::ModuleOp> buildKernelModule(ExecutionPlan &plan,
                                                     mlir::MLIRContext &context);
 
 } // namespace kiln
