@@ -109,7 +109,7 @@ def main():
     lines = [
         f"kilnc compile seconds (median of {args.repeats}; kilnc's own compile_seconds):",
         "",
-        "| graph | graph ops | train-step kernels | afresh s | target | cached s | target |",
+        "| graph | graph ops | kernel steps | afresh s | target | cached s | target |",
         "|---|---|---|---|---|---|---|",
     ]
     for name, ops, kernels, fresh, cached, (fresh_target, cached_target) in rows:
