@@ -43,7 +43,9 @@ constexpr const char *kLoweringPipeline =
     "one-shot-bufferize, canonicalize,"
     "func.func(promote-buffers-to-stack{max-alloc-size-in-bytes=65536}),"
     "buffer-deallocation-pipeline,"
-    "convert-linalg-to-loops, kiln-split-rows{min-iterations=@MIN_ROW_ITERATIONS@},"
+    "convert-linalg-to-loops,";
+/// Then kiln-split-rows (its option from the caller), then the rest.
+constexpr const char *kLoweringPipelineAfterSplit =
     "lower-affine, convert-scf-to-cf,"
     "math-legalize-to-f32, kiln-approximate-math,"
     "expand-strided-metadata, finalize-memref-to-llvm,"
@@ -189,9 +191,8 @@ LogicalResult lowerKernelsToLLVMDialect(ModuleOp kernels, int64_t minRowIteratio
   (void)applyPassManagerCLOptions(pm);
   if (CompileTimings *timings = CompileTimings::active())
     timings->instrument(pm);
-  std::string pipeline = kLoweringPipeline;
-  llvm::StringRef placeholder = "@MIN_ROW_ITERATIONS@";
-  pipeline.replace(pipeline.find(placeholder), placeholder.size(), std::to_string(minRowIterations));
+  std::string pipeline = std::string(kLoweringPipeline) + "kiln-split-rows{min-iterations=" +
+                         std::to_string(minRowIterations) + "}," + kLoweringPipelineAfterSplit;
   if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
     return kernels.emitError("internal error: the lowering pipeline does not parse");
   if (failed(pm.run(kernels)))
