@@ -198,7 +198,7 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
   if (!flags.train) {
     if (flags.addsLoss() || flags.overridesSpec())
       return emitError(loc) << "--loss, --output, --label, --optimizer, --lr, "
-                               "--batch, --accumulate-steps and --strategy need --train";
+                               "--batch, --accumulate-steps, --strategy, --remat and --memory-budget need --train";
     return success();
   }
   if (module->hasAttr(KilnDialect::kTrainSpecAttrName)) {

@@ -32,6 +32,10 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseElementwise());
 }
 
+void buildRecomputationPipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(createKilnRemat());
+}
+
 void registerPipelines() {
   mlir::PassPipelineRegistration<>(
       "kiln-training", "Autodiff and the optimizer update, then clean-up",

@@ -22,6 +22,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm);
 /// elementwise chains (kiln-fuse-elementwise) in every function.
 void buildOptimizationPipeline(mlir::OpPassManager &pm);
 
+/// kiln-remat on the training functions, as the train spec's remat policy
+/// says (nothing under `none`).
+void buildRecomputationPipeline(mlir::OpPassManager &pm);
+
 /// Registers the pipelines above by name (`kiln-import-cleanup`,
 /// `kiln-training`, `kiln-optimize`).
 void registerPipelines();

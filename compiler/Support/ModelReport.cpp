@@ -3,6 +3,7 @@
 #include "compiler/Support/ModelReport.h"
 
 #include "dialects/Kiln/KilnOps.h"
+#include "dialects/Kiln/OpCost.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
@@ -29,6 +30,30 @@ void printValues(func::FuncOp forward, bool results, llvm::raw_ostream &os) {
     os << (i ? ", " : "") << (name ? name.getValue() : "?") << " " << type;
   }
   os << "\n";
+}
+
+/// The recomputation line: the policy and what kiln-remat cloned in the
+/// train step.
+void printRecomputation(ModuleOp module, DictionaryAttr spec, llvm::raw_ostream &os) {
+  auto remat = spec.getAs<DictionaryAttr>("remat");
+  auto kind = remat ? remat.getAs<StringAttr>("kind") : StringAttr();
+  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  if (!kind || kind.getValue() == "none" || !step)
+    return;
+  int64_t ops = 0, flops = 0;
+  step.walk([&](Operation *op) {
+    if (!op->hasAttr(KilnDialect::kRecomputedAttrName))
+      return;
+    ++ops;
+    flops += estimateFlops(op);
+  });
+  int64_t stepFlops = estimateFlopsWithin(step);
+  os << "  recomputation: "
+     << (kind.getValue() == "memory_budget" ? StringRef("auto") : kind.getValue());
+  if (auto budget = remat.getAs<IntegerAttr>("memory_budget_bytes"); budget && budget.getInt())
+    os << " (budget " << budget.getInt() << " bytes)";
+  os << ", " << ops << " ops recomputed, " << flops << " flops ("
+     << llvm::format("%.1f", stepFlops ? 100.0 * flops / stepFlops : 0.0) << "% of the step)\n";
 }
 
 } // namespace
@@ -85,6 +110,7 @@ void printModelReport(ModuleOp module, llvm::raw_ostream &os) {
   if (strategy)
     os << ", strategy " << strategy.getAs<StringAttr>("kind").getValue();
   os << "\n";
+  printRecomputation(module, spec, os);
 }
 
 } // namespace kiln

@@ -3,6 +3,7 @@
 #include "compiler/Target/JsonReport.h"
 
 #include "dialects/Kiln/KilnOps.h"
+#include "dialects/Kiln/OpCost.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/JSON.h"
@@ -11,29 +12,13 @@ using namespace mlir;
 
 namespace kiln {
 
-int64_t countFlops(func::FuncOp func) {
+int64_t countFlops(func::FuncOp func) { return estimateFlopsWithin(func); }
+
+int64_t countRecomputeFlops(func::FuncOp func) {
   int64_t flops = 0;
   func.walk([&](Operation *op) {
-    if (op->getNumResults() != 1 || llvm::isa<FusionOp>(op))
-      return; // A fusion's ops count inside it.
-    auto result = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
-    if (!result || !result.hasStaticShape())
-      return;
-    int64_t elements = result.getNumElements();
-    if (auto matmul = llvm::dyn_cast<MatmulOp>(op)) {
-      auto lhs = llvm::cast<RankedTensorType>(matmul.getLhs().getType());
-      int64_t k = matmul.getTransposeA() ? lhs.getDimSize(lhs.getRank() - 2)
-                                         : lhs.getShape().back();
-      flops += 2 * elements * k;
-    } else if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
-      auto filter = llvm::cast<RankedTensorType>(conv.getFilter().getType());
-      flops += 2 * elements * (filter.getNumElements() / filter.getDimSize(0));
-    } else if (llvm::isa<FloatType>(result.getElementType()) &&
-               !llvm::isa<ReadOp, ConstantOp, ReshapeOp, BroadcastOp, TransposeOp, ConcatOp,
-                          SliceOp, GatherOp, GatherElementsOp, PadOp, OneHotOp, StopGradientOp,
-                          CastOp>(op)) {
-      flops += elements; // Data movement and conversion count nothing.
-    }
+    if (op->hasAttr(KilnDialect::kRecomputedAttrName))
+      flops += estimateFlops(op);
   });
   return flops;
 }
@@ -63,6 +48,15 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
   if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
     if (auto value = spec.getAs<StringAttr>("precision"))
       precision = value.str();
+  std::string remat = "none";
+  int64_t budget = 0;
+  if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
+    if (auto policy = spec.getAs<DictionaryAttr>("remat")) {
+      if (auto kind = policy.getAs<StringAttr>("kind"))
+        remat = kind.getValue() == "memory_budget" ? "auto" : kind.getValue().str();
+      if (auto bytes = policy.getAs<IntegerAttr>("memory_budget_bytes"))
+        budget = bytes.getInt();
+    }
   int64_t fusionGroups = 0;
   if (step)
     step.walk([&](FusionOp) { ++fusionGroups; });
@@ -82,7 +76,9 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"convolution_calls", convolutions},
       {"flops_per_step", step ? countFlops(step) : int64_t(0)},
       {"flops_of", step ? step.getSymName().str() : std::string("")},
-      {"recompute_flops", int64_t(0)},
+      {"recompute_flops", step ? countRecomputeFlops(step) : int64_t(0)},
+      {"remat", remat},
+      {"memory_budget_bytes", budget},
       {"precision", precision},
       {"compile_seconds", compileSeconds},
       {"kernel_cache", kernelCache.str()},

@@ -12,13 +12,13 @@
 
 namespace kiln {
 
-/// Floating-point operations of one run of `func` (kiln ops, before
-/// lowering): 2·m·n·k for a matrix product, 2 per multiply-add of a
-/// convolution, and one per result element of every other op with a float
-/// result that computes (not reads, constants, casts, or ops that only move
-/// data: reshape, broadcast, transpose, concat, slice, gathers, pad,
-/// one_hot).
+/// Floating-point operations of one run of `func` (estimateFlops of each
+/// kiln op, before lowering).
 int64_t countFlops(mlir::func::FuncOp func);
+
+/// The part of countFlops(func) that recomputes values (the ops kiln-remat
+/// cloned, marked kiln.recomputed).
+int64_t countRecomputeFlops(mlir::func::FuncOp func);
 
 /// Prints one JSON object describing the compiled artifact (docs/compiler.md
 /// has the fields): the plan's memory and kernels, the train step's flops,

@@ -60,6 +60,8 @@ func::FuncOp buildKernel(const ExecutionPlan &plan, const KernelStep &step,
     mapping.map(operand, constant->getResult(0));
   }
   Operation *computed = b.clone(*step.op, mapping);
+  // A recomputed op is the same code as the original: same kernel.
+  computed->removeAttr(KilnDialect::kRecomputedAttrName);
   for (auto [i, result] : llvm::enumerate(computed->getResults())) {
     bool inPlace = overInput[i] >= 0;
     unsigned destination = inPlace ? overInput[i] : step.inputs.size() + i;

@@ -33,6 +33,9 @@ def Kiln_Dialect : Dialect {
     static constexpr ::llvm::StringLiteral kTrainSpecAttrName = "kiln.train_spec";
     /// Argument and result attribute naming a graph input or output.
     static constexpr ::llvm::StringLiteral kNameAttrName = "kiln.name";
+    /// Unit attribute on an op kiln-remat cloned to compute a value again
+    /// (the report counts its work as recomputation).
+    static constexpr ::llvm::StringLiteral kRecomputedAttrName = "kiln.recomputed";
   }];
 }
 

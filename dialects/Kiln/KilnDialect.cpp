@@ -41,6 +41,11 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == kNameAttrName)
     return op->emitError("'")
            << kNameAttrName << "' belongs on a function argument or result";
+  if (attr.getName() == kRecomputedAttrName) {
+    if (!llvm::isa<UnitAttr>(attr.getValue()))
+      return op->emitError("'") << kRecomputedAttrName << "' must be a unit attribute";
+    return success();
+  }
   if (attr.getName() != kTrainSpecAttrName)
     return op->emitError("unknown kiln attribute '")
            << attr.getName().getValue() << "'";

@@ -36,7 +36,7 @@ constexpr llvm::StringLiteral kPartitioners[] = {"none", "fixed_shards",
                                                  "min_shard_bytes", "max_shard_bytes"};
 constexpr llvm::StringLiteral kRowSplits[] = {"div", "mod"};
 constexpr llvm::StringLiteral kSyncModes[] = {"sync", "async"};
-constexpr llvm::StringLiteral kRematKinds[] = {"none", "memory_budget", "all"};
+constexpr llvm::StringLiteral kRematKinds[] = {"none", "memory_budget", "all", "sqrt"};
 
 const KeySchema kScheduleKeys[] = {
     {"kind", ValueKind::String, kSchedules},

@@ -41,4 +41,54 @@ def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::func::FuncOp"> 
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnRemat : Pass<"kiln-remat", "::mlir::func::FuncOp"> {
+  let summary = "Drops forward activations and recomputes them where backward reads them";
+  let description = [{
+    Works on @train_step and @accumulate_step; other functions are left
+    alone. The policy comes from the train spec's `remat` (kind none,
+    memory_budget, sqrt or all, and memory_budget_bytes); the options
+    override it. Over a model of the function's arena (RematPlan.h: liveness
+    as the execution plan computes it, work as the report counts it), a
+    value alive but unused where the function peaks can be dropped: the uses
+    before its widest gap of uses keep it, and the first use after the gap
+    gets a clone of its defining op (marked `kiln.recomputed`), cloning in
+    turn dropped operands already dead there.
+
+      - `auto` (memory_budget): greedily drops the value that frees the most
+        bytes at the current peak per recomputed flop until the modeled peak
+        fits `memory-target` (default: the budget); fails naming the
+        smallest peak it reached when it cannot.
+      - `sqrt`: Chen et al. 2016: of the n values alive across the peak, in
+        program order, keeps every ceil(sqrt(n))-th and drops the rest.
+      - `all`: as `auto` with no budget: drops values while that lowers the
+        peak.
+
+    Before (`%h` alive from the forward to the backward):
+    ```
+    %h = kiln.tanh %x : tensor<64x256xf32>
+    %y = kiln.matmul %h, %w ...
+    ...                                  // the peak: %h unused here
+    %g = kiln.mul %h, %dy : tensor<64x256xf32>
+    ```
+    After:
+    ```
+    %h = kiln.tanh %x : tensor<64x256xf32>
+    %y = kiln.matmul %h, %w ...
+    ...
+    %h2 = kiln.tanh %x {kiln.recomputed} : tensor<64x256xf32>
+    %g = kiln.mul %h2, %dy : tensor<64x256xf32>
+    ```
+  }];
+  let options = [
+    Option<"policy", "policy", "std::string", /*default=*/"",
+           "none, auto, sqrt or all (default: the train spec's)">,
+    Option<"memoryBudget", "memory-budget", "int64_t", /*default=*/"0",
+           "auto: arena bytes the function may take at most (default: the train spec's)">,
+    Option<"memoryTarget", "memory-target", "int64_t", /*default=*/"0",
+           "auto: the modeled peak to reach, when the arena needs more than the "
+           "model says (default: the budget)">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 #endif // KILN_PASSES_OPTIMIZE_PASSES_TD

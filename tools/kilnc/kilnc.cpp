@@ -23,6 +23,7 @@
 #include "compiler/Import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/FitMemoryBudget.h"
 #include "compiler/RegisterAll.h"
 #include "compiler/Support/CompileTimings.h"
 #include "compiler/Support/ModelReport.h"
@@ -188,6 +189,17 @@ cl::opt<int64_t> bucketBytesFlag(
     "bucket-bytes",
     cl::desc("data-parallel: gradients per all-reduce, in bytes (default 26214400)"),
     cl::value_desc("N"), cl::cat(trainCategory));
+cl::opt<std::string> rematFlag(
+    "remat",
+    cl::desc("Recompute forward activations in backward instead of keeping them: none, "
+             "auto (the cheapest set that fits --memory-budget), sqrt (Chen et al.'s "
+             "sqrt(n) segments) or all (while that lowers the peak)"),
+    cl::value_desc("none|auto|sqrt|all"), cl::cat(trainCategory));
+cl::opt<std::string> memoryBudgetFlag(
+    "memory-budget",
+    cl::desc("The train step's planned arena (peak_bytes) at most, in bytes, or with a "
+             "suffix K, M or G (powers of 1024); implies --remat=auto"),
+    cl::value_desc("BYTES"), cl::cat(trainCategory));
 cl::opt<std::string> convFlag(
     "conv",
     cl::desc("f32 convolutions: library (oneDNN, the default) or generated (compiled "
@@ -336,6 +348,17 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
     }
     flags.bucketBytes = bucketBytesFlag;
   }
+  flags.remat = rematFlag;
+  if (memoryBudgetFlag.getNumOccurrences()) {
+    std::optional<int64_t> bytes = kiln::parseByteSize(memoryBudgetFlag);
+    if (!bytes) {
+      llvm::errs() << "kilnc: error: --memory-budget=" << memoryBudgetFlag
+                   << ": expected a size in bytes from 1 to 2^50, with an optional suffix "
+                      "K, M or G\n";
+      return failure();
+    }
+    flags.memoryBudget = *bytes;
+  }
   if (flags.train && inferenceOnly) {
     llvm::errs() << "kilnc: error: --train and --inference-only contradict "
                     "each other\n";
@@ -442,7 +465,21 @@ int main(int argc, char **argv) {
     // --fusion=on asks for the fused one.
     if (fusionFlag == "on" && (emit != Emit::Mlir || fusionFlag.getNumOccurrences() > 0))
       kiln::buildOptimizationPipeline(pm);
+    // An artifact gets recomputation checked by the plan (fitMemoryBudget).
+    if (!inferenceOnly && (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName) &&
+        emit == Emit::Mlir)
+      kiln::buildRecomputationPipeline(pm);
     if (failed(pm.run(*module)))
+      return 1;
+  }
+  kiln::PlanOptions planOptions;
+  planOptions.convolutionLibrary = convFlag == "library";
+  planOptions.rowParallel = rowParallelFlag == "on";
+  planOptions.rowParallelMinIterations = rowParallelMinIterations;
+  if (!noCleanup && !inferenceOnly && emit != Emit::Mlir &&
+      (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName)) {
+    kiln::CompileTimings::Phase phase("kiln-remat");
+    if (failed(kiln::fitMemoryBudget(*module, planOptions)))
       return 1;
   }
   if (report == Report::Text)
@@ -450,10 +487,6 @@ int main(int argc, char **argv) {
   if (emit == Emit::Mlir)
     return failed(writeText([&](llvm::raw_ostream &os) { module->print(os); })) ? 1 : 0;
 
-  kiln::PlanOptions planOptions;
-  planOptions.convolutionLibrary = convFlag == "library";
-  planOptions.rowParallel = rowParallelFlag == "on";
-  planOptions.rowParallelMinIterations = rowParallelMinIterations;
   if (emit == Emit::Kernels) {
     FailureOr<kiln::ExecutionPlan> plan = kiln::planModule(*module, planOptions);
     if (failed(plan))

@@ -3,6 +3,7 @@
 #include "compiler/Import/Graph/TrainFlags.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
@@ -101,6 +102,22 @@ std::optional<PartitionerFlag> parsePartitionerFlag(StringRef text, std::string 
   return std::nullopt;
 }
 
+std::optional<int64_t> parseByteSize(StringRef text) {
+  int shift = 0;
+  if (text.consume_back("K") || text.consume_back("KiB"))
+    shift = 10;
+  else if (text.consume_back("M") || text.consume_back("MiB"))
+    shift = 20;
+  else if (text.consume_back("G") || text.consume_back("GiB"))
+    shift = 30;
+  uint64_t value = 0;
+  constexpr uint64_t kLimit = uint64_t(1) << 50;
+  if (text.empty() || !llvm::all_of(text, llvm::isDigit) || text.getAsInteger(10, value) ||
+      value == 0 || value > (kLimit >> shift))
+    return std::nullopt;
+  return int64_t(value << shift);
+}
+
 std::string checkParameterServerFlags(const TrainFlags &flags) {
   std::string error;
   if (!flags.partitioner.empty() && !parsePartitionerFlag(flags.partitioner, error))
@@ -109,6 +126,39 @@ std::string checkParameterServerFlags(const TrainFlags &flags) {
     return "--row-split=" + flags.rowSplit + ": expected div or mod";
   return "";
 }
+
+namespace {
+
+/// --remat and --memory-budget into the spec's remat policy.
+LogicalResult applyRematFlags(const TrainFlags &flags, graph::TrainSpec &spec, Location loc) {
+  graph::RematPolicy &remat = *spec.mutable_remat();
+  if (!flags.remat.empty()) {
+    std::optional<graph::RematPolicy::Kind> kind =
+        llvm::StringSwitch<std::optional<graph::RematPolicy::Kind>>(flags.remat)
+            .Case("none", graph::RematPolicy::NONE)
+            .Case("auto", graph::RematPolicy::MEMORY_BUDGET)
+            .Case("sqrt", graph::RematPolicy::SQRT)
+            .Case("all", graph::RematPolicy::ALL)
+            .Default(std::nullopt);
+    if (!kind)
+      return emitError(loc) << "--remat=" << flags.remat << ": expected none, auto, sqrt or all";
+    remat.set_kind(*kind);
+  } else if (flags.memoryBudget) {
+    remat.set_kind(graph::RematPolicy::MEMORY_BUDGET);
+  }
+  if (flags.memoryBudget) {
+    if (remat.kind() != graph::RematPolicy::MEMORY_BUDGET)
+      return emitError(loc) << "--memory-budget applies to --remat=auto only (the default "
+                               "when a budget is given), not --remat="
+                            << flags.remat;
+    remat.set_memory_budget_bytes(*flags.memoryBudget);
+  }
+  if (remat.kind() == graph::RematPolicy::MEMORY_BUDGET && remat.memory_budget_bytes() <= 0)
+    return emitError(loc) << "--remat=auto needs a budget: --memory-budget=BYTES";
+  return success();
+}
+
+} // namespace
 
 LogicalResult applyTrainOverrides(const TrainFlags &flags, graph::TrainSpec &spec,
                                   Location loc) {
@@ -200,6 +250,8 @@ LogicalResult applyTrainOverrides(const TrainFlags &flags, graph::TrainSpec &spe
     schedule.set_decay_steps(*flags.decaySteps);
   if (flags.minLr)
     schedule.set_min_lr(*flags.minLr);
+  if (failed(applyRematFlags(flags, spec, loc)))
+    return failure();
   if (flags.batchSize)
     spec.set_batch_size(*flags.batchSize);
   if (flags.accumulateSteps)

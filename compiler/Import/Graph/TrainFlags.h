@@ -52,6 +52,10 @@ struct TrainFlags {
   /// min-shard-bytes:B[,max-shards:M], max-shard-bytes:B[,max-shards:M]),
   /// --hash-embeddings (comma-separated variables), --row-split (div, mod).
   std::string partitioner, hashEmbeddings, rowSplit;
+  /// --remat (none, auto, sqrt, all) and --memory-budget (bytes; alone it
+  /// means --remat=auto).
+  std::string remat;
+  std::optional<int64_t> memoryBudget;
 
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
@@ -63,9 +67,13 @@ struct TrainFlags {
            momentum || weightDecay || clipNorm || nesterov || !schedule.empty() ||
            warmupSteps || decaySteps || minLr || !sparseUpdates.empty() ||
            !strategy.empty() || bucketBytes || !partitioner.empty() ||
-           !hashEmbeddings.empty() || !rowSplit.empty();
+           !hashEmbeddings.empty() || !rowSplit.empty() || !remat.empty() || memoryBudget;
   }
 };
+
+/// A byte count as --memory-budget takes it: digits with an optional
+/// suffix K, M or G (KiB, MiB, GiB), from 1 to 2^50; std::nullopt otherwise.
+std::optional<int64_t> parseByteSize(llvm::StringRef text);
 
 /// --partitioner's value: the kind and its numbers (0 where not given).
 struct PartitionerFlag {

@@ -228,7 +228,7 @@ FailureOr<DictionaryAttr> SpecBuilder::remat(const graph::RematPolicy &r) {
   if (r.kind() == graph::RematPolicy::MEMORY_BUDGET && r.memory_budget_bytes() == 0)
     return error("remat.memory_budget_bytes") << "must be > 0 for a memory budget";
   FailureOr<StringRef> kind =
-      pick("remat.kind", r.kind(), {"none", "memory_budget", "all"});
+      pick("remat.kind", r.kind(), {"none", "memory_budget", "all", "sqrt"});
   if (failed(kind))
     return failure();
   return b.getDictionaryAttr({str("kind", *kind),

@@ -99,7 +99,7 @@ module attributes {kiln.train_spec = {loss = "l", partitioner = {kind = "hash"}}
 // -----
 
 // Tests that rematerialization takes one of its values.
-// expected-error @+1 {{train spec key 'remat.kind' is 'some', expected one of: none, memory_budget, all}}
+// expected-error @+1 {{train spec key 'remat.kind' is 'some', expected one of: none, memory_budget, all, sqrt}}
 module attributes {kiln.train_spec = {loss = "l", remat = {kind = "some"}}} {}
 
 // -----

@@ -1,0 +1,50 @@
+//===- OpCost.cpp - Floating-point work of kiln ops -----------------------===//
+
+#include "dialects/Kiln/OpCost.h"
+
+#include "dialects/Kiln/KilnOps.h"
+
+using namespace mlir;
+
+namespace kiln {
+
+namespace {
+
+/// The op's own work, not counting the ops in its regions.
+int64_t ownFlops(Operation *op) {
+  if (op->getNumResults() != 1 || llvm::isa<FusionOp>(op))
+    return 0;
+  auto result = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
+  if (!result || !result.hasStaticShape())
+    return 0;
+  int64_t elements = result.getNumElements();
+  if (auto matmul = llvm::dyn_cast<MatmulOp>(op)) {
+    auto lhs = llvm::cast<RankedTensorType>(matmul.getLhs().getType());
+    int64_t k = matmul.getTransposeA() ? lhs.getDimSize(lhs.getRank() - 2)
+                                       : lhs.getShape().back();
+    return 2 * elements * k;
+  }
+  if (auto conv = llvm::dyn_cast<ConvOp>(op)) {
+    auto filter = llvm::cast<RankedTensorType>(conv.getFilter().getType());
+    return 2 * elements * (filter.getNumElements() / filter.getDimSize(0));
+  }
+  if (llvm::isa<FloatType>(result.getElementType()) &&
+      !llvm::isa<ReadOp, ConstantOp, ReshapeOp, BroadcastOp, TransposeOp, ConcatOp, SliceOp,
+                 GatherOp, GatherElementsOp, PadOp, OneHotOp, StopGradientOp, CastOp>(op))
+    return elements; // Data movement and conversion count nothing.
+  return 0;
+}
+
+} // namespace
+
+int64_t estimateFlopsWithin(Operation *root) {
+  int64_t flops = 0;
+  root->walk([&](Operation *op) { flops += ownFlops(op); });
+  return flops;
+}
+
+int64_t estimateFlops(Operation *op) {
+  return llvm::isa<FusionOp>(op) ? estimateFlopsWithin(op) : ownFlops(op);
+}
+
+} // namespace kiln
