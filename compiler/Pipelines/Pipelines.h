@@ -22,6 +22,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm);
 /// elementwise chains (kiln-fuse-elementwise) in every function.
 void buildOptimizationPipeline(mlir::OpPassManager &pm);
 
+/// kiln-schedule on the training functions: an order of their ops that
+/// lowers the peak memory and starts communication early.
+void buildSchedulingPipeline(mlir::OpPassManager &pm);
+
 /// kiln-remat on the training functions, as the train spec's remat policy
 /// says (nothing under `none`).
 void buildRecomputationPipeline(mlir::OpPassManager &pm);

@@ -33,21 +33,6 @@ LogicalResult fitMemoryBudget(ModuleOp module, const PlanOptions &options) {
   auto budgetAttr = remat.getAs<IntegerAttr>("memory_budget_bytes");
   int64_t budget = budgetAttr ? budgetAttr.getInt() : 0;
 
-  // The least the solver reaches: recomputing while that lowers the peak.
-  OwningOpRef<ModuleOp> smallest = module.clone();
-  KilnRematOptions all;
-  all.policy = "all";
-  if (failed(runRemat(*smallest, all)))
-    return failure();
-  FailureOr<ExecutionPlan> smallestPlan = planModule(*smallest, options);
-  if (failed(smallestPlan))
-    return failure();
-  if (smallestPlan->arenaBytes > uint64_t(budget))
-    return emitError(module.getLoc())
-           << "cannot fit the memory budget of " << budget
-           << " bytes: the smallest peak recomputation reaches is " << smallestPlan->arenaBytes
-           << " bytes (--remat=all)";
-
   // The cheapest set for the budget, its modeled target lowered by what the
   // plan needed beyond it.
   constexpr int kTries = 4;
@@ -68,6 +53,21 @@ LogicalResult fitMemoryBudget(ModuleOp module, const PlanOptions &options) {
     }
     target -= int64_t(plan->arenaBytes) - budget;
   }
+
+  // The least the solver reaches: policy `all`.
+  OwningOpRef<ModuleOp> smallest = module.clone();
+  KilnRematOptions all;
+  all.policy = "all";
+  if (failed(runRemat(*smallest, all)))
+    return failure();
+  FailureOr<ExecutionPlan> smallestPlan = planModule(*smallest, options);
+  if (failed(smallestPlan))
+    return failure();
+  if (smallestPlan->arenaBytes > uint64_t(budget))
+    return emitError(module.getLoc())
+           << "cannot fit the memory budget of " << budget
+           << " bytes: the smallest peak recomputation reaches is " << smallestPlan->arenaBytes
+           << " bytes (--remat=all)";
   module.getBodyRegion().takeBody(smallest->getBodyRegion());
   return success();
 }

@@ -1,6 +1,6 @@
 //===- Remat.cpp - The kiln-remat pass ------------------------------------===//
 //
-// See Passes.td. The choice is made on RematModel (RematPlan.h); this file
+// See Passes.td. The choice is made on ArenaModel (RematPlan.h); this file
 // reads the policy and applies the chosen clones to the IR.
 //
 //===----------------------------------------------------------------------===//
@@ -23,7 +23,7 @@ using namespace kiln;
 namespace {
 
 /// Clones and redirects as `outcome` says.
-void applyRemat(const RematModel &model, const RematOutcome &outcome) {
+void applyRemat(const ArenaModel &model, const RematOutcome &outcome) {
   DenseMap<Value, Value> cloneOf;
   for (const RematOutcome::Clone &clone : outcome.clones) {
     Operation *source = model.ops[clone.op].op;
@@ -73,11 +73,11 @@ public:
       return signalPassFailure();
     }
 
-    RematModel model = RematModel::build(func.getBody().front());
+    ArenaModel model = ArenaModel::build(func.getBody().front());
     uint64_t target = memoryTarget > 0 ? uint64_t(memoryTarget) : uint64_t(budget);
     llvm::DenseSet<int> dropped = kind == "sqrt" ? chooseSqrt(model)
-                                  : kind == "all" ? chooseGreedy(model, 0)
-                                                  : chooseGreedy(model, target);
+                                  : kind == "all" ? chooseForTarget(model, 0)
+                                                  : chooseForTarget(model, target);
     RematOutcome outcome = simulateRemat(model, dropped);
     if (kind == "auto" && outcome.peak > target) {
       func.emitError("cannot fit the memory budget of ")

@@ -2,10 +2,6 @@
 
 #include "passes/Optimize/RematPlan.h"
 
-#include "dialects/Kiln/KilnOps.h"
-#include "dialects/Kiln/OpCost.h"
-
-#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseMap.h"
 
 #include <algorithm>
@@ -18,29 +14,10 @@ namespace kiln {
 
 namespace {
 
-constexpr uint64_t kAlignment = 64; // The execution plan's slot alignment.
-
-uint64_t arenaBytes(Type type) {
-  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  uint64_t bytes = tensor.getNumElements() *
-                   std::max<uint64_t>(1, (tensor.getElementTypeBitWidth() + 7) / 8);
-  return (bytes + kAlignment - 1) / kAlignment * kAlignment;
-}
-
-/// Whether a clone of `op` computes the same values anywhere its operands
-/// are available: a pure kiln op that is neither state nor a constant.
-bool isRecomputable(Operation *op) {
-  return llvm::isa<KilnDialect>(op->getDialect()) &&
-         !llvm::isa<ReadOp, ConstantOp, AssignOp, SparseApplyOp>(op) &&
-         isMemoryEffectFree(op);
-}
-
 /// The simulation of one drop set (see RematPlan.h).
 class Simulation {
 public:
-  Simulation(const RematModel &model, const llvm::DenseSet<int> &dropped)
+  Simulation(const ArenaModel &model, const llvm::DenseSet<int> &dropped)
       : model(model), dropped(dropped), last(model.values.size(), INT_MIN),
         cloneFirst(model.values.size(), INT_MAX), cloneLast(model.values.size(), INT_MIN),
         cloned(model.values.size(), false) {}
@@ -52,12 +29,22 @@ private:
   /// reads alive through `pos`.
   bool need(int value, int pos);
   void ensureClone(int value, int pos);
+  /// Whether a clone of `value`'s op at `pos` reads no variable written
+  /// before `pos`.
+  bool canCloneAt(int value, int pos) const {
+    if (cloned[value])
+      return true;
+    for (int operand : model.ops[model.values[value].def].operands)
+      if (operand >= 0 && model.values[operand].stateWrite <= pos)
+        return false;
+    return true;
+  }
   void touchClone(int root, int pos) {
     cloneFirst[root] = std::min(cloneFirst[root], pos);
     cloneLast[root] = std::max(cloneLast[root], pos);
   }
 
-  const RematModel &model;
+  const ArenaModel &model;
   const llvm::DenseSet<int> &dropped;
   std::vector<int> last, cloneFirst, cloneLast;
   std::vector<bool> cloned;
@@ -71,9 +58,11 @@ bool Simulation::need(int value, int pos) {
   if (root < 0)
     return false;
   // A dropped value after its gap, or one dead by now that a clone needs
-  // (the chain back to what is still alive is recomputed too).
-  if ((dropped.count(root) && pos > model.gaps[root].split) ||
-      (model.cloneable[root] && pos > model.lastUse[root] + 1)) {
+  // (the chain back to what is still alive is recomputed too), unless the
+  // clone would read a variable already updated: then the original stays.
+  if (((dropped.count(root) && pos > model.gaps[root].split) ||
+       (model.cloneable[root] && pos > model.lastUse[root] + 1)) &&
+      canCloneAt(value, pos)) {
     ensureClone(value, pos);
     touchClone(root, pos);
     return true;
@@ -85,7 +74,7 @@ bool Simulation::need(int value, int pos) {
 void Simulation::ensureClone(int value, int pos) {
   if (cloned[value])
     return;
-  const RematModel::OpInfo &op = model.ops[model.values[value].def];
+  const ArenaModel::OpInfo &op = model.ops[model.values[value].def];
   RematOutcome::Clone clone{model.values[value].def, pos, {}};
   for (int operand : op.operands)
     clone.cloneOperand.push_back(need(operand, pos));
@@ -107,7 +96,7 @@ RematOutcome Simulation::run() {
     if (info.root == int(index))
       last[index] = info.def;
   for (int i = 0; i < numOps; ++i) {
-    const RematModel::OpInfo &op = model.ops[i];
+    const ArenaModel::OpInfo &op = model.ops[i];
     if (op.view)
       continue;
     for (auto [k, operand] : llvm::enumerate(op.operands))
@@ -142,93 +131,11 @@ RematOutcome Simulation::run() {
 
 } // namespace
 
-RematModel RematModel::build(Block &block) {
-  RematModel model;
-  llvm::DenseMap<Value, int> index;
-  auto addValue = [&](Value value, int def, int root, uint64_t bytes, bool recomputable) {
-    int id = model.values.size();
-    model.values.push_back({value, def, root == -2 ? id : root, bytes, recomputable, {}});
-    index[value] = id;
-    return id;
-  };
-  for (BlockArgument arg : block.getArguments())
-    addValue(arg, -1, arenaBytes(arg.getType()) ? -2 : -1, arenaBytes(arg.getType()), false);
-  for (Operation &op : block) {
-    int position = model.ops.size();
-    RematModel::OpInfo info{&op, {}, {}, estimateFlops(&op), 0,
-                            llvm::isa<ReshapeOp, StopGradientOp>(op)};
-    info.cost = info.flops;
-    if (!info.view)
-      for (Type type : op.getResultTypes())
-        if (auto tensor = llvm::dyn_cast<RankedTensorType>(type); tensor && tensor.hasStaticShape())
-          info.cost += tensor.getNumElements();
-    for (Value operand : op.getOperands()) {
-      auto found = index.find(operand);
-      info.operands.push_back(found == index.end() ? -1 : found->second);
-    }
-    bool recomputable = isRecomputable(&op);
-    for (Value result : op.getResults()) {
-      uint64_t bytes = arenaBytes(result.getType());
-      if (info.view) {
-        int source = info.operands.empty() ? -1 : info.operands.front();
-        int root = source < 0 ? -1 : model.values[source].root;
-        info.results.push_back(addValue(result, position, root, 0, recomputable));
-      } else if (llvm::isa<ReadOp, ConstantOp>(op) || bytes == 0) {
-        info.results.push_back(addValue(result, position, -1, 0, false));
-      } else {
-        info.results.push_back(addValue(result, position, -2, bytes, recomputable));
-      }
-    }
-    if (!info.view)
-      for (int operand : info.operands)
-        if (operand >= 0)
-          model.values[operand].uses.push_back(position);
-    model.ops.push_back(std::move(info));
-  }
-  // A value only assigned to variables is written in place: no arena bytes.
-  for (RematModel::ValueInfo &info : model.values)
-    if (info.root >= 0 && !info.value.use_empty() &&
-        llvm::all_of(info.value.getUsers(), [](Operation *user) { return llvm::isa<AssignOp>(user); }))
-      info.bytes = 0;
-
-  // The widest gap between uses of each root with its views.
-  int numOps = model.ops.size();
-  llvm::DenseMap<int, llvm::SmallVector<int>> members;
-  for (auto [id, info] : llvm::enumerate(model.values))
-    if (info.root >= 0)
-      members[info.root].push_back(id);
-  model.gaps.assign(model.values.size(), {});
-  model.lastUse.assign(model.values.size(), -1);
-  model.cloneable.assign(model.values.size(), false);
-  for (auto &[root, group] : members) {
-    const ValueInfo &rootInfo = model.values[root];
-    llvm::SmallVector<int> positions{rootInfo.def};
-    for (int id : group)
-      positions.append(model.values[id].uses);
-    llvm::sort(positions);
-    positions.erase(std::unique(positions.begin(), positions.end()), positions.end());
-    model.lastUse[root] = positions.back();
-    if (rootInfo.bytes == 0 || rootInfo.def < 0 ||
-        !llvm::all_of(group, [&](int id) { return model.values[id].recomputable; }))
-      continue;
-    model.cloneable[root] = true;
-    if (positions.back() == numOps - 1)
-      continue; // Returned: it must be there at the end anyway.
-    Gap widest;
-    for (size_t j = 1; j + 1 < positions.size(); ++j)
-      if (positions[j + 1] - positions[j] > widest.resume - widest.split)
-        widest = {positions[j], positions[j + 1]};
-    if (widest.resume - widest.split >= 2)
-      model.gaps[root] = widest;
-  }
-  return model;
-}
-
-RematOutcome simulateRemat(const RematModel &model, const llvm::DenseSet<int> &dropped) {
+RematOutcome simulateRemat(const ArenaModel &model, const llvm::DenseSet<int> &dropped) {
   return Simulation(model, dropped).run();
 }
 
-llvm::SmallVector<int> rematCandidates(const RematModel &model, const RematOutcome &outcome,
+llvm::SmallVector<int> rematCandidates(const ArenaModel &model, const RematOutcome &outcome,
                                        const llvm::DenseSet<int> &dropped) {
   int at = outcome.peakAt - 1;
   llvm::SmallVector<int> candidates;
@@ -238,8 +145,8 @@ llvm::SmallVector<int> rematCandidates(const RematModel &model, const RematOutco
   return candidates;
 }
 
-llvm::DenseSet<int> chooseGreedy(const RematModel &model, uint64_t target) {
-  constexpr size_t kTriedPerRound = 48;
+llvm::DenseSet<int> chooseGreedy(const ArenaModel &model, uint64_t target) {
+  constexpr size_t kTriedPerRound = 12;
   llvm::DenseSet<int> dropped, best;
   RematOutcome current = simulateRemat(model, dropped);
   uint64_t bestPeak = current.peak;
@@ -284,17 +191,65 @@ llvm::DenseSet<int> chooseGreedy(const RematModel &model, uint64_t target) {
   return best;
 }
 
-llvm::DenseSet<int> chooseSqrt(const RematModel &model) {
+namespace {
+
+/// The candidates where the unchanged function peaks, in program order.
+llvm::SmallVector<int> candidatesInOrder(const ArenaModel &model) {
   llvm::SmallVector<int> candidates = rematCandidates(model, simulateRemat(model, {}), {});
   llvm::stable_sort(candidates, [&](int a, int b) {
     return model.values[a].def < model.values[b].def;
   });
-  size_t segment = std::max<size_t>(1, size_t(std::ceil(std::sqrt(double(candidates.size())))));
+  return candidates;
+}
+
+/// Keeps every `segment`-th of `candidates`, drops the others.
+llvm::DenseSet<int> segments(llvm::ArrayRef<int> candidates, size_t segment) {
   llvm::DenseSet<int> dropped;
   for (size_t j = 0; j < candidates.size(); ++j)
     if ((j + 1) % segment != 0)
       dropped.insert(candidates[j]);
   return dropped;
+}
+
+} // namespace
+
+llvm::DenseSet<int> chooseSqrt(const ArenaModel &model) {
+  llvm::SmallVector<int> candidates = candidatesInOrder(model);
+  return segments(candidates,
+                  std::max<size_t>(1, size_t(std::ceil(std::sqrt(double(candidates.size()))))));
+}
+
+llvm::DenseSet<int> chooseForTarget(const ArenaModel &model, uint64_t target) {
+  llvm::SmallVector<llvm::DenseSet<int>> choices{chooseGreedy(model, target)};
+  llvm::SmallVector<int> candidates = candidatesInOrder(model);
+  // Segment lengths 2, 3, 4, 5, 6, 7, 8, 10, 12, ... (a quarter more each
+  // time: the peak changes little between neighbours) and sqrt(n).
+  size_t sqrtN = size_t(std::ceil(std::sqrt(double(candidates.size()))));
+  for (size_t segment = 2; segment <= candidates.size();
+       segment = std::max(segment + 1, segment * 5 / 4))
+    if (segment != sqrtN)
+      choices.push_back(segments(candidates, segment));
+  if (sqrtN >= 2)
+    choices.push_back(segments(candidates, sqrtN));
+  // The cheapest that fits; else the lowest peak (then the cheapest).
+  std::optional<size_t> best;
+  RematOutcome bestOutcome;
+  for (size_t i = 0; i < choices.size(); ++i) {
+    RematOutcome outcome = simulateRemat(model, choices[i]);
+    bool fits = outcome.peak <= target;
+    bool better =
+        !best ||
+        (fits ? bestOutcome.peak > target || outcome.extraCost < bestOutcome.extraCost
+              : bestOutcome.peak > target &&
+                    (outcome.peak < bestOutcome.peak ||
+                     (outcome.peak == bestOutcome.peak &&
+                      outcome.extraCost < bestOutcome.extraCost)));
+    if (better) {
+      best = i;
+      bestOutcome = std::move(outcome);
+    }
+  }
+  return choices[*best];
 }
 
 } // namespace kiln

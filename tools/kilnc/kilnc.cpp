@@ -211,6 +211,12 @@ cl::opt<std::string> fusionFlag(
              "--emit=mlir shows the fusions only when asked with --fusion=on) or off "
              "(one kernel per op, for comparison)"),
     cl::value_desc("on|off"), cl::init("on"));
+cl::opt<std::string> opOrderFlag(
+    "schedule",
+    cl::desc("Order of the training step's ops: memory (the default: each update right "
+             "after its gradient where it can, communication started early, the rest in "
+             "program order) or program (as the training passes wrote them, for comparison)"),
+    cl::value_desc("memory|program"), cl::init("memory"));
 cl::opt<std::string> rowParallelFlag(
     "row-parallel",
     cl::desc("Let the runtime split a kernel whose rows are independent over its "
@@ -410,6 +416,11 @@ int main(int argc, char **argv) {
     llvm::errs() << "kilnc: error: --fusion=" << fusionFlag << ": expected on or off\n";
     return 1;
   }
+  if (opOrderFlag != "memory" && opOrderFlag != "program") {
+    llvm::errs() << "kilnc: error: --schedule=" << opOrderFlag
+                 << ": expected memory or program\n";
+    return 1;
+  }
   if (rowParallelMinIterations < 1) {
     llvm::errs() << "kilnc: error: --row-parallel-min-iterations=" << rowParallelMinIterations
                  << ": expected at least 1\n";
@@ -465,6 +476,11 @@ int main(int argc, char **argv) {
     // --fusion=on asks for the fused one.
     if (fusionFlag == "on" && (emit != Emit::Mlir || fusionFlag.getNumOccurrences() > 0))
       kiln::buildOptimizationPipeline(pm);
+    if (opOrderFlag == "memory" && !inferenceOnly &&
+        (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName) &&
+        (emit != Emit::Mlir || opOrderFlag.getNumOccurrences() > 0 ||
+         fusionFlag.getNumOccurrences() > 0))
+      kiln::buildSchedulingPipeline(pm);
     // An artifact gets recomputation checked by the plan (fitMemoryBudget).
     if (!inferenceOnly && (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName) &&
         emit == Emit::Mlir)
