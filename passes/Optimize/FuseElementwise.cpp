@@ -32,13 +32,16 @@ namespace {
 
 /// Whether `op` can be computed inside a fusion: one result, static, and an
 /// element of it from the same element of each operand (a broadcast reads
-/// its operand through the broadcast map).
+/// its operand through the broadcast map, a one_hot its indices along the
+/// leading dimensions).
 bool isFusible(Operation *op) {
   if (op->getNumResults() != 1 || !llvm::isa<KilnDialect>(op->getDialect()))
     return false;
   auto type = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
   if (!type || !type.hasStaticShape())
     return false;
+  if (auto oneHot = llvm::dyn_cast<OneHotOp>(op))
+    return !oneHot.getIndices().getDefiningOp<ConstantOp>();
   return op->hasTrait<OpTrait::Elementwise>() || llvm::isa<BroadcastOp, StopGradientOp>(op);
 }
 

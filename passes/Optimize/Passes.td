@@ -10,7 +10,8 @@ def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::func::FuncOp"> 
   let description = [{
     Walks a function's ops in order. An elementwise op (the `Elementwise`
     kiln ops, which include compare, select, cast, gelu and gelu_grad), a
-    broadcast or a stop_gradient joins the groups of its operands' producers
+    broadcast, a one_hot (of indices not constant) or a stop_gradient joins
+    the groups of its operands' producers
     that compute the same shape, when no op outside them reads one of their
     values before it (so the group can move to where its last op is, and no
     path leaves the group and comes back) and no op writing memory (a

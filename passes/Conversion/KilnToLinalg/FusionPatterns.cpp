@@ -3,8 +3,10 @@
 // Every op of a fusion body computes the same iteration shape, so the body
 // becomes the scalar body of one parallel linalg.generic over that shape:
 // each input is read once per element through its broadcast map (identity
-// for the inputs of that shape), splat constants become scalars, and each
-// yielded value is an output. Values between the ops stay in registers. A
+// for the inputs of that shape; the leading dimensions for the indices of a
+// one_hot, whose element compares its index with the last dimension's
+// position), splat constants become scalars, and each yielded value is an
+// output. Values between the ops stay in registers. A
 // body that ends in a reduction (its only result) becomes that reduction's
 // generic, its elements computed by the rest of the body.
 //
@@ -19,6 +21,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
+
+#include <numeric>
 
 using namespace mlir;
 
@@ -38,7 +42,26 @@ TypedAttr splatValue(Value tensor) {
 bool isScalarizable(Operation &op) {
   if (llvm::isa<ConstantOp>(op))
     return static_cast<bool>(splatValue(op.getResult(0)));
-  return op.hasTrait<OpTrait::Elementwise>() || llvm::isa<BroadcastOp, StopGradientOp>(op);
+  return op.hasTrait<OpTrait::Elementwise>() ||
+         llvm::isa<BroadcastOp, StopGradientOp, OneHotOp>(op);
+}
+
+/// Whether every reader of `arg` is a one_hot: the argument is then read
+/// along the leading dimensions of the iteration shape.
+bool feedsOneHotsOnly(BlockArgument arg) {
+  return !arg.use_empty() &&
+         llvm::all_of(arg.getUsers(), [](Operation *user) { return llvm::isa<OneHotOp>(user); });
+}
+
+/// 1.0 where the last dimension's position is the index `id`, else 0.0.
+Value oneHotElement(OneHotOp op, OpBuilder &b, Location loc, Value id) {
+  auto type = llvm::cast<RankedTensorType>(op.getType());
+  Value position = b.create<linalg::IndexOp>(loc, type.getRank() - 1);
+  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+  Value hit = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, position, index);
+  return b.create<arith::SelectOp>(loc, hit,
+                                   scalarConstant(b, loc, type.getElementType(), 1.0),
+                                   scalarConstant(b, loc, type.getElementType(), 0.0));
 }
 
 /// How the body reads its block arguments inside the generic: argument i
@@ -63,6 +86,8 @@ DenseMap<Value, Value> computeBody(Block &body, const ArgumentReads &reads, OpBu
     Value value;
     if (llvm::isa<ConstantOp>(inner)) {
       value = b.create<arith::ConstantOp>(loc, splatValue(inner.getResult(0)));
+    } else if (auto oneHot = llvm::dyn_cast<OneHotOp>(inner)) {
+      value = oneHotElement(oneHot, b, inner.getLoc(), scalars.lookup(oneHot.getIndices()));
     } else {
       SmallVector<Value> operands;
       for (Value operand : inner.getOperands())
@@ -92,6 +117,12 @@ struct FusionLowering : public OpRewritePattern<FusionOp> {
     for (Operation &inner : body.without_terminator())
       if (&inner != reduction && !isScalarizable(inner))
         return inner.emitOpError("cannot be computed inside a kiln.fusion");
+    for (Operation &inner : body.without_terminator())
+      if (auto oneHot = llvm::dyn_cast<OneHotOp>(inner)) {
+        auto arg = llvm::dyn_cast<BlockArgument>(oneHot.getIndices());
+        if (!arg || !feedsOneHotsOnly(arg))
+          return inner.emitOpError("inside a kiln.fusion needs indices read by one_hot ops only");
+      }
     // The iteration shape: the results', or the reduced operand's.
     Value shaped = reduction ? reduction->getOperand(0) : op.getResult(0);
     ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(shaped.getType()).getShape();
@@ -101,7 +132,7 @@ struct FusionLowering : public OpRewritePattern<FusionOp> {
     SmallVector<Value> inputs;
     SmallVector<AffineMap> maps;
     ArgumentReads reads;
-    for (Value outer : op.getInputs()) {
+    for (auto [outer, arg] : llvm::zip(op.getInputs(), body.getArguments())) {
       reads.splatOf.push_back(splatValue(outer));
       if (reads.splatOf.back()) {
         reads.inputOf.push_back(-1);
@@ -109,6 +140,12 @@ struct FusionLowering : public OpRewritePattern<FusionOp> {
       }
       reads.inputOf.push_back(inputs.size());
       inputs.push_back(outer);
+      if (feedsOneHotsOnly(arg)) {
+        SmallVector<int64_t> leading(shape.size() - 1);
+        std::iota(leading.begin(), leading.end(), 0);
+        maps.push_back(selectDims(rewriter.getContext(), shape.size(), leading));
+        continue;
+      }
       maps.push_back(broadcastMap(rewriter.getContext(),
                                   llvm::cast<RankedTensorType>(outer.getType()).getShape(),
                                   shape));

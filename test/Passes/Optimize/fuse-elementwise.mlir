@@ -130,3 +130,22 @@ func.func @reduction_of_shared_value(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, t
   %2 = kiln.reduce_max %1 axes [1] : tensor<4x8xf32> -> tensor<4xf32>
   return %1, %2 : tensor<4x8xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Tests that a one_hot of the labels joins the softmax cross-entropy
+// gradient's fusion, reading the labels as an input: no one-hot tensor.
+// CHECK-LABEL: func @softmax_cross_entropy_grad
+// CHECK-SAME: (%[[L:.+]]: tensor<32xi64>, %[[P:.+]]: tensor<32x10xf32>)
+func.func @softmax_cross_entropy_grad(%labels: tensor<32xi64>, %probs: tensor<32x10xf32>) -> tensor<32x10xf32> {
+  // CHECK-NEXT: %[[F:.+]] = kiln.fusion(%[[L]], %[[P]]) : (tensor<32xi64>, tensor<32x10xf32>) -> tensor<32x10xf32> {
+  // CHECK-NEXT: ^bb0(%[[A0:.+]]: tensor<32xi64>, %[[A1:.+]]: tensor<32x10xf32>):
+  // CHECK-NEXT: %[[H:.+]] = kiln.one_hot %[[A0]]
+  // CHECK-NEXT: %[[D:.+]] = kiln.sub %[[A1]], %[[H]]
+  // CHECK: return %[[F]]
+  %h = kiln.one_hot %labels : tensor<32xi64> -> tensor<32x10xf32>
+  %d = kiln.sub %probs, %h : tensor<32x10xf32>
+  %s = kiln.constant dense<0.03125> : tensor<32x10xf32>
+  %g = kiln.mul %d, %s : tensor<32x10xf32>
+  return %g : tensor<32x10xf32>
+}
