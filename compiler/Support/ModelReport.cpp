@@ -33,11 +33,13 @@ void printValues(func::FuncOp forward, bool results, llvm::raw_ostream &os) {
 }
 
 /// The recomputation line: the policy and what kiln-remat cloned in the
-/// train step.
+/// step's forward and backward (a micro-batch's under accumulation).
 void printRecomputation(ModuleOp module, DictionaryAttr spec, llvm::raw_ostream &os) {
   auto remat = spec.getAs<DictionaryAttr>("remat");
   auto kind = remat ? remat.getAs<StringAttr>("kind") : StringAttr();
-  auto step = module.lookupSymbol<func::FuncOp>("train_step");
+  auto step = module.lookupSymbol<func::FuncOp>("accumulate_step");
+  if (!step)
+    step = module.lookupSymbol<func::FuncOp>("train_step");
   if (!kind || kind.getValue() == "none" || !step)
     return;
   int64_t ops = 0, flops = 0;

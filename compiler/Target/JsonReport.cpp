@@ -41,9 +41,12 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
                                                 {"gemm_calls", programGemms},
                                                 {"convolution_calls", programConvs}};
   }
+  // The function a step's forward and backward run in: a micro-batch's
+  // under gradient accumulation.
+  auto accumulate = module.lookupSymbol<func::FuncOp>("accumulate_step");
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
-  func::FuncOp step = train ? train : forward;
+  func::FuncOp step = accumulate ? accumulate : train ? train : forward;
   std::string precision = "fp32";
   if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
     if (auto value = spec.getAs<StringAttr>("precision"))

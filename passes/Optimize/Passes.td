@@ -91,14 +91,15 @@ def KilnRemat : Pass<"kiln-remat", "::mlir::func::FuncOp"> {
     gets a clone of its defining op (marked `kiln.recomputed`), cloning in
     turn dropped operands already dead there.
 
-      - `auto` (memory_budget): greedily drops the value that frees the most
-        bytes at the current peak per recomputed flop until the modeled peak
-        fits `memory-target` (default: the budget); fails naming the
-        smallest peak it reached when it cannot.
-      - `sqrt`: Chen et al. 2016: of the n values alive across the peak, in
-        program order, keeps every ceil(sqrt(n))-th and drops the rest.
-      - `all`: as `auto` with no budget: drops values while that lowers the
-        peak.
+      - `auto` (memory_budget): the cheapest choice whose modeled peak fits
+        `memory-target` (default: the budget) among a greedy one (drop the
+        value that frees the most bytes at the current peak per unit of
+        recomputation cost, until the peak fits or no value helps) and
+        segmentings (of the n values alive across the peak, in program
+        order, every k-th kept and the others dropped, for k from 2 to n);
+        fails naming the smallest peak it reached when none fits.
+      - `sqrt`: Chen et al. 2016: the segmenting with k = ceil(sqrt(n)).
+      - `all`: the choice with the lowest modeled peak among `auto`'s.
 
     Before (`%h` alive from the forward to the backward):
     ```

@@ -95,7 +95,9 @@ struct GlooOptions {
 /// Connects member `options.rank` of a Gloo group over TCP, finding the
 /// others through `store` (which must outlive the call only). Null with
 /// `error` set when a peer does not show up within the timeout or the
-/// address cannot be bound.
+/// address cannot be bound. Sets SIGPIPE to be ignored when the process
+/// left it at its default (ending the process): a lost peer must fail the
+/// collective with an error, not kill its members.
 std::unique_ptr<Collective> connectGloo(KeyValueStore &store, const GlooOptions &options,
                                         std::string &error);
 

@@ -32,6 +32,7 @@
 #include <gloo/rendezvous/store.h>
 #include <gloo/transport/tcp/device.h>
 
+#include <csignal>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -275,8 +276,22 @@ void warmSendBuffers(const std::shared_ptr<gloo::Context> &context) {
     gloo::BroadcastOneToAll<float>(context, {data.data()}, data.size(), root).run();
 }
 
+namespace {
+
+/// A peer that goes away closes its sockets; Gloo's next write to one
+/// would raise SIGPIPE, whose default action ends the process before the
+/// error can reach the caller. Ignored unless the program handles it.
+void ignoreBrokenPipes() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && current.sa_handler == SIG_DFL)
+    signal(SIGPIPE, SIG_IGN);
+}
+
+} // namespace
+
 std::unique_ptr<Collective> connectGloo(KeyValueStore &store, const GlooOptions &options,
                                         std::string &error) {
+  ignoreBrokenPipes();
   if (options.size < 1 || options.rank < 0 || options.rank >= options.size) {
     error = "rank " + std::to_string(options.rank) + " is outside a group of " +
             std::to_string(options.size);
