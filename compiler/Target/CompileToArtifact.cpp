@@ -94,8 +94,9 @@ LogicalResult finishArtifact(CompiledModel &model, ModuleOp module) {
     object = buildSharedObject(*model.kernelsIR, model.host, module.getLoc());
     if (failed(object))
       return failure();
-    if (model.cache)
-      (void)model.cache->store(model.cacheKey, *object); // Only the next compile's time.
+    // A folder that cannot be written costs only the next compile's time.
+    if (model.cache && !model.cache->store(model.cacheKey, *object))
+      model.cacheUnwritable = true;
   }
   model.artifact = serializeArtifact(model.plan, *object, model.host,
                                      module.getName().value_or("model"));

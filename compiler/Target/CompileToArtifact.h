@@ -32,6 +32,8 @@ struct CompiledModel {
   std::string cacheKey;
   /// "hit", "miss" or "off", for reports.
   std::string cacheOutcome = "off";
+  /// The new object could not be filed (finishArtifact): the caller says so.
+  bool cacheUnwritable = false;
   /// The artifact's FlatBuffer (without the file footer); empty until
   /// `finishArtifact`.
   std::vector<uint8_t> artifact;

@@ -40,6 +40,8 @@ public:
   static std::string keyOf(mlir::ModuleOp kernels, const HostTarget &host);
   /// The object filed under `key`, if there is a sound one.
   std::optional<std::vector<uint8_t>> find(const std::string &key) const;
+  /// The folder of the entries.
+  const std::string &directory() const { return directory_; }
   /// Files `object` under `key`; false (and nothing half-written) when the
   /// folder cannot be written, which costs only the next compile's time.
   bool store(const std::string &key, const std::vector<uint8_t> &object) const;

@@ -531,6 +531,9 @@ int main(int argc, char **argv) {
       failed(kiln::writeArtifactFile(compiled->artifact, outputPath,
                                      module->getLoc())))
     return 1;
+  if (compiled->cacheUnwritable)
+    llvm::errs() << "kilnc: warning: cannot write the kernel cache in " << cache->directory()
+                 << ": compiled without it (set KILN_CACHE_DIR, or pass --no-cache)\n";
   if (report == Report::Json)
     kiln::printJsonReport(
         *module, compiled->plan, compiled->cacheOutcome, timings,
