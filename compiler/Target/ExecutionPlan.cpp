@@ -264,6 +264,8 @@ private:
   // Per function:
   ProgramPlan *program = nullptr;
   func::FuncOp function;
+  /// The reads of each variable in `function`.
+  llvm::StringMap<SmallVector<Value>> readsOf;
   DenseMap<Value, int> buffers;
   /// Gradients an all-reduce bucket reduces in place: the bucket's slot
   /// and the value's byte offset in it (planBuckets).
@@ -317,11 +319,7 @@ int Planner::bufferOf(Value value) {
 }
 
 bool Planner::canWriteInPlace(StringRef name, Operation *writer) {
-  SmallVector<Value> views;
-  function.walk([&](ReadOp read) {
-    if (read.getVariable() == name)
-      views.push_back(read.getResult());
-  });
+  SmallVector<Value> views(readsOf.lookup(name));
   while (!views.empty()) {
     Value view = views.pop_back_val();
     for (Operation *user : view.getUsers()) {
@@ -696,6 +694,8 @@ LogicalResult Planner::planFunction(func::FuncOp func) {
   plan.programs.push_back({func.getSymName().str(), {}, {}, {}});
   program = &plan.programs.back();
   function = func;
+  readsOf.clear();
+  func.walk([&](ReadOp read) { readsOf[read.getVariable()].push_back(read.getResult()); });
   buffers.clear();
   gathered.clear();
   bucketMembers.clear();

@@ -15,6 +15,8 @@
 #include "passes/Graph/GradientBuilder.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 
@@ -51,12 +53,24 @@ private:
   LogicalResult collectGradients();
   VariableOp addVariable(StringRef name, RankedTensorType type, InitializerAttr init,
                          bool trainable);
+  /// The variable's value: a read already in the step when nothing has
+  /// assigned the variable since (one read per variable keeps CSE from
+  /// scanning the step for writes between two), else a new one.
   Value read(VariableOp variable) {
-    return builder.create<ReadOp>(gb.location(), variable.getType(), variable.getSymName());
+    auto found = reads.find(variable.getSymName());
+    if (found != reads.end())
+      return found->second;
+    Value value =
+        builder.create<ReadOp>(gb.location(), variable.getType(), variable.getSymName());
+    reads[variable.getSymName()] = value;
+    return value;
   }
   void assign(VariableOp variable, Value value) {
     builder.create<AssignOp>(gb.location(), variable.getSymName(), value);
+    reads.erase(variable.getSymName());
   }
+  /// The step's first read of each variable it never assigns.
+  void findReads();
   /// The 1-based number of this step, as f32; assigns the counter.
   Value countStep();
   Value learningRate(Value step);
@@ -72,7 +86,17 @@ private:
   SmallVector<Gradient> gradients;
   SmallVector<Value> kept;           // Results that stay.
   SmallVector<DictionaryAttr> keptAttrs;
+  llvm::StringMap<Value> reads; // By variable, usable at the end of the step.
 };
+
+void OptimizerExpansion::findReads() {
+  llvm::StringSet<> assigned;
+  train.walk([&](AssignOp assign) { assigned.insert(assign.getVariable()); });
+  for (Operation &op : train.getBody().front())
+    if (auto existing = llvm::dyn_cast<ReadOp>(op))
+      if (!assigned.contains(existing.getVariable()))
+        reads.try_emplace(existing.getVariable(), existing.getResult());
+}
 
 LogicalResult OptimizerExpansion::collectGradients() {
   auto ret = llvm::cast<func::ReturnOp>(train.getBody().back().getTerminator());
@@ -267,6 +291,7 @@ LogicalResult OptimizerExpansion::run() {
            << kStepVariable << "', which the optimizer's step counter needs";
   if (failed(collectGradients()))
     return failure();
+  findReads();
   Value step = countStep();
   Value lr = learningRate(step);
   if (spec.clipGlobalNorm > 0)

@@ -168,18 +168,21 @@ std::vector<int> schedule(const ArenaModel &model) {
           freed -= model.values[result].bytes;
     return freed;
   };
-  std::set<int> ready;
+  std::vector<bool> starts(numOps);
+  for (int i = 0; i < numOps; ++i)
+    starts[i] = startsCommunication(model.ops[i].op);
+  std::set<int> ready, readyStarts;
+  auto makeReady = [&](int i) {
+    ready.insert(i);
+    if (starts[i])
+      readyStarts.insert(i);
+  };
   for (int i = 0; i < numOps; ++i)
     if (!waiting[i])
-      ready.insert(i);
+      makeReady(i);
   std::vector<int> order;
   while (!ready.empty()) {
-    int pick = -1;
-    for (int i : ready)
-      if (startsCommunication(model.ops[i].op)) {
-        pick = i;
-        break;
-      }
+    int pick = readyStarts.empty() ? -1 : *readyStarts.begin();
     if (pick < 0) {
       int64_t best = -kSmallBytes - 1;
       for (int i : ready)
@@ -191,12 +194,13 @@ std::vector<int> schedule(const ArenaModel &model) {
     if (pick < 0)
       pick = *ready.begin();
     ready.erase(pick);
+    readyStarts.erase(pick);
     order.push_back(pick);
     for (int root : rootsRead[pick])
       --readersLeft[root];
     for (int succ : succs[pick])
       if (--waiting[succ] == 0)
-        ready.insert(succ);
+        makeReady(succ);
   }
   assert(int(order.size()) == numOps && "the dependencies have a cycle");
   return order;
