@@ -17,7 +17,8 @@ config.excludes = ["Inputs", "unit", "fuzz", "CMakeLists.txt", "lit.cfg.py",
 path = [config.kiln_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")]
 config.environment["PATH"] = os.pathsep.join(path)
 # kilnc's kernel cache: one for the suite, in the build tree, never the
-# user's ~/.cache/kiln (kilnc-kernel-cache.test uses folders of its own).
+# user's ~/.cache/kiln (kilnc-kernel-cache.test and kilnc-artifact-cache.test use
+# folders of their own); it holds kernel objects and artifacts.
 config.environment["KILN_CACHE_DIR"] = os.path.join(config.kiln_obj_root, "test", "kernel-cache")
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%FileCheck", "FileCheck --enable-var-scope"))

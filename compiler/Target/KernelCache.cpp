@@ -22,7 +22,9 @@ namespace {
 /// the old way is found.
 constexpr const char *kCodegenVersion = "kiln-codegen-2";
 
-std::string hex(const std::array<uint8_t, 32> &digest) {
+} // namespace
+
+std::string hexDigest(const std::array<uint8_t, 32> &digest) {
   static const char digits[] = "0123456789abcdef";
   std::string text;
   for (uint8_t byte : digest) {
@@ -31,8 +33,6 @@ std::string hex(const std::array<uint8_t, 32> &digest) {
   }
   return text;
 }
-
-} // namespace
 
 std::string KernelCache::defaultDirectory() {
   if (const char *dir = std::getenv("KILN_CACHE_DIR"); dir && *dir)
@@ -55,13 +55,13 @@ std::string KernelCache::keyOf(mlir::ModuleOp kernels, const HostTarget &host) {
     sha.update(part);
     sha.update(llvm::StringRef("\0", 1));
   }
-  return hex(sha.final());
+  return hexDigest(sha.final());
 }
 
 std::optional<std::vector<uint8_t>> KernelCache::find(const std::string &key) const {
   if (directory_.empty())
     return std::nullopt;
-  std::ifstream file(directory_ + "/" + key + ".so", std::ios::binary);
+  std::ifstream file(directory_ + "/" + key + suffix_, std::ios::binary);
   if (!file)
     return std::nullopt;
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)),
@@ -80,7 +80,7 @@ bool KernelCache::store(const std::string &key, const std::vector<uint8_t> &obje
     return false;
   std::array<uint8_t, 32> digest = llvm::SHA256::hash(object);
   std::string error;
-  return writeFileAtomically(directory_ + "/" + key + ".so",
+  return writeFileAtomically(directory_ + "/" + key + suffix_,
                              {{digest.data(), digest.size()}, {object.data(), object.size()}},
                              error);
 }

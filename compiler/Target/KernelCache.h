@@ -8,7 +8,9 @@
 // kernels for the same CPU skips LLVM, which takes most of a compile.
 //
 // Where: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln, else ~/.cache/kiln.
-// Each entry is one file KEY.so written whole (temporary file + rename),
+// Each entry is one file KEY.so (KEY.kiln for the artifact cache of
+// ArtifactCache.h, which files whole artifacts the same way) written whole
+// (temporary file + rename),
 // its first 32 bytes the SHA-256 of the rest, checked on every read: an
 // entry that does not match is ignored (and rewritten). Nothing is ever
 // evicted: delete the folder to reclaim it.
@@ -22,11 +24,15 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace kiln {
+
+/// A SHA-256 digest in lowercase hex: a cache key.
+std::string hexDigest(const std::array<uint8_t, 32> &digest);
 
 class KernelCache {
 public:
@@ -34,7 +40,9 @@ public:
   /// (no HOME): then nothing is cached.
   static std::string defaultDirectory();
 
-  explicit KernelCache(std::string directory) : directory_(std::move(directory)) {}
+  /// Entries are KEY`suffix` files in `directory`.
+  explicit KernelCache(std::string directory, std::string suffix = ".so")
+      : directory_(std::move(directory)), suffix_(std::move(suffix)) {}
 
   /// The key of `kernels` (lowered to the LLVM dialect) compiled for `host`.
   static std::string keyOf(mlir::ModuleOp kernels, const HostTarget &host);
@@ -47,7 +55,7 @@ public:
   bool store(const std::string &key, const std::vector<uint8_t> &object) const;
 
 private:
-  std::string directory_;
+  std::string directory_, suffix_;
 };
 
 } // namespace kiln

@@ -23,6 +23,7 @@
 #include "compiler/Import/ModelImporter.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "compiler/Pipelines/Pipelines.h"
+#include "compiler/Target/ArtifactCache.h"
 #include "compiler/Target/FitMemoryBudget.h"
 #include "compiler/RegisterAll.h"
 #include "compiler/Support/CompileTimings.h"
@@ -447,6 +448,24 @@ int main(int argc, char **argv) {
     return 1;
   }
 
+  // A repeated compile copies the artifact the first one made.
+  std::optional<kiln::KernelCache> artifactCache;
+  std::optional<std::string> artifactKey;
+  if (!noCache && emit == Emit::Artifact && report == Report::None && fromFormat != "onnx" &&
+      !llvm::StringRef(inputPath).ends_with(".onnx") &&
+      !kiln::KernelCache::defaultDirectory().empty()) {
+    artifactCache.emplace(kiln::KernelCache::defaultDirectory(), ".kiln");
+    artifactKey = kiln::artifactCacheKey(llvm::ArrayRef(argv + 1, argc - 1), inputPath);
+    if (artifactKey)
+      if (std::optional<std::vector<uint8_t>> artifact = artifactCache->find(*artifactKey)) {
+        MLIRContext context;
+        return failed(kiln::writeArtifactFile(*artifact, outputPath,
+                                              FileLineColLoc::get(&context, inputPath, 0, 0)))
+                   ? 1
+                   : 0;
+      }
+  }
+
   auto compileBegin = std::chrono::steady_clock::now();
   kiln::CompileTimings timings;
   if (report == Report::Json)
@@ -531,6 +550,8 @@ int main(int argc, char **argv) {
       failed(kiln::writeArtifactFile(compiled->artifact, outputPath,
                                      module->getLoc())))
     return 1;
+  if (artifactKey)
+    (void)artifactCache->store(*artifactKey, compiled->artifact); // Only the next compile's time.
   if (compiled->cacheUnwritable)
     llvm::errs() << "kilnc: warning: cannot write the kernel cache in " << cache->directory()
                  << ": compiled without it (set KILN_CACHE_DIR, or pass --no-cache)\n";
