@@ -31,7 +31,7 @@ uint64_t arenaBytes(Type type) {
 /// are available: a kiln op other than state and constants (kiln ops have
 /// value semantics; not every one declares itself Pure).
 bool isRecomputable(Operation *op) {
-  return llvm::isa<KilnDialect>(op->getDialect()) &&
+  return llvm::isa_and_nonnull<KilnDialect>(op->getDialect()) &&
          !llvm::isa<ReadOp, ConstantOp, AssignOp, SparseApplyOp>(op);
 }
 

@@ -34,7 +34,7 @@ using namespace kiln;
 namespace {
 
 bool isCommunication(Operation *op) {
-  return llvm::isa<dist::KDistDialect>(op->getDialect());
+  return llvm::isa_and_nonnull<dist::KDistDialect>(op->getDialect());
 }
 
 /// Communication to start as soon as it can: a collective's start, a
@@ -114,7 +114,7 @@ std::vector<llvm::SmallSetVector<int, 4>> dependencies(const ArenaModel &model) 
     // Kiln ops have value semantics but for reads and assigns (not every
     // one declares itself Pure); an unknown op with effects orders all.
     bool barrier = i == numOps - 1 || (!isCommunication(op) &&
-                                       !llvm::isa<KilnDialect>(op->getDialect()) &&
+                                       !llvm::isa_and_nonnull<KilnDialect>(op->getDialect()) &&
                                        !isMemoryEffectFree(op));
     if (barrier) {
       for (int earlier : sinceBarrier)

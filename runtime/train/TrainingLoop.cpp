@@ -538,6 +538,7 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
   }
   std::mutex mutex;
   std::string firstError;
+  bool firstIsConsequence = false;
   std::ostream quiet(nullptr);
   auto replica = [&](int rank) {
     std::string problem;
@@ -556,11 +557,16 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
     } catch (const std::exception &e) {
       problem = "kiln: error: " + std::string(e.what());
     }
+    // A member that failed breaks the group, and the others then fail
+    // saying so: report the cause, whichever replica saw it first.
+    bool consequence = problem.find("another member failed or left the group") != std::string::npos;
     std::lock_guard<std::mutex> lock(mutex);
-    if (firstError.empty())
+    if (firstError.empty() || (firstIsConsequence && !consequence)) {
       firstError = problem.rfind("kiln", 0) == 0 || problem.find(": error: ") != std::string::npos
                        ? problem
                        : "kiln: error: " + describe(group, rank) + ": " + problem;
+      firstIsConsequence = consequence;
+    }
   };
   cpu::shareThreadsAmong(group.localReplicas);
   std::vector<std::thread> threads;
