@@ -4,6 +4,7 @@
 
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/OpCost.h"
+#include "dialects/Kiln/TrainSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/MapVector.h"
@@ -34,26 +35,19 @@ void printValues(func::FuncOp forward, bool results, llvm::raw_ostream &os) {
 
 /// The recomputation line: the policy and what kiln-remat cloned in the
 /// step's forward and backward (a micro-batch's under accumulation).
-void printRecomputation(ModuleOp module, DictionaryAttr spec, llvm::raw_ostream &os) {
-  auto remat = spec.getAs<DictionaryAttr>("remat");
-  auto kind = remat ? remat.getAs<StringAttr>("kind") : StringAttr();
+void printRecomputation(ModuleOp module, llvm::raw_ostream &os) {
+  RematSettings remat = RematSettings::of(module);
   auto step = module.lookupSymbol<func::FuncOp>("accumulate_step");
   if (!step)
     step = module.lookupSymbol<func::FuncOp>("train_step");
-  if (!kind || kind.getValue() == "none" || !step)
+  if (remat.policy == "none" || !step)
     return;
-  int64_t ops = 0, flops = 0;
-  step.walk([&](Operation *op) {
-    if (!op->hasAttr(KilnDialect::kRecomputedAttrName))
-      return;
-    ++ops;
-    flops += estimateFlops(op);
-  });
+  int64_t ops = 0;
+  int64_t flops = estimateRecomputedFlops(step, &ops);
   int64_t stepFlops = estimateFlopsWithin(step);
-  os << "  recomputation: "
-     << (kind.getValue() == "memory_budget" ? StringRef("auto") : kind.getValue());
-  if (auto budget = remat.getAs<IntegerAttr>("memory_budget_bytes"); budget && budget.getInt())
-    os << " (budget " << budget.getInt() << " bytes)";
+  os << "  recomputation: " << remat.policy;
+  if (remat.budgetBytes)
+    os << " (budget " << remat.budgetBytes << " bytes)";
   os << ", " << ops << " ops recomputed, " << flops << " flops ("
      << llvm::format("%.1f", stepFlops ? 100.0 * flops / stepFlops : 0.0) << "% of the step)\n";
 }
@@ -112,7 +106,7 @@ void printModelReport(ModuleOp module, llvm::raw_ostream &os) {
   if (strategy)
     os << ", strategy " << strategy.getAs<StringAttr>("kind").getValue();
   os << "\n";
-  printRecomputation(module, spec, os);
+  printRecomputation(module, os);
 }
 
 } // namespace kiln

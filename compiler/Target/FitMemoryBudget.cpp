@@ -2,6 +2,7 @@
 
 #include "compiler/Target/FitMemoryBudget.h"
 
+#include "dialects/Kiln/TrainSpec.h"
 #include "passes/Optimize/Passes.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -23,15 +24,12 @@ LogicalResult runRemat(ModuleOp module, const KilnRematOptions &options) {
 } // namespace
 
 LogicalResult fitMemoryBudget(ModuleOp module, const PlanOptions &options) {
-  auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
-  auto remat = spec ? spec.getAs<DictionaryAttr>("remat") : DictionaryAttr();
-  auto kind = remat ? remat.getAs<StringAttr>("kind") : StringAttr();
-  if (!kind || kind.getValue() == "none")
+  RematSettings remat = RematSettings::of(module);
+  if (remat.policy == "none")
     return success();
-  if (kind.getValue() != "memory_budget")
+  if (remat.policy != "auto")
     return runRemat(module, {});
-  auto budgetAttr = remat.getAs<IntegerAttr>("memory_budget_bytes");
-  int64_t budget = budgetAttr ? budgetAttr.getInt() : 0;
+  int64_t budget = remat.budgetBytes;
 
   // The cheapest set for the budget, its modeled target lowered by what the
   // plan needed beyond it.

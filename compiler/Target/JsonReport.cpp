@@ -4,6 +4,7 @@
 
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/OpCost.h"
+#include "dialects/Kiln/TrainSpec.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/Support/JSON.h"
@@ -13,15 +14,6 @@ using namespace mlir;
 namespace kiln {
 
 int64_t countFlops(func::FuncOp func) { return estimateFlopsWithin(func); }
-
-int64_t countRecomputeFlops(func::FuncOp func) {
-  int64_t flops = 0;
-  func.walk([&](Operation *op) {
-    if (op->hasAttr(KilnDialect::kRecomputedAttrName))
-      flops += estimateFlops(op);
-  });
-  return flops;
-}
 
 void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef kernelCache,
                      const CompileTimings &timings, double compileSeconds,
@@ -51,15 +43,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
   if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
     if (auto value = spec.getAs<StringAttr>("precision"))
       precision = value.str();
-  std::string remat = "none";
-  int64_t budget = 0;
-  if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
-    if (auto policy = spec.getAs<DictionaryAttr>("remat")) {
-      if (auto kind = policy.getAs<StringAttr>("kind"))
-        remat = kind.getValue() == "memory_budget" ? "auto" : kind.getValue().str();
-      if (auto bytes = policy.getAs<IntegerAttr>("memory_budget_bytes"))
-        budget = bytes.getInt();
-    }
+  RematSettings remat = RematSettings::of(module);
   int64_t fusionGroups = 0;
   if (step)
     step.walk([&](FusionOp) { ++fusionGroups; });
@@ -79,9 +63,9 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"convolution_calls", convolutions},
       {"flops_per_step", step ? countFlops(step) : int64_t(0)},
       {"flops_of", step ? step.getSymName().str() : std::string("")},
-      {"recompute_flops", step ? countRecomputeFlops(step) : int64_t(0)},
-      {"remat", remat},
-      {"memory_budget_bytes", budget},
+      {"recompute_flops", step ? estimateRecomputedFlops(step) : int64_t(0)},
+      {"remat", remat.policy},
+      {"memory_budget_bytes", remat.budgetBytes},
       {"precision", precision},
       {"compile_seconds", compileSeconds},
       {"kernel_cache", kernelCache.str()},

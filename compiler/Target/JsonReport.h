@@ -16,9 +16,6 @@ namespace kiln {
 /// kiln op, before lowering).
 int64_t countFlops(mlir::func::FuncOp func);
 
-/// The part of countFlops(func) that recomputes values (the ops kiln-remat
-/// cloned, marked kiln.recomputed).
-int64_t countRecomputeFlops(mlir::func::FuncOp func);
 
 /// Prints one JSON object describing the compiled artifact (docs/compiler.md
 /// has the fields): the plan's memory and kernels, the train step's flops,

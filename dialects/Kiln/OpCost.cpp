@@ -47,4 +47,17 @@ int64_t estimateFlops(Operation *op) {
   return llvm::isa<FusionOp>(op) ? estimateFlopsWithin(op) : ownFlops(op);
 }
 
+int64_t estimateRecomputedFlops(Operation *root, int64_t *ops) {
+  int64_t flops = 0, count = 0;
+  root->walk([&](Operation *op) {
+    if (!op->hasAttr(KilnDialect::kRecomputedAttrName))
+      return;
+    ++count;
+    flops += estimateFlops(op);
+  });
+  if (ops)
+    *ops = count;
+  return flops;
+}
+
 } // namespace kiln

@@ -26,6 +26,10 @@ int64_t estimateFlops(mlir::Operation *op);
 /// through their bodies), `root` included.
 int64_t estimateFlopsWithin(mlir::Operation *root);
 
+/// The part of estimateFlopsWithin(root) that recomputes values: the ops
+/// kiln-remat cloned (marked kiln.recomputed); `ops`, when given, counts them.
+int64_t estimateRecomputedFlops(mlir::Operation *root, int64_t *ops = nullptr);
+
 } // namespace kiln
 
 #endif // KILN_DIALECTS_KILN_OPCOST_H

@@ -228,4 +228,17 @@ OptimizerSettings OptimizerSettings::from(mlir::DictionaryAttr dict) {
   return spec;
 }
 
+RematSettings RematSettings::of(mlir::ModuleOp module) {
+  RematSettings settings;
+  auto spec = module->getAttrOfType<mlir::DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+  auto remat = spec ? spec.getAs<mlir::DictionaryAttr>("remat") : mlir::DictionaryAttr();
+  if (!remat)
+    return settings;
+  if (auto kind = remat.getAs<mlir::StringAttr>("kind"))
+    settings.policy = kind.getValue() == "memory_budget" ? "auto" : kind.str();
+  if (auto bytes = remat.getAs<mlir::IntegerAttr>("memory_budget_bytes"))
+    settings.budgetBytes = bytes.getInt();
+  return settings;
+}
+
 } // namespace kiln

@@ -41,6 +41,16 @@ struct OptimizerSettings {
   static OptimizerSettings from(mlir::DictionaryAttr optimizer);
 };
 
+/// The recomputation part of a module's train spec (its `remat`
+/// dictionary): the policy as kilnc names it — none, auto (the spec's
+/// memory_budget), sqrt or all — and the budget in bytes (0: none).
+struct RematSettings {
+  std::string policy = "none";
+  int64_t budgetBytes = 0;
+
+  static RematSettings of(mlir::ModuleOp module);
+};
+
 /// Checks the keys, value kinds and enumerated values of a train spec, and
 /// that its `loss` names a result of the module's `forward` function.
 mlir::LogicalResult verifyTrainSpec(mlir::ModuleOp module, mlir::Attribute spec);

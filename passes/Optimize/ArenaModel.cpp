@@ -35,11 +35,11 @@ bool isRecomputable(Operation *op) {
          !llvm::isa<ReadOp, ConstantOp, AssignOp, SparseApplyOp>(op);
 }
 
-/// Sets `stateWrite` of every value that views a variable's state (a read,
-/// or a view of one): the first op writing that variable, in place or by
+/// Sets `stateVariable` and `stateWrite` of every value that views a
+/// variable's state: the first op writing that variable, in place or by
 /// kiln.assign (the op computing an assigned value read by nothing else may
 /// write it in place; kiln.sparse_apply updates its operands' variables).
-void markStateWrites(ArenaModel &model, const llvm::DenseMap<Value, int> &index) {
+void markStateWrites(ArenaModel &model) {
   llvm::DenseMap<int, StringAttr> variableOf; // State views, by value index.
   llvm::DenseMap<StringAttr, int> firstWrite;
   auto write = [&](StringAttr variable, int position) {
@@ -55,10 +55,9 @@ void markStateWrites(ArenaModel &model, const llvm::DenseMap<Value, int> &index)
       variableOf[info.results.front()] = variableOf.lookup(info.operands.front());
     if (auto assign = llvm::dyn_cast<AssignOp>(op)) {
       int at = position;
-      if (auto found = index.find(assign.getValue());
-          found != index.end() && assign.getValue().hasOneUse() &&
-          model.values[found->second].def >= 0)
-        at = std::min(at, model.values[found->second].def);
+      if (int value = info.operands.front();
+          value >= 0 && assign.getValue().hasOneUse() && model.values[value].def >= 0)
+        at = std::min(at, model.values[value].def);
       write(assign.getVariableAttr().getAttr(), at);
     }
     if (llvm::isa<SparseApplyOp>(op))
@@ -66,9 +65,11 @@ void markStateWrites(ArenaModel &model, const llvm::DenseMap<Value, int> &index)
         if (variableOf.count(operand))
           write(variableOf.lookup(operand), position);
   }
-  for (auto [id, variable] : variableOf)
+  for (auto [id, variable] : variableOf) {
+    model.values[id].stateVariable = variable;
     if (auto found = firstWrite.find(variable); found != firstWrite.end())
       model.values[id].stateWrite = found->second;
+  }
 }
 
 } // namespace
@@ -78,7 +79,7 @@ ArenaModel ArenaModel::build(Block &block) {
   llvm::DenseMap<Value, int> index;
   auto addValue = [&](Value value, int def, int root, uint64_t bytes, bool recomputable) {
     int id = model.values.size();
-    model.values.push_back({value, def, root == -2 ? id : root, bytes, recomputable, {}, INT_MAX});
+    model.values.push_back({value, def, root == -2 ? id : root, bytes, recomputable, {}, {}, INT_MAX});
     index[value] = id;
     return id;
   };
@@ -86,9 +87,8 @@ ArenaModel ArenaModel::build(Block &block) {
     addValue(arg, -1, arenaBytes(arg.getType()) ? -2 : -1, arenaBytes(arg.getType()), false);
   for (Operation &op : block) {
     int position = model.ops.size();
-    ArenaModel::OpInfo info{&op, {}, {}, estimateFlops(&op), 0,
+    ArenaModel::OpInfo info{&op, {}, {}, estimateFlops(&op),
                             llvm::isa<ReshapeOp, StopGradientOp>(op)};
-    info.cost = info.flops;
     if (!info.view)
       for (Type type : op.getResultTypes())
         if (auto tensor = llvm::dyn_cast<RankedTensorType>(type); tensor && tensor.hasStaticShape())
@@ -116,7 +116,7 @@ ArenaModel ArenaModel::build(Block &block) {
           model.values[operand].uses.push_back(position);
     model.ops.push_back(std::move(info));
   }
-  markStateWrites(model, index);
+  markStateWrites(model);
   // A value only assigned to variables is written in place: no arena bytes.
   for (ArenaModel::ValueInfo &info : model.values)
     if (info.root >= 0 && !info.value.use_empty() &&

@@ -15,6 +15,7 @@
 #ifndef KILN_PASSES_OPTIMIZE_ARENAMODEL_H
 #define KILN_PASSES_OPTIMIZE_ARENAMODEL_H
 
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -34,16 +35,17 @@ struct ArenaModel {
     uint64_t bytes = 0;     // Arena bytes, on roots only.
     bool recomputable = false;
     llvm::SmallVector<int> uses; // Ops reading it as a kernel operand, by index.
-    /// For a view of a variable's state: the first op that writes the
-    /// variable (a clone reading it must come before); INT_MAX otherwise.
+    /// For a view of a variable's state (a read, or a view of one): the
+    /// variable, and the first op that writes it, by kiln.assign or in place
+    /// (a clone reading the view must come before); INT_MAX otherwise.
+    mlir::StringAttr stateVariable;
     int stateWrite = INT_MAX;
   };
   struct OpInfo {
     mlir::Operation *op;
     llvm::SmallVector<int> operands, results; // Value indices (-1: not modeled).
-    int64_t flops = 0;
-    /// What recomputing it costs: its flops plus the elements it writes
-    /// (an op that only moves data is not free).
+    /// What recomputing it costs: its flops (OpCost.h) plus the elements it
+    /// writes (an op that only moves data is not free).
     int64_t cost = 0;
     bool view = false; // reshape or stop_gradient: no step of its own.
   };

@@ -8,6 +8,7 @@
 #include "passes/Optimize/Passes.h"
 
 #include "dialects/Kiln/KilnOps.h"
+#include "dialects/Kiln/TrainSpec.h"
 #include "passes/Optimize/RematPlan.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -51,17 +52,12 @@ public:
     func::FuncOp func = getOperation();
     if (func.getSymName() != "train_step" && func.getSymName() != "accumulate_step")
       return;
-    std::string kind = policy;
-    int64_t budget = memoryBudget;
+    RematSettings spec;
     if (auto module = func->getParentOfType<ModuleOp>())
-      if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
-        if (auto remat = spec.getAs<DictionaryAttr>("remat")) {
-          if (auto specKind = remat.getAs<StringAttr>("kind"); specKind && kind.empty())
-            kind = specKind.getValue() == "memory_budget" ? "auto" : specKind.getValue().str();
-          if (auto bytes = remat.getAs<IntegerAttr>("memory_budget_bytes"); bytes && !budget)
-            budget = bytes.getInt();
-        }
-    if (kind.empty() || kind == "none")
+      spec = RematSettings::of(module);
+    std::string kind = policy.empty() ? spec.policy : std::string(policy);
+    int64_t budget = memoryBudget ? int64_t(memoryBudget) : spec.budgetBytes;
+    if (kind == "none")
       return;
     if (kind != "auto" && kind != "sqrt" && kind != "all") {
       func.emitOpError("unknown recomputation policy '") << kind

@@ -79,7 +79,6 @@ void Simulation::ensureClone(int value, int pos) {
   for (int operand : op.operands)
     clone.cloneOperand.push_back(need(operand, pos));
   outcome.clones.push_back(std::move(clone));
-  outcome.extraFlops += op.flops;
   outcome.extraCost += op.cost;
   for (int result : op.results) {
     if (result < 0)

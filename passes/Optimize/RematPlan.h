@@ -43,7 +43,8 @@ struct RematOutcome {
   std::vector<uint64_t> live;
   uint64_t peak = 0;
   int peakAt = 0; // Index into `live`.
-  int64_t extraFlops = 0, extraCost = 0;
+  /// What the clones cost (ArenaModel::OpInfo::cost).
+  int64_t extraCost = 0;
 };
 
 /// Simulates dropping `dropped` (root value indices with a gap).

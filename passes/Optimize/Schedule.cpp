@@ -6,9 +6,10 @@
 // read returned; a read after the write before it; collectives in their
 // order; any other op with effects a barrier). Among the ready ops it takes,
 // in turn: a collective's start or a parameter-server pull or push
-// (communication starts as early as its inputs allow); the op that frees the most arena bytes net of what it
-// allocates, when it allocates at most a few scalars net (so an optimizer
-// update follows its gradient); else the op first in program order.
+// (communication starts as early as its inputs allow); the op that frees the
+// most arena bytes net of what it allocates, when it allocates at most a few
+// scalars net (so an optimizer update follows its gradient); else the op
+// first in program order.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,62 +50,53 @@ bool startsCommunication(Operation *op) {
 std::vector<llvm::SmallSetVector<int, 4>> dependencies(const ArenaModel &model) {
   int numOps = model.ops.size();
   std::vector<llvm::SmallSetVector<int, 4>> preds(numOps);
-  DenseMap<Operation *, int> index;
-  for (int i = 0; i < numOps; ++i)
-    index[model.ops[i].op] = i;
-  // The variable whose state a value views (a read, or a view of one).
-  DenseMap<Value, StringAttr> stateOf;
-  llvm::StringMap<int> lastWrite;
-  llvm::StringMap<SmallVector<int>> readers; // Since the last write.
+  llvm::DenseMap<StringAttr, int> lastWrite;
+  llvm::DenseMap<StringAttr, SmallVector<int>> readers; // Since the last write.
   int lastCommunication = -1, lastBarrier = -1;
   SmallVector<int> sinceBarrier;
   for (int i = 0; i < numOps; ++i) {
-    Operation *op = model.ops[i].op;
-    for (Value operand : op->getOperands())
-      if (Operation *def = operand.getDefiningOp(); def && index.count(def))
-        preds[i].insert(index[def]);
+    const ArenaModel::OpInfo &info = model.ops[i];
+    Operation *op = info.op;
+    for (int operand : info.operands)
+      if (operand >= 0 && model.values[operand].def >= 0)
+        preds[i].insert(model.values[operand].def);
     if (lastBarrier >= 0)
       preds[i].insert(lastBarrier);
     SmallVector<StringAttr> written;
-    if (auto read = llvm::dyn_cast<ReadOp>(op)) {
-      StringAttr variable = read.getVariableAttr().getAttr();
-      stateOf[read.getResult()] = variable;
-      if (auto found = lastWrite.find(variable.getValue()); found != lastWrite.end())
+    if (llvm::isa<ReadOp>(op)) {
+      if (auto found = lastWrite.find(model.values[info.results.front()].stateVariable);
+          found != lastWrite.end())
         preds[i].insert(found->second);
     } else if (auto assign = llvm::dyn_cast<AssignOp>(op)) {
       written.push_back(assign.getVariableAttr().getAttr());
     } else if (llvm::isa<SparseApplyOp>(op)) {
       // It updates its param and slots in place: it writes what they read.
-      for (Value operand : op->getOperands())
-        if (StringAttr variable = stateOf.lookup(operand))
-          written.push_back(variable);
+      for (int operand : info.operands)
+        if (operand >= 0 && model.values[operand].stateVariable)
+          written.push_back(model.values[operand].stateVariable);
     }
-    for (Value operand : op->getOperands())
-      if (StringAttr variable = stateOf.lookup(operand))
-        readers[variable.getValue()].push_back(i);
-    if (llvm::isa<ReshapeOp, StopGradientOp>(op))
-      if (StringAttr variable = stateOf.lookup(op->getOperand(0)))
-        stateOf[op->getResult(0)] = variable;
+    for (int operand : info.operands)
+      if (operand >= 0 && model.values[operand].stateVariable)
+        readers[model.values[operand].stateVariable].push_back(i);
     // The op computing an assigned value may write it into the variable in
     // place (the execution plan does that for an elementwise update read by
     // nothing else): it too comes after the readers of the old value that
     // came before it. Every edge goes forward in program order: no cycles.
     int computing = -1;
     if (auto assign = llvm::dyn_cast<AssignOp>(op))
-      if (Operation *def = assign.getValue().getDefiningOp();
-          def && index.count(def) && assign.getValue().hasOneUse())
-        computing = index[def];
+      if (int value = info.operands.front(); value >= 0 && assign.getValue().hasOneUse())
+        computing = model.values[value].def;
     for (StringAttr variable : written) {
-      for (int reader : readers[variable.getValue()]) {
+      for (int reader : readers[variable]) {
         if (reader != i)
           preds[i].insert(reader);
         if (computing >= 0 && reader < computing)
           preds[computing].insert(reader);
       }
-      readers[variable.getValue()].clear();
-      if (auto found = lastWrite.find(variable.getValue()); found != lastWrite.end())
+      readers[variable].clear();
+      if (auto found = lastWrite.find(variable); found != lastWrite.end())
         preds[i].insert(found->second);
-      lastWrite[variable.getValue()] = i;
+      lastWrite[variable] = i;
     }
     if (isCommunication(op)) {
       if (lastCommunication >= 0)

@@ -449,16 +449,17 @@ int main(int argc, char **argv) {
   }
 
   // A repeated compile copies the artifact the first one made.
+  std::string cacheDirectory = kiln::KernelCache::defaultDirectory();
   std::optional<kiln::KernelCache> artifactCache;
   std::optional<std::string> artifactKey;
   if (!noCache && emit == Emit::Artifact && report == Report::None && fromFormat != "onnx" &&
-      !llvm::StringRef(inputPath).ends_with(".onnx") &&
-      !kiln::KernelCache::defaultDirectory().empty()) {
-    artifactCache.emplace(kiln::KernelCache::defaultDirectory(), ".kiln");
+      !llvm::StringRef(inputPath).ends_with(".onnx") && !cacheDirectory.empty()) {
+    artifactCache.emplace(cacheDirectory, ".kiln");
     artifactKey = kiln::artifactCacheKey(llvm::ArrayRef(argv + 1, argc - 1), inputPath);
     if (artifactKey)
       if (std::optional<std::vector<uint8_t>> artifact = artifactCache->find(*artifactKey)) {
         MLIRContext context;
+        kiln::OneLineDiagnosticHandler diagnostics(&context, llvm::errs());
         return failed(kiln::writeArtifactFile(*artifact, outputPath,
                                               FileLineColLoc::get(&context, inputPath, 0, 0)))
                    ? 1
@@ -531,7 +532,6 @@ int main(int argc, char **argv) {
   }
   // --emit=llvm prints the IR LLVM makes, so it always makes it.
   std::optional<kiln::KernelCache> cache;
-  std::string cacheDirectory = kiln::KernelCache::defaultDirectory();
   if (!noCache && emit != Emit::Llvm && !cacheDirectory.empty())
     cache.emplace(cacheDirectory);
   std::unique_ptr<kiln::CompiledModel> compiled =

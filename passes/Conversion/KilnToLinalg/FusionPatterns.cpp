@@ -22,8 +22,6 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/IR/Matchers.h"
 
-#include <numeric>
-
 using namespace mlir;
 
 namespace kiln {
@@ -53,16 +51,6 @@ bool feedsOneHotsOnly(BlockArgument arg) {
          llvm::all_of(arg.getUsers(), [](Operation *user) { return llvm::isa<OneHotOp>(user); });
 }
 
-/// 1.0 where the last dimension's position is the index `id`, else 0.0.
-Value oneHotElement(OneHotOp op, OpBuilder &b, Location loc, Value id) {
-  auto type = llvm::cast<RankedTensorType>(op.getType());
-  Value position = b.create<linalg::IndexOp>(loc, type.getRank() - 1);
-  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
-  Value hit = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, position, index);
-  return b.create<arith::SelectOp>(loc, hit,
-                                   scalarConstant(b, loc, type.getElementType(), 1.0),
-                                   scalarConstant(b, loc, type.getElementType(), 0.0));
-}
 
 /// How the body reads its block arguments inside the generic: argument i
 /// is the generic's input `inputOf[i]`, or with -1 the scalar `splatOf[i]`.
@@ -87,7 +75,9 @@ DenseMap<Value, Value> computeBody(Block &body, const ArgumentReads &reads, OpBu
     if (llvm::isa<ConstantOp>(inner)) {
       value = b.create<arith::ConstantOp>(loc, splatValue(inner.getResult(0)));
     } else if (auto oneHot = llvm::dyn_cast<OneHotOp>(inner)) {
-      value = oneHotElement(oneHot, b, inner.getLoc(), scalars.lookup(oneHot.getIndices()));
+      auto type = llvm::cast<RankedTensorType>(oneHot.getType());
+      value = oneHotElement(b, inner.getLoc(), type.getRank(),
+                            scalars.lookup(oneHot.getIndices()), type.getElementType());
     } else {
       SmallVector<Value> operands;
       for (Value operand : inner.getOperands())
@@ -141,9 +131,7 @@ struct FusionLowering : public OpRewritePattern<FusionOp> {
       reads.inputOf.push_back(inputs.size());
       inputs.push_back(outer);
       if (feedsOneHotsOnly(arg)) {
-        SmallVector<int64_t> leading(shape.size() - 1);
-        std::iota(leading.begin(), leading.end(), 0);
-        maps.push_back(selectDims(rewriter.getContext(), shape.size(), leading));
+        maps.push_back(oneHotIndicesMap(rewriter.getContext(), shape.size()));
         continue;
       }
       maps.push_back(broadcastMap(rewriter.getContext(),

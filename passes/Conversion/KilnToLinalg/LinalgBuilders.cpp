@@ -7,6 +7,8 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
+#include <numeric>
+
 using namespace mlir;
 
 namespace kiln {
@@ -122,6 +124,20 @@ AffineMap selectDims(MLIRContext *context, int64_t rank, ArrayRef<int64_t> dims)
   for (int64_t d : dims)
     exprs.push_back(getAffineDimExpr(d, context));
   return AffineMap::get(rank, 0, exprs, context);
+}
+
+AffineMap oneHotIndicesMap(MLIRContext *context, int64_t rank) {
+  SmallVector<int64_t> leading(rank - 1);
+  std::iota(leading.begin(), leading.end(), 0);
+  return selectDims(context, rank, leading);
+}
+
+Value oneHotElement(OpBuilder &b, Location loc, int64_t rank, Value id, Type element) {
+  Value position = b.create<linalg::IndexOp>(loc, rank - 1);
+  Value index = b.create<arith::IndexCastOp>(loc, b.getIndexType(), id);
+  Value hit = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, position, index);
+  return b.create<arith::SelectOp>(loc, hit, scalarConstant(b, loc, element, 1.0),
+                                   scalarConstant(b, loc, element, 0.0));
 }
 
 Value reduceAxes(OpBuilder &b, Location loc, ValueRange inputs,

@@ -96,6 +96,15 @@ mlir::Value reduceOver(mlir::OpBuilder &b, mlir::Location loc, llvm::ArrayRef<in
 mlir::AffineMap selectDims(mlir::MLIRContext *context, int64_t rank,
                            llvm::ArrayRef<int64_t> dims);
 
+/// How a one_hot of rank `rank` reads its indices: its leading dimensions.
+mlir::AffineMap oneHotIndicesMap(mlir::MLIRContext *context, int64_t rank);
+
+/// A one_hot's element inside a generic over its `rank` dimensions: 1 of
+/// type `element` where the last dimension's position is the integer `id`,
+/// else 0.
+mlir::Value oneHotElement(mlir::OpBuilder &b, mlir::Location loc, int64_t rank, mlir::Value id,
+                          mlir::Type element);
+
 /// A reduction's accumulation: add, with the float add free to reassociate
 /// so that LLVM vectorizes the loop (partial sums in vector lanes).
 mlir::Value sumValues(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,

@@ -219,19 +219,11 @@ struct OneHotLowering : public OpRewritePattern<OneHotOp> {
   LogicalResult matchAndRewrite(OneHotOp op, PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     int64_t rank = type.getRank();
-    SmallVector<int64_t> leading;
-    for (int64_t d = 0; d + 1 < rank; ++d)
-      leading.push_back(d);
-    AffineMap indexMap = selectDims(rewriter.getContext(), rank, leading);
     Value result = mapElements(
-        rewriter, op.getLoc(), type, op.getIndices(), indexMap,
+        rewriter, op.getLoc(), type, op.getIndices(),
+        oneHotIndicesMap(rewriter.getContext(), rank),
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          Value position = b.create<linalg::IndexOp>(loc, rank - 1);
-          Value id = b.create<arith::IndexCastOp>(loc, b.getIndexType(), args[0]);
-          Value hit = b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, position, id);
-          Type element = type.getElementType();
-          return b.create<arith::SelectOp>(loc, hit, scalarConstant(b, loc, element, 1.0),
-                                           scalarConstant(b, loc, element, 0.0));
+          return oneHotElement(b, loc, rank, args[0], type.getElementType());
         });
     rewriter.replaceOp(op, result);
     return success();
