@@ -22,6 +22,7 @@
 #include <fcntl.h>
 #include <iostream>
 #include <map>
+#include <set>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/prctl.h>
@@ -53,16 +54,18 @@ bool canBind(int port) {
   return free;
 }
 
-/// A port nobody listens on now, below Linux's ephemeral range (32768 and
-/// up), where the ports the kernel hands out for outgoing connections and
-/// for Gloo's own listeners cannot take it before the task binds it.
-int freePort(std::string &error) {
+/// A port nobody listens on now and not in `taken` (the ports this launch
+/// already gave out: nobody listens on them yet either), below Linux's
+/// ephemeral range (32768 and up), where the ports the kernel hands out for
+/// outgoing connections and for Gloo's own listeners cannot take it before
+/// the task binds it.
+int freePort(const std::set<int> &taken, std::string &error) {
   static uint64_t state = static_cast<uint64_t>(getpid()) * 0x9E3779B97F4A7C15ull ^
                           static_cast<uint64_t>(Clock::now().time_since_epoch().count());
   for (int attempt = 0; attempt < 200; ++attempt) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     int port = 20000 + static_cast<int>((state >> 33) % 12000);
-    if (canBind(port))
+    if (!taken.count(port) && canBind(port))
       return port;
   }
   error = "kiln launch: error: no free port found on 127.0.0.1 in 20000..31999";
@@ -208,12 +211,14 @@ int launchCommand(const LaunchOptions &options) {
   if (options.evaluator)
     plan.push_back({"evaluator", 0});
   std::map<std::string, std::vector<std::string>> addresses;
+  std::set<int> ports;
   for (const TaskPlan &task : plan) {
-    int port = freePort(error);
+    int port = freePort(ports, error);
     if (port == 0) {
       std::cerr << error << "\n";
       return 1;
     }
+    ports.insert(port);
     addresses[task.type].push_back("127.0.0.1:" + std::to_string(port));
   }
   std::string cluster = clusterJson(addresses);
