@@ -38,8 +38,9 @@ Every row does the same work, written once per model into a workload folder
 and Adam bias corrections of every step computed here in float64, the
 tables Kiln updates by rows. Kiln trains it once first as the reference:
 every run of every row must give Kiln's loss within --loss-rtol (1e-5)
-relative at every step, else the row is INVALID (shown with the first step
-that differs, never with a time).
+relative at every step (a --kiln-variant with --precision=bf16 or fp16:
+within --low-precision-rtol, 2e-2), else the row is INVALID (shown with the
+first step that differs, never with a time).
 
 Each repeat runs every row once, in an order rotated per repeat, each
 training --warmup + --steps steps from the initial weights. A row's time in
@@ -560,6 +561,17 @@ def bench_model(name, tools, args, work):
     return workload, rows, steal, steal_per_repeat
 
 
+def low_precision(row, workload):
+    """Whether the row is a Kiln variant compiled with 16-bit products."""
+    flags = workload.kiln_variants.get(row.variant, []) if row.framework == "kiln" else []
+    return any(f in ("--precision=bf16", "--precision=fp16") for f in flags)
+
+
+def row_loss_rtol(row, workload, args):
+    """A row's largest relative difference from Kiln's f32 loss."""
+    return args.low_precision_rtol if low_precision(row, workload) else args.loss_rtol
+
+
 def run_one(row, workload, args, logs, repeat, position):
     start = time.perf_counter()
     try:
@@ -572,7 +584,8 @@ def run_one(row, workload, args, logs, repeat, position):
         print("  %-40s FAILED: %s" % (row.label, row.reason), flush=True)
         return
     row.peak_rss = max(row.peak_rss, rss)
-    worst, worst_step, first = first_difference(losses, workload.reference, args.loss_rtol)
+    worst, worst_step, first = first_difference(losses, workload.reference,
+                                                row_loss_rtol(row, workload, args))
     if row.losses is None:
         row.losses = losses
     if worst_step is not None and worst >= row.worst[0]:
@@ -649,6 +662,11 @@ def model_markdown(workload, rows, steal, args):
     for framework in dict.fromkeys(r.framework for r in rows):
         if framework not in best:
             lines.append("| %s | - | - | - | no valid row | | | |" % framework)
+    for row in rows:
+        if row.framework == "kiln" and row.variant != "run" and row.valid and kiln:
+            lines += ["", "kiln %s (%s): %.2fx the speed of kiln run (%s ms against %s)." % (
+                row.variant, " ".join(workload.kiln_variants[row.variant]),
+                kiln.time()[0] / row.time()[0], ms(row.time()[0]), ms(kiln.time()[0]))]
     lines += ["", "All rows:", "",
               "| framework | variant | threads | policy | ms/step | min–max | peak RSS MiB "
               "| compile s | params | status |",
@@ -795,6 +813,9 @@ def parse_args():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--loss-rtol", type=float, default=1e-5,
                         help="largest relative difference from Kiln's loss at any step")
+    parser.add_argument("--low-precision-rtol", type=float, default=2e-2,
+                        help="the same for a --kiln-variant compiled with --precision=bf16 "
+                        "or fp16 (its products round their inputs to 16 bits)")
     parser.add_argument("--ready-timeout", type=float, default=900,
                         help="seconds a peer may take to build and compile")
     parser.add_argument("--run-timeout", type=float, default=300,

@@ -32,6 +32,12 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseElementwise());
 }
 
+void buildMixedPrecisionPipeline(mlir::OpPassManager &pm, llvm::StringRef precision) {
+  KilnMixedPrecisionOptions options;
+  options.precision = precision.str();
+  pm.addPass(createKilnMixedPrecision(options));
+}
+
 void buildSchedulingPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createKilnSchedule());
 }

@@ -3,6 +3,8 @@
 #ifndef KILN_COMPILER_PIPELINES_PIPELINES_H
 #define KILN_COMPILER_PIPELINES_PIPELINES_H
 
+#include "llvm/ADT/StringRef.h"
+
 namespace mlir {
 class OpPassManager;
 } // namespace mlir
@@ -21,6 +23,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm);
 /// What makes the step fast before it is planned and lowered: fusion of
 /// elementwise chains (kiln-fuse-elementwise) in every function.
 void buildOptimizationPipeline(mlir::OpPassManager &pm);
+
+/// kiln-mixed-precision: the matrix products in `precision` (fp32, bf16 or
+/// fp16; empty: the train spec's).
+void buildMixedPrecisionPipeline(mlir::OpPassManager &pm, llvm::StringRef precision);
 
 /// kiln-schedule on the training functions: an order of their ops that
 /// lowers the peak memory and starts communication early.

@@ -151,9 +151,12 @@ void Serializer::addStep(const Step &step, Instructions &out) {
                                .Union());
   } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
     kinds.push_back(fb::Instruction_Gemm);
+    fb::DType precision = !gemm->precision            ? fb::DType_F32
+                          : gemm->precision.isBF16() ? fb::DType_BF16
+                                                     : fb::DType_F16;
     instructions.push_back(fb::CreateGemm(fbb, gemm->a, gemm->b, gemm->c, gemm->batch,
                                           gemm->m, gemm->n, gemm->k, gemm->transposeA,
-                                          gemm->transposeB, gemm->sharedB)
+                                          gemm->transposeB, gemm->sharedB, precision)
                                .Union());
   } else if (const auto *conv = std::get_if<ConvStep>(&step)) {
     auto longs = [&](ArrayRef<int64_t> values) {

@@ -4,6 +4,7 @@
 
 #include "compiler/Target/MemoryPlan.h"
 #include "dialects/Dist/KDistOps.h"
+#include "dialects/Kiln/ComputePrecision.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -398,7 +399,8 @@ LogicalResult Planner::planOp(Operation *op) {
                   k,
                   matmul.getTransposeA(),
                   matmul.getTransposeB(),
-                  rank > 2 && rhs.getRank() == 2};
+                  rank > 2 && rhs.getRank() == 2,
+                  computePrecisionOf(matmul)};
     use(gemm.a, step);
     use(gemm.b, step);
     gemm.c = resultBuffer(matmul.getResult(), step);

@@ -85,6 +85,8 @@ struct GemmStep {
   int a, b, c;
   int64_t batch, m, n, k;
   bool transposeA, transposeB, sharedB;
+  /// The type A and B are rounded to (kiln.compute_precision), or null: f32.
+  mlir::Type precision = {};
 };
 
 /// A convolution or one of its gradients through the library (see

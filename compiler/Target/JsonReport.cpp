@@ -2,6 +2,8 @@
 
 #include "compiler/Target/JsonReport.h"
 
+#include "compiler/Target/PlanReport.h"
+
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/OpCost.h"
 #include "dialects/Kiln/TrainSpec.h"
@@ -39,10 +41,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   func::FuncOp step = accumulate ? accumulate : train ? train : forward;
-  std::string precision = "fp32";
-  if (auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName))
-    if (auto value = spec.getAs<StringAttr>("precision"))
-      precision = value.str();
+  GemmPrecisionSummary precision = summarizeGemmPrecision(plan);
   RematSettings remat = RematSettings::of(module);
   int64_t fusionGroups = 0;
   if (step)
@@ -66,7 +65,9 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"recompute_flops", step ? estimateRecomputedFlops(step) : int64_t(0)},
       {"remat", remat.policy},
       {"memory_budget_bytes", remat.budgetBytes},
-      {"precision", precision},
+      {"precision", precision.precision},
+      {"low_precision_gemm_calls", precision.lowPrecisionCalls},
+      {"low_precision_gemm", precision.host},
       {"compile_seconds", compileSeconds},
       {"kernel_cache", kernelCache.str()},
       {"programs", std::move(programs)},

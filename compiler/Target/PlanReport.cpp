@@ -2,8 +2,35 @@
 
 #include "compiler/Target/PlanReport.h"
 
+#include "llvm/TargetParser/Host.h"
 
 namespace kiln {
+
+GemmPrecisionSummary summarizeGemmPrecision(const ExecutionPlan &plan) {
+  GemmPrecisionSummary summary;
+  for (const ProgramPlan &program : plan.programs)
+    for (const Step &step : program.steps)
+      if (const auto *gemm = std::get_if<GemmStep>(&step)) {
+        ++summary.calls;
+        if (!gemm->precision)
+          continue;
+        ++summary.lowPrecisionCalls;
+        summary.precision = gemm->precision.isBF16() ? "bf16" : "fp16";
+      }
+  if (!summary.lowPrecisionCalls)
+    return summary;
+  // The runtime's choice (runtime/cpu/LowPrecisionGemm.cpp) on this host.
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  if (summary.precision == "fp16")
+    summary.host = "emulated (inputs rounded to f16, multiplied in f32)";
+  else if (features.lookup("amx-bf16"))
+    summary.host = "native (amx-bf16)";
+  else if (features.lookup("avx512bf16"))
+    summary.host = "native (avx512bf16)";
+  else
+    summary.host = "emulated (this CPU has neither avx512bf16 nor amx-bf16)";
+  return summary;
+}
 
 void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
   for (const ProgramPlan &program : plan.programs) {
@@ -38,6 +65,11 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     os << program.steps.size() - kernels - gemms - convs - 2 * buckets - 2 * gathers
        << " copies and sparse updates)\n";
   }
+  GemmPrecisionSummary precision = summarizeGemmPrecision(plan);
+  if (precision.lowPrecisionCalls)
+    os << "  precision: " << precision.precision << " matrix products in "
+       << precision.lowPrecisionCalls << " of " << precision.calls << " GEMM calls, "
+       << precision.host << " on this CPU; weights, optimizer state and elementwise ops f32\n";
   os << "  memory:    arena " << plan.arenaBytes << " bytes (" << plan.arenaBytesWithoutReuse()
      << " without reuse), state " << plan.stateBytes << ", constants "
      << plan.constantsBytes << "\n";

@@ -1,6 +1,7 @@
 //===- KilnDialect.cpp - kiln dialect and its attributes ------------------===//
 
 #include "dialects/Kiln/KilnDialect.h"
+#include "dialects/Kiln/ComputePrecision.h"
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/TrainSpec.h"
 
@@ -44,6 +45,15 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
   if (attr.getName() == kRecomputedAttrName) {
     if (!llvm::isa<UnitAttr>(attr.getValue()))
       return op->emitError("'") << kRecomputedAttrName << "' must be a unit attribute";
+    return success();
+  }
+  if (attr.getName() == kComputePrecisionAttrName) {
+    auto type = llvm::dyn_cast<TypeAttr>(attr.getValue());
+    if (!llvm::isa<MatmulOp>(op))
+      return op->emitError("'") << kComputePrecisionAttrName << "' belongs on a kiln.matmul";
+    if (!type || !(type.getValue().isBF16() || type.getValue().isF16()))
+      return op->emitError("'") << kComputePrecisionAttrName
+                                << "' must be the type bf16 or f16, got " << attr.getValue();
     return success();
   }
   if (attr.getName() != kTrainSpecAttrName)

@@ -129,4 +129,39 @@ def KilnRemat : Pass<"kiln-remat", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
+  let summary = "Computes matrix products in bf16 or f16 with f32 sums";
+  let description = [{
+    Marks every kiln.matmul of f32 operands with
+    `kiln.compute_precision = bf16` (or `f16`): the runtime rounds both
+    inputs to that type (round to nearest, ties to even) and sums the
+    products in f32 into an f32 result, as PyTorch's autocast and Keras'
+    `mixed_bfloat16` policy compute a matrix product (oneDNN's bf16 matmul
+    where the CPU has AVX512_BF16 or AMX-BF16, else emulated). Variables
+    (the master weights), optimizer state, gradients, reductions and
+    elementwise ops stay f32. The forward and the backward products are
+    both marked: the gradient products read the rounded activations and
+    output gradients, as the frameworks' do.
+
+    The precision is the pass option, else the train spec's (`bf16_mixed`,
+    `fp16_mixed`); `fp32` marks nothing. `fp16` applies to a module without
+    a train spec only: training in f16 needs dynamic loss scaling, which
+    kiln does not have yet (an error says so).
+
+    Before:
+    ```
+    %y = kiln.matmul %x, %w : (tensor<8x16xf32>, tensor<16x4xf32>) -> tensor<8x4xf32>
+    ```
+    After (`precision=bf16`):
+    ```
+    %y = kiln.matmul %x, %w {kiln.compute_precision = bf16} : ...
+    ```
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"",
+           "fp32, bf16 or fp16 (default: the train spec's)">,
+  ];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 #endif // KILN_PASSES_OPTIMIZE_PASSES_TD

@@ -530,6 +530,10 @@ bool Validator::checkGemm(const std::string &field, const Gemm &gemm) {
     if (size < 1)
       return fail(field + "." + name,
                   std::to_string(size) + " is not a positive size");
+  if (!isFloatDType(gemm.precision()))
+    return fail(field + ".precision", "unknown precision " +
+                                          std::to_string(static_cast<int>(gemm.precision())) +
+                                          " (expected f32, f16 or bf16)");
   uint64_t batch = gemm.batch(), m = gemm.m(), n = gemm.n(), k = gemm.k();
   uint64_t batchB = gemm.shared_b() ? 1 : batch;
   std::string shapeA = gemm.transpose_a() ? "[batch, k, m]" : "[batch, m, k]";

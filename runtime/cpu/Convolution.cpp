@@ -2,7 +2,7 @@
 
 #include "runtime/cpu/Convolution.h"
 
-#include "runtime/cpu/Threads.h"
+#include "runtime/cpu/Gemm.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
@@ -23,19 +23,14 @@ struct Convolution::Impl {
 
 namespace {
 
-/// Multiply-adds below which the convolution runs on the calling thread, as
-/// for GEMMs (runtime/cpu/Gemm.cpp): waking OpenMP workers costs more.
+/// The threads of a convolution of its multiply-adds (threadsForMacs).
 int threadsFor(const ConvolutionShape &shape) {
-  static const int64_t threshold = [] {
-    const char *text = std::getenv("KILN_GEMM_PARALLEL_MACS");
-    return text ? std::atoll(text) : int64_t(1) << 24;
-  }();
   int64_t macs = 1;
   for (int64_t d : shape.output)
     macs *= d;
   for (size_t d = 1; d < shape.filter.size(); ++d)
     macs *= shape.filter[d];
-  return macs < threshold ? 1 : availableThreads();
+  return threadsForMacs(macs);
 }
 
 memory::dims dims(const std::vector<int64_t> &v) { return memory::dims(v.begin(), v.end()); }

@@ -10,25 +10,13 @@
 #include <cstdlib>
 
 namespace kiln::cpu {
-namespace {
-
-/// Multiply-adds below which a product runs on the calling thread alone:
-/// waking oneDNN's sleeping OpenMP workers (kiln runs them passive, see
-/// tools/kiln/kiln.cpp) costs more than they save on a small product.
-int64_t parallelThreshold() {
+int threadsForMacs(int64_t macs) {
   static const int64_t threshold = [] {
     const char *text = std::getenv("KILN_GEMM_PARALLEL_MACS");
     return text ? std::atoll(text) : int64_t(1) << 24;
   }();
-  return threshold;
+  return macs < threshold ? 1 : availableThreads();
 }
-
-/// The OpenMP threads a product of `macs` multiply-adds may use.
-int threadsFor(int64_t macs) {
-  return macs < parallelThreshold() ? 1 : availableThreads();
-}
-
-} // namespace
 
 bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
           std::string &error) {
@@ -45,7 +33,7 @@ bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
   int64_t strideA = m * shape.k;
   int64_t strideB = shape.sharedB ? 0 : shape.k * shape.n;
   int64_t strideC = m * shape.n;
-  omp_set_num_threads(threadsFor(m * shape.n * shape.k));
+  omp_set_num_threads(threadsForMacs(m * shape.n * shape.k));
   for (int64_t i = 0; i < batch; ++i) {
     dnnl_status_t status =
         dnnl_sgemm(transA, transB, m, shape.n, shape.k, 1.0f, a + i * strideA,

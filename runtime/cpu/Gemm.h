@@ -1,4 +1,4 @@
-//===- Gemm.h - f32 matrix products through oneDNN --------------*- C++ -*-===//
+//===- Gemm.h - Matrix products through oneDNN ------------------*- C++ -*-===//
 
 #ifndef KILN_RUNTIME_CPU_GEMM_H
 #define KILN_RUNTIME_CPU_GEMM_H
@@ -8,6 +8,12 @@
 
 namespace kiln::cpu {
 
+/// The precision a product's inputs are computed in. Inputs and output are
+/// f32 buffers either way; with BF16 or F16 the inputs are rounded to that
+/// type (ties to even) and the products summed in f32, as PyTorch's autocast
+/// and Keras' mixed_bfloat16 policy compute a matrix product.
+enum class GemmPrecision { F32, BF16, F16 };
+
 /// A batch of row-major products C = A x B (the artifact's Gemm).
 struct GemmShape {
   int64_t batch = 1;
@@ -15,13 +21,21 @@ struct GemmShape {
   bool transposeA = false; ///< A is [batch, k, m] rather than [batch, m, k].
   bool transposeB = false; ///< B is [.., n, k] rather than [.., k, n].
   bool sharedB = false;    ///< One B for every batch.
+  GemmPrecision precision = GemmPrecision::F32;
 };
 
-/// Computes `c` = `a` x `b` for every batch with oneDNN's sgemm. All sizes
-/// must be positive (the artifact validator guarantees it). On a library
-/// failure sets `error` and returns false.
+/// Computes `c` = `a` x `b` for every batch with oneDNN's sgemm, in f32
+/// whatever `shape.precision` says (LowPrecisionGemm computes the others).
+/// All sizes must be positive (the artifact validator guarantees it). On a
+/// library failure sets `error` and returns false.
 bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
           std::string &error);
+
+/// The OpenMP threads a product (or convolution) of `macs` multiply-adds
+/// may use: one below KILN_GEMM_PARALLEL_MACS (default 2^24), where waking
+/// oneDNN's sleeping workers (kiln runs them passive, see tools/kiln/kiln.cpp)
+/// costs more than they save; else the session's threads.
+int threadsForMacs(int64_t macs);
 
 } // namespace kiln::cpu
 

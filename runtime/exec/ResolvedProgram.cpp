@@ -147,10 +147,20 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       cpu::GemmShape shape{
           gemm->batch(),       gemm->m(),           gemm->n(),       gemm->k(),
           gemm->transpose_a(), gemm->transpose_b(), gemm->shared_b()};
-      steps_.push_back(
-          GemmStep{shape, reinterpret_cast<const float *>(addresses[gemm->a()]),
-                   reinterpret_cast<const float *>(addresses[gemm->b()]),
-                   reinterpret_cast<float *>(addresses[gemm->c()])});
+      shape.precision = gemm->precision() == DType_BF16  ? cpu::GemmPrecision::BF16
+                        : gemm->precision() == DType_F16 ? cpu::GemmPrecision::F16
+                                                         : cpu::GemmPrecision::F32;
+      GemmStep step{shape, reinterpret_cast<const float *>(addresses[gemm->a()]),
+                    reinterpret_cast<const float *>(addresses[gemm->b()]),
+                    reinterpret_cast<float *>(addresses[gemm->c()]), nullptr};
+      if (shape.precision != cpu::GemmPrecision::F32) {
+        std::string problem;
+        step.lowPrecision = cpu::LowPrecisionGemm::create(
+            shape, step.a, step.b, step.c, cpu::nativeLowPrecisionAllowed(), problem);
+        if (!step.lowPrecision && resolveError_.empty())
+          resolveError_ = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
+      }
+      steps_.push_back(std::move(step));
       break;
     }
     case Instruction_Copy: {
@@ -308,7 +318,8 @@ bool ResolvedProgram::run(std::string &error) const {
         kernel->function(kernel->args);
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
-      if (!cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem)) {
+      if (gemm->lowPrecision ? !gemm->lowPrecision->run(problem)
+                             : !cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem)) {
         error = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
         return false;
       }

@@ -14,6 +14,7 @@
 #include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/KernelLibrary.h"
+#include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/SparseApply.h"
 #include "runtime/exec/Executable.h"
 #include "runtime/exec/ParameterAccess.h"
@@ -69,6 +70,9 @@ private:
     const float *a;
     const float *b;
     float *c;
+    /// Set for a bf16 or f16 product (null after a refusal, with
+    /// `resolveError_` set).
+    std::unique_ptr<cpu::LowPrecisionGemm> lowPrecision;
   };
   struct ConvStep {
     std::unique_ptr<cpu::Convolution> convolution;

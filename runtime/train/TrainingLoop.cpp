@@ -4,6 +4,7 @@
 
 #include "runtime/artifact/DTypes.h"
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/Threads.h"
 #include "runtime/data/BatchReader.h"
 #include "runtime/data/Dataset.h"
@@ -30,6 +31,31 @@ namespace kiln::train {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+/// "precision: bf16 matrix products (N GEMM calls a step), HOW\n" for a
+/// train step with 16-bit products (kilnc --precision); "" otherwise.
+std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
+  const artifact::Program *program = artifact.findProgram("train_step");
+  if (!program || !program->instructions())
+    return "";
+  int64_t calls = 0;
+  auto precision = cpu::GemmPrecision::F32;
+  for (size_t i = 0; i < program->instructions()->size(); ++i) {
+    if (program->instructions_type()->Get(i) != artifact::Instruction_Gemm)
+      continue;
+    const auto *gemm = program->instructions()->GetAs<artifact::Gemm>(i);
+    if (gemm->precision() == artifact::DType_F32)
+      continue;
+    ++calls;
+    precision = gemm->precision() == artifact::DType_BF16 ? cpu::GemmPrecision::BF16
+                                                          : cpu::GemmPrecision::F16;
+  }
+  if (!calls)
+    return "";
+  return std::string("precision: ") + (precision == cpu::GemmPrecision::BF16 ? "bf16" : "fp16") +
+         " matrix products (" + std::to_string(calls) + " GEMM calls a step), " +
+         cpu::lowPrecisionGemmPath(precision) + "\n";
+}
 
 /// Tags of the collectives the loop makes itself, apart from the
 /// artifact's buckets (which count up from 0).
@@ -483,7 +509,7 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   out << "threads: " << cpu::processThreads() << " on " << cores << (cores == 1 ? " core" : " cores");
   if (options.group.localReplicas > 1)
     out << ", " << cpu::availableThreads() << " a replica";
-  out << "\n";
+  out << "\n" << precisionLine(session->executable().artifact());
   if (parameters && options.ps.report && !printServerReport(error))
     return false;
   if (writer && !writer->drain(error))

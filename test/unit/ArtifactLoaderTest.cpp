@@ -391,6 +391,9 @@ TEST(ArtifactLoaderTest, RejectsBadKernelCalls) {
 }
 
 TEST(ArtifactLoaderTest, RejectsBadGemmOperands) {
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).precision = DType_I32; }),
+            kForward + ".instructions[2] (Gemm).precision: unknown precision 3 (expected "
+                       "f32, f16 or bf16)");
   EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).a = 8; }),
             kForward + ".instructions[2] (Gemm).a: buffer 8 does not exist "
                        "(the artifact has 8 buffers)");

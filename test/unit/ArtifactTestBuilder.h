@@ -60,6 +60,7 @@ struct GemmSpec {
   uint32_t a = 0, b = 0, c = 0;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transposeA = false, transposeB = false, sharedB = false;
+  artifact::DType precision = artifact::DType_F32;
 };
 
 struct CopySpec {

@@ -1,8 +1,10 @@
 //===- RuntimeGemmTest.cpp - GEMM against a float64 reference -------------===//
 
 #include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/LowPrecisionGemm.h"
 
 #include "runtime/exec/Session.h"
+#include "runtime/support/FloatRounding.h"
 #include "test/unit/ArtifactTestBuilder.h"
 
 #include <gtest/gtest.h>
@@ -28,6 +30,16 @@ Operands randomOperands(const cpu::GemmShape &shape, std::mt19937 &rng) {
     x = value(rng);
   for (float &x : operands.b)
     x = value(rng);
+  return operands;
+}
+
+/// `operands` rounded to the 16-bit type of `precision` (ties to even), as
+/// f32: the values a bf16 or f16 product multiplies.
+Operands roundedTo(cpu::GemmPrecision precision, Operands operands) {
+  for (std::vector<float> *values : {&operands.a, &operands.b})
+    for (float &x : *values)
+      x = precision == cpu::GemmPrecision::BF16 ? bf16ToFloat(roundToBF16(x))
+                                                : f16ToFloat(roundToF16(x));
   return operands;
 }
 
@@ -88,6 +100,48 @@ TEST(RuntimeGemmTest, MatchesAFloat64ReferenceOnRandomShapes) {
   }
 }
 
+// Tests bf16 and f16 products (natively where the CPU has bf16
+// instructions, and emulated) on random shapes with every combination of
+// the flags: each equals the float64 product of the inputs rounded to the
+// 16-bit type, within an f32 sum's error. The unrounded inputs' product is
+// farther off than that (2^-9 relative for bf16), so a product that skipped
+// the rounding fails.
+TEST(RuntimeGemmTest, LowPrecisionMultipliesTheRoundedInputs) {
+  std::mt19937 rng(std::random_device{}());
+  std::uniform_int_distribution<int64_t> size(1, 70), batches(1, 4);
+  for (cpu::GemmPrecision precision : {cpu::GemmPrecision::BF16, cpu::GemmPrecision::F16})
+    for (bool allowNative : {true, false})
+      for (int trial = 0; trial < 24; ++trial) {
+        cpu::GemmShape shape;
+        shape.batch = batches(rng);
+        shape.m = size(rng);
+        shape.n = size(rng);
+        shape.k = size(rng) + 8; // Long enough for rounding to show.
+        shape.transposeA = trial & 1;
+        shape.transposeB = trial & 2;
+        shape.sharedB = trial & 4;
+        shape.precision = precision;
+        SCOPED_TRACE(describe(shape) + (precision == cpu::GemmPrecision::BF16 ? " bf16" : " f16") +
+                     (allowNative ? "" : " emulated"));
+        Operands operands = randomOperands(shape, rng);
+        std::vector<float> c(shape.batch * shape.m * shape.n, NAN);
+        std::string error;
+        auto product = cpu::LowPrecisionGemm::create(shape, operands.a.data(),
+                                                     operands.b.data(), c.data(),
+                                                     allowNative, error);
+        ASSERT_NE(product, nullptr) << error;
+        EXPECT_EQ(product->native(), allowNative && cpu::hasNativeGemm(precision));
+        ASSERT_TRUE(product->run(error)) << error;
+        expectProduct(shape, roundedTo(precision, operands), c);
+        if (precision == cpu::GemmPrecision::BF16 && trial == 0) {
+          std::vector<float> exact(c.size());
+          ASSERT_TRUE(cpu::gemm(shape, operands.a.data(), operands.b.data(), exact.data(),
+                                error));
+          EXPECT_NE(exact, c) << "the bf16 product equals the f32 one";
+        }
+      }
+}
+
 // Tests the degenerate sizes: vectors and single elements.
 TEST(RuntimeGemmTest, HandlesOneByOneAndVectorShapes) {
   std::mt19937 rng(std::random_device{}());
@@ -107,31 +161,29 @@ TEST(RuntimeGemmTest, HandlesOneByOneAndVectorShapes) {
   }
 }
 
-// Tests a Gemm instruction run by a session: buffers resolved from the
-// artifact, batch and shared B honoured.
-TEST(RuntimeGemmTest, RunsAsAnInstruction) {
+/// Runs `shape` as the one Gemm instruction of a session's forward program
+/// (buffers resolved from the artifact) on random operands; checks the
+/// result against them (rounded first for a bf16 or f16 product).
+void expectInstructionComputes(const cpu::GemmShape &shape) {
   std::mt19937 rng(std::random_device{}());
-  cpu::GemmShape shape;
-  shape.batch = 3;
-  shape.m = 5;
-  shape.n = 6;
-  shape.k = 7;
-  shape.transposeA = true;
-  shape.sharedB = true;
+  uint64_t batchB = shape.sharedB ? 1 : shape.batch;
   ArtifactSpec spec;
-  uint32_t a =
-      spec.addBuffer(artifact::Region_Arena, artifact::DType_F32, {3, 7, 5});
-  uint32_t b =
-      spec.addBuffer(artifact::Region_Arena, artifact::DType_F32, {7, 6});
-  uint32_t c =
-      spec.addBuffer(artifact::Region_Arena, artifact::DType_F32, {3, 5, 6});
-  GemmSpec gemm{a, b, c, 3, 5, 6, 7, true, false, true};
-  spec.programs.push_back(
-      {"forward", {gemm}, {{"a", a}, {"b", b}}, {{"c", c}}});
+  uint32_t a = spec.addBuffer(artifact::Region_Arena, artifact::DType_F32,
+                              shape.transposeA ? std::vector<int64_t>{shape.batch, shape.k, shape.m}
+                                               : std::vector<int64_t>{shape.batch, shape.m, shape.k});
+  uint32_t b = spec.addBuffer(artifact::Region_Arena, artifact::DType_F32,
+                              {static_cast<int64_t>(batchB), shape.k, shape.n});
+  uint32_t c = spec.addBuffer(artifact::Region_Arena, artifact::DType_F32,
+                              {shape.batch, shape.m, shape.n});
+  GemmSpec gemm{a, b, c, shape.batch, shape.m, shape.n, shape.k, shape.transposeA,
+                shape.transposeB, shape.sharedB};
+  gemm.precision = shape.precision == cpu::GemmPrecision::BF16  ? artifact::DType_BF16
+                   : shape.precision == cpu::GemmPrecision::F16 ? artifact::DType_F16
+                                                                : artifact::DType_F32;
+  spec.programs.push_back({"forward", {gemm}, {{"a", a}, {"b", b}}, {{"c", c}}});
 
   std::string error;
-  auto verified = artifact::VerifiedArtifact::fromFileBytes(
-      "gemm.kiln", spec.fileBytes(), error);
+  auto verified = artifact::VerifiedArtifact::fromFileBytes("gemm.kiln", spec.fileBytes(), error);
   ASSERT_NE(verified, nullptr) << error;
   auto executable = exec::Executable::fromArtifact(std::move(verified), error);
   ASSERT_NE(executable, nullptr) << error;
@@ -139,19 +191,36 @@ TEST(RuntimeGemmTest, RunsAsAnInstruction) {
   ASSERT_NE(session, nullptr) << error;
 
   Operands operands = randomOperands(shape, rng);
-  std::vector<float> poison(3 * 5 * 6, NAN);
-  std::memcpy(session->bufferAddress(c), poison.data(), poison.size() * 4);
-  ASSERT_FALSE(session->bindFeed("forward", "a", artifact::DType_F32,
-                                 operands.a.data(), operands.a.size() * 4,
-                                 error));
-  ASSERT_FALSE(session->bindFeed("forward", "b", artifact::DType_F32,
-                                 operands.b.data(), operands.b.size() * 4,
-                                 error));
+  std::vector<float> result(shape.batch * shape.m * shape.n, NAN);
+  std::memcpy(session->bufferAddress(c), result.data(), result.size() * 4);
+  ASSERT_FALSE(session->bindFeed("forward", "a", artifact::DType_F32, operands.a.data(),
+                                 operands.a.size() * 4, error));
+  ASSERT_FALSE(session->bindFeed("forward", "b", artifact::DType_F32, operands.b.data(),
+                                 operands.b.size() * 4, error));
   ASSERT_FALSE(session->run("forward", error)) << error;
-  std::vector<float> result(3 * 5 * 6);
-  ASSERT_FALSE(session->readFetch("forward", "c", artifact::DType_F32,
-                                  result.data(), result.size() * 4, error));
-  expectProduct(shape, operands, result);
+  ASSERT_FALSE(session->readFetch("forward", "c", artifact::DType_F32, result.data(),
+                                  result.size() * 4, error));
+  expectProduct(shape, shape.precision == cpu::GemmPrecision::F32
+                           ? operands
+                           : roundedTo(shape.precision, operands),
+                result);
+}
+
+// Tests a Gemm instruction run by a session: buffers resolved from the
+// artifact, batch and shared B honoured; then the same in bf16 (kilnc
+// --precision=bf16).
+TEST(RuntimeGemmTest, RunsAsAnInstruction) {
+  cpu::GemmShape shape;
+  shape.batch = 3;
+  shape.m = 5;
+  shape.n = 6;
+  shape.k = 7;
+  shape.transposeA = true;
+  shape.sharedB = true;
+  expectInstructionComputes(shape);
+  shape.k = 32;
+  shape.precision = cpu::GemmPrecision::BF16;
+  expectInstructionComputes(shape);
 }
 
 } // namespace

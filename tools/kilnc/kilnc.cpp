@@ -212,6 +212,12 @@ cl::opt<std::string> fusionFlag(
              "--emit=mlir shows the fusions only when asked with --fusion=on) or off "
              "(one kernel per op, for comparison)"),
     cl::value_desc("on|off"), cl::init("on"));
+cl::opt<std::string> precisionFlag(
+    "precision",
+    cl::desc("Matrix products in bf16 or fp16: inputs rounded, products summed in f32; "
+             "weights, optimizer state and elementwise ops stay f32 (default: the train "
+             "spec's precision, else fp32)"),
+    cl::value_desc("fp32|bf16|fp16"));
 cl::opt<std::string> opOrderFlag(
     "schedule",
     cl::desc("Order of the training step's ops: memory (the default: each update right "
@@ -417,6 +423,12 @@ int main(int argc, char **argv) {
     llvm::errs() << "kilnc: error: --fusion=" << fusionFlag << ": expected on or off\n";
     return 1;
   }
+  if (precisionFlag.getNumOccurrences() && precisionFlag != "fp32" && precisionFlag != "bf16" &&
+      precisionFlag != "fp16") {
+    llvm::errs() << "kilnc: error: --precision=" << precisionFlag
+                 << ": expected fp32, bf16 or fp16\n";
+    return 1;
+  }
   if (opOrderFlag != "memory" && opOrderFlag != "program") {
     llvm::errs() << "kilnc: error: --schedule=" << opOrderFlag
                  << ": expected memory or program\n";
@@ -496,6 +508,7 @@ int main(int argc, char **argv) {
     // --fusion=on asks for the fused one.
     if (fusionFlag == "on" && (emit != Emit::Mlir || fusionFlag.getNumOccurrences() > 0))
       kiln::buildOptimizationPipeline(pm);
+    kiln::buildMixedPrecisionPipeline(pm, precisionFlag);
     if (opOrderFlag == "memory" && !inferenceOnly &&
         (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName) &&
         (emit != Emit::Mlir || opOrderFlag.getNumOccurrences() > 0 ||

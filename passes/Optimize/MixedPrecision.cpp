@@ -1,0 +1,66 @@
+//===- MixedPrecision.cpp - Matrix products in bf16 or f16 ----------------===//
+//
+// kiln-mixed-precision: marks the module's f32 matrix products with the
+// 16-bit type their inputs are rounded to (Passes.td says what stays f32).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Optimize/Passes.h"
+
+#include "dialects/Kiln/ComputePrecision.h"
+#include "dialects/Kiln/KilnOps.h"
+
+#include "mlir/IR/Builders.h"
+
+namespace kiln {
+#define GEN_PASS_DEF_KILNMIXEDPRECISION
+#include "passes/Optimize/Passes.h.inc"
+} // namespace kiln
+
+using namespace mlir;
+using namespace kiln;
+
+namespace {
+
+/// The precision the train spec asks for ("fp32" without one).
+std::string specPrecision(ModuleOp module) {
+  auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+  auto value = spec ? spec.getAs<StringAttr>("precision") : StringAttr();
+  if (!value || value.getValue() == "fp32")
+    return "fp32";
+  return value.getValue() == "bf16_mixed" ? "bf16" : "fp16";
+}
+
+class KilnMixedPrecisionPass
+    : public kiln::impl::KilnMixedPrecisionBase<KilnMixedPrecisionPass> {
+public:
+  using KilnMixedPrecisionBase::KilnMixedPrecisionBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::string chosen = precision.empty() ? specPrecision(module) : precision.getValue();
+    if (chosen == "fp32")
+      return;
+    if (chosen != "bf16" && chosen != "fp16") {
+      module.emitError("unknown precision '") << chosen << "' (expected fp32, bf16 or fp16)";
+      return signalPassFailure();
+    }
+    if (chosen == "fp16" && module.lookupSymbol("train_step")) {
+      module.emitError("fp16 training needs dynamic loss scaling, which kiln does not have "
+                       "yet: train with --precision=bf16 (the range of f32); fp16 is for "
+                       "inference (--inference-only)");
+      return signalPassFailure();
+    }
+    Builder builder(module.getContext());
+    Type type = chosen == "bf16" ? Type(builder.getBF16Type()) : Type(builder.getF16Type());
+    module.walk([&](MatmulOp matmul) {
+      auto elementType = [](Value value) {
+        return llvm::cast<ShapedType>(value.getType()).getElementType();
+      };
+      if (elementType(matmul.getLhs()).isF32() && elementType(matmul.getRhs()).isF32())
+        matmul->setAttr(kComputePrecisionAttrName, TypeAttr::get(type));
+    });
+  }
+};
+
+} // namespace

@@ -1,0 +1,195 @@
+//===- LowPrecisionGemm.cpp - bf16 and f16 matrix products ----------------===//
+
+#include "runtime/cpu/LowPrecisionGemm.h"
+
+#include "runtime/cpu/CpuFeatures.h"
+#include "runtime/support/FloatRounding.h"
+
+#include <oneapi/dnnl/dnnl.hpp>
+#include <omp.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace kiln::cpu {
+
+using dnnl::memory;
+
+struct LowPrecisionGemm::Impl {
+  GemmShape shape;
+  const float *a = nullptr, *b = nullptr;
+  float *c = nullptr;
+  int64_t elementsA = 0, elementsB = 0;
+  int threads = 1;
+  bool native = false;
+  // Native: f32 -> bf16 conversions, then oneDNN's bf16 matmul.
+  dnnl::stream stream;
+  dnnl::reorder convertA, convertB;
+  memory a32, a16, a16Flat, b32, b16, b16Flat, c32;
+  dnnl::matmul matmul;
+  // Emulated: the inputs rounded to the 16-bit type's values, then sgemm.
+  std::vector<float> roundedA, roundedB;
+};
+
+namespace {
+
+/// `out[i]` = `in[i]` rounded to the nearest bfloat16 (ties to even; NaNs
+/// stay NaNs), as f32. Written on the bits so that it vectorizes.
+void roundToBF16Values(const float *in, float *out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &in[i], 4);
+    bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
+    uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+    bits = nan ? (bits | 0x00400000u) & 0xffff0000u : rounded;
+    std::memcpy(&out[i], &bits, 4);
+  }
+}
+
+void roundToF16Values(const float *in, float *out, int64_t count) {
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = f16ToFloat(roundToF16(in[i]));
+}
+
+void roundToValues(GemmPrecision precision, const float *in, float *out, int64_t count) {
+  if (precision == GemmPrecision::BF16)
+    roundToBF16Values(in, out, count);
+  else
+    roundToF16Values(in, out, count);
+}
+
+/// A row-major [batch, rows, cols] f32 or bf16 matrix stored transposed
+/// ([batch, cols, rows]) when `transposed`.
+memory::desc matrix(memory::data_type type, int64_t batch, int64_t rows, int64_t cols,
+                    bool transposed) {
+  memory::dims strides = transposed ? memory::dims{rows * cols, 1, rows}
+                                    : memory::dims{rows * cols, cols, 1};
+  return memory::desc({batch, rows, cols}, type, strides);
+}
+
+/// Sets up the bf16 conversions and matmul of `impl`; false when oneDNN has
+/// only its reference kernel for it (slower than emulating).
+bool prepareNative(LowPrecisionGemm::Impl &impl) {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  const GemmShape &s = impl.shape;
+  int64_t batch = s.batch, m = s.m;
+  if (s.sharedB && !s.transposeA) { // The batches are rows of one product.
+    m *= batch;
+    batch = 1;
+  }
+  using type = memory::data_type;
+  memory::desc src = matrix(type::bf16, batch, m, s.k, s.transposeA);
+  memory::desc weights = matrix(type::bf16, s.sharedB ? 1 : batch, s.k, s.n, s.transposeB);
+  memory::desc dst = matrix(type::f32, batch, m, s.n, false);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights, dst), engine);
+  if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0)
+    return false;
+  impl.stream = dnnl::stream(engine);
+  auto flat = [](type t, int64_t count) { return memory::desc({count}, t, memory::dims{1}); };
+  impl.a32 = memory(flat(type::f32, impl.elementsA), engine, const_cast<float *>(impl.a));
+  impl.b32 = memory(flat(type::f32, impl.elementsB), engine, const_cast<float *>(impl.b));
+  impl.c32 = memory(dst, engine, impl.c);
+  // The conversions keep the layout: plain element-by-element copies.
+  impl.a16Flat = memory(flat(type::bf16, impl.elementsA), engine);
+  impl.b16Flat = memory(flat(type::bf16, impl.elementsB), engine);
+  impl.convertA = dnnl::reorder(impl.a32, impl.a16Flat);
+  impl.convertB = dnnl::reorder(impl.b32, impl.b16Flat);
+  impl.a16 = memory(src, engine, impl.a16Flat.get_data_handle());
+  impl.b16 = memory(weights, engine, impl.b16Flat.get_data_handle());
+  impl.matmul = dnnl::matmul(pd);
+  return true;
+}
+
+} // namespace
+
+bool hasNativeGemm(GemmPrecision precision) {
+  if (precision != GemmPrecision::BF16)
+    return false; // oneDNN 2.x multiplies f16 on the CPU only through references.
+  return hostHasCpuFeature("avx512bf16").value_or(false) ||
+         hostHasCpuFeature("amx-bf16").value_or(false);
+}
+
+bool nativeLowPrecisionAllowed() {
+  static const bool allowed = [] {
+    const char *text = std::getenv("KILN_EMULATE_LOW_PRECISION");
+    return !text || std::strcmp(text, "1") != 0;
+  }();
+  return allowed;
+}
+
+std::string lowPrecisionGemmPath(GemmPrecision precision) {
+  switch (precision) {
+  case GemmPrecision::F32:
+    return "f32";
+  case GemmPrecision::BF16:
+    if (!nativeLowPrecisionAllowed())
+      return "emulated in f32 (KILN_EMULATE_LOW_PRECISION=1)";
+    if (hasNativeGemm(precision))
+      return hostHasCpuFeature("amx-bf16").value_or(false) ? "AMX-BF16 through oneDNN"
+                                                           : "AVX512_BF16 through oneDNN";
+    return "emulated in f32 (this CPU has neither AVX512_BF16 nor AMX-BF16)";
+  case GemmPrecision::F16:
+    return "emulated in f32 (inputs rounded to f16; no native f16 products on the CPU)";
+  }
+  return "f32";
+}
+
+LowPrecisionGemm::LowPrecisionGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+LowPrecisionGemm::~LowPrecisionGemm() = default;
+
+std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shape,
+                                                           const float *a, const float *b,
+                                                           float *c, bool allowNative,
+                                                           std::string &error) {
+  auto impl = std::make_unique<Impl>();
+  impl->shape = shape;
+  impl->a = a;
+  impl->b = b;
+  impl->c = c;
+  impl->elementsA = shape.batch * shape.m * shape.k;
+  impl->elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
+  impl->threads = threadsForMacs(shape.batch * shape.m * shape.n * shape.k);
+  try {
+    // oneDNN plans a primitive for the threads there are when it is made
+    // and opens that many when it runs: a small product must not wake the
+    // sleeping workers.
+    omp_set_num_threads(impl->threads);
+    if (allowNative && hasNativeGemm(shape.precision))
+      impl->native = prepareNative(*impl);
+  } catch (const dnnl::error &e) {
+    error = std::string("oneDNN refused the bf16 matmul: ") + e.what();
+    return nullptr;
+  }
+  if (!impl->native) {
+    impl->roundedA.resize(impl->elementsA);
+    impl->roundedB.resize(impl->elementsB);
+  }
+  return std::unique_ptr<LowPrecisionGemm>(new LowPrecisionGemm(std::move(impl)));
+}
+
+bool LowPrecisionGemm::native() const { return impl_->native; }
+
+bool LowPrecisionGemm::run(std::string &error) {
+  Impl &impl = *impl_;
+  if (!impl.native) {
+    roundToValues(impl.shape.precision, impl.a, impl.roundedA.data(), impl.elementsA);
+    roundToValues(impl.shape.precision, impl.b, impl.roundedB.data(), impl.elementsB);
+    return gemm(impl.shape, impl.roundedA.data(), impl.roundedB.data(), impl.c, error);
+  }
+  try {
+    omp_set_num_threads(impl.threads);
+    impl.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
+    impl.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
+    impl.matmul.execute(impl.stream, {{DNNL_ARG_SRC, impl.a16},
+                                      {DNNL_ARG_WEIGHTS, impl.b16},
+                                      {DNNL_ARG_DST, impl.c32}});
+    impl.stream.wait();
+  } catch (const dnnl::error &e) {
+    error = std::string("oneDNN bf16 matmul failed: ") + e.what();
+    return false;
+  }
+  return true;
+}
+
+} // namespace kiln::cpu

@@ -1,0 +1,62 @@
+//===- LowPrecisionGemm.h - bf16 and f16 matrix products --------*- C++ -*-===//
+//
+// A product of kilnc --precision=bf16 (or fp16): its f32 inputs are rounded
+// to the 16-bit type and the products summed in f32 into an f32 output.
+// Where the CPU multiplies bf16 itself (AVX512_BF16 or AMX-BF16) and
+// oneDNN has a kernel for it, the inputs are converted to bf16 buffers and
+// oneDNN's bf16 matmul computes the product: about twice the f32 rate.
+// Elsewhere the product is emulated: the inputs are rounded to the 16-bit
+// type's values in f32 buffers and oneDNN's sgemm multiplies them, with the
+// same rounding of the inputs and f32 sums (not faster than f32).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CPU_LOWPRECISIONGEMM_H
+#define KILN_RUNTIME_CPU_LOWPRECISIONGEMM_H
+
+#include "runtime/cpu/Gemm.h"
+
+#include <memory>
+#include <string>
+
+namespace kiln::cpu {
+
+/// How this process computes products of `precision`: "AVX512_BF16
+/// through oneDNN" or "emulated in f32 (this CPU has neither AVX512_BF16
+/// nor AMX-BF16)"; for F32, "f32".
+std::string lowPrecisionGemmPath(GemmPrecision precision);
+
+/// Whether this CPU has instructions that multiply `precision` natively.
+bool hasNativeGemm(GemmPrecision precision);
+
+/// False when the environment sets KILN_EMULATE_LOW_PRECISION=1: bf16
+/// products emulated even where the CPU has them (to compare the two).
+bool nativeLowPrecisionAllowed();
+
+class LowPrecisionGemm {
+public:
+  /// Prepares the product `shape` (its precision BF16 or F16) of the
+  /// buffers `a`, `b` into `c`, natively where the CPU can and `allowNative`
+  /// (false: always emulated, to compare the two). Null with `error` set when
+  /// oneDNN refuses it.
+  static std::unique_ptr<LowPrecisionGemm> create(const GemmShape &shape, const float *a,
+                                                  const float *b, float *c, bool allowNative,
+                                                  std::string &error);
+  ~LowPrecisionGemm();
+
+  /// Computes the product; false with `error` set on a library failure.
+  bool run(std::string &error);
+
+  /// Whether the CPU multiplies the 16-bit values (else emulated in f32).
+  bool native() const;
+
+  struct Impl;
+
+private:
+  explicit LowPrecisionGemm(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace kiln::cpu
+
+#endif // KILN_RUNTIME_CPU_LOWPRECISIONGEMM_H
