@@ -15,6 +15,7 @@
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/TrainSpec.h"
 #include "passes/Graph/GradientRules.h"
+#include "passes/Graph/LossScaling.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -154,8 +155,48 @@ void addSparseRows(VariableGradient &variable, Value table, Value ids, Value row
       gb.reshape(rows, RankedTensorType::get(rowShape, tableType.getElementType())));
 }
 
+/// fp16: the loss scale variable's value, the backward pass's seed (made
+/// here, its initial value kInitialLossScale); null with an error emitted
+/// where loss scaling cannot work.
+static Value lossScaleSeed(ModuleOp module, func::FuncOp train, Value loss,
+                           GradientBuilder &gb) {
+  auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+  auto strategy = spec.getAs<DictionaryAttr>("strategy");
+  auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
+  if (kind && kind.getValue() == "parameter_server") {
+    module.emitError("fp16 training with parameter servers is not supported (the servers "
+                     "apply the update, without loss scaling): use --precision=bf16");
+    return {};
+  }
+  if (module.lookupSymbol(kLossScaleVariable)) {
+    module.emitError("the model already has a variable named '")
+        << kLossScaleVariable << "', which fp16 loss scaling needs";
+    return {};
+  }
+  auto type = RankedTensorType::get({}, Float32Type::get(module.getContext()));
+  if (llvm::cast<RankedTensorType>(loss.getType()) != type) {
+    module.emitError("fp16 loss scaling needs an f32 scalar loss");
+    return {};
+  }
+  OpBuilder moduleBuilder(module.getBodyRegion());
+  moduleBuilder.setInsertionPoint(train);
+  auto value = DenseElementsAttr::get(type, FloatAttr::get(type.getElementType(),
+                                                           kInitialLossScale));
+  auto init = InitializerAttr::get(module.getContext(), InitKind::constant, APFloat(0.0),
+                                   APFloat(0.0), 0, value);
+  moduleBuilder.create<VariableOp>(train.getLoc(), kLossScaleVariable, type, init,
+                                   /*trainable=*/false);
+  return gb.builder().create<ReadOp>(gb.location(), type, kLossScaleVariable);
+}
+
 LogicalResult ReverseSweep::sweep(GradientBuilder &gb) {
-  grads[loss] = gb.splatLike(loss, 1.0);
+  if (usesLossScaling(module, KilnDialect::kTrainSpecAttrName)) {
+    grads[loss] = lossScaleSeed(module, train, loss, gb);
+    if (!grads[loss])
+      return failure();
+  } else {
+    grads[loss] = gb.splatLike(loss, 1.0);
+  }
   Block &body = train.getBody().front();
   SmallVector<Operation *> ops;
   for (Operation &op : body.without_terminator())

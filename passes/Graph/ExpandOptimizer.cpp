@@ -13,6 +13,7 @@
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/TrainSpec.h"
 #include "passes/Graph/GradientBuilder.h"
+#include "passes/Graph/LossScaling.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
@@ -65,10 +66,26 @@ private:
     reads[variable.getSymName()] = value;
     return value;
   }
+  /// Assigns `value`; under loss scaling only when the step's gradients are
+  /// finite (else the variable keeps its value).
   void assign(VariableOp variable, Value value) {
+    if (finite) {
+      auto type = llvm::cast<RankedTensorType>(value.getType());
+      Value condition = gb.broadcastTo(
+          finite, RankedTensorType::get(type.getShape(), builder.getI1Type()));
+      value = builder.create<SelectOp>(gb.location(), condition, value, read(variable));
+    }
+    assignAlways(variable, value);
+  }
+  void assignAlways(VariableOp variable, Value value) {
     builder.create<AssignOp>(gb.location(), variable.getSymName(), value);
     reads.erase(variable.getSymName());
   }
+  /// fp16: sets `finite` (whether every gradient is) and divides the
+  /// gradients by the loss scale.
+  LogicalResult unscaleGradients();
+  /// fp16: the scale's and its counter's updates, and the step's outputs.
+  void updateLossScale();
   /// The step's first read of each variable it never assigns.
   void findReads();
   /// The 1-based number of this step, as f32; assigns the counter.
@@ -84,6 +101,8 @@ private:
   OpBuilder builder;
   GradientBuilder gb;
   SmallVector<Gradient> gradients;
+  Value lossScale; ///< fp16: the scale this step used.
+  Value finite;    ///< fp16: an i1 scalar, whether every gradient is finite.
   SmallVector<Value> kept;           // Results that stay.
   SmallVector<DictionaryAttr> keptAttrs;
   llvm::StringMap<Value> reads; // By variable, usable at the end of the step.
@@ -202,6 +221,63 @@ void OptimizerExpansion::clipGradients() {
   }
 }
 
+LogicalResult OptimizerExpansion::unscaleGradients() {
+  auto scale = module.lookupSymbol<VariableOp>(kLossScaleVariable);
+  if (!scale)
+    return train.emitOpError("fp16 training needs the '")
+           << kLossScaleVariable << "' variable kiln-autodiff adds";
+  lossScale = read(scale);
+  // A sum is finite when every element is (or the sum overflows: a step to
+  // skip too); x - x is 0 then, NaN otherwise.
+  Value total;
+  for (Gradient &gradient : gradients) {
+    Value g = gradient.dense ? gradient.dense : gradient.rows;
+    SmallVector<int64_t> axes;
+    for (int64_t d = 0; d < tensorType(g).getRank(); ++d)
+      axes.push_back(d);
+    Value sum = gb.reduceSum(g, axes, false);
+    total = total ? gb.add(total, sum) : sum;
+  }
+  Value difference = gb.sub(total, total);
+  finite = gb.compare(ComparePredicate::eq, difference, gb.splatLike(difference, 0.0));
+  Value inverse = gb.div(gb.splatLike(lossScale, 1.0), lossScale);
+  for (Gradient &gradient : gradients) {
+    Value &g = gradient.dense ? gradient.dense : gradient.rows;
+    g = gb.mul(g, gb.broadcastTo(inverse, tensorType(g)));
+  }
+  return success();
+}
+
+void OptimizerExpansion::updateLossScale() {
+  auto scale = module.lookupSymbol<VariableOp>(kLossScaleVariable);
+  auto type = llvm::cast<RankedTensorType>(lossScale.getType());
+  VariableOp counter = addVariable(kGoodStepsVariable, type,
+                                   InitializerAttr::get(module.getContext(), InitKind::zeros),
+                                   false);
+  Location loc = gb.location();
+  auto select = [&](Value condition, Value x, Value y) {
+    return builder.create<SelectOp>(loc, condition, x, y).getResult();
+  };
+  Value good = read(counter);
+  Value zero = gb.splatLike(good, 0.0);
+  Value counted = select(finite, gb.add(good, gb.splatLike(good, 1.0)), zero);
+  Value grow = gb.compare(ComparePredicate::ge, counted, gb.splatLike(good, kGrowthInterval));
+  Value next = select(finite, select(grow, gb.scale(lossScale, 2.0), lossScale),
+                      gb.scale(lossScale, 0.5));
+  assignAlways(scale, next);
+  assignAlways(counter, select(grow, zero, counted));
+  MLIRContext *context = module.getContext();
+  auto named = [&](StringRef name) {
+    return DictionaryAttr::get(
+        context, {NamedAttribute(StringAttr::get(context, KilnDialect::kNameAttrName),
+                                 StringAttr::get(context, name))});
+  };
+  kept.push_back(next);
+  keptAttrs.push_back(named(kLossScaleOutput));
+  kept.push_back(select(finite, zero, gb.splatLike(good, 1.0)));
+  keptAttrs.push_back(named(kSkippedStepOutput));
+}
+
 SmallVector<VariableOp> OptimizerExpansion::slotsFor(VariableOp variable) {
   MLIRContext *context = module.getContext();
   RankedTensorType type = variable.getTensorType();
@@ -292,6 +368,9 @@ LogicalResult OptimizerExpansion::run() {
   if (failed(collectGradients()))
     return failure();
   findReads();
+  bool scaled = usesLossScaling(module, KilnDialect::kTrainSpecAttrName);
+  if (scaled && failed(unscaleGradients()))
+    return failure();
   Value step = countStep();
   Value lr = learningRate(step);
   if (spec.clipGlobalNorm > 0)
@@ -299,6 +378,8 @@ LogicalResult OptimizerExpansion::run() {
   for (Gradient &gradient : gradients)
     if (failed(update(gradient, lr, step)))
       return failure();
+  if (scaled)
+    updateLossScale();
 
   MLIRContext *context = module.getContext();
   kept.push_back(lr);

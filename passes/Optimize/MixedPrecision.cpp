@@ -9,6 +9,7 @@
 
 #include "dialects/Kiln/ComputePrecision.h"
 #include "dialects/Kiln/KilnOps.h"
+#include "passes/Graph/LossScaling.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -45,10 +46,11 @@ public:
       module.emitError("unknown precision '") << chosen << "' (expected fp32, bf16 or fp16)";
       return signalPassFailure();
     }
-    if (chosen == "fp16" && module.lookupSymbol("train_step")) {
-      module.emitError("fp16 training needs dynamic loss scaling, which kiln does not have "
-                       "yet: train with --precision=bf16 (the range of f32); fp16 is for "
-                       "inference (--inference-only)");
+    if (chosen == "fp16" && module.lookupSymbol("train_step") &&
+        !module.lookupSymbol(kLossScaleVariable)) {
+      module.emitError("fp16 training needs dynamic loss scaling: the train spec's precision "
+                       "must be fp16_mixed when the training passes run (kilnc --precision=fp16 "
+                       "sets it)");
       return signalPassFailure();
     }
     Builder builder(module.getContext());

@@ -144,9 +144,9 @@ def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
     output gradients, as the frameworks' do.
 
     The precision is the pass option, else the train spec's (`bf16_mixed`,
-    `fp16_mixed`); `fp32` marks nothing. `fp16` applies to a module without
-    a train spec only: training in f16 needs dynamic loss scaling, which
-    kiln does not have yet (an error says so).
+    `fp16_mixed`); `fp32` marks nothing. A training module in `fp16` must
+    have been trained with the spec's precision `fp16_mixed` (dynamic loss
+    scaling: passes/Graph/LossScaling.h); an error says so otherwise.
 
     Before:
     ```

@@ -6,6 +6,7 @@
 #include "runtime/support/FloatRounding.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
+#include <immintrin.h>
 #include <omp.h>
 
 #include <cstdlib>
@@ -47,7 +48,23 @@ void roundToBF16Values(const float *in, float *out, int64_t count) {
   }
 }
 
+/// With F16C (every x86 CPU with AVX2 has it): eight at a time, the
+/// instruction's round to nearest even.
+__attribute__((target("avx,f16c"))) void roundToF16ValuesF16c(const float *in, float *out,
+                                                               int64_t count) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(half));
+  }
+  for (; i < count; ++i)
+    out[i] = f16ToFloat(roundToF16(in[i]));
+}
+
 void roundToF16Values(const float *in, float *out, int64_t count) {
+  static const bool f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  if (f16c)
+    return roundToF16ValuesF16c(in, out, count);
   for (int64_t i = 0; i < count; ++i)
     out[i] = f16ToFloat(roundToF16(in[i]));
 }

@@ -32,6 +32,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+/// fp16 loss scaling: skipped steps in a row that end training (the scale
+/// has halved as often: 2^16 becomes 2^-34).
+constexpr int64_t kMaxSkippedInARow = 50;
+
 /// "precision: bf16 matrix products (N GEMM calls a step), HOW\n" for a
 /// train step with 16-bit products (kilnc --precision); "" otherwise.
 std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
@@ -201,6 +205,11 @@ private:
   /// Seconds the steps spent taking their batches from the reader (waiting
   /// for its prefetch thread) and binding them to the feeds.
   double inputSeconds = 0;
+  /// fp16 loss scaling: the scale after the last step, whether it skipped
+  /// its update, and how many steps did (in all, and in a row).
+  double lossScale = 0;
+  bool skipped = false;
+  int64_t skippedSteps = 0, skippedInARow = 0;
 };
 
 bool Trainer::connectParameterServers(const Prepared &prepared, std::string &error) {
@@ -321,6 +330,12 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
   } else if (!model.readScalar(*session, kTrainProgram, "learning_rate", lr, error)) {
     return false;
   }
+  double skippedFlag = 0;
+  if (model.lossScaling() &&
+      (!model.readScalar(*session, kTrainProgram, "loss_scale", lossScale, error) ||
+       !model.readScalar(*session, kTrainProgram, "skipped_step", skippedFlag, error)))
+    return false;
+  skipped = skippedFlag != 0;
   // Without accumulation a data-parallel train_step's loss is already the
   // mean over every replica (it rides in the first gradient bucket); with it,
   // or with parameter servers, average here.
@@ -449,7 +464,20 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       parameters->beginStep(step);
     if (!this->step(reader, loss, lr, error))
       return false;
-    if (!std::isfinite(loss)) {
+    // Under fp16 loss scaling a step whose gradients overflowed changed
+    // nothing (its loss may have overflowed too); too many in a row fail.
+    skippedInARow = skipped ? skippedInARow + 1 : 0;
+    skippedSteps += skipped;
+    if (skippedInARow >= kMaxSkippedInARow) {
+      error = options.artifact + ": error: step " + std::to_string(step) +
+              ": the fp16 gradients were not finite on " + std::to_string(skippedInARow) +
+              " steps in a row (loss " + std::to_string(loss) + ", loss scale now " +
+              std::to_string(lossScale) +
+              "): values beyond f16's range (65504) in the forward pass? Train with "
+              "--precision=bf16 or fp32";
+      return false;
+    }
+    if (!std::isfinite(loss) && !skipped) {
       error = options.artifact + ": error: step " + std::to_string(step) + ": loss is " +
               (std::isnan(loss) ? "NaN" : "infinite") + " (lr " + std::to_string(lr) + ")";
       return false;
@@ -466,12 +494,16 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
                               examplesPerSecond});
     if (!chief())
       continue;
-    if (!writeMetrics(step,
-                      {{"step", double(step)},
-                       {"loss", loss},
-                       {"learning_rate", lr},
-                       {"examples_per_second", examplesPerSecond}},
-                      error))
+    std::vector<std::pair<std::string, double>> fields = {
+        {"step", double(step)},
+        {"loss", loss},
+        {"learning_rate", lr},
+        {"examples_per_second", examplesPerSecond}};
+    if (model.lossScaling()) {
+      fields.emplace_back("loss_scale", lossScale);
+      fields.emplace_back("skipped", skipped ? 1.0 : 0.0);
+    }
+    if (!writeMetrics(step, std::move(fields), error))
       return false;
     if (options.saveEvery > 0 && step % options.saveEvery == 0 && !save(step, error))
       return false;
@@ -510,6 +542,9 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   if (options.group.localReplicas > 1)
     out << ", " << cpu::availableThreads() << " a replica";
   out << "\n" << precisionLine(session->executable().artifact());
+  if (model.lossScaling())
+    out << "loss scaling: " << skippedSteps << " of " << trained
+        << " steps skipped (gradients not finite), loss scale now " << lossScale << "\n";
   if (parameters && options.ps.report && !printServerReport(error))
     return false;
   if (writer && !writer->drain(error))

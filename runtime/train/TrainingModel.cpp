@@ -52,6 +52,9 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
   }
   accumulateSteps_ = training->accumulate_steps();
   dataParallel_ = training->strategy() && training->strategy()->string_view() == "all_reduce";
+  if (train->fetches())
+    for (const Binding *binding : *train->fetches())
+      lossScaling_ = lossScaling_ || text(binding->name()) == "skipped_step";
   if (accumulateSteps_ < 1) {
     error = path + ": error: training.accumulate_steps is " + std::to_string(accumulateSteps_) +
             ", expected >= 1";

@@ -43,6 +43,10 @@ public:
   /// Whether train_step all-reduces its gradients (kilnc
   /// --strategy=data-parallel): what several replicas need.
   bool dataParallel() const { return dataParallel_; }
+  /// Whether train_step scales its loss (kilnc --precision=fp16): it fetches
+  /// `loss_scale` (the scale for the next step) and `skipped_step` (1 when its
+  /// gradients were not finite and it left every variable as it was).
+  bool lossScaling() const { return lossScaling_; }
   /// The program that takes the batches and fetches the loss:
   /// accumulate_step with accumulation, else train_step.
   const char *batchProgram() const {
@@ -97,6 +101,7 @@ private:
   int64_t batchSize_ = 0;
   int64_t accumulateSteps_ = 1;
   bool dataParallel_ = false;
+  bool lossScaling_ = false;
   std::vector<data::FeedSpec> specs_;
   std::vector<artifact::DType> feedTypes_;
   std::vector<VariableInfo> variables_;

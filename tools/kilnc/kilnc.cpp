@@ -380,6 +380,19 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   return success();
 }
 
+/// --precision over the train spec's (what the training passes read: fp16
+/// adds loss scaling).
+void setTrainSpecPrecision(ModuleOp module, llvm::StringRef precision) {
+  auto spec = module->getAttrOfType<DictionaryAttr>(kiln::KilnDialect::kTrainSpecAttrName);
+  if (!spec)
+    return;
+  NamedAttrList entries(spec);
+  entries.set("precision", StringAttr::get(module.getContext(),
+                                           precision == "fp32" ? "fp32" : precision + "_mixed"));
+  module->setAttr(kiln::KilnDialect::kTrainSpecAttrName,
+                  entries.getDictionary(module.getContext()));
+}
+
 /// Writes text to -o (whole or not at all) or stdout.
 LogicalResult writeText(llvm::function_ref<void(llvm::raw_ostream &)> write) {
   auto print = [&](llvm::raw_ostream &os) -> llvm::Error {
@@ -495,6 +508,8 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (precisionFlag.getNumOccurrences())
+    setTrainSpecPrecision(*module, precisionFlag);
   if (!noCleanup) {
     PassManager pm(&context);
     if (failed(applyPassManagerCLOptions(pm)))

@@ -1,0 +1,41 @@
+//===- LossScaling.h - Dynamic loss scaling of fp16 training ----*- C++ -*-===//
+//
+// With the train spec's precision fp16_mixed, the backward pass starts from
+// the loss scale instead of 1 (kiln-autodiff), so the output gradients the
+// f16 products read do not flush to zero; kiln-expand-optimizer divides the
+// gradients by it again, skips the update of a step whose gradients are not
+// all finite, and moves the scale as PyTorch's GradScaler does: halved
+// after a skipped step, doubled after kGrowthInterval finite steps in a row.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_PASSES_GRAPH_LOSSSCALING_H
+#define KILN_PASSES_GRAPH_LOSSSCALING_H
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace kiln {
+
+/// The f32 scalar variable holding the scale (checkpointed with the rest).
+inline constexpr llvm::StringLiteral kLossScaleVariable = "loss_scale";
+/// The f32 scalar count of finite steps since the scale last moved.
+inline constexpr llvm::StringLiteral kGoodStepsVariable = "loss_scale/good_steps";
+/// train_step's outputs: the scale for the next step (as it moved after
+/// this one), and 1 when the step skipped its update (0 otherwise).
+inline constexpr llvm::StringLiteral kLossScaleOutput = "loss_scale";
+inline constexpr llvm::StringLiteral kSkippedStepOutput = "skipped_step";
+
+inline constexpr double kInitialLossScale = 65536.0; // 2^16, GradScaler's.
+inline constexpr double kGrowthInterval = 2000.0;
+
+/// Whether the module's train spec asks for fp16 with loss scaling.
+inline bool usesLossScaling(mlir::ModuleOp module, llvm::StringRef specAttrName) {
+  auto spec = module->getAttrOfType<mlir::DictionaryAttr>(specAttrName);
+  auto precision = spec ? spec.getAs<mlir::StringAttr>("precision") : mlir::StringAttr();
+  return precision && precision.getValue() == "fp16_mixed";
+}
+
+} // namespace kiln
+
+#endif // KILN_PASSES_GRAPH_LOSSSCALING_H
