@@ -226,6 +226,11 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
   if (!scale)
     return train.emitOpError("fp16 training needs the '")
            << kLossScaleVariable << "' variable kiln-autodiff adds";
+  for (Gradient &gradient : gradients)
+    if (gradient.ids)
+      return train.emitOpError("fp16 loss scaling cannot skip the row updates of @")
+             << gradient.variable.getSymName()
+             << " (an embedding table updated by rows) yet: use --precision=bf16";
   lossScale = read(scale);
   // A sum is finite when every element is (or the sum overflows: a step to
   // skip too); x - x is 0 then, NaN otherwise.
