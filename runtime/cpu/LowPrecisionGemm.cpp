@@ -29,8 +29,11 @@ struct LowPrecisionGemm::Impl {
   dnnl::reorder convertA, convertB;
   memory a32, a16, a16Flat, b32, b16, b16Flat, c32;
   dnnl::matmul matmul;
-  // Emulated: the inputs rounded to the 16-bit type's values, then sgemm.
-  std::vector<float> roundedA, roundedB;
+  // The converted inputs: bf16 copies (native) or the rounded values in f32
+  // (emulated), B after A at a 64-byte boundary.
+  void *scratch = nullptr;
+  std::vector<uint64_t> ownScratch; // When no scratch was given.
+  float *roundedA = nullptr, *roundedB = nullptr;
 };
 
 namespace {
@@ -76,6 +79,12 @@ void roundToValues(GemmPrecision precision, const float *in, float *out, int64_t
     roundToF16Values(in, out, count);
 }
 
+/// Where B's converted copy starts in the scratch: after A's f32 values
+/// (the larger of the two layouts), at a 64-byte boundary.
+size_t scratchOffsetOfB(int64_t elementsA) {
+  return (static_cast<size_t>(elementsA) * sizeof(float) + 63) / 64 * 64;
+}
+
 /// A row-major [batch, rows, cols] f32 or bf16 matrix stored transposed
 /// ([batch, cols, rows]) when `transposed`.
 memory::desc matrix(memory::data_type type, int64_t batch, int64_t rows, int64_t cols,
@@ -108,8 +117,10 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   impl.b32 = memory(flat(type::f32, impl.elementsB), engine, const_cast<float *>(impl.b));
   impl.c32 = memory(dst, engine, impl.c);
   // The conversions keep the layout: plain element-by-element copies.
-  impl.a16Flat = memory(flat(type::bf16, impl.elementsA), engine);
-  impl.b16Flat = memory(flat(type::bf16, impl.elementsB), engine);
+  auto *scratch = static_cast<uint8_t *>(impl.scratch);
+  impl.a16Flat = memory(flat(type::bf16, impl.elementsA), engine, scratch);
+  impl.b16Flat = memory(flat(type::bf16, impl.elementsB), engine,
+                        scratch + scratchOffsetOfB(impl.elementsA));
   impl.convertA = dnnl::reorder(impl.a32, impl.a16Flat);
   impl.convertB = dnnl::reorder(impl.b32, impl.b16Flat);
   impl.a16 = memory(src, engine, impl.a16Flat.get_data_handle());
@@ -155,10 +166,16 @@ std::string lowPrecisionGemmPath(GemmPrecision precision) {
 LowPrecisionGemm::LowPrecisionGemm(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 LowPrecisionGemm::~LowPrecisionGemm() = default;
 
+size_t LowPrecisionGemm::scratchBytes(const GemmShape &shape) {
+  int64_t elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
+  return scratchOffsetOfB(shape.batch * shape.m * shape.k) +
+         static_cast<size_t>(elementsB) * sizeof(float);
+}
+
 std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shape,
                                                            const float *a, const float *b,
                                                            float *c, bool allowNative,
-                                                           std::string &error) {
+                                                           void *scratch, std::string &error) {
   auto impl = std::make_unique<Impl>();
   impl->shape = shape;
   impl->a = a;
@@ -167,6 +184,12 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
   impl->elementsA = shape.batch * shape.m * shape.k;
   impl->elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
   impl->threads = threadsForMacs(shape.batch * shape.m * shape.n * shape.k);
+  if (!scratch) {
+    impl->ownScratch.resize((scratchBytes(shape) + 63) / 8 + 1);
+    uintptr_t address = reinterpret_cast<uintptr_t>(impl->ownScratch.data());
+    scratch = reinterpret_cast<void *>((address + 63) / 64 * 64);
+  }
+  impl->scratch = scratch;
   try {
     // oneDNN plans a primitive for the threads there are when it is made
     // and opens that many when it runs: a small product must not wake the
@@ -179,8 +202,9 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
     return nullptr;
   }
   if (!impl->native) {
-    impl->roundedA.resize(impl->elementsA);
-    impl->roundedB.resize(impl->elementsB);
+    impl->roundedA = static_cast<float *>(scratch);
+    impl->roundedB = reinterpret_cast<float *>(static_cast<uint8_t *>(scratch) +
+                                               scratchOffsetOfB(impl->elementsA));
   }
   return std::unique_ptr<LowPrecisionGemm>(new LowPrecisionGemm(std::move(impl)));
 }
@@ -190,9 +214,9 @@ bool LowPrecisionGemm::native() const { return impl_->native; }
 bool LowPrecisionGemm::run(std::string &error) {
   Impl &impl = *impl_;
   if (!impl.native) {
-    roundToValues(impl.shape.precision, impl.a, impl.roundedA.data(), impl.elementsA);
-    roundToValues(impl.shape.precision, impl.b, impl.roundedB.data(), impl.elementsB);
-    return gemm(impl.shape, impl.roundedA.data(), impl.roundedB.data(), impl.c, error);
+    roundToValues(impl.shape.precision, impl.a, impl.roundedA, impl.elementsA);
+    roundToValues(impl.shape.precision, impl.b, impl.roundedB, impl.elementsB);
+    return gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error);
   }
   try {
     omp_set_num_threads(impl.threads);

@@ -35,13 +35,19 @@ bool nativeLowPrecisionAllowed();
 
 class LowPrecisionGemm {
 public:
+  /// Bytes of scratch memory the product `shape` needs for its converted
+  /// inputs (64-byte aligned; enough either way, native or emulated).
+  static size_t scratchBytes(const GemmShape &shape);
+
   /// Prepares the product `shape` (its precision BF16 or F16) of the
   /// buffers `a`, `b` into `c`, natively where the CPU can and `allowNative`
-  /// (false: always emulated, to compare the two). Null with `error` set when
-  /// oneDNN refuses it.
+  /// (false: always emulated, to compare the two). The converted inputs go
+  /// to `scratch` (scratchBytes(shape), 64-byte aligned, which the products
+  /// of one program share: they run one at a time), or to memory of its own
+  /// when null. Null with `error` set when oneDNN refuses it.
   static std::unique_ptr<LowPrecisionGemm> create(const GemmShape &shape, const float *a,
                                                   const float *b, float *c, bool allowNative,
-                                                  std::string &error);
+                                                  void *scratch, std::string &error);
   ~LowPrecisionGemm();
 
   /// Computes the product; false with `error` set on a library failure.

@@ -5,6 +5,7 @@
 #include "runtime/cpu/RowRanges.h"
 #include "runtime/exec/VariableInit.h"
 
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 
@@ -121,6 +122,17 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       if (const auto *args = instructions->GetAs<KernelCall>(i)->args())
         argCount += args->size();
   kernelArgs_.reserve(argCount);
+  // One scratch for the converted inputs of every bf16 or f16 product.
+  size_t scratchBytes = 0;
+  for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i)
+    if (types->Get(i) == Instruction_Gemm)
+      if (const Gemm *gemm = instructions->GetAs<Gemm>(i); gemm->precision() != DType_F32)
+        scratchBytes = std::max(scratchBytes, cpu::LowPrecisionGemm::scratchBytes(
+                                                  {gemm->batch(), gemm->m(), gemm->n(), gemm->k(),
+                                                   gemm->transpose_a(), gemm->transpose_b(),
+                                                   gemm->shared_b()}));
+  lowPrecisionScratch_.resize((scratchBytes + 63) / 64);
+  void *scratch = lowPrecisionScratch_.data();
 
   steps_.reserve(instructions->size());
   for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i) {
@@ -156,7 +168,7 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       if (shape.precision != cpu::GemmPrecision::F32) {
         std::string problem;
         step.lowPrecision = cpu::LowPrecisionGemm::create(
-            shape, step.a, step.b, step.c, cpu::nativeLowPrecisionAllowed(), problem);
+            shape, step.a, step.b, step.c, cpu::nativeLowPrecisionAllowed(), scratch, problem);
         if (!step.lowPrecision && resolveError_.empty())
           resolveError_ = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
       }

@@ -165,6 +165,12 @@ private:
   mutable cpu::SparseScratch sparseScratch_;
   /// The argument arrays of every KernelStep, one after another.
   std::vector<void *> kernelArgs_;
+  /// The converted inputs of the bf16 and f16 products (LowPrecisionGemm),
+  /// in 64-byte blocks: moving keeps the storage the products point into.
+  struct alignas(64) ScratchBlock {
+    uint8_t bytes[64];
+  };
+  std::vector<ScratchBlock> lowPrecisionScratch_;
   /// Why a step could not be resolved; reported by run().
   std::string resolveError_;
 };

@@ -128,7 +128,7 @@ TEST(RuntimeGemmTest, LowPrecisionMultipliesTheRoundedInputs) {
         std::string error;
         auto product = cpu::LowPrecisionGemm::create(shape, operands.a.data(),
                                                      operands.b.data(), c.data(),
-                                                     allowNative, error);
+                                                     allowNative, nullptr, error);
         ASSERT_NE(product, nullptr) << error;
         EXPECT_EQ(product->native(), allowNative && cpu::hasNativeGemm(precision));
         ASSERT_TRUE(product->run(error)) << error;
