@@ -23,7 +23,14 @@
 //    A float label element is 1 when uniform() < sigmoid(score - 1) (the
 //    draws continue the row's stream), else 0: a click rate near 0.3. An
 //    integer label element is the class c in [0, idBound) (2 classes where
-//    idBound is 0) with the highest score.
+//    idBound is 0) with the highest score, unless classes x terms exceeds
+//    kScoredClassTerms: then (a language model's next-token label over a
+//    vocabulary) each term votes for one class, uniform() * classes of the
+//    stream seeded with the term's key for output e (the label element),
+//    with weight value * normal() (an f32 element) or exp(normal() / 2) (an
+//    id), the draws continuing that stream; the label element is the class
+//    with the largest total of the classes voted for (ties: the smallest).
+//    Each term then costs two draws, not one per class.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +50,8 @@ namespace {
 
 constexpr int64_t kDefaultIdBound = 1000;
 constexpr int64_t kDefaultClasses = 2;
+/// Classes times terms above which an integer label is voted, not scored.
+constexpr int64_t kScoredClassTerms = 16384;
 
 uint64_t mix(uint64_t x) { return splitMix(x); }
 using Stream = SplitMixStream;
@@ -62,6 +71,16 @@ int64_t idBoundOf(const FeedSpec &spec) {
 /// The length of a padded feed's id lists; 0 for any other feed.
 int64_t listLengthOf(const FeedSpec &spec) {
   return spec.paddedIds && !spec.exampleShape.empty() ? spec.exampleShape.back() : 0;
+}
+
+/// Writes integer `value` as element `e` of an I64 or I32 example.
+void storeInteger(uint8_t *out, int64_t e, ElementType type, int64_t value) {
+  if (type == ElementType::I64) {
+    std::memcpy(out + e * 8, &value, 8);
+  } else {
+    int32_t narrow = static_cast<int32_t>(value);
+    std::memcpy(out + e * 4, &narrow, 4);
+  }
 }
 
 /// Draws one row's features; the label's column is left as it is.
@@ -87,21 +106,16 @@ void drawFeatures(Dataset &data, size_t label, int64_t row, Stream &stream) {
         id = static_cast<int64_t>(std::exp(stream.uniform() * logBound)) - 1;
         id = std::min(std::max<int64_t>(id, 0), idBoundOf(spec) - 1);
       }
-      if (spec.type == ElementType::I64) {
-        std::memcpy(out + e * 8, &id, 8);
-      } else {
-        int32_t narrow = static_cast<int32_t>(id);
-        std::memcpy(out + e * 4, &narrow, 4);
-      }
+      storeInteger(out, e, spec.type, id);
     }
   }
 }
 
-/// The hidden score of output `k` for one row.
-double score(const Dataset &data, size_t label, int64_t row, uint64_t seed,
-             uint64_t k) {
-  double sum = 0;
-  int64_t terms = 0;
+/// Calls `term(f, place, id, value)` for each term of one row: an f32
+/// element (id -1, its value) or an id (value 0) that is not padding; `place`
+/// is the element, or in a list input the list.
+template <typename Term>
+void forEachTerm(const Dataset &data, size_t label, int64_t row, Term term) {
   for (size_t f = 0; f < data.specs.size(); ++f) {
     if (f == label)
       continue;
@@ -109,11 +123,11 @@ double score(const Dataset &data, size_t label, int64_t row, uint64_t seed,
     int64_t count = exampleElements(spec);
     const uint8_t *in = data.columns[f].data() + row * exampleBytes(spec);
     int64_t listLength = listLengthOf(spec);
-    for (int64_t e = 0; e < count; ++e, ++terms) {
+    for (int64_t e = 0; e < count; ++e) {
       if (spec.type == ElementType::F32) {
         float value;
         std::memcpy(&value, in + e * 4, 4);
-        sum += value * Stream(key(seed, f, e, -1, k)).normal();
+        term(f, static_cast<uint64_t>(e), int64_t(-1), static_cast<double>(value));
         continue;
       }
       int64_t id = 0;
@@ -124,15 +138,60 @@ double score(const Dataset &data, size_t label, int64_t row, uint64_t seed,
         std::memcpy(&narrow, in + e * 4, 4);
         id = narrow;
       }
-      if (listLength > 0 && id == -1) {
-        --terms;
+      if (listLength > 0 && id == -1)
         continue;
-      }
-      uint64_t element = listLength > 0 ? static_cast<uint64_t>(e / listLength) : e;
-      sum += Stream(key(seed, f, element, id, k)).normal();
+      term(f, static_cast<uint64_t>(listLength > 0 ? e / listLength : e), id, 0.0);
     }
   }
+}
+
+/// The hidden score of output `k` for one row.
+double score(const Dataset &data, size_t label, int64_t row, uint64_t seed,
+             uint64_t k) {
+  double sum = 0;
+  int64_t terms = 0;
+  forEachTerm(data, label, row, [&](size_t f, uint64_t place, int64_t id, double value) {
+    ++terms;
+    sum += id == -1 ? value * Stream(key(seed, f, place, -1, k)).normal()
+                    : Stream(key(seed, f, place, id, k)).normal();
+  });
   return terms ? sum * 2.0 / std::sqrt(static_cast<double>(terms)) : 0.0;
+}
+
+/// The terms of a row: the elements of every feed but the label (padding
+/// included: a bound, not the count).
+int64_t termsOf(const Dataset &data, size_t label) {
+  int64_t terms = 0;
+  for (size_t f = 0; f < data.specs.size(); ++f)
+    if (f != label)
+      terms += exampleElements(data.specs[f]);
+  return terms;
+}
+
+/// The voted class of integer label element `e` of one row (the rule above).
+int64_t votedClass(const Dataset &data, size_t label, int64_t row, uint64_t seed, uint64_t e,
+                   int64_t classes) {
+  std::vector<std::pair<int64_t, double>> totals; // By class, in the order voted.
+  forEachTerm(data, label, row, [&](size_t f, uint64_t place, int64_t id, double value) {
+    Stream term(key(seed, f, place, id, e));
+    int64_t vote =
+        std::min<int64_t>(static_cast<int64_t>(term.uniform() * classes), classes - 1);
+    double weight = id == -1 ? value * term.normal() : std::exp(0.5 * term.normal());
+    auto found = std::find_if(totals.begin(), totals.end(),
+                              [&](const auto &total) { return total.first == vote; });
+    if (found == totals.end())
+      totals.emplace_back(vote, weight);
+    else
+      found->second += weight;
+  });
+  int64_t best = 0;
+  double bestTotal = -INFINITY;
+  for (const auto &[c, total] : totals)
+    if (total > bestTotal || (total == bestTotal && c < best)) {
+      best = c;
+      bestTotal = total;
+    }
+  return best;
 }
 
 void drawLabel(Dataset &data, size_t label, int64_t row, uint64_t seed,
@@ -149,7 +208,12 @@ void drawLabel(Dataset &data, size_t label, int64_t row, uint64_t seed,
     return;
   }
   int64_t classes = spec.idBound > 0 ? spec.idBound : kDefaultClasses;
+  bool voted = classes * termsOf(data, label) > kScoredClassTerms;
   for (int64_t e = 0; e < count; ++e) {
+    if (voted) {
+      storeInteger(out, e, spec.type, votedClass(data, label, row, seed, e, classes));
+      continue;
+    }
     int64_t best = 0;
     double bestScore = -INFINITY;
     for (int64_t c = 0; c < classes; ++c) {
@@ -159,12 +223,7 @@ void drawLabel(Dataset &data, size_t label, int64_t row, uint64_t seed,
         best = c;
       }
     }
-    if (spec.type == ElementType::I64) {
-      std::memcpy(out + e * 8, &best, 8);
-    } else {
-      int32_t narrow = static_cast<int32_t>(best);
-      std::memcpy(out + e * 4, &narrow, 4);
-    }
+    storeInteger(out, e, spec.type, best);
   }
 }
 

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <set>
 #include <stdexcept>
 #include <tuple>
 
@@ -250,6 +251,41 @@ TEST(DataSyntheticTest, ClassLabelsFollowAHiddenRule) {
     agree += idAt(data, 1, i) == idAt(data, 1, nearest);
   }
   EXPECT_GT(agree, 200);
+}
+
+// Tests the rule for labels over many classes (a language model's next
+// token): each term votes for one class, so a row whose only term is a
+// token gets that token's class, always the same one; and a sequence over
+// a 1000-word vocabulary (64 x 1000 class-terms, which scoring every class
+// would take minutes to draw) gets labels spread over the classes.
+TEST(DataSyntheticTest, ManyClassLabelsAreVoted) {
+  std::vector<FeedSpec> single = {{"token", ElementType::I64, {1}, 40},
+                                  {"next", ElementType::I64, {1}, 20000}};
+  Dataset one = syntheticDataset(single, "next", 2000, 3);
+  std::map<int64_t, int64_t> classOfToken;
+  std::set<int64_t> classes;
+  for (int64_t i = 0; i < one.rows; ++i) {
+    int64_t token = idAt(one, 0, i), label = idAt(one, 1, i);
+    ASSERT_GE(label, 0);
+    ASSERT_LT(label, 20000);
+    auto [it, inserted] = classOfToken.emplace(token, label);
+    EXPECT_EQ(it->second, label) << "token " << token << " row " << i;
+    classes.insert(label);
+  }
+  EXPECT_GT(classOfToken.size(), 20u);
+  EXPECT_GT(classes.size(), 15u);
+
+  std::vector<FeedSpec> sequence = {{"tokens", ElementType::I64, {64}, 1000},
+                                    {"targets", ElementType::I64, {64}, 1000}};
+  Dataset lm = syntheticDataset(sequence, "targets", 500, 3);
+  std::set<int64_t> seen;
+  for (int64_t i = 0; i < lm.rows * 64; ++i) {
+    int64_t label = idAt(lm, 1, i);
+    ASSERT_GE(label, 0);
+    ASSERT_LT(label, 1000);
+    seen.insert(label);
+  }
+  EXPECT_GT(seen.size(), 500u);
 }
 
 TEST(DataSyntheticTest, RefusesAnUnknownLabel) {
