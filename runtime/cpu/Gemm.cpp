@@ -10,6 +10,11 @@
 #include <cstdlib>
 
 namespace kiln::cpu {
+bool fixedGemmThreshold() {
+  static const bool fixed = std::getenv("KILN_GEMM_PARALLEL_MACS") != nullptr;
+  return fixed;
+}
+
 int threadsForMacs(int64_t macs) {
   static const int64_t threshold = [] {
     const char *text = std::getenv("KILN_GEMM_PARALLEL_MACS");
@@ -19,7 +24,7 @@ int threadsForMacs(int64_t macs) {
 }
 
 bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
-          std::string &error) {
+          std::string &error, int threads) {
   char transA = shape.transposeA ? 'T' : 'N';
   char transB = shape.transposeB ? 'T' : 'N';
   int64_t lda = shape.transposeA ? shape.m : shape.k;
@@ -33,7 +38,7 @@ bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
   int64_t strideA = m * shape.k;
   int64_t strideB = shape.sharedB ? 0 : shape.k * shape.n;
   int64_t strideC = m * shape.n;
-  omp_set_num_threads(threadsForMacs(m * shape.n * shape.k));
+  omp_set_num_threads(threads > 0 ? threads : threadsForMacs(m * shape.n * shape.k));
   for (int64_t i = 0; i < batch; ++i) {
     dnnl_status_t status =
         dnnl_sgemm(transA, transB, m, shape.n, shape.k, 1.0f, a + i * strideA,

@@ -28,14 +28,19 @@ struct GemmShape {
 /// whatever `shape.precision` says (LowPrecisionGemm computes the others).
 /// All sizes must be positive (the artifact validator guarantees it). On a
 /// library failure sets `error` and returns false.
+/// `threads` > 0 sets the OpenMP threads (else threadsForMacs chooses).
 bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
-          std::string &error);
+          std::string &error, int threads = 0);
 
 /// The OpenMP threads a product (or convolution) of `macs` multiply-adds
 /// may use: one below KILN_GEMM_PARALLEL_MACS (default 2^24), where waking
 /// oneDNN's sleeping workers (kiln runs them passive, see tools/kiln/kiln.cpp)
 /// costs more than they save; else the session's threads.
 int threadsForMacs(int64_t macs);
+
+/// Whether the environment sets KILN_GEMM_PARALLEL_MACS: then threadsForMacs
+/// alone chooses a product's threads (the runtime measures otherwise).
+bool fixedGemmThreshold();
 
 } // namespace kiln::cpu
 

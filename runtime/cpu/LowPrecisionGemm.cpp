@@ -3,6 +3,7 @@
 #include "runtime/cpu/LowPrecisionGemm.h"
 
 #include "runtime/cpu/CpuFeatures.h"
+#include "runtime/cpu/Threads.h"
 #include "runtime/support/FloatRounding.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -22,13 +23,19 @@ struct LowPrecisionGemm::Impl {
   const float *a = nullptr, *b = nullptr;
   float *c = nullptr;
   int64_t elementsA = 0, elementsB = 0;
-  int threads = 1;
+  int defaultThreads = 1; ///< threadsForMacs's choice.
+  int allThreads = 1;     ///< The session's threads when it was made.
   bool native = false;
-  // Native: f32 -> bf16 conversions, then oneDNN's bf16 matmul.
+  // Native: f32 -> bf16 conversions, then oneDNN's bf16 matmul. oneDNN plans
+  // a primitive for the threads there are when it is made and opens that
+  // many when it runs, so there is one set for one thread and one for all.
+  struct Primitives {
+    dnnl::reorder convertA, convertB;
+    dnnl::matmul matmul;
+  };
+  Primitives oneThread, everyThread;
   dnnl::stream stream;
-  dnnl::reorder convertA, convertB;
   memory a32, a16, a16Flat, b32, b16, b16Flat, c32;
-  dnnl::matmul matmul;
   // The converted inputs: bf16 copies (native) or the rounded values in f32
   // (emulated), B after A at a 64-byte boundary.
   void *scratch = nullptr;
@@ -108,8 +115,9 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   memory::desc src = matrix(type::bf16, batch, m, s.k, s.transposeA);
   memory::desc weights = matrix(type::bf16, s.sharedB ? 1 : batch, s.k, s.n, s.transposeB);
   memory::desc dst = matrix(type::f32, batch, m, s.n, false);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights, dst), engine);
-  if (std::strncmp(pd.impl_info_str(), "ref", 3) == 0)
+  auto descriptor = dnnl::matmul::desc(src, weights, dst);
+  if (std::strncmp(dnnl::matmul::primitive_desc(descriptor, engine).impl_info_str(), "ref", 3) ==
+      0)
     return false;
   impl.stream = dnnl::stream(engine);
   auto flat = [](type t, int64_t count) { return memory::desc({count}, t, memory::dims{1}); };
@@ -121,11 +129,20 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   impl.a16Flat = memory(flat(type::bf16, impl.elementsA), engine, scratch);
   impl.b16Flat = memory(flat(type::bf16, impl.elementsB), engine,
                         scratch + scratchOffsetOfB(impl.elementsA));
-  impl.convertA = dnnl::reorder(impl.a32, impl.a16Flat);
-  impl.convertB = dnnl::reorder(impl.b32, impl.b16Flat);
   impl.a16 = memory(src, engine, impl.a16Flat.get_data_handle());
   impl.b16 = memory(weights, engine, impl.b16Flat.get_data_handle());
-  impl.matmul = dnnl::matmul(pd);
+  for (auto [primitives, threads] : {std::pair{&impl.oneThread, 1},
+                                     std::pair{&impl.everyThread, impl.allThreads}}) {
+    if (primitives == &impl.everyThread && threads == 1) {
+      impl.everyThread = impl.oneThread;
+      break;
+    }
+    omp_set_num_threads(threads);
+    primitives->convertA = dnnl::reorder(impl.a32, impl.a16Flat);
+    primitives->convertB = dnnl::reorder(impl.b32, impl.b16Flat);
+    primitives->matmul =
+        dnnl::matmul(dnnl::matmul::primitive_desc(descriptor, engine));
+  }
   return true;
 }
 
@@ -183,7 +200,8 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
   impl->c = c;
   impl->elementsA = shape.batch * shape.m * shape.k;
   impl->elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
-  impl->threads = threadsForMacs(shape.batch * shape.m * shape.n * shape.k);
+  impl->defaultThreads = threadsForMacs(shape.batch * shape.m * shape.n * shape.k);
+  impl->allThreads = availableThreads();
   if (!scratch) {
     impl->ownScratch.resize((scratchBytes(shape) + 63) / 8 + 1);
     uintptr_t address = reinterpret_cast<uintptr_t>(impl->ownScratch.data());
@@ -191,10 +209,6 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
   }
   impl->scratch = scratch;
   try {
-    // oneDNN plans a primitive for the threads there are when it is made
-    // and opens that many when it runs: a small product must not wake the
-    // sleeping workers.
-    omp_set_num_threads(impl->threads);
     if (allowNative && hasNativeGemm(shape.precision))
       impl->native = prepareNative(*impl);
   } catch (const dnnl::error &e) {
@@ -211,20 +225,24 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
 
 bool LowPrecisionGemm::native() const { return impl_->native; }
 
-bool LowPrecisionGemm::run(std::string &error) {
+bool LowPrecisionGemm::run(std::string &error, int threads) {
   Impl &impl = *impl_;
+  if (threads <= 0)
+    threads = impl.defaultThreads;
   if (!impl.native) {
     roundToValues(impl.shape.precision, impl.a, impl.roundedA, impl.elementsA);
     roundToValues(impl.shape.precision, impl.b, impl.roundedB, impl.elementsB);
-    return gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error);
+    return gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads);
   }
   try {
-    omp_set_num_threads(impl.threads);
-    impl.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
-    impl.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
-    impl.matmul.execute(impl.stream, {{DNNL_ARG_SRC, impl.a16},
-                                      {DNNL_ARG_WEIGHTS, impl.b16},
-                                      {DNNL_ARG_DST, impl.c32}});
+    bool one = threads == 1 || impl.allThreads == 1;
+    const Impl::Primitives &primitives = one ? impl.oneThread : impl.everyThread;
+    omp_set_num_threads(one ? 1 : impl.allThreads);
+    primitives.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
+    primitives.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
+    primitives.matmul.execute(impl.stream, {{DNNL_ARG_SRC, impl.a16},
+                                            {DNNL_ARG_WEIGHTS, impl.b16},
+                                            {DNNL_ARG_DST, impl.c32}});
     impl.stream.wait();
   } catch (const dnnl::error &e) {
     error = std::string("oneDNN bf16 matmul failed: ") + e.what();

@@ -50,8 +50,10 @@ public:
                                                   void *scratch, std::string &error);
   ~LowPrecisionGemm();
 
-  /// Computes the product; false with `error` set on a library failure.
-  bool run(std::string &error);
+  /// Computes the product on one thread (`threads` 1) or the session's
+  /// threads when it was made (more), or as threadsForMacs says (0); false
+  /// with `error` set on a library failure.
+  bool run(std::string &error, int threads = 0);
 
   /// Whether the CPU multiplies the 16-bit values (else emulated in f32).
   bool native() const;

@@ -3,9 +3,11 @@
 #include "runtime/exec/ResolvedProgram.h"
 
 #include "runtime/cpu/RowRanges.h"
+#include "runtime/cpu/Threads.h"
 #include "runtime/exec/VariableInit.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <tuple>
 
@@ -164,7 +166,7 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
                                                          : cpu::GemmPrecision::F32;
       GemmStep step{shape, reinterpret_cast<const float *>(addresses[gemm->a()]),
                     reinterpret_cast<const float *>(addresses[gemm->b()]),
-                    reinterpret_cast<float *>(addresses[gemm->c()]), nullptr};
+                    reinterpret_cast<float *>(addresses[gemm->c()]), nullptr, {}};
       if (shape.precision != cpu::GemmPrecision::F32) {
         std::string problem;
         step.lowPrecision = cpu::LowPrecisionGemm::create(
@@ -330,8 +332,16 @@ bool ResolvedProgram::run(std::string &error) const {
         kernel->function(kernel->args);
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
-      if (gemm->lowPrecision ? !gemm->lowPrecision->run(problem)
-                             : !cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem)) {
+      int available = cpu::availableThreads();
+      int threads = gemm->threads.next(available);
+      auto begin = std::chrono::steady_clock::now();
+      bool ok = gemm->lowPrecision
+                    ? gemm->lowPrecision->run(problem, threads)
+                    : cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem, threads);
+      gemm->threads.record(
+          threads, available,
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+      if (!ok) {
         error = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
         return false;
       }

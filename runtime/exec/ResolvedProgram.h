@@ -13,6 +13,7 @@
 #include "runtime/collective/AllReduceBuckets.h"
 #include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/GemmThreadChoice.h"
 #include "runtime/cpu/KernelLibrary.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/SparseApply.h"
@@ -73,6 +74,7 @@ private:
     /// Set for a bf16 or f16 product (null after a refusal, with
     /// `resolveError_` set).
     std::unique_ptr<cpu::LowPrecisionGemm> lowPrecision;
+    mutable cpu::GemmThreadChoice threads;
   };
   struct ConvStep {
     std::unique_ptr<cpu::Convolution> convolution;

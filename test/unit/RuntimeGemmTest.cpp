@@ -1,6 +1,7 @@
 //===- RuntimeGemmTest.cpp - GEMM against a float64 reference -------------===//
 
 #include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/GemmThreadChoice.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
 
 #include "runtime/exec/Session.h"
@@ -9,7 +10,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <random>
 
 using namespace kiln;
@@ -140,6 +143,43 @@ TEST(RuntimeGemmTest, LowPrecisionMultipliesTheRoundedInputs) {
           EXPECT_NE(exact, c) << "the bf16 product equals the f32 one";
         }
       }
+}
+
+// Tests the measured choice of one or all threads for a product: warm-up
+// runs on one thread and not counted, then alternating trials; all threads
+// kept only when their fastest run beats one thread's by 10%; one thread
+// always when the session has one.
+TEST(RuntimeGemmTest, ChoosesThreadsByMeasuring) {
+  if (std::getenv("KILN_GEMM_PARALLEL_MACS"))
+    GTEST_SKIP() << "KILN_GEMM_PARALLEL_MACS is set: the fixed threshold decides";
+  auto choose = [](double oneThread, double allThreads) {
+    cpu::GemmThreadChoice choice;
+    std::vector<int> asked;
+    while (!choice.chosen()) {
+      int threads = choice.next(4);
+      asked.push_back(threads);
+      // A warm-up run is slow whatever the threads: it must not count.
+      double seconds = asked.size() <= cpu::GemmThreadChoice::kWarmup
+                           ? 1.0
+                           : (threads == 1 ? oneThread : allThreads);
+      choice.record(threads, 4, seconds);
+      EXPECT_LE(asked.size(), 64u);
+      if (asked.size() > 64)
+        break;
+    }
+    EXPECT_EQ(asked.size(), size_t(cpu::GemmThreadChoice::kWarmup +
+                                   cpu::GemmThreadChoice::kTrials));
+    EXPECT_EQ(asked[0], 1);
+    EXPECT_EQ(std::count(asked.begin(), asked.end(), 4), cpu::GemmThreadChoice::kTrials / 2);
+    return choice.next(4);
+  };
+  EXPECT_EQ(choose(1e-3, 0.5e-3), 4);
+  EXPECT_EQ(choose(1e-3, 0.95e-3), 1); // Not 10% faster: not worth the workers.
+  EXPECT_EQ(choose(1e-3, 2e-3), 1);
+  cpu::GemmThreadChoice single;
+  EXPECT_EQ(single.next(1), 1);
+  single.record(1, 1, 1e-3);
+  EXPECT_EQ(single.chosen(), 0);
 }
 
 // Tests the degenerate sizes: vectors and single elements.

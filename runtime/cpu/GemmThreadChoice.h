@@ -1,0 +1,44 @@
+//===- GemmThreadChoice.h - One or all threads for a product ----*- C++ -*-===//
+//
+// Whether a matrix product should wake the sleeping OpenMP workers depends on
+// its shape, on the machine and on what runs around it (a worker still
+// spinning from the kernel before wakes cheaply), which no fixed threshold of
+// multiply-adds captures: 2^24 left the MLP's 12.8M-MAC products on one
+// thread, 2^22 made its 2M-MAC ones slower on two. So each GEMM step measures
+// itself where it runs: after kWarmup runs on one thread, kTrials runs
+// alternate between one thread and the session's, and the step keeps the
+// faster by the fastest run of each (one thread unless all save 10%).
+// KILN_GEMM_PARALLEL_MACS set in the environment turns this off (the fixed
+// threshold decides, cpu::threadsForMacs).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CPU_GEMMTHREADCHOICE_H
+#define KILN_RUNTIME_CPU_GEMMTHREADCHOICE_H
+
+#include <cmath>
+
+namespace kiln::cpu {
+
+class GemmThreadChoice {
+public:
+  static constexpr int kWarmup = 2;
+  static constexpr int kTrials = 10;
+
+  /// The threads for the next run, given the session's (`available`): 1,
+  /// `available`, or 0 (the fixed threshold decides).
+  int next(int available) const;
+  /// Records that a run on `threads` took `seconds`.
+  void record(int threads, int available, double seconds);
+  /// The threads chosen; 0 while measuring.
+  int chosen() const { return chosen_; }
+
+private:
+  int runs_ = 0;
+  int chosen_ = 0;
+  double fastest_[2] = {INFINITY, INFINITY}; ///< Seconds: one thread, all.
+};
+
+} // namespace kiln::cpu
+
+#endif // KILN_RUNTIME_CPU_GEMMTHREADCHOICE_H
