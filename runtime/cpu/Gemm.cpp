@@ -23,32 +23,89 @@ int threadsForMacs(int64_t macs) {
   return macs < threshold ? 1 : availableThreads();
 }
 
+namespace {
+
+/// The rows of one product each thread takes at least when a product is
+/// split by rows: fewer would reach oneDNN's matrix-vector path, whose sums
+/// run in another order.
+constexpr int64_t kRowsPerThread = 16;
+
+/// A product as dnnl_sgemm takes it: `batch` products of m rows (the
+/// batches of a shared B with A untransposed folded into the rows).
+struct Plain {
+  char transA, transB;
+  int64_t batch, m, n, k, lda, ldb, strideA, strideB, strideC;
+};
+
+Plain plainOf(const GemmShape &shape) {
+  Plain p{shape.transposeA ? 'T' : 'N', shape.transposeB ? 'T' : 'N', shape.batch, shape.m,
+          shape.n, shape.k, shape.transposeA ? shape.m : shape.k,
+          shape.transposeB ? shape.k : shape.n, 0, 0, 0};
+  if (shape.sharedB && !shape.transposeA) { // The batches are rows of one product.
+    p.m *= p.batch;
+    p.batch = 1;
+  }
+  p.strideA = p.m * shape.k;
+  p.strideB = shape.sharedB ? 0 : shape.k * shape.n;
+  p.strideC = p.m * shape.n;
+  return p;
+}
+
+/// Rows [begin, end) of product `i`.
+dnnl_status_t multiplyRows(const Plain &p, const float *a, const float *b, float *c, int64_t i,
+                           int64_t begin, int64_t end) {
+  const float *rowsOfA = a + i * p.strideA + (p.transA == 'T' ? begin : begin * p.k);
+  return dnnl_sgemm(p.transA, p.transB, end - begin, p.n, p.k, 1.0f, rowsOfA, p.lda,
+                    b + i * p.strideB, p.ldb, 0.0f, c + i * p.strideC + begin * p.n, p.n);
+}
+
+std::string failure(dnnl_status_t status) {
+  return "oneDNN sgemm failed with status " + std::to_string(static_cast<int>(status));
+}
+
+} // namespace
+
+bool canSplitGemm(const GemmShape &shape, int threads) {
+  Plain p = plainOf(shape);
+  return threads > 1 && (p.batch >= threads || p.m >= kRowsPerThread * threads);
+}
+
 bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
           std::string &error, int threads) {
-  char transA = shape.transposeA ? 'T' : 'N';
-  char transB = shape.transposeB ? 'T' : 'N';
-  int64_t lda = shape.transposeA ? shape.m : shape.k;
-  int64_t ldb = shape.transposeB ? shape.k : shape.n;
-  int64_t batch = shape.batch, m = shape.m;
-  // With one B and untransposed A, the batches are rows of one product.
-  if (shape.sharedB && !shape.transposeA) {
-    m *= batch;
-    batch = 1;
-  }
-  int64_t strideA = m * shape.k;
-  int64_t strideB = shape.sharedB ? 0 : shape.k * shape.n;
-  int64_t strideC = m * shape.n;
-  omp_set_num_threads(threads > 0 ? threads : threadsForMacs(m * shape.n * shape.k));
-  for (int64_t i = 0; i < batch; ++i) {
-    dnnl_status_t status =
-        dnnl_sgemm(transA, transB, m, shape.n, shape.k, 1.0f, a + i * strideA,
-                   lda, b + i * strideB, ldb, 0.0f, c + i * strideC, shape.n);
+  Plain p = plainOf(shape);
+  if (threads > 1 && canSplitGemm(shape, threads)) {
+    // Each thread multiplies whole products, or a block of rows, on its own:
+    // every element summed as on one thread.
+    omp_set_num_threads(1);
+    dnnl_status_t status = dnnl_success;
+    bool byBatch = p.batch >= threads;
+#pragma omp parallel num_threads(threads)
+    {
+      int t = omp_get_thread_num();
+      dnnl_status_t mine = dnnl_success;
+      if (byBatch) {
+        for (int64_t i = t; i < p.batch && mine == dnnl_success; i += threads)
+          mine = multiplyRows(p, a, b, c, i, 0, p.m);
+      } else {
+        mine = multiplyRows(p, a, b, c, 0, p.m * t / threads, p.m * (t + 1) / threads);
+      }
+      if (mine != dnnl_success) {
+#pragma omp critical
+        status = mine;
+      }
+    }
     if (status != dnnl_success) {
-      error = "oneDNN sgemm failed with status " +
-              std::to_string(static_cast<int>(status));
+      error = failure(status);
       return false;
     }
+    return true;
   }
+  omp_set_num_threads(threads > 0 ? 1 : threadsForMacs(p.m * p.n * p.k));
+  for (int64_t i = 0; i < p.batch; ++i)
+    if (dnnl_status_t status = multiplyRows(p, a, b, c, i, 0, p.m); status != dnnl_success) {
+      error = failure(status);
+      return false;
+    }
   return true;
 }
 

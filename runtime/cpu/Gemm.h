@@ -28,9 +28,17 @@ struct GemmShape {
 /// whatever `shape.precision` says (LowPrecisionGemm computes the others).
 /// All sizes must be positive (the artifact validator guarantees it). On a
 /// library failure sets `error` and returns false.
-/// `threads` > 0 sets the OpenMP threads (else threadsForMacs chooses).
+/// With `threads` 0, threadsForMacs chooses how many threads oneDNN uses
+/// (its own split, which may sum in another order). With `threads` 1 the
+/// product runs on the calling thread; with more, where canSplitGemm, the
+/// threads take whole products of the batch or blocks of rows, each on its
+/// own: the same bits as on one thread.
 bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
           std::string &error, int threads = 0);
+
+/// Whether `threads` threads can share the product without changing its
+/// bits: batches to spread, or at least 16 rows for each.
+bool canSplitGemm(const GemmShape &shape, int threads);
 
 /// The OpenMP threads a product (or convolution) of `macs` multiply-adds
 /// may use: one below KILN_GEMM_PARALLEL_MACS (default 2^24), where waking

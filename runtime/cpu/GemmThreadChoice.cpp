@@ -8,11 +8,11 @@
 
 namespace kiln::cpu {
 
-int GemmThreadChoice::next(int available) const {
-  if (available <= 1)
-    return 1;
+int GemmThreadChoice::next(int available, const GemmShape &shape) const {
   if (fixedGemmThreshold())
     return 0;
+  if (available <= 1 || !canSplitGemm(shape, available))
+    return 1;
   if (chosen_)
     return std::min(chosen_, available);
   return runs_ >= kWarmup && (runs_ - kWarmup) % 2 ? available : 1;

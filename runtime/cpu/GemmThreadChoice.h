@@ -8,6 +8,11 @@
 // itself where it runs: after kWarmup runs on one thread, kTrials runs
 // alternate between one thread and the session's, and the step keeps the
 // faster by the fastest run of each (one thread unless all save 10%).
+// Since the choice comes from timings, it must not change results: "all
+// threads" is kiln's own split of the product (whole products of a batch,
+// or blocks of at least 16 rows, each on one thread: cpu::gemm), which sums
+// every element as one thread does, and a product it cannot split stays on
+// one thread. Native bf16 products keep oneDNN's own threads (threadsForMacs).
 // KILN_GEMM_PARALLEL_MACS set in the environment turns this off (the fixed
 // threshold decides, cpu::threadsForMacs).
 //
@@ -15,6 +20,8 @@
 
 #ifndef KILN_RUNTIME_CPU_GEMMTHREADCHOICE_H
 #define KILN_RUNTIME_CPU_GEMMTHREADCHOICE_H
+
+#include "runtime/cpu/Gemm.h"
 
 #include <cmath>
 
@@ -25,9 +32,11 @@ public:
   static constexpr int kWarmup = 2;
   static constexpr int kTrials = 10;
 
-  /// The threads for the next run, given the session's (`available`): 1,
-  /// `available`, or 0 (the fixed threshold decides).
-  int next(int available) const;
+  /// The threads for the product `shape`'s next run, given the session's
+  /// (`available`): 1, `available` (only where gemm() can split it without
+  /// changing its bits: the choice, made by timing, must not change results),
+  /// or 0 (KILN_GEMM_PARALLEL_MACS: the fixed threshold decides).
+  int next(int available, const GemmShape &shape) const;
   /// Records that a run on `threads` took `seconds`.
   void record(int threads, int available, double seconds);
   /// The threads chosen; 0 while measuring.

@@ -3,7 +3,6 @@
 #include "runtime/cpu/LowPrecisionGemm.h"
 
 #include "runtime/cpu/CpuFeatures.h"
-#include "runtime/cpu/Threads.h"
 #include "runtime/support/FloatRounding.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -23,17 +22,13 @@ struct LowPrecisionGemm::Impl {
   const float *a = nullptr, *b = nullptr;
   float *c = nullptr;
   int64_t elementsA = 0, elementsB = 0;
-  int defaultThreads = 1; ///< threadsForMacs's choice.
-  int allThreads = 1;     ///< The session's threads when it was made.
+  int threads = 1; ///< A native product's: threadsForMacs's choice.
   bool native = false;
   // Native: f32 -> bf16 conversions, then oneDNN's bf16 matmul. oneDNN plans
   // a primitive for the threads there are when it is made and opens that
-  // many when it runs, so there is one set for one thread and one for all.
-  struct Primitives {
-    dnnl::reorder convertA, convertB;
-    dnnl::matmul matmul;
-  };
-  Primitives oneThread, everyThread;
+  // many when it runs: a small product must not wake the sleeping workers.
+  dnnl::reorder convertA, convertB;
+  dnnl::matmul matmul;
   dnnl::stream stream;
   memory a32, a16, a16Flat, b32, b16, b16Flat, c32;
   // The converted inputs: bf16 copies (native) or the rounded values in f32
@@ -131,18 +126,10 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
                         scratch + scratchOffsetOfB(impl.elementsA));
   impl.a16 = memory(src, engine, impl.a16Flat.get_data_handle());
   impl.b16 = memory(weights, engine, impl.b16Flat.get_data_handle());
-  for (auto [primitives, threads] : {std::pair{&impl.oneThread, 1},
-                                     std::pair{&impl.everyThread, impl.allThreads}}) {
-    if (primitives == &impl.everyThread && threads == 1) {
-      impl.everyThread = impl.oneThread;
-      break;
-    }
-    omp_set_num_threads(threads);
-    primitives->convertA = dnnl::reorder(impl.a32, impl.a16Flat);
-    primitives->convertB = dnnl::reorder(impl.b32, impl.b16Flat);
-    primitives->matmul =
-        dnnl::matmul(dnnl::matmul::primitive_desc(descriptor, engine));
-  }
+  omp_set_num_threads(impl.threads);
+  impl.convertA = dnnl::reorder(impl.a32, impl.a16Flat);
+  impl.convertB = dnnl::reorder(impl.b32, impl.b16Flat);
+  impl.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(descriptor, engine));
   return true;
 }
 
@@ -200,8 +187,7 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
   impl->c = c;
   impl->elementsA = shape.batch * shape.m * shape.k;
   impl->elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
-  impl->defaultThreads = threadsForMacs(shape.batch * shape.m * shape.n * shape.k);
-  impl->allThreads = availableThreads();
+  impl->threads = threadsForMacs(shape.batch * shape.m * shape.n * shape.k);
   if (!scratch) {
     impl->ownScratch.resize((scratchBytes(shape) + 63) / 8 + 1);
     uintptr_t address = reinterpret_cast<uintptr_t>(impl->ownScratch.data());
@@ -227,22 +213,18 @@ bool LowPrecisionGemm::native() const { return impl_->native; }
 
 bool LowPrecisionGemm::run(std::string &error, int threads) {
   Impl &impl = *impl_;
-  if (threads <= 0)
-    threads = impl.defaultThreads;
   if (!impl.native) {
     roundToValues(impl.shape.precision, impl.a, impl.roundedA, impl.elementsA);
     roundToValues(impl.shape.precision, impl.b, impl.roundedB, impl.elementsB);
     return gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads);
   }
   try {
-    bool one = threads == 1 || impl.allThreads == 1;
-    const Impl::Primitives &primitives = one ? impl.oneThread : impl.everyThread;
-    omp_set_num_threads(one ? 1 : impl.allThreads);
-    primitives.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
-    primitives.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
-    primitives.matmul.execute(impl.stream, {{DNNL_ARG_SRC, impl.a16},
-                                            {DNNL_ARG_WEIGHTS, impl.b16},
-                                            {DNNL_ARG_DST, impl.c32}});
+    omp_set_num_threads(impl.threads);
+    impl.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
+    impl.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
+    impl.matmul.execute(impl.stream, {{DNNL_ARG_SRC, impl.a16},
+                                      {DNNL_ARG_WEIGHTS, impl.b16},
+                                      {DNNL_ARG_DST, impl.c32}});
     impl.stream.wait();
   } catch (const dnnl::error &e) {
     error = std::string("oneDNN bf16 matmul failed: ") + e.what();

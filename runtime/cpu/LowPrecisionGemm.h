@@ -50,9 +50,9 @@ public:
                                                   void *scratch, std::string &error);
   ~LowPrecisionGemm();
 
-  /// Computes the product on one thread (`threads` 1) or the session's
-  /// threads when it was made (more), or as threadsForMacs says (0); false
-  /// with `error` set on a library failure.
+  /// Computes the product; false with `error` set on a library failure.
+  /// An emulated product takes `threads` as gemm() does; a native one runs
+  /// on the threads threadsForMacs gave it when it was made (oneDNN's split).
   bool run(std::string &error, int threads = 0);
 
   /// Whether the CPU multiplies the 16-bit values (else emulated in f32).

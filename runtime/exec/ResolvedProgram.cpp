@@ -332,8 +332,10 @@ bool ResolvedProgram::run(std::string &error) const {
         kernel->function(kernel->args);
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
-      int available = cpu::availableThreads();
-      int threads = gemm->threads.next(available);
+      // A native bf16 product keeps oneDNN's threads; the others measure.
+      bool measured = !gemm->lowPrecision || !gemm->lowPrecision->native();
+      int available = measured ? cpu::availableThreads() : 1;
+      int threads = measured ? gemm->threads.next(available, gemm->shape) : 0;
       auto begin = std::chrono::steady_clock::now();
       bool ok = gemm->lowPrecision
                     ? gemm->lowPrecision->run(problem, threads)

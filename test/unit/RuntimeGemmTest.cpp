@@ -78,20 +78,27 @@ std::string describe(const cpu::GemmShape &shape) {
          (shape.transposeB ? " B^T" : "") + (shape.sharedB ? " shared B" : "");
 }
 
+/// A shape of random sizes (1 to `maxSize`, batches 1 to `maxBatch`) with
+/// the flags of `trial`'s three low bits.
+cpu::GemmShape randomShape(std::mt19937 &rng, int64_t maxSize, int64_t maxBatch, int trial) {
+  std::uniform_int_distribution<int64_t> size(1, maxSize), batches(1, maxBatch);
+  cpu::GemmShape shape;
+  shape.batch = batches(rng);
+  shape.m = size(rng);
+  shape.n = size(rng);
+  shape.k = size(rng);
+  shape.transposeA = trial & 1;
+  shape.transposeB = trial & 2;
+  shape.sharedB = trial & 4;
+  return shape;
+}
+
 // Tests random shapes with every combination of the flags; outputs are
 // poisoned (NaN) first so an element left unwritten fails.
 TEST(RuntimeGemmTest, MatchesAFloat64ReferenceOnRandomShapes) {
   std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int64_t> size(1, 70), batches(1, 4);
   for (int trial = 0; trial < 64; ++trial) {
-    cpu::GemmShape shape;
-    shape.batch = batches(rng);
-    shape.m = size(rng);
-    shape.n = size(rng);
-    shape.k = size(rng);
-    shape.transposeA = trial & 1;
-    shape.transposeB = trial & 2;
-    shape.sharedB = trial & 4;
+    cpu::GemmShape shape = randomShape(rng, 70, 4, trial);
     SCOPED_TRACE(describe(shape));
     Operands operands = randomOperands(shape, rng);
     std::vector<float> c(shape.batch * shape.m * shape.n, NAN);
@@ -111,18 +118,11 @@ TEST(RuntimeGemmTest, MatchesAFloat64ReferenceOnRandomShapes) {
 // the rounding fails.
 TEST(RuntimeGemmTest, LowPrecisionMultipliesTheRoundedInputs) {
   std::mt19937 rng(std::random_device{}());
-  std::uniform_int_distribution<int64_t> size(1, 70), batches(1, 4);
   for (cpu::GemmPrecision precision : {cpu::GemmPrecision::BF16, cpu::GemmPrecision::F16})
     for (bool allowNative : {true, false})
       for (int trial = 0; trial < 24; ++trial) {
-        cpu::GemmShape shape;
-        shape.batch = batches(rng);
-        shape.m = size(rng);
-        shape.n = size(rng);
-        shape.k = size(rng) + 8; // Long enough for rounding to show.
-        shape.transposeA = trial & 1;
-        shape.transposeB = trial & 2;
-        shape.sharedB = trial & 4;
+        cpu::GemmShape shape = randomShape(rng, 70, 4, trial);
+        shape.k += 8; // Long enough for rounding to show.
         shape.precision = precision;
         SCOPED_TRACE(describe(shape) + (precision == cpu::GemmPrecision::BF16 ? " bf16" : " f16") +
                      (allowNative ? "" : " emulated"));
@@ -148,38 +148,63 @@ TEST(RuntimeGemmTest, LowPrecisionMultipliesTheRoundedInputs) {
 // Tests the measured choice of one or all threads for a product: warm-up
 // runs on one thread and not counted, then alternating trials; all threads
 // kept only when their fastest run beats one thread's by 10%; one thread
-// always when the session has one.
+// always when the session has one, or when the product cannot be split
+// without changing its sums (3 rows, one product).
 TEST(RuntimeGemmTest, ChoosesThreadsByMeasuring) {
   if (std::getenv("KILN_GEMM_PARALLEL_MACS"))
     GTEST_SKIP() << "KILN_GEMM_PARALLEL_MACS is set: the fixed threshold decides";
-  auto choose = [](double oneThread, double allThreads) {
+  cpu::GemmShape rows;
+  rows.m = 64;
+  rows.n = rows.k = 32;
+  auto choose = [](const cpu::GemmShape &shape, double oneThread, double allThreads) {
     cpu::GemmThreadChoice choice;
     std::vector<int> asked;
-    while (!choice.chosen()) {
-      int threads = choice.next(4);
+    while (!choice.chosen() && asked.size() <= 64) {
+      int threads = choice.next(4, shape);
       asked.push_back(threads);
       // A warm-up run is slow whatever the threads: it must not count.
       double seconds = asked.size() <= cpu::GemmThreadChoice::kWarmup
                            ? 1.0
                            : (threads == 1 ? oneThread : allThreads);
       choice.record(threads, 4, seconds);
-      EXPECT_LE(asked.size(), 64u);
-      if (asked.size() > 64)
-        break;
     }
     EXPECT_EQ(asked.size(), size_t(cpu::GemmThreadChoice::kWarmup +
                                    cpu::GemmThreadChoice::kTrials));
     EXPECT_EQ(asked[0], 1);
-    EXPECT_EQ(std::count(asked.begin(), asked.end(), 4), cpu::GemmThreadChoice::kTrials / 2);
-    return choice.next(4);
+    return std::make_pair(choice.next(4, shape),
+                          std::count(asked.begin(), asked.end(), 4));
   };
-  EXPECT_EQ(choose(1e-3, 0.5e-3), 4);
-  EXPECT_EQ(choose(1e-3, 0.95e-3), 1); // Not 10% faster: not worth the workers.
-  EXPECT_EQ(choose(1e-3, 2e-3), 1);
+  EXPECT_EQ(choose(rows, 1e-3, 0.5e-3), std::make_pair(4, long(cpu::GemmThreadChoice::kTrials / 2)));
+  EXPECT_EQ(choose(rows, 1e-3, 0.95e-3).first, 1); // Not 10% faster: not worth the workers.
+  EXPECT_EQ(choose(rows, 1e-3, 2e-3).first, 1);
+  cpu::GemmShape thin = rows;
+  thin.m = 3;
+  EXPECT_EQ(choose(thin, 1e-3, 0.1e-3), std::make_pair(1, 0L));
   cpu::GemmThreadChoice single;
-  EXPECT_EQ(single.next(1), 1);
+  EXPECT_EQ(single.next(1, rows), 1);
   single.record(1, 1, 1e-3);
   EXPECT_EQ(single.chosen(), 0);
+}
+
+// Tests that a product split over threads (by rows, or by products of a
+// batch) gives the same bits as on one thread, on random shapes with every
+// combination of the flags.
+TEST(RuntimeGemmTest, SplitProductsKeepTheirBits) {
+  std::mt19937 rng(std::random_device{}());
+  int split = 0;
+  for (int trial = 0; trial < 48; ++trial) {
+    cpu::GemmShape shape = randomShape(rng, 300, 6, trial);
+    SCOPED_TRACE(describe(shape));
+    Operands operands = randomOperands(shape, rng);
+    std::vector<float> one(shape.batch * shape.m * shape.n, NAN), two(one.size(), NAN);
+    std::string error;
+    ASSERT_TRUE(cpu::gemm(shape, operands.a.data(), operands.b.data(), one.data(), error, 1));
+    ASSERT_TRUE(cpu::gemm(shape, operands.a.data(), operands.b.data(), two.data(), error, 2));
+    split += cpu::canSplitGemm(shape, 2);
+    ASSERT_EQ(std::memcmp(one.data(), two.data(), one.size() * 4), 0);
+    expectProduct(shape, operands, two);
+  }
+  EXPECT_GT(split, 24);
 }
 
 // Tests the degenerate sizes: vectors and single elements.
