@@ -9,6 +9,11 @@
 //                kernels on 1-element tensors (kernel work included).
 //   elementwise  a compiled `add` over tensors far larger than the L2 cache,
 //                as bytes moved per second, vs memcpy's bytes per second.
+//   bf16         the runtime's bf16 products (kilnc --precision=bf16: inputs
+//                converted, oneDNN's bf16 matmul where the CPU has it, else
+//                emulated) vs its f32 ones, on the transformer example's
+//                shapes, both on the threads the fixed threshold gives them
+//                (OMP_NUM_THREADS=1: one core).
 // Each timing is the median of repeated runs after a warm-up; Kiln's is the
 // program alone (bind + run, less bind). Results are ratios;
 // docs/performance.md records them with this command.
@@ -21,6 +26,8 @@
 #include "compiler/Target/ArtifactWriter.h"
 #include "compiler/Target/CompileToArtifact.h"
 #include "runtime/api/kiln.h"
+#include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/LowPrecisionGemm.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -199,6 +206,46 @@ void benchElementwise(MLIRContext &context, bool quick) {
       (addBytes / add) / (copyBytes / copy));
 }
 
+void benchLowPrecision() {
+  llvm::outs() << "bf16 products, us: f32 / bf16 = speed-up ("
+               << kiln::cpu::lowPrecisionGemmPath(kiln::cpu::GemmPrecision::BF16) << ")\n";
+  struct Case {
+    const char *what;
+    kiln::cpu::GemmShape shape;
+  };
+  const Case cases[] = {
+      {"q, k, v, out 512x128x128", {1, 512, 128, 128, false, false, false}},
+      {"ff1 512x512x128", {1, 512, 512, 128, false, false, false}},
+      {"ff2 512x128x512", {1, 512, 128, 512, false, false, false}},
+      {"logits 512x1000x128 B^T", {1, 512, 1000, 128, false, true, false}},
+      {"scores 32 x 64x64x32 B^T", {32, 64, 64, 32, false, true, false}},
+      {"dW ff 128x512x512 A^T", {1, 128, 512, 512, true, false, false}},
+      {"dW logits 128x1000x512 A^T", {1, 128, 1000, 512, true, false, false}},
+  };
+  for (const Case &c : cases) {
+    kiln::cpu::GemmShape shape = c.shape;
+    std::vector<float> a(shape.batch * shape.m * shape.k, 0.5f),
+        b(shape.batch * shape.k * shape.n, 0.25f), out(shape.batch * shape.m * shape.n);
+    std::string error;
+    double f32 = medianSeconds(51, [&] {
+      if (!kiln::cpu::gemm(shape, a.data(), b.data(), out.data(), error))
+        die(error.c_str());
+    });
+    shape.precision = kiln::cpu::GemmPrecision::BF16;
+    auto product = kiln::cpu::LowPrecisionGemm::create(
+        shape, a.data(), b.data(), out.data(), kiln::cpu::nativeLowPrecisionAllowed(), nullptr,
+        error);
+    if (!product)
+      die(error.c_str());
+    double bf16 = medianSeconds(51, [&] {
+      if (!product->run(error))
+        die(error.c_str());
+    });
+    llvm::outs() << llvm::format("  %-28s %8.1f / %8.1f = %.2f\n", c.what, f32 * 1e6,
+                                 bf16 * 1e6, f32 / bf16);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -210,5 +257,6 @@ int main(int argc, char **argv) {
   benchGemm(context, quick);
   benchDispatch(context);
   benchElementwise(context, quick);
+  benchLowPrecision();
   return 0;
 }

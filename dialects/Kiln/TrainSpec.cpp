@@ -228,6 +228,19 @@ OptimizerSettings OptimizerSettings::from(mlir::DictionaryAttr dict) {
   return spec;
 }
 
+bool trainsWithParameterServers(mlir::ModuleOp module) {
+  auto spec = module->getAttrOfType<mlir::DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+  auto strategy = spec ? spec.getAs<mlir::DictionaryAttr>("strategy") : mlir::DictionaryAttr();
+  auto kind = strategy ? strategy.getAs<mlir::StringAttr>("kind") : mlir::StringAttr();
+  return kind && kind.getValue() == "parameter_server";
+}
+
+llvm::StringRef trainSpecPrecision(mlir::ModuleOp module) {
+  auto spec = module->getAttrOfType<mlir::DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+  auto value = spec ? spec.getAs<mlir::StringAttr>("precision") : mlir::StringAttr();
+  return value ? value.getValue() : llvm::StringRef("fp32");
+}
+
 RematSettings RematSettings::of(mlir::ModuleOp module) {
   RematSettings settings;
   auto spec = module->getAttrOfType<mlir::DictionaryAttr>(KilnDialect::kTrainSpecAttrName);

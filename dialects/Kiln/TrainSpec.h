@@ -51,6 +51,13 @@ struct RematSettings {
   static RematSettings of(mlir::ModuleOp module);
 };
 
+/// Whether the module's train spec distributes over parameter servers.
+bool trainsWithParameterServers(mlir::ModuleOp module);
+
+/// The train spec's precision ("fp32", "bf16_mixed", "fp16_mixed"); "fp32"
+/// without a spec.
+llvm::StringRef trainSpecPrecision(mlir::ModuleOp module);
+
 /// Checks the keys, value kinds and enumerated values of a train spec, and
 /// that its `loss` names a result of the module's `forward` function.
 mlir::LogicalResult verifyTrainSpec(mlir::ModuleOp module, mlir::Attribute spec);

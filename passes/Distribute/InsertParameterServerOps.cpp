@@ -333,11 +333,9 @@ LogicalResult ParameterServerInsertion::run() {
 struct InsertPsOpsPass : public kiln::impl::KilnInsertPsOpsBase<InsertPsOpsPass> {
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
-    auto strategy = spec ? spec.getAs<DictionaryAttr>("strategy") : DictionaryAttr();
-    auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
-    if (!kind || kind.getValue() != "parameter_server")
+    if (!trainsWithParameterServers(module))
       return;
+    auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
     auto train = module.lookupSymbol<func::FuncOp>("train_step");
     if (!train || train.getBody().getBlocks().size() != 1) {
       module.emitError("parameter-server training needs a @train_step of one block "

@@ -160,10 +160,7 @@ void addSparseRows(VariableGradient &variable, Value table, Value ids, Value row
 /// where loss scaling cannot work.
 static Value lossScaleSeed(ModuleOp module, func::FuncOp train, Value loss,
                            GradientBuilder &gb) {
-  auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
-  auto strategy = spec.getAs<DictionaryAttr>("strategy");
-  auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
-  if (kind && kind.getValue() == "parameter_server") {
+  if (trainsWithParameterServers(module)) {
     module.emitError("fp16 training with parameter servers is not supported (the servers "
                      "apply the update, without loss scaling): use --precision=bf16");
     return {};
@@ -190,7 +187,7 @@ static Value lossScaleSeed(ModuleOp module, func::FuncOp train, Value loss,
 }
 
 LogicalResult ReverseSweep::sweep(GradientBuilder &gb) {
-  if (usesLossScaling(module, KilnDialect::kTrainSpecAttrName)) {
+  if (usesLossScaling(module)) {
     grads[loss] = lossScaleSeed(module, train, loss, gb);
     if (!grads[loss])
       return failure();

@@ -373,7 +373,7 @@ LogicalResult OptimizerExpansion::run() {
   if (failed(collectGradients()))
     return failure();
   findReads();
-  bool scaled = usesLossScaling(module, KilnDialect::kTrainSpecAttrName);
+  bool scaled = usesLossScaling(module);
   if (scaled && failed(unscaleGradients()))
     return failure();
   Value step = countStep();
@@ -407,9 +407,7 @@ struct ExpandOptimizerPass
       return signalPassFailure();
     }
     // Parameter servers apply the optimizer (kiln-insert-ps-ops).
-    auto strategy = spec.getAs<DictionaryAttr>("strategy");
-    auto kind = strategy ? strategy.getAs<StringAttr>("kind") : StringAttr();
-    if (kind && kind.getValue() == "parameter_server")
+    if (trainsWithParameterServers(module))
       return;
     OptimizerSpec optimizer = OptimizerSpec::from(spec.getAs<DictionaryAttr>("optimizer"));
     if (failed(OptimizerExpansion(module, train, optimizer).run()))

@@ -12,7 +12,8 @@
 #ifndef KILN_PASSES_GRAPH_LOSSSCALING_H
 #define KILN_PASSES_GRAPH_LOSSSCALING_H
 
-#include "mlir/IR/BuiltinAttributes.h"
+#include "dialects/Kiln/TrainSpec.h"
+
 #include "mlir/IR/BuiltinOps.h"
 
 namespace kiln {
@@ -30,10 +31,8 @@ inline constexpr double kInitialLossScale = 65536.0; // 2^16, GradScaler's.
 inline constexpr double kGrowthInterval = 2000.0;
 
 /// Whether the module's train spec asks for fp16 with loss scaling.
-inline bool usesLossScaling(mlir::ModuleOp module, llvm::StringRef specAttrName) {
-  auto spec = module->getAttrOfType<mlir::DictionaryAttr>(specAttrName);
-  auto precision = spec ? spec.getAs<mlir::StringAttr>("precision") : mlir::StringAttr();
-  return precision && precision.getValue() == "fp16_mixed";
+inline bool usesLossScaling(mlir::ModuleOp module) {
+  return trainSpecPrecision(module) == "fp16_mixed";
 }
 
 } // namespace kiln

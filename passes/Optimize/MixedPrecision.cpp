@@ -9,6 +9,7 @@
 
 #include "dialects/Kiln/ComputePrecision.h"
 #include "dialects/Kiln/KilnOps.h"
+#include "dialects/Kiln/TrainSpec.h"
 #include "passes/Graph/LossScaling.h"
 
 #include "mlir/IR/Builders.h"
@@ -23,13 +24,12 @@ using namespace kiln;
 
 namespace {
 
-/// The precision the train spec asks for ("fp32" without one).
+/// The precision the train spec asks for, as the option spells it.
 std::string specPrecision(ModuleOp module) {
-  auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
-  auto value = spec ? spec.getAs<StringAttr>("precision") : StringAttr();
-  if (!value || value.getValue() == "fp32")
-    return "fp32";
-  return value.getValue() == "bf16_mixed" ? "bf16" : "fp16";
+  StringRef precision = trainSpecPrecision(module);
+  return precision == "bf16_mixed"   ? "bf16"
+         : precision == "fp16_mixed" ? "fp16"
+                                     : "fp32";
 }
 
 class KilnMixedPrecisionPass

@@ -41,6 +41,8 @@ public:
   void record(int threads, int available, double seconds);
   /// The threads chosen; 0 while measuring.
   int chosen() const { return chosen_; }
+  /// Whether runs are still timed (not chosen, not the fixed threshold).
+  bool measuring() const { return !chosen_ && !fixedGemmThreshold(); }
 
 private:
   int runs_ = 0;

@@ -54,6 +54,15 @@ ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &app
   return step;
 }
 
+cpu::GemmShape gemmShapeOf(const Gemm &gemm) {
+  cpu::GemmShape shape{gemm.batch(),       gemm.m(),           gemm.n(),       gemm.k(),
+                       gemm.transpose_a(), gemm.transpose_b(), gemm.shared_b()};
+  shape.precision = gemm.precision() == DType_BF16  ? cpu::GemmPrecision::BF16
+                    : gemm.precision() == DType_F16 ? cpu::GemmPrecision::F16
+                                                    : cpu::GemmPrecision::F32;
+  return shape;
+}
+
 ResolvedProgram::ConvStep
 ResolvedProgram::resolveConvolution(const Artifact &root, const Convolution &conv,
                                     const BufferAddresses &addresses, size_t index) {
@@ -129,10 +138,8 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
   for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i)
     if (types->Get(i) == Instruction_Gemm)
       if (const Gemm *gemm = instructions->GetAs<Gemm>(i); gemm->precision() != DType_F32)
-        scratchBytes = std::max(scratchBytes, cpu::LowPrecisionGemm::scratchBytes(
-                                                  {gemm->batch(), gemm->m(), gemm->n(), gemm->k(),
-                                                   gemm->transpose_a(), gemm->transpose_b(),
-                                                   gemm->shared_b()}));
+        scratchBytes =
+            std::max(scratchBytes, cpu::LowPrecisionGemm::scratchBytes(gemmShapeOf(*gemm)));
   lowPrecisionScratch_.resize((scratchBytes + 63) / 64);
   void *scratch = lowPrecisionScratch_.data();
 
@@ -158,12 +165,7 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
     }
     case Instruction_Gemm: {
       const Gemm *gemm = instructions->GetAs<Gemm>(i);
-      cpu::GemmShape shape{
-          gemm->batch(),       gemm->m(),           gemm->n(),       gemm->k(),
-          gemm->transpose_a(), gemm->transpose_b(), gemm->shared_b()};
-      shape.precision = gemm->precision() == DType_BF16  ? cpu::GemmPrecision::BF16
-                        : gemm->precision() == DType_F16 ? cpu::GemmPrecision::F16
-                                                         : cpu::GemmPrecision::F32;
+      cpu::GemmShape shape = gemmShapeOf(*gemm);
       GemmStep step{shape, reinterpret_cast<const float *>(addresses[gemm->a()]),
                     reinterpret_cast<const float *>(addresses[gemm->b()]),
                     reinterpret_cast<float *>(addresses[gemm->c()]), nullptr, {}};
@@ -332,17 +334,20 @@ bool ResolvedProgram::run(std::string &error) const {
         kernel->function(kernel->args);
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
-      // A native bf16 product keeps oneDNN's threads; the others measure.
+      // A native bf16 product keeps oneDNN's threads; the others measure
+      // (the clock is read only while they do).
       bool measured = !gemm->lowPrecision || !gemm->lowPrecision->native();
       int available = measured ? cpu::availableThreads() : 1;
       int threads = measured ? gemm->threads.next(available, gemm->shape) : 0;
-      auto begin = std::chrono::steady_clock::now();
+      bool timing = measured && gemm->threads.measuring();
+      auto begin = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       bool ok = gemm->lowPrecision
                     ? gemm->lowPrecision->run(problem, threads)
                     : cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem, threads);
-      gemm->threads.record(
-          threads, available,
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+      if (timing)
+        gemm->threads.record(
+            threads, available,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
       if (!ok) {
         error = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
         return false;

@@ -29,6 +29,10 @@ namespace kiln::exec {
 /// The address of every buffer of an artifact in one session's memory.
 using BufferAddresses = std::vector<uint8_t *>;
 
+/// The product an artifact's Gemm instruction describes, its precision
+/// included.
+cpu::GemmShape gemmShapeOf(const artifact::Gemm &gemm);
+
 class ResolvedProgram {
 public:
   /// Resolves `program` of `executable` against `addresses`; its

@@ -8,6 +8,7 @@
 #include "runtime/cpu/Threads.h"
 #include "runtime/data/BatchReader.h"
 #include "runtime/data/Dataset.h"
+#include "runtime/exec/ResolvedProgram.h"
 #include "runtime/exec/Session.h"
 #include "runtime/metrics/BackgroundWriter.h"
 #include "runtime/metrics/EvalMetrics.h"
@@ -25,6 +26,7 @@
 #include <cmath>
 #include <mutex>
 #include <optional>
+#include <sstream>
 #include <thread>
 
 namespace kiln::train {
@@ -47,12 +49,12 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
   for (size_t i = 0; i < program->instructions()->size(); ++i) {
     if (program->instructions_type()->Get(i) != artifact::Instruction_Gemm)
       continue;
-    const auto *gemm = program->instructions()->GetAs<artifact::Gemm>(i);
-    if (gemm->precision() == artifact::DType_F32)
+    cpu::GemmPrecision of =
+        exec::gemmShapeOf(*program->instructions()->GetAs<artifact::Gemm>(i)).precision;
+    if (of == cpu::GemmPrecision::F32)
       continue;
     ++calls;
-    precision = gemm->precision() == artifact::DType_BF16 ? cpu::GemmPrecision::BF16
-                                                          : cpu::GemmPrecision::F16;
+    precision = of;
   }
   if (!calls)
     return "";
@@ -469,12 +471,13 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     skippedInARow = skipped ? skippedInARow + 1 : 0;
     skippedSteps += skipped;
     if (skippedInARow >= kMaxSkippedInARow) {
-      error = options.artifact + ": error: step " + std::to_string(step) +
-              ": the fp16 gradients were not finite on " + std::to_string(skippedInARow) +
-              " steps in a row (loss " + std::to_string(loss) + ", loss scale now " +
-              std::to_string(lossScale) +
-              "): values beyond f16's range (65504) in the forward pass? Train with "
-              "--precision=bf16 or fp32";
+      std::ostringstream message; // Default formatting: a scale of 2^-34 is not 0.000000.
+      message << options.artifact << ": error: step " << step
+              << ": the fp16 gradients were not finite on " << skippedInARow
+              << " steps in a row (loss " << loss << ", loss scale now " << lossScale
+              << "): values beyond f16's range (65504) in the forward pass? Train with "
+                 "--precision=bf16 or fp32";
+      error = message.str();
       return false;
     }
     if (!std::isfinite(loss) && !skipped) {
