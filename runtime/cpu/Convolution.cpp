@@ -9,15 +9,34 @@
 
 #include <cstdlib>
 #include <unordered_map>
+#include <vector>
 
 namespace kiln::cpu {
 
 using dnnl::memory;
 
-struct Convolution::Impl {
-  dnnl::stream stream;
+namespace {
+
+/// A copy between a plain buffer and the blocked layout a primitive wants.
+struct Restage {
+  dnnl::reorder reorder;
+  mutable memory from, to; // reorder::execute takes them by reference
+};
+
+/// A primitive bound to its buffers.
+struct BoundPrimitive {
   dnnl::primitive primitive;
   std::unordered_map<int, memory> args;
+  /// Into the primitive's layouts before it runs (its inputs), and out of
+  /// them after (its output); empty on plain layouts.
+  std::vector<Restage> before, after;
+};
+
+} // namespace
+
+struct Convolution::Impl {
+  dnnl::stream stream;
+  BoundPrimitive bound;
   int threads = 1;
 };
 
@@ -59,56 +78,139 @@ memory::desc filterDesc(const std::vector<int64_t> &shape, int64_t groups) {
   return memory::desc(grouped, memory::data_type::f32, tags[spatial - 1]);
 }
 
+/// The same dimensions in whatever layout the primitive prefers.
+memory::desc anyLayout(const memory::desc &plain) {
+  return memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any);
+}
+
+const dnnl::engine &cpuEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+/// Sets OpenMP's threads for its lifetime, then gives the caller's back.
+class ThreadsWhileMaking {
+public:
+  explicit ThreadsWhileMaking(int threads) : caller_(omp_get_max_threads()) {
+    omp_set_num_threads(threads);
+  }
+  ~ThreadsWhileMaking() { omp_set_num_threads(caller_); }
+
+private:
+  int caller_;
+};
+
+/// The three buffers at their fixed addresses, in their plain layouts.
+struct PlainBuffers {
+  memory input, filter, output;
+};
+
+/// Binds `plain` as argument `arg` of a primitive that wants it laid out as
+/// `wanted`: directly when they agree, else through a buffer of its own
+/// and a reorder before the primitive (an input) or after it (its output).
+void bind(BoundPrimitive &impl, int arg, const memory &plain, const memory::desc &wanted,
+          bool isOutput) {
+  if (plain.get_desc() == wanted) {
+    impl.args[arg] = plain;
+    return;
+  }
+  memory staged(wanted, cpuEngine());
+  impl.args[arg] = staged;
+  if (isOutput)
+    impl.after.push_back({dnnl::reorder(staged, plain), staged, plain});
+  else
+    impl.before.push_back({dnnl::reorder(plain, staged), plain, staged});
+}
+
+/// The primitive over `x`, `w`, `y` (plain layouts, or `any` for the
+/// primitive's own), bound to the buffers.
+BoundPrimitive makePrimitive(const ConvolutionShape &shape, const PlainBuffers &buffers,
+                             const memory::desc &x, const memory::desc &w,
+                             const memory::desc &y) {
+  const dnnl::engine &engine = cpuEngine();
+  memory::dims strides = dims(shape.strides), low = dims(shape.padLow),
+               high = dims(shape.padHigh), dilates;
+  // oneDNN counts dilation from 0: a dense window has dilation 0.
+  for (int64_t d : shape.dilations)
+    dilates.push_back(d - 1);
+  auto algorithm = dnnl::algorithm::convolution_direct;
+  dnnl::convolution_forward::desc forwardDesc(dnnl::prop_kind::forward_training, algorithm, x,
+                                              w, y, strides, dilates, low, high);
+  dnnl::convolution_forward::primitive_desc forward(forwardDesc, engine);
+  BoundPrimitive impl;
+  switch (shape.kind) {
+  case ConvolutionKind::Forward:
+    impl.primitive = dnnl::convolution_forward(forward);
+    bind(impl, DNNL_ARG_SRC, buffers.input, forward.src_desc(), false);
+    bind(impl, DNNL_ARG_WEIGHTS, buffers.filter, forward.weights_desc(), false);
+    bind(impl, DNNL_ARG_DST, buffers.output, forward.dst_desc(), true);
+    return impl;
+  case ConvolutionKind::BackwardData: {
+    dnnl::convolution_backward_data::desc desc(algorithm, x, w, y, strides, dilates, low, high);
+    dnnl::convolution_backward_data::primitive_desc pd(desc, engine, forward);
+    impl.primitive = dnnl::convolution_backward_data(pd);
+    bind(impl, DNNL_ARG_WEIGHTS, buffers.filter, pd.weights_desc(), false);
+    bind(impl, DNNL_ARG_DIFF_DST, buffers.output, pd.diff_dst_desc(), false);
+    bind(impl, DNNL_ARG_DIFF_SRC, buffers.input, pd.diff_src_desc(), true);
+    return impl;
+  }
+  case ConvolutionKind::BackwardFilter: {
+    dnnl::convolution_backward_weights::desc desc(algorithm, x, w, y, strides, dilates, low,
+                                                  high);
+    dnnl::convolution_backward_weights::primitive_desc pd(desc, engine, forward);
+    impl.primitive = dnnl::convolution_backward_weights(pd);
+    bind(impl, DNNL_ARG_SRC, buffers.input, pd.src_desc(), false);
+    bind(impl, DNNL_ARG_DIFF_DST, buffers.output, pd.diff_dst_desc(), false);
+    bind(impl, DNNL_ARG_DIFF_WEIGHTS, buffers.filter, pd.diff_weights_desc(), true);
+    return impl;
+  }
+  }
+  return impl;
+}
+
 } // namespace
 
 Convolution::Convolution(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Convolution::~Convolution() = default;
 
+bool prefersBlockedLayouts(const ConvolutionShape &shape) {
+  if (const char *layout = std::getenv("KILN_CONV_LAYOUT"))
+    return std::string(layout) != "plain";
+  // oneDNN's blocked kernels pad channels to blocks of 8 or 16: the
+  // gradient of a few-channel input (an image's first layer) would be
+  // mostly padding, where the plain (im2col and GEMM) kernel is 3-6x faster.
+  if (shape.kind == ConvolutionKind::BackwardData)
+    return shape.input[1] / shape.groups >= kMinBlockedInputChannels;
+  return true;
+}
+
 std::unique_ptr<Convolution> Convolution::create(const ConvolutionShape &shape, float *input,
                                                  float *filter, float *output,
                                                  std::string &error) {
   try {
-    static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     auto impl = std::make_unique<Impl>();
-    impl->stream = dnnl::stream(engine);
+    impl->stream = dnnl::stream(cpuEngine());
     impl->threads = threadsFor(shape);
     memory::desc x = activation(shape.input), y = activation(shape.output);
     memory::desc w = filterDesc(shape.filter, shape.groups);
-    memory::dims strides = dims(shape.strides), low = dims(shape.padLow),
-                 high = dims(shape.padHigh), dilates;
-    // oneDNN counts dilation from 0: a dense window has dilation 0.
-    for (int64_t d : shape.dilations)
-      dilates.push_back(d - 1);
-    auto algorithm = dnnl::algorithm::convolution_direct;
-    dnnl::convolution_forward::desc forwardDesc(dnnl::prop_kind::forward_training, algorithm,
-                                                x, w, y, strides, dilates, low, high);
-    dnnl::convolution_forward::primitive_desc forward(forwardDesc, engine);
-    memory xMem(x, engine, input), wMem(w, engine, filter),
-        yMem(y, engine, output);
-    switch (shape.kind) {
-    case ConvolutionKind::Forward:
-      impl->primitive = dnnl::convolution_forward(forward);
-      impl->args = {{DNNL_ARG_SRC, xMem}, {DNNL_ARG_WEIGHTS, wMem}, {DNNL_ARG_DST, yMem}};
-      break;
-    case ConvolutionKind::BackwardData: {
-      dnnl::convolution_backward_data::desc desc(algorithm, x, w, y, strides, dilates, low,
-                                                 high);
-      dnnl::convolution_backward_data::primitive_desc pd(desc, engine, forward);
-      impl->primitive = dnnl::convolution_backward_data(pd);
-      impl->args = {{DNNL_ARG_DIFF_SRC, xMem}, {DNNL_ARG_WEIGHTS, wMem},
-                    {DNNL_ARG_DIFF_DST, yMem}};
-      break;
+    PlainBuffers buffers{memory(x, cpuEngine(), input), memory(w, cpuEngine(), filter),
+                         memory(y, cpuEngine(), output)};
+    // oneDNN divides the work among the threads it sees when the primitive
+    // is made, and a blocked kernel sums a filter's gradient in that many
+    // parts: made for the threads it runs with, its bits depend on the
+    // shape alone, not on OMP_NUM_THREADS.
+    ThreadsWhileMaking threadsWhileMaking(impl->threads);
+    bool blocked = false;
+    if (prefersBlockedLayouts(shape)) {
+      try {
+        impl->bound = makePrimitive(shape, buffers, anyLayout(x), anyLayout(w), anyLayout(y));
+        blocked = true;
+      } catch (const dnnl::error &) {
+        // No blocked kernel for this shape: the plain one below.
+      }
     }
-    case ConvolutionKind::BackwardFilter: {
-      dnnl::convolution_backward_weights::desc desc(algorithm, x, w, y, strides, dilates, low,
-                                                    high);
-      dnnl::convolution_backward_weights::primitive_desc pd(desc, engine, forward);
-      impl->primitive = dnnl::convolution_backward_weights(pd);
-      impl->args = {{DNNL_ARG_SRC, xMem}, {DNNL_ARG_DIFF_WEIGHTS, wMem},
-                    {DNNL_ARG_DIFF_DST, yMem}};
-      break;
-    }
-    }
+    if (!blocked)
+      impl->bound = makePrimitive(shape, buffers, x, w, y);
     return std::unique_ptr<Convolution>(new Convolution(std::move(impl)));
   } catch (const dnnl::error &e) {
     error = std::string("oneDNN refused the convolution: ") + e.what();
@@ -119,7 +221,12 @@ std::unique_ptr<Convolution> Convolution::create(const ConvolutionShape &shape, 
 bool Convolution::run(std::string &error) const {
   try {
     omp_set_num_threads(impl_->threads);
-    impl_->primitive.execute(impl_->stream, impl_->args);
+    const BoundPrimitive &bound = impl_->bound;
+    for (const Restage &in : bound.before)
+      in.reorder.execute(impl_->stream, in.from, in.to);
+    bound.primitive.execute(impl_->stream, bound.args);
+    for (const Restage &out : bound.after)
+      out.reorder.execute(impl_->stream, out.from, out.to);
     impl_->stream.wait();
     return true;
   } catch (const dnnl::error &e) {

@@ -2,8 +2,11 @@
 //
 // The artifact's Convolution instruction: a convolution, or one of its two
 // gradients, over channels-first f32 tensors with 1 to 3 spatial
-// dimensions, run by a oneDNN primitive made once per session (on plain,
-// row-major memory at the buffers' fixed addresses) and executed each step.
+// dimensions, run by a oneDNN primitive made once per session over the
+// buffers' fixed addresses (plain, row-major memory) and executed each step.
+// The primitive may want its tensors in blocked layouts (channels in blocks
+// of 8 or 16): then it has buffers of its own in those layouts, filled and
+// drained by reorders around each run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +29,17 @@ struct ConvolutionShape {
   std::vector<int64_t> strides, dilations, padLow, padHigh;
   int64_t groups = 1;
 };
+
+/// Below this many input channels per group a convolution's data gradient
+/// keeps the plain layouts (see prefersBlockedLayouts).
+constexpr int64_t kMinBlockedInputChannels = 16;
+
+/// Whether the convolution runs oneDNN's kernel for blocked layouts (the
+/// buffers reordered into them and out again each run; 1.5-15x faster than
+/// the plain im2col one on the shapes measured) rather than the plain one.
+/// Decided by the shape alone, so results never depend on timing:
+/// KILN_CONV_LAYOUT=plain forces the plain kernels, for comparison.
+bool prefersBlockedLayouts(const ConvolutionShape &shape);
 
 class Convolution {
 public:
