@@ -18,6 +18,11 @@ void buildImportCleanupPipeline(mlir::OpPassManager &pm) {
   pm.addPass(mlir::createCSEPass());
 }
 
+void buildLayoutPipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(createKilnSinkTransposes());
+  pm.addPass(mlir::createCSEPass());
+}
+
 void buildTrainingPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createKilnAutodiff());
   pm.addPass(createKilnAccumulateGradients());

@@ -15,6 +15,11 @@ namespace kiln {
 /// kiln folders) and common subexpression elimination.
 void buildImportCleanupPipeline(mlir::OpPassManager &pm);
 
+/// kiln-sink-transposes in every function, then CSE: a channels-last
+/// model's transposes moved below elementwise ops until the pairs cancel.
+/// Before training, so the backward pass has none of them either.
+void buildLayoutPipeline(mlir::OpPassManager &pm);
+
 /// What turns a model with a train spec into a training model: autodiff,
 /// gradient accumulation, the all-reduce of data-parallel training, the
 /// optimizer's update, then canonicalization and CSE of the result.

@@ -5,6 +5,39 @@
 
 include "mlir/Pass/PassBase.td"
 
+def KilnSinkTransposes : Pass<"kiln-sink-transposes", "::mlir::func::FuncOp"> {
+  let summary = "Moves transposes below elementwise ops so inverse pairs cancel";
+  let description = [{
+    A channels-last model (TensorFlow's NHWC convolutions and pooling)
+    imports as channels-first kiln ops between transposes: the bias, the
+    activation and any other elementwise op run on the channels-last value
+    between a convolution's transpose back and the next convolution's or
+    pooling's transpose in. An elementwise op whose operands are each a
+    transpose by one permutation (read by nothing else), a broadcast (of a
+    bias, laid out again for the untransposed shape) or a constant becomes
+    the same op on the untransposed values followed by one transpose; where
+    that transpose meets its inverse both fold away. Run before autodiff, so
+    the backward pass has none of them either.
+
+    Before:
+    ```
+    %t = kiln.transpose %conv [0, 2, 3, 1] : tensor<8x16x5x5xf32> -> tensor<8x5x5x16xf32>
+    %b = kiln.broadcast %bias : tensor<16xf32> -> tensor<8x5x5x16xf32>
+    %a = kiln.add %t, %b : tensor<8x5x5x16xf32>
+    %r = kiln.relu %a : tensor<8x5x5x16xf32>
+    %u = kiln.transpose %r [0, 3, 1, 2] : tensor<8x5x5x16xf32> -> tensor<8x16x5x5xf32>
+    ```
+    After:
+    ```
+    %0 = kiln.reshape %bias : tensor<16xf32> -> tensor<1x16x1x1xf32>
+    %b = kiln.broadcast %0 : tensor<1x16x1x1xf32> -> tensor<8x16x5x5xf32>
+    %a = kiln.add %conv, %b : tensor<8x16x5x5xf32>
+    %u = kiln.relu %a : tensor<8x16x5x5xf32>
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Groups producer-consumer chains of elementwise ops into kiln.fusion";
   let description = [{

@@ -212,6 +212,11 @@ cl::opt<std::string> fusionFlag(
              "--emit=mlir shows the fusions only when asked with --fusion=on) or off "
              "(one kernel per op, for comparison)"),
     cl::value_desc("on|off"), cl::init("on"));
+cl::opt<bool> sinkTransposesFlag(
+    "sink-transposes",
+    cl::desc("Move transposes below elementwise ops so that a channels-last model's "
+             "pairs around each convolution cancel (default true; false for comparison)"),
+    cl::init(true));
 cl::opt<std::string> precisionFlag(
     "precision",
     cl::desc("Matrix products in bf16 or fp16: inputs rounded, products summed in f32; "
@@ -517,6 +522,8 @@ int main(int argc, char **argv) {
     if (report == Report::Json)
       timings.instrument(pm);
     kiln::buildImportCleanupPipeline(pm);
+    if (sinkTransposesFlag)
+      kiln::buildLayoutPipeline(pm);
     if (!inferenceOnly && (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName))
       kiln::buildTrainingPipeline(pm);
     // --emit=mlir shows the graph as the training passes leave it unless
