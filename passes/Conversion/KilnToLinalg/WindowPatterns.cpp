@@ -35,7 +35,24 @@ namespace {
 /// The per-dimension window of a conv or pooling op.
 struct Window {
   SmallVector<int64_t> kernel, strides, dilations, padLow;
+  /// The spatial sizes of the forward op's result (its windows).
+  SmallVector<int64_t> outSizes;
   int64_t spatial() const { return strides.size(); }
+  /// Whether every coordinate a forward window reads along `d` lies in an
+  /// input of `inSize` (no low padding, and the last window ends inside:
+  /// not so for padding, nor for a ceil-mode pool's last window).
+  bool staysInside(int64_t d, int64_t inSize) const {
+    return padLow[d] == 0 &&
+           (outSizes[d] - 1) * strides[d] + dilations[d] * (kernel[d] - 1) < inSize;
+  }
+  /// Whether each input position lies in at most one window along every
+  /// dimension (a 2x2 pool of stride 2), so a gradient reads one output.
+  bool disjoint() const {
+    for (int64_t d = 0; d < spatial(); ++d)
+      if (strides[d] < dilations[d] * (kernel[d] - 1) + 1 || padLow[d] < 0)
+        return false;
+    return true;
+  }
 };
 
 /// Index arithmetic and checks inside a generic's body.
@@ -116,9 +133,10 @@ SmallVector<Value> resultIndices(OpBuilder &b, Location loc, int64_t rank) {
 }
 
 template <typename OpTy>
-Window windowOf(OpTy op, ArrayRef<int64_t> kernel) {
+Window windowOf(OpTy op, ArrayRef<int64_t> kernel, ArrayRef<int64_t> outSizes) {
   return Window{SmallVector<int64_t>(kernel), SmallVector<int64_t>(op.getStrides()),
-                SmallVector<int64_t>(op.getDilations()), SmallVector<int64_t>(op.getPadLow())};
+                SmallVector<int64_t>(op.getDilations()), SmallVector<int64_t>(op.getPadLow()),
+                SmallVector<int64_t>(outSizes)};
 }
 
 Value zeroOf(OpBuilder &b, Location loc, Type type) { return scalarConstant(b, loc, type, 0.0); }
@@ -172,6 +190,10 @@ std::pair<SmallVector<Value>, Value> forwardPosition(IndexMath &m, OpBuilder &b,
   Value valid = alwaysValid(b, loc);
   for (int64_t d = 0; d < w.spatial(); ++d) {
     Value coord = forwardCoord(m, w, d, out[d], k[d]);
+    if (w.staysInside(d, sizes[d])) {
+      at.push_back(coord);
+      continue;
+    }
     valid = m.both(valid, m.inRange(coord, sizes[d]));
     at.push_back(m.clamp(coord, sizes[d]));
   }
@@ -212,7 +234,7 @@ struct ConvLowering : public OpRewritePattern<ConvOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConvOp op, PatternRewriter &rewriter) const override {
     Value input = op.getInput(), filter = op.getFilter();
-    Window w = windowOf(op, spatialOf(filter));
+    Window w = windowOf(op, spatialOf(filter), spatialOf(op.getResult()));
     Groups g(filter, op.getGroups());
     SmallVector<int64_t> bounds = {g.perGroupIn};
     llvm::append_range(bounds, w.kernel);
@@ -239,7 +261,7 @@ struct ConvBackwardDataLowering : public OpRewritePattern<ConvBackwardDataOp> {
   LogicalResult matchAndRewrite(ConvBackwardDataOp op,
                                 PatternRewriter &rewriter) const override {
     Value grad = op.getGrad(), filter = op.getFilter();
-    Window w = windowOf(op, spatialOf(filter));
+    Window w = windowOf(op, spatialOf(filter), spatialOf(op.getGrad()));
     Groups g(filter, op.getGroups());
     SmallVector<int64_t> bounds = {g.perGroupOut};
     llvm::append_range(bounds, w.kernel);
@@ -267,7 +289,7 @@ struct ConvBackwardFilterLowering : public OpRewritePattern<ConvBackwardFilterOp
   LogicalResult matchAndRewrite(ConvBackwardFilterOp op,
                                 PatternRewriter &rewriter) const override {
     Value input = op.getInput(), grad = op.getGrad();
-    Window w = windowOf(op, op.getType().getShape().drop_front(2));
+    Window w = windowOf(op, op.getType().getShape().drop_front(2), spatialOf(op.getGrad()));
     Groups g(op.getResult(), op.getGroups());
     // Loops over the batch, then the output positions.
     SmallVector<int64_t> bounds = {llvm::cast<RankedTensorType>(grad.getType()).getDimSize(0)};
@@ -312,7 +334,7 @@ struct MaxPoolLowering : public OpRewritePattern<MaxPoolOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaxPoolOp op, PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
-    Window w = windowOf(op, op.getKernel());
+    Window w = windowOf(op, op.getKernel(), spatialOf(op.getResult()));
     Value input = op.getInput();
     Value result = mapElements(
         rewriter, op.getLoc(), type, {}, {},
@@ -340,7 +362,7 @@ struct MaxPoolIndicesLowering : public OpRewritePattern<MaxPoolIndicesOp> {
                                 PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     auto inputType = llvm::cast<RankedTensorType>(op.getInput().getType());
-    Window w = windowOf(op, op.getKernel());
+    Window w = windowOf(op, op.getKernel(), spatialOf(op.getResult()));
     Value input = op.getInput();
     Value result = mapElements(
         rewriter, op.getLoc(), type, {}, {},
@@ -399,7 +421,7 @@ struct AvgPoolLowering : public OpRewritePattern<AvgPoolOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AvgPoolOp op, PatternRewriter &rewriter) const override {
     Value input = op.getInput();
-    Window w = windowOf(op, op.getKernel());
+    Window w = windowOf(op, op.getKernel(), spatialOf(op.getResult()));
     Type accType = accumulatorType(op.getType().getElementType());
     // Each window's sum divided by its divisor, read at the same position.
     Value result = sumOverLoops(
@@ -417,22 +439,76 @@ struct AvgPoolLowering : public OpRewritePattern<AvgPoolOp> {
   }
 };
 
+/// The offset of spatial position `in` in its plane, as max_pool_indices
+/// gives it (i32).
+Value flatPosition(IndexMath &m, OpBuilder &b, Location loc, ArrayRef<Value> in,
+                   ArrayRef<int64_t> sizes) {
+  Value flat = m.constant(0);
+  for (size_t d = 0; d < sizes.size(); ++d)
+    flat = m.add(m.mul(flat, sizes[d]), in[d]);
+  return b.create<arith::IndexCastOp>(loc, b.getI32Type(), flat);
+}
+
+/// max_pool_grad of windows that do not overlap: the one window that can
+/// cover position p along a dimension is (p + low) / stride, at offset
+/// (p + low) % stride, covering p when that offset is a multiple of the
+/// dilation below the window's span; dx[p] is its dy where its maximum is
+/// p, else 0. No loop over the window, no division checks per offset.
+Value disjointMaxPoolGrad(OpBuilder &builder, MaxPoolGradOp op, const Window &w) {
+  Value grad = op.getGrad(), indices = op.getIndices();
+  RankedTensorType type = op.getType();
+  ArrayRef<int64_t> sizes = type.getShape().drop_front(2);
+  ArrayRef<int64_t> outSizes = spatialOf(grad);
+  return mapElements(
+      builder, op.getLoc(), type, {}, {}, [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+        IndexMath m(b, loc);
+        SmallVector<Value> in = resultIndices(b, loc, type.getRank());
+        SmallVector<Value> at = {in[0], in[1]};
+        Value valid = alwaysValid(b, loc);
+        for (int64_t d = 0; d < w.spatial(); ++d) {
+          Value shifted = m.add(in[2 + d], m.constant(w.padLow[d]));
+          Value o = m.div(shifted, w.strides[d]);
+          int64_t span = w.dilations[d] * (w.kernel[d] - 1) + 1;
+          if (w.strides[d] > span || w.dilations[d] != 1) {
+            // Not every offset within the stride is a window position.
+            Value offset = m.rem(shifted, w.strides[d]);
+            if (w.dilations[d] != 1)
+              valid = m.both(valid, m.cmp(arith::CmpIPredicate::eq,
+                                          m.rem(offset, w.dilations[d]), m.constant(0)));
+            valid = m.both(valid,
+                           m.cmp(arith::CmpIPredicate::slt, offset, m.constant(span)));
+          }
+          if (sizes[d] + w.padLow[d] > outSizes[d] * w.strides[d])
+            valid = m.both(valid, m.cmp(arith::CmpIPredicate::slt, o, m.constant(outSizes[d])));
+          at.push_back(m.clamp(o, outSizes[d]));
+        }
+        SmallVector<Value> position(in.begin() + 2, in.end());
+        Value self = flatPosition(m, b, loc, position, sizes);
+        Value argmax = b.create<tensor::ExtractOp>(loc, indices, at);
+        Value dy = b.create<tensor::ExtractOp>(loc, grad, at);
+        Value hit = m.both(valid, b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq,
+                                                          argmax, self));
+        return b.create<arith::SelectOp>(loc, hit, dy, zeroOf(b, loc, dy.getType()));
+      });
+}
+
 /// dx[n, c, p] = the sum of dy over the windows covering p whose maximum
 /// (max_pool_indices) is p.
 struct MaxPoolGradLowering : public OpRewritePattern<MaxPoolGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(MaxPoolGradOp op, PatternRewriter &rewriter) const override {
     Value grad = op.getGrad(), indices = op.getIndices();
-    Window w = windowOf(op, op.getKernel());
+    Window w = windowOf(op, op.getKernel(), spatialOf(op.getGrad()));
     ArrayRef<int64_t> sizes = op.getType().getShape().drop_front(2);
+    if (w.disjoint()) {
+      rewriter.replaceOp(op, disjointMaxPoolGrad(rewriter, op, w));
+      return success();
+    }
     Value result = sumOverLoops(
         rewriter, op.getLoc(), op.getType(), w.kernel,
         [&](OpBuilder &b, Location loc, ArrayRef<Value> in, ArrayRef<Value> k) {
           IndexMath m(b, loc);
-          Value flat = m.constant(0);
-          for (int64_t d = 0; d < w.spatial(); ++d)
-            flat = m.add(m.mul(flat, sizes[d]), in[2 + d]);
-          Value self = b.create<arith::IndexCastOp>(loc, b.getI32Type(), flat);
+          Value self = flatPosition(m, b, loc, in.drop_front(2), sizes);
           auto [at, valid] = coveringPosition(m, b, loc, w, in[0], in[1], in.drop_front(2), k,
                                               spatialOf(grad));
           Value argmax = b.create<tensor::ExtractOp>(loc, indices, at);
@@ -450,7 +526,7 @@ struct AvgPoolGradLowering : public OpRewritePattern<AvgPoolGradOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(AvgPoolGradOp op, PatternRewriter &rewriter) const override {
     Value grad = op.getGrad();
-    Window w = windowOf(op, op.getKernel());
+    Window w = windowOf(op, op.getKernel(), spatialOf(op.getGrad()));
     Type accType = accumulatorType(op.getType().getElementType());
     Value result = sumOverLoops(
         rewriter, op.getLoc(), op.getType(), w.kernel,

@@ -144,8 +144,9 @@ func.func @conv_backward_data(%dy: tensor<1x4x3x3xf32>, %w: tensor<4x2x3x3xf32>)
 
 // Tests that the filter gradient is a generic over the filter's shape whose
 // loops are the gradient's batch (2) and output positions (3), not the
-// kernel: each term is x at o * stride - pad_low + k (in bounds) times dy at
-// [n, f, o].
+// kernel: each term is x at o * stride - pad_low + k times dy at [n, f, o];
+// every window ends inside x ((3 - 1) * 2 + 2 < 7), so the reads are
+// neither checked nor clamped.
 // CHECK-LABEL: func @conv_backward_filter
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<2x2x7xf32>, %[[DY:[^:]+]]: tensor<2x4x3xf32>)
 // CHECK: %[[INIT:.+]] = tensor.empty() : tensor<4x2x3xf32>
@@ -160,16 +161,12 @@ func.func @conv_backward_data(%dy: tensor<1x4x3x3xf32>, %w: tensor<4x2x3x3xf32>)
 // CHECK-DAG: %[[OS:.+]] = arith.muli %[[O]], %c2{{[_0-9]*}} : index
 // CHECK-DAG: %[[OP:.+]] = arith.subi %[[OS]], %c0{{[_0-9]*}} : index
 // CHECK-DAG: %[[POS:.+]] = arith.addi %[[OP]], %[[KD]] : index
-// CHECK-DAG: %[[LT:.+]] = arith.cmpi slt, %[[POS]], %c7{{[_0-9]*}} : index
-// CHECK-DAG: %[[GE:.+]] = arith.cmpi sge, %[[POS]], %c0{{[_0-9]*}} : index
-// CHECK: %[[IN:.+]] = arith.andi %[[GE]], %[[LT]] : i1
-// CHECK-NEXT: %[[VALID:.+]] = arith.andi %{{.+}}, %[[IN]] : i1
-// CHECK: %[[MAX:.+]] = arith.maxsi %[[POS]], %c0{{[_0-9]*}} : index
-// CHECK-NEXT: %[[PC:.+]] = arith.minsi %[[MAX]], %c6{{[_0-9]*}} : index
-// CHECK: %[[XV:.+]] = tensor.extract %[[X]][%[[B]], %{{.+}}, %[[PC]]] : tensor<2x2x7xf32>
+// CHECK-NOT: arith.cmpi
+// CHECK-NOT: arith.minsi
+// CHECK: %[[XV:.+]] = tensor.extract %[[X]][%[[B]], %{{.+}}, %[[POS]]] : tensor<2x2x7xf32>
 // CHECK-NEXT: %[[GV:.+]] = tensor.extract %[[DY]][%[[B]], %[[F]], %[[O]]] : tensor<2x4x3xf32>
 // CHECK-NEXT: %[[P:.+]] = arith.mulf %[[XV]], %[[GV]] : f32
-// CHECK: %[[T:.+]] = arith.select %[[VALID]], %[[P]], %{{.+}} : f32
+// CHECK: %[[T:.+]] = arith.select %{{.+}}, %[[P]], %{{.+}} : f32
 // CHECK-NEXT: arith.addf %[[ACC]], %[[T]] : f32
 // CHECK-NOT: kiln.
 func.func @conv_backward_filter(%x: tensor<2x2x7xf32>, %dy: tensor<2x4x3xf32>) -> tensor<4x2x3xf32> {
@@ -210,11 +207,15 @@ func.func @max_pool(%x: tensor<1x2x5x5xf32>) -> tensor<1x2x3x3xf32> {
 
 // -----
 
-// Tests that a dilated max pool steps through the input by the dilation.
+// Tests that a dilated max pool steps through the input by the dilation; its
+// windows all end inside the input ((5 - 1) * 1 + 2 * 2 < 9), so no read is
+// checked or clamped.
 // CHECK-LABEL: func @max_pool_dilated
 // CHECK: scf.for %[[K:[a-z0-9_]+]] = %c0{{[_0-9]*}} to %c3{{[_0-9]*}} step %c1{{[_0-9]*}}
 // CHECK: arith.muli %[[K]], %c2{{[_0-9]*}} : index
-// CHECK: arith.cmpi slt, %{{.+}}, %c9{{[_0-9]*}} : index
+// CHECK-NOT: arith.cmpi slt, %{{.+}}, %c9{{[_0-9]*}} : index
+// CHECK-NOT: arith.minsi
+// CHECK: linalg.yield
 func.func @max_pool_dilated(%x: tensor<1x1x9xbf16>) -> tensor<1x1x5xbf16> {
   %0 = kiln.max_pool %x kernel [3] strides [1] dilations [2] pad_low [0] pad_high [0]
       : tensor<1x1x9xbf16> -> tensor<1x1x5xbf16>
@@ -282,7 +283,8 @@ func.func @avg_pool_exclude_pad(%x: tensor<1x1x5xf32>) -> tensor<1x1x3xf32> {
 // Tests that max_pool_indices carries the best value (from -inf) and its
 // flat offset in the spatial plane (from -1) through the kernel loops, takes
 // a position where it is greater, NaN, or the first inside the input, and
-// returns the offset as i32.
+// returns the offset as i32. Its 2x2 windows of stride 2 never leave the
+// 4x4 input: coordinates are neither checked nor clamped.
 // CHECK-LABEL: func @max_pool_indices
 // CHECK-SAME: (%[[X:[^:]+]]: tensor<1x1x4x4xf32>)
 // CHECK: linalg.generic {indexing_maps = [#{{[^]]+}}], iterator_types = ["parallel", "parallel", "parallel", "parallel"]} outs(%{{.+}} : tensor<1x1x2x2xi32>)
@@ -290,22 +292,19 @@ func.func @avg_pool_exclude_pad(%x: tensor<1x1x5xf32>) -> tensor<1x1x3xf32> {
 // CHECK: %[[NONE:.+]] = arith.constant -1 : index
 // CHECK: %[[FOUND:.+]]:2 = scf.for %{{.+}} = %c0{{[_0-9]*}} to %c2{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args(%{{.+}} = %[[LOWEST]], %{{.+}} = %[[NONE]]) -> (f32, index)
 // CHECK: scf.for %{{.+}} = %c0{{[_0-9]*}} to %c2{{[_0-9]*}} step %c1{{[_0-9]*}} iter_args(%[[BEST:[a-z0-9_]+]] = %{{.+}}, %[[AT:[a-z0-9_]+]] = %{{.+}}) -> (f32, index)
-// CHECK: %[[HIN:.+]] = arith.andi %{{.+}}, %{{.+}} : i1
-// CHECK-NEXT: %[[VH:.+]] = arith.andi %{{.+}}, %[[HIN]] : i1
-// CHECK: %[[HC:.+]] = arith.minsi %{{.+}}, %c3{{[_0-9]*}} : index
-// CHECK: %[[WIN:.+]] = arith.andi %{{.+}}, %{{.+}} : i1
-// CHECK-NEXT: %[[VALID:.+]] = arith.andi %[[VH]], %[[WIN]] : i1
-// CHECK: %[[WC:.+]] = arith.minsi %{{.+}}, %c3{{[_0-9]*}} : index
-// CHECK: %[[ROW:.+]] = arith.addi %{{.+}}, %[[HC]] : index
+// CHECK-NOT: arith.minsi
+// CHECK: %[[HP:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK: %[[WP:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK: %[[ROW:.+]] = arith.addi %{{.+}}, %[[HP]] : index
 // CHECK: %[[ROWS:.+]] = arith.muli %[[ROW]], %c4{{[_0-9]*}} : index
-// CHECK-NEXT: %[[FLAT:.+]] = arith.addi %[[ROWS]], %[[WC]] : index
+// CHECK-NEXT: %[[FLAT:.+]] = arith.addi %[[ROWS]], %[[WP]] : index
 // CHECK: %[[XV:.+]] = tensor.extract %[[X]]
 // CHECK-DAG: %[[NAN:.+]] = arith.cmpf uno, %[[XV]], %[[XV]] : f32
 // CHECK-DAG: %[[GREATER:.+]] = arith.cmpf ogt, %[[XV]], %[[BEST]] : f32
 // CHECK: %[[BETTER:.+]] = arith.ori %[[GREATER]], %[[NAN]] : i1
 // CHECK: %[[FIRST:.+]] = arith.cmpi slt, %[[AT]], %c0{{[_0-9]*}} : index
 // CHECK-NEXT: %[[EITHER:.+]] = arith.ori %[[BETTER]], %[[FIRST]] : i1
-// CHECK-NEXT: %[[TAKE:.+]] = arith.andi %[[VALID]], %[[EITHER]] : i1
+// CHECK-NEXT: %[[TAKE:.+]] = arith.andi %{{.+}}, %[[EITHER]] : i1
 // CHECK-NEXT: %[[V:.+]] = arith.select %[[TAKE]], %[[XV]], %[[BEST]] : f32
 // CHECK-NEXT: %[[I:.+]] = arith.select %[[TAKE]], %[[FLAT]], %[[AT]] : index
 // CHECK-NEXT: scf.yield %[[V]], %[[I]] : f32, index
@@ -374,5 +373,33 @@ func.func @max_pool_grad(%dy: tensor<1x1x2xf32>, %i: tensor<1x1x2xi32>) -> tenso
 func.func @avg_pool_grad(%dy: tensor<1x1x3xf32>) -> tensor<1x1x5xf32> {
   %0 = kiln.avg_pool_grad %dy kernel [3] strides [2] dilations [1] pad_low [1] pad_high [1]
       : tensor<1x1x3xf32> -> tensor<1x1x5xf32>
+  return %0 : tensor<1x1x5xf32>
+}
+
+// -----
+
+// Tests that a max_pool_grad of windows that do not overlap (2, stride 2)
+// reads the one window covering each position, (p + pad_low) / 2, without a
+// loop over the kernel: its gradient where its maximum is this position,
+// else 0. Position 4 of 5 lies in no window (2 windows end at 4).
+// CHECK-LABEL: func @max_pool_grad_disjoint
+// CHECK-SAME: (%[[DY:[^:]+]]: tensor<1x1x2xf32>, %[[IDX:[^:]+]]: tensor<1x1x2xi32>)
+// CHECK: linalg.generic {indexing_maps = [#{{[^]]+}}], iterator_types = ["parallel", "parallel", "parallel"]} outs(%{{.+}} : tensor<1x1x5xf32>)
+// CHECK-NOT: scf.for
+// CHECK: %[[P:.+]] = linalg.index 2 : index
+// CHECK: %[[SHIFTED:.+]] = arith.addi %[[P]], %c0{{[_0-9]*}} : index
+// CHECK: %[[O:.+]] = arith.divsi %[[SHIFTED]], %c2{{[_0-9]*}} : index
+// CHECK-NOT: arith.remsi
+// CHECK: %[[INSIDE:.+]] = arith.cmpi slt, %[[O]], %c2{{[_0-9]*}} : index
+// CHECK: %[[OC:.+]] = arith.minsi %{{.+}}, %c1{{[_0-9]*}} : index
+// CHECK: %[[ARGMAX:.+]] = tensor.extract %[[IDX]][%{{.+}}, %{{.+}}, %[[OC]]] : tensor<1x1x2xi32>
+// CHECK-NEXT: %[[G:.+]] = tensor.extract %[[DY]][%{{.+}}, %{{.+}}, %[[OC]]] : tensor<1x1x2xf32>
+// CHECK-NEXT: %[[SAME:.+]] = arith.cmpi eq, %[[ARGMAX]], %{{.+}} : i32
+// CHECK-NEXT: %[[HIT:.+]] = arith.andi %{{.+}}, %[[SAME]] : i1
+// CHECK: %[[R:.+]] = arith.select %[[HIT]], %[[G]], %{{.+}} : f32
+// CHECK-NEXT: linalg.yield %[[R]] : f32
+func.func @max_pool_grad_disjoint(%dy: tensor<1x1x2xf32>, %i: tensor<1x1x2xi32>) -> tensor<1x1x5xf32> {
+  %0 = kiln.max_pool_grad %dy, %i kernel [2] strides [2] dilations [1] pad_low [0] pad_high [0]
+      : (tensor<1x1x2xf32>, tensor<1x1x2xi32>) -> tensor<1x1x5xf32>
   return %0 : tensor<1x1x5xf32>
 }
