@@ -47,6 +47,8 @@ Value relaidBroadcast(PatternRewriter &rewriter, BroadcastOp broadcast,
   Location loc = broadcast.getLoc();
   Value operand = broadcast.getOperand();
   auto type = llvm::cast<RankedTensorType>(operand.getType());
+  if (type.getNumElements() == 1) // a scalar: the same broadcast, to `shape`
+    return rewriter.create<BroadcastOp>(loc, type.clone(shape), operand);
   SmallVector<int64_t> full(inverse.size() - type.getRank(), 1);
   llvm::append_range(full, type.getShape());
   SmallVector<int64_t> permuted;

@@ -69,3 +69,21 @@ func.func @left_alone(%x: tensor<6x4xf32>, %y: tensor<4x6xf32>, %p: tensor<3x3x3
   %m = kiln.mul %pt, %qt : tensor<3x3x3xf32>
   return %e, %t, %a, %m : tensor<4x6xf32>, tensor<4x6xf32>, tensor<4x6xf32>, tensor<3x3x3xf32>
 }
+
+// -----
+
+// A scalar's broadcast (PyTorch attention's scale on K^T) is the same
+// broadcast to the untransposed shape: no reshape, no new value for CSE to
+// miss.
+// CHECK-LABEL: func.func @scalar_broadcast
+// CHECK-SAME: (%[[K:.+]]: tensor<2x4x8xf32>, %[[S:.+]]: tensor<1xf32>)
+// CHECK-NEXT: %[[B:.+]] = kiln.broadcast %[[S]] : tensor<1xf32> -> tensor<2x4x8xf32>
+// CHECK-NEXT: %[[M:.+]] = kiln.mul %[[K]], %[[B]] : tensor<2x4x8xf32>
+// CHECK-NEXT: %[[T:.+]] = kiln.transpose %[[M]] [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+// CHECK-NEXT: return %[[T]]
+func.func @scalar_broadcast(%k: tensor<2x4x8xf32>, %s: tensor<1xf32>) -> tensor<2x8x4xf32> {
+  %t = kiln.transpose %k [0, 2, 1] : tensor<2x4x8xf32> -> tensor<2x8x4xf32>
+  %b = kiln.broadcast %s : tensor<1xf32> -> tensor<2x8x4xf32>
+  %m = kiln.mul %t, %b : tensor<2x8x4xf32>
+  return %m : tensor<2x8x4xf32>
+}
