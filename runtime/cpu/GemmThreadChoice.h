@@ -12,7 +12,10 @@
 // threads" is kiln's own split of the product (whole products of a batch,
 // or blocks of at least 16 rows, each on one thread: cpu::gemm), which sums
 // every element as one thread does, and a product it cannot split stays on
-// one thread. Native bf16 products keep oneDNN's own threads (threadsForMacs).
+// one thread. A native bf16 product is computed in parts for the same reason
+// (LowPrecisionGemm: one single-threaded oneDNN matmul per block, run in turn
+// or side by side) and measured likewise; one too small to split keeps
+// oneDNN's own threads (threadsForMacs).
 // KILN_GEMM_PARALLEL_MACS set in the environment turns this off (the fixed
 // threshold decides, cpu::threadsForMacs).
 //

@@ -3,6 +3,7 @@
 #include "runtime/cpu/LowPrecisionGemm.h"
 
 #include "runtime/cpu/CpuFeatures.h"
+#include "runtime/cpu/Threads.h"
 #include "runtime/support/FloatRounding.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -31,6 +32,20 @@ struct LowPrecisionGemm::Impl {
   dnnl::matmul matmul;
   dnnl::stream stream;
   memory a32, a16, a16Flat, b32, b16, b16Flat, c32;
+  /// A native product kiln can split (canSplitGemm at the session's
+  /// threads) is always computed as that many parts (whole products of the
+  /// batch, or blocks of rows), each a matmul made for one thread: run one
+  /// after another on one thread or side by side on several, the same bits,
+  /// so the thread choice measured by timing cannot change results. (One
+  /// matmul over the whole product sums in another order than its halves
+  /// once k is large enough for oneDNN to block it differently: probed at
+  /// k = 512.)
+  struct Part {
+    dnnl::matmul matmul;
+    dnnl::stream stream;
+    memory a16, b16, c32;
+  };
+  std::vector<Part> parts;
   // The converted inputs: bf16 copies (native) or the rounded values in f32
   // (emulated), B after A at a 64-byte boundary.
   void *scratch = nullptr;
@@ -96,6 +111,46 @@ memory::desc matrix(memory::data_type type, int64_t batch, int64_t rows, int64_t
   return memory::desc({batch, rows, cols}, type, strides);
 }
 
+/// The parts of a product of `batch` products of `m` rows (batches of a
+/// shared B with A untransposed already folded into rows, as canSplitGemm
+/// folds them): `count` blocks of whole products when the batch has that
+/// many, else `count` blocks of rows; each a matmul made for one thread over
+/// views of the bf16 copies and of C.
+void prepareParts(LowPrecisionGemm::Impl &impl, const dnnl::engine &engine, int64_t batch,
+                  int64_t m, int count) {
+  using type = memory::data_type;
+  const GemmShape &s = impl.shape;
+  auto *a16 = static_cast<uint16_t *>(impl.a16Flat.get_data_handle());
+  auto *b16 = static_cast<uint16_t *>(impl.b16Flat.get_data_handle());
+  memory::dims aStrides = s.transposeA ? memory::dims{m * s.k, 1, m}
+                                       : memory::dims{m * s.k, s.k, 1};
+  memory::dims bStrides = s.transposeB ? memory::dims{s.k * s.n, 1, s.k}
+                                       : memory::dims{s.k * s.n, s.n, 1};
+  memory::dims cStrides = {m * s.n, s.n, 1};
+  bool byBatch = batch >= count;
+  omp_set_num_threads(1);
+  for (int t = 0; t < count; ++t) {
+    int64_t total = byBatch ? batch : m;
+    int64_t begin = total * t / count, end = total * (t + 1) / count;
+    int64_t batches = byBatch ? end - begin : batch, rows = byBatch ? m : end - begin;
+    int64_t bBatches = s.sharedB ? 1 : batches;
+    memory::desc src({batches, rows, s.k}, type::bf16, aStrides);
+    memory::desc weights({bBatches, s.k, s.n}, type::bf16, bStrides);
+    memory::desc dst({batches, rows, s.n}, type::f32, cStrides);
+    uint16_t *aAt = byBatch ? a16 + begin * m * s.k : a16 + (s.transposeA ? begin : begin * s.k);
+    uint16_t *bAt = byBatch && !s.sharedB ? b16 + begin * s.k * s.n : b16;
+    float *cAt = impl.c + (byBatch ? begin * m * s.n : begin * s.n);
+    LowPrecisionGemm::Impl::Part part;
+    part.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(
+        dnnl::matmul::desc(src, weights, dst), engine));
+    part.stream = dnnl::stream(engine);
+    part.a16 = memory(src, engine, aAt);
+    part.b16 = memory(weights, engine, bAt);
+    part.c32 = memory(dst, engine, cAt);
+    impl.parts.push_back(std::move(part));
+  }
+}
+
 /// Sets up the bf16 conversions and matmul of `impl`; false when oneDNN has
 /// only its reference kernel for it (slower than emulating).
 bool prepareNative(LowPrecisionGemm::Impl &impl) {
@@ -129,7 +184,50 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   omp_set_num_threads(impl.threads);
   impl.convertA = dnnl::reorder(impl.a32, impl.a16Flat);
   impl.convertB = dnnl::reorder(impl.b32, impl.b16Flat);
-  impl.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(descriptor, engine));
+  int split = availableThreads();
+  if (split > 1 && canSplitGemm(s, split))
+    prepareParts(impl, engine, batch, m, split);
+  else
+    impl.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(descriptor, engine));
+  return true;
+}
+
+/// The conversions on `threads` (an element-by-element copy: the same bits
+/// on any number), then the parts: one after another, or one thread each.
+bool runParts(LowPrecisionGemm::Impl &impl, int threads, std::string &error) {
+  omp_set_num_threads(threads);
+  impl.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
+  impl.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
+  impl.stream.wait();
+  omp_set_num_threads(1);
+  auto runPart = [](LowPrecisionGemm::Impl::Part &part) {
+    part.matmul.execute(part.stream, {{DNNL_ARG_SRC, part.a16},
+                                      {DNNL_ARG_WEIGHTS, part.b16},
+                                      {DNNL_ARG_DST, part.c32}});
+    part.stream.wait();
+  };
+  if (threads <= 1) {
+    for (LowPrecisionGemm::Impl::Part &part : impl.parts)
+      runPart(part);
+    return true;
+  }
+  std::string failure;
+  int count = static_cast<int>(impl.parts.size());
+#pragma omp parallel num_threads(threads)
+  {
+    for (int t = omp_get_thread_num(); t < count; t += threads) {
+      try {
+        runPart(impl.parts[t]);
+      } catch (const dnnl::error &e) {
+#pragma omp critical
+        failure = e.what();
+      }
+    }
+  }
+  if (!failure.empty()) {
+    error = "oneDNN bf16 matmul failed: " + failure;
+    return false;
+  }
   return true;
 }
 
@@ -219,6 +317,8 @@ bool LowPrecisionGemm::run(std::string &error, int threads) {
     return gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads);
   }
   try {
+    if (!impl.parts.empty())
+      return runParts(impl, threads > 0 ? threads : impl.threads, error);
     omp_set_num_threads(impl.threads);
     impl.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
     impl.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
@@ -232,5 +332,7 @@ bool LowPrecisionGemm::run(std::string &error, int threads) {
   }
   return true;
 }
+
+bool LowPrecisionGemm::splits() const { return !impl_->parts.empty(); }
 
 } // namespace kiln::cpu

@@ -51,9 +51,15 @@ public:
   ~LowPrecisionGemm();
 
   /// Computes the product; false with `error` set on a library failure.
-  /// An emulated product takes `threads` as gemm() does; a native one runs
-  /// on the threads threadsForMacs gave it when it was made (oneDNN's split).
+  /// An emulated product takes `threads` as gemm() does, and so does a
+  /// native one that splits(); any other native one runs on the threads
+  /// threadsForMacs gave it when it was made (oneDNN's split).
   bool run(std::string &error, int threads = 0);
+
+  /// Whether this native product is computed in parts kiln runs on one
+  /// thread or several with the same bits (its thread choice may then be
+  /// measured, as an f32 product's is).
+  bool splits() const;
 
   /// Whether the CPU multiplies the 16-bit values (else emulated in f32).
   bool native() const;

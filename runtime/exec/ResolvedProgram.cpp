@@ -334,9 +334,10 @@ bool ResolvedProgram::run(std::string &error) const {
         kernel->function(kernel->args);
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
-      // A native bf16 product keeps oneDNN's threads; the others measure
-      // (the clock is read only while they do).
-      bool measured = !gemm->lowPrecision || !gemm->lowPrecision->native();
+      // A native bf16 product kiln does not split keeps oneDNN's threads;
+      // the others measure (the clock is read only while they do).
+      bool measured = !gemm->lowPrecision || !gemm->lowPrecision->native() ||
+                      gemm->lowPrecision->splits();
       int available = measured ? cpu::availableThreads() : 1;
       int threads = measured ? gemm->threads.next(available, gemm->shape) : 0;
       bool timing = measured && gemm->threads.measuring();

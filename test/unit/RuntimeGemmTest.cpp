@@ -3,6 +3,7 @@
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/GemmThreadChoice.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
+#include "runtime/cpu/Threads.h"
 
 #include "runtime/exec/Session.h"
 #include "runtime/support/FloatRounding.h"
@@ -205,6 +206,43 @@ TEST(RuntimeGemmTest, SplitProductsKeepTheirBits) {
     expectProduct(shape, operands, two);
   }
   EXPECT_GT(split, 24);
+}
+
+// Tests that a native bf16 product kiln computes in parts (one matmul per
+// block of rows or of the batch) gives the same bits run on one thread and
+// on the session's, including products long enough in k (512) for oneDNN to
+// block a whole product differently from its halves.
+TEST(RuntimeGemmTest, SplitNativeProductsKeepTheirBits) {
+  if (!cpu::hasNativeGemm(cpu::GemmPrecision::BF16) || !cpu::nativeLowPrecisionAllowed())
+    GTEST_SKIP() << "this CPU has neither AVX512_BF16 nor AMX-BF16 (or they are turned off)";
+  int threads = cpu::availableThreads();
+  if (threads < 2)
+    GTEST_SKIP() << "one thread: no product is split";
+  std::mt19937 rng(std::random_device{}());
+  int split = 0;
+  for (int trial = 0; trial < 24; ++trial) {
+    cpu::GemmShape shape = randomShape(rng, 300, 6, trial);
+    if (trial % 3 == 0)
+      shape.k = 512;
+    shape.precision = cpu::GemmPrecision::BF16;
+    SCOPED_TRACE(describe(shape));
+    Operands operands = randomOperands(shape, rng);
+    std::vector<float> one(shape.batch * shape.m * shape.n, NAN), all(one.size(), NAN);
+    std::string error;
+    auto first = cpu::LowPrecisionGemm::create(shape, operands.a.data(), operands.b.data(),
+                                               one.data(), true, nullptr, error);
+    auto second = cpu::LowPrecisionGemm::create(shape, operands.a.data(), operands.b.data(),
+                                                all.data(), true, nullptr, error);
+    ASSERT_TRUE(first && second) << error;
+    ASSERT_TRUE(first->native());
+    EXPECT_EQ(first->splits(), cpu::canSplitGemm(shape, threads));
+    split += first->splits();
+    ASSERT_TRUE(first->run(error, 1)) << error;
+    ASSERT_TRUE(second->run(error, threads)) << error;
+    ASSERT_EQ(std::memcmp(one.data(), all.data(), one.size() * 4), 0);
+    expectProduct(shape, roundedTo(cpu::GemmPrecision::BF16, operands), all);
+  }
+  EXPECT_GT(split, 8);
 }
 
 // Tests the degenerate sizes: vectors and single elements.
