@@ -156,7 +156,8 @@ void Serializer::addStep(const Step &step, Instructions &out) {
                                                      : fb::DType_F16;
     instructions.push_back(fb::CreateGemm(fbb, gemm->a, gemm->b, gemm->c, gemm->batch,
                                           gemm->m, gemm->n, gemm->k, gemm->transposeA,
-                                          gemm->transposeB, gemm->sharedB, precision)
+                                          gemm->transposeB, gemm->sharedB, precision,
+                                          gemm->copyA, gemm->copyB)
                                .Union());
   } else if (const auto *conv = std::get_if<ConvStep>(&step)) {
     auto longs = [&](ArrayRef<int64_t> values) {

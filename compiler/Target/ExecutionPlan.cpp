@@ -276,7 +276,47 @@ private:
   DenseMap<Value, std::pair<int64_t, int>> gathered;
   SmallVector<int> arenaSlots;
   DenseSet<Operation *> assignedInPlace;
+  /// The copy slot (GemmStep::copyA) of each tensor two or more 16-bit
+  /// products of `function` read, by the value it is a view of.
+  DenseMap<Value, int> copySlots;
+  void planCopySlots(func::FuncOp func);
+  int copySlotOf(Value operand) const;
 };
+
+/// The value whose buffer `value` reuses: through reshapes and
+/// stop_gradient, which are views.
+Value viewedValue(Value value) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (auto reshape = llvm::dyn_cast<ReshapeOp>(def))
+      value = reshape.getOperand();
+    else if (auto stop = llvm::dyn_cast<StopGradientOp>(def))
+      value = stop.getOperand();
+    else
+      break;
+  }
+  return value;
+}
+
+void Planner::planCopySlots(func::FuncOp func) {
+  copySlots.clear();
+  DenseMap<Value, int> readers;
+  SmallVector<Value> order;
+  func.walk([&](MatmulOp matmul) {
+    if (!computePrecisionOf(matmul))
+      return;
+    for (Value operand : {matmul.getLhs(), matmul.getRhs()})
+      if (readers[viewedValue(operand)]++ == 0)
+        order.push_back(viewedValue(operand));
+  });
+  for (Value value : order)
+    if (readers[value] > 1)
+      copySlots[value] = copySlots.size();
+}
+
+int Planner::copySlotOf(Value operand) const {
+  auto found = copySlots.find(viewedValue(operand));
+  return found == copySlots.end() ? -1 : found->second;
+}
 
 void Planner::planVariables() {
   for (auto variable : module.getOps<VariableOp>()) {
@@ -401,6 +441,10 @@ LogicalResult Planner::planOp(Operation *op) {
                   matmul.getTransposeB(),
                   rank > 2 && rhs.getRank() == 2,
                   computePrecisionOf(matmul)};
+    if (gemm.precision) {
+      gemm.copyA = copySlotOf(matmul.getLhs());
+      gemm.copyB = copySlotOf(matmul.getRhs());
+    }
     use(gemm.a, step);
     use(gemm.b, step);
     gemm.c = resultBuffer(matmul.getResult(), step);
@@ -703,6 +747,7 @@ LogicalResult Planner::planFunction(func::FuncOp func) {
   bucketMembers.clear();
   arenaSlots.clear();
   assignedInPlace.clear();
+  planCopySlots(func);
   planFeeds(func);
   planBuckets(func);
   for (Operation &op : func.getBody().front().without_terminator())

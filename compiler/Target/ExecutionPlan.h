@@ -87,6 +87,10 @@ struct GemmStep {
   bool transposeA, transposeB, sharedB;
   /// The type A and B are rounded to (kiln.compute_precision), or null: f32.
   mlir::Type precision = {};
+  /// With a precision: the copy slot of A's and B's converted values when
+  /// another product of the program reads the same tensor (artifact.fbs,
+  /// Gemm.a_copy), else -1.
+  int copyA = -1, copyB = -1;
 };
 
 /// A convolution or one of its gradients through the library (see

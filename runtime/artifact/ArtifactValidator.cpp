@@ -534,6 +534,14 @@ bool Validator::checkGemm(const std::string &field, const Gemm &gemm) {
     return fail(field + ".precision", "unknown precision " +
                                           std::to_string(static_cast<int>(gemm.precision())) +
                                           " (expected f32, f16 or bf16)");
+  const std::pair<const char *, int32_t> copies[] = {{"a_copy", gemm.a_copy()},
+                                                     {"b_copy", gemm.b_copy()}};
+  for (const auto &[name, slot] : copies) {
+    if (slot < -1)
+      return fail(field + "." + name, std::to_string(slot) + " is not a copy slot (-1: none)");
+    if (slot >= 0 && gemm.precision() == DType_F32)
+      return fail(field + "." + name, "an f32 product converts no input to keep in a copy slot");
+  }
   uint64_t batch = gemm.batch(), m = gemm.m(), n = gemm.n(), k = gemm.k();
   uint64_t batchB = gemm.shared_b() ? 1 : batch;
   std::string shapeA = gemm.transpose_a() ? "[batch, k, m]" : "[batch, m, k]";

@@ -51,6 +51,11 @@ struct LowPrecisionGemm::Impl {
   void *scratch = nullptr;
   std::vector<uint64_t> ownScratch; // When no scratch was given.
   float *roundedA = nullptr, *roundedB = nullptr;
+  /// Where A's and B's converted copies go (the scratch or copy slots), and
+  /// whether this product converts them (not when another product of the
+  /// program filled the slot from the same tensor).
+  void *copyA = nullptr, *copyB = nullptr;
+  bool fillsCopyA = true, fillsCopyB = true;
 };
 
 namespace {
@@ -175,10 +180,8 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   impl.b32 = memory(flat(type::f32, impl.elementsB), engine, const_cast<float *>(impl.b));
   impl.c32 = memory(dst, engine, impl.c);
   // The conversions keep the layout: plain element-by-element copies.
-  auto *scratch = static_cast<uint8_t *>(impl.scratch);
-  impl.a16Flat = memory(flat(type::bf16, impl.elementsA), engine, scratch);
-  impl.b16Flat = memory(flat(type::bf16, impl.elementsB), engine,
-                        scratch + scratchOffsetOfB(impl.elementsA));
+  impl.a16Flat = memory(flat(type::bf16, impl.elementsA), engine, impl.copyA);
+  impl.b16Flat = memory(flat(type::bf16, impl.elementsB), engine, impl.copyB);
   impl.a16 = memory(src, engine, impl.a16Flat.get_data_handle());
   impl.b16 = memory(weights, engine, impl.b16Flat.get_data_handle());
   omp_set_num_threads(impl.threads);
@@ -192,13 +195,20 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   return true;
 }
 
+/// A native product's f32 -> bf16 conversions, those it does.
+void convertInputs(LowPrecisionGemm::Impl &impl) {
+  if (impl.fillsCopyA)
+    impl.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
+  if (impl.fillsCopyB)
+    impl.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
+  impl.stream.wait();
+}
+
 /// The conversions on `threads` (an element-by-element copy: the same bits
 /// on any number), then the parts: one after another, or one thread each.
 bool runParts(LowPrecisionGemm::Impl &impl, int threads, std::string &error) {
   omp_set_num_threads(threads);
-  impl.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
-  impl.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
-  impl.stream.wait();
+  convertInputs(impl);
   omp_set_num_threads(1);
   auto runPart = [](LowPrecisionGemm::Impl::Part &part) {
     part.matmul.execute(part.stream, {{DNNL_ARG_SRC, part.a16},
@@ -277,7 +287,8 @@ size_t LowPrecisionGemm::scratchBytes(const GemmShape &shape) {
 std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shape,
                                                            const float *a, const float *b,
                                                            float *c, bool allowNative,
-                                                           void *scratch, std::string &error) {
+                                                           void *scratch, std::string &error,
+                                                           ConvertedCopySlot slotA, ConvertedCopySlot slotB) {
   auto impl = std::make_unique<Impl>();
   impl->shape = shape;
   impl->a = a;
@@ -292,6 +303,11 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
     scratch = reinterpret_cast<void *>((address + 63) / 64 * 64);
   }
   impl->scratch = scratch;
+  impl->copyA = slotA.copy ? slotA.copy : scratch;
+  impl->copyB = slotB.copy ? slotB.copy
+                           : static_cast<uint8_t *>(scratch) + scratchOffsetOfB(impl->elementsA);
+  impl->fillsCopyA = slotA.copy ? slotA.convert : true;
+  impl->fillsCopyB = slotB.copy ? slotB.convert : true;
   try {
     if (allowNative && hasNativeGemm(shape.precision))
       impl->native = prepareNative(*impl);
@@ -300,9 +316,8 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
     return nullptr;
   }
   if (!impl->native) {
-    impl->roundedA = static_cast<float *>(scratch);
-    impl->roundedB = reinterpret_cast<float *>(static_cast<uint8_t *>(scratch) +
-                                               scratchOffsetOfB(impl->elementsA));
+    impl->roundedA = static_cast<float *>(impl->copyA);
+    impl->roundedB = static_cast<float *>(impl->copyB);
   }
   return std::unique_ptr<LowPrecisionGemm>(new LowPrecisionGemm(std::move(impl)));
 }
@@ -312,16 +327,17 @@ bool LowPrecisionGemm::native() const { return impl_->native; }
 bool LowPrecisionGemm::run(std::string &error, int threads) {
   Impl &impl = *impl_;
   if (!impl.native) {
-    roundToValues(impl.shape.precision, impl.a, impl.roundedA, impl.elementsA);
-    roundToValues(impl.shape.precision, impl.b, impl.roundedB, impl.elementsB);
+    if (impl.fillsCopyA)
+      roundToValues(impl.shape.precision, impl.a, impl.roundedA, impl.elementsA);
+    if (impl.fillsCopyB)
+      roundToValues(impl.shape.precision, impl.b, impl.roundedB, impl.elementsB);
     return gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads);
   }
   try {
     if (!impl.parts.empty())
       return runParts(impl, threads > 0 ? threads : impl.threads, error);
     omp_set_num_threads(impl.threads);
-    impl.convertA.execute(impl.stream, impl.a32, impl.a16Flat);
-    impl.convertB.execute(impl.stream, impl.b32, impl.b16Flat);
+    convertInputs(impl);
     impl.matmul.execute(impl.stream, {{DNNL_ARG_SRC, impl.a16},
                                       {DNNL_ARG_WEIGHTS, impl.b16},
                                       {DNNL_ARG_DST, impl.c32}});

@@ -33,6 +33,15 @@ bool hasNativeGemm(GemmPrecision precision);
 /// products emulated even where the CPU has them (to compare the two).
 bool nativeLowPrecisionAllowed();
 
+/// Where an input's converted copy lives instead of the scratch: `copy`
+/// (4 bytes an element, 64-byte aligned: the artifact's copy slot), which the
+/// product fills when `convert`, or reads as an earlier product of the
+/// program filled it from the same tensor.
+struct ConvertedCopySlot {
+  void *copy = nullptr;
+  bool convert = true;
+};
+
 class LowPrecisionGemm {
 public:
   /// Bytes of scratch memory the product `shape` needs for its converted
@@ -44,10 +53,13 @@ public:
   /// (false: always emulated, to compare the two). The converted inputs go
   /// to `scratch` (scratchBytes(shape), 64-byte aligned, which the products
   /// of one program share: they run one at a time), or to memory of its own
-  /// when null. Null with `error` set when oneDNN refuses it.
+  /// when null, or to the copy slots given. Null with `error` set when
+  /// oneDNN refuses it.
   static std::unique_ptr<LowPrecisionGemm> create(const GemmShape &shape, const float *a,
                                                   const float *b, float *c, bool allowNative,
-                                                  void *scratch, std::string &error);
+                                                  void *scratch, std::string &error,
+                                                  ConvertedCopySlot slotA = {},
+                                                  ConvertedCopySlot slotB = {});
   ~LowPrecisionGemm();
 
   /// Computes the product; false with `error` set on a library failure.

@@ -171,8 +171,14 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
                     reinterpret_cast<float *>(addresses[gemm->c()]), nullptr, {}};
       if (shape.precision != cpu::GemmPrecision::F32) {
         std::string problem;
+        cpu::ConvertedCopySlot slotA, slotB;
+        int64_t elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
+        if (!copySlotFor(gemm->a_copy(), shape.batch * shape.m * shape.k, i, slotA) ||
+            !copySlotFor(gemm->b_copy(), elementsB, i, slotB))
+          break;
         step.lowPrecision = cpu::LowPrecisionGemm::create(
-            shape, step.a, step.b, step.c, cpu::nativeLowPrecisionAllowed(), scratch, problem);
+            shape, step.a, step.b, step.c, cpu::nativeLowPrecisionAllowed(), scratch, problem,
+            slotA, slotB);
         if (!step.lowPrecision && resolveError_.empty())
           resolveError_ = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
       }
@@ -318,6 +324,28 @@ bool ResolvedProgram::runParameterStep(const ParameterStep &step, std::string &e
     return parameters->pushDense(step.variable, static_cast<const float *>(step.data), error);
   return parameters->pushRows(step.variable, step.ids, step.ids64, step.count,
                               static_cast<const float *>(step.data), error);
+}
+
+bool ResolvedProgram::copySlotFor(int slot, int64_t elements, size_t index,
+                                  cpu::ConvertedCopySlot &out) {
+  if (slot < 0)
+    return true;
+  auto [found, first] = copySlots_.try_emplace(slot);
+  CopySlotStorage &storage = found->second;
+  if (first) {
+    storage.elements = elements;
+    storage.blocks.resize((static_cast<size_t>(elements) * sizeof(float) + 63) / 64);
+  } else if (storage.elements != elements) {
+    if (resolveError_.empty())
+      resolveError_ = "instructions[" + std::to_string(index) + "] (Gemm): copy slot " +
+                      std::to_string(slot) + " holds a tensor of " +
+                      std::to_string(storage.elements) + " elements; this product's has " +
+                      std::to_string(elements);
+    return false;
+  }
+  out.copy = storage.blocks.data();
+  out.convert = first;
+  return true;
 }
 
 bool ResolvedProgram::run(std::string &error) const {

@@ -20,6 +20,7 @@
 #include "runtime/exec/Executable.h"
 #include "runtime/exec/ParameterAccess.h"
 
+#include <map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -177,6 +178,19 @@ private:
     uint8_t bytes[64];
   };
   std::vector<ScratchBlock> lowPrecisionScratch_;
+  /// The copy slots of tensors several 16-bit products read (Gemm.a_copy):
+  /// by slot, its storage and the element count of the tensor it holds.
+  struct CopySlotStorage {
+    std::vector<ScratchBlock> blocks;
+    int64_t elements = 0;
+  };
+  std::map<int, CopySlotStorage> copySlots_;
+  /// The copy slot `slot` (-1: none) for an input of `elements` elements of
+  /// instruction `index`: the first product naming it converts into it,
+  /// later ones read it. False (resolveError_ set) when the element counts
+  /// disagree.
+  bool copySlotFor(int slot, int64_t elements, size_t index,
+                   cpu::ConvertedCopySlot &out);
   /// Why a step could not be resolved; reported by run().
   std::string resolveError_;
 };

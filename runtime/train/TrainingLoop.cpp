@@ -38,28 +38,34 @@ using Clock = std::chrono::steady_clock;
 /// has halved as often: 2^16 becomes 2^-34).
 constexpr int64_t kMaxSkippedInARow = 50;
 
-/// "precision: bf16 matrix products (N GEMM calls a step), HOW\n" for a
-/// train step with 16-bit products (kilnc --precision); "" otherwise.
+/// "precision: bf16 matrix products (N GEMM calls a step, C input
+/// conversions), HOW\n" for a train step with 16-bit products (kilnc
+/// --precision); "" otherwise. A tensor several products read (one copy
+/// slot) is converted once.
 std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
   const artifact::Program *program = artifact.findProgram("train_step");
   if (!program || !program->instructions())
     return "";
-  int64_t calls = 0;
+  int64_t calls = 0, conversions = 0;
+  std::set<int32_t> filledSlots;
   auto precision = cpu::GemmPrecision::F32;
   for (size_t i = 0; i < program->instructions()->size(); ++i) {
     if (program->instructions_type()->Get(i) != artifact::Instruction_Gemm)
       continue;
-    cpu::GemmPrecision of =
-        exec::gemmShapeOf(*program->instructions()->GetAs<artifact::Gemm>(i)).precision;
+    const auto *gemm = program->instructions()->GetAs<artifact::Gemm>(i);
+    cpu::GemmPrecision of = exec::gemmShapeOf(*gemm).precision;
     if (of == cpu::GemmPrecision::F32)
       continue;
     ++calls;
+    for (int32_t slot : {gemm->a_copy(), gemm->b_copy()})
+      conversions += slot < 0 || filledSlots.insert(slot).second;
     precision = of;
   }
   if (!calls)
     return "";
   return std::string("precision: ") + (precision == cpu::GemmPrecision::BF16 ? "bf16" : "fp16") +
-         " matrix products (" + std::to_string(calls) + " GEMM calls a step), " +
+         " matrix products (" + std::to_string(calls) + " GEMM calls a step, " +
+         std::to_string(conversions) + " input conversions), " +
          cpu::lowPrecisionGemmPath(precision) + "\n";
 }
 

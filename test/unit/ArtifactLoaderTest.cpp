@@ -394,6 +394,14 @@ TEST(ArtifactLoaderTest, RejectsBadGemmOperands) {
   EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).precision = DType_I32; }),
             kForward + ".instructions[2] (Gemm).precision: unknown precision 3 (expected "
                        "f32, f16 or bf16)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              gemmOf(spec).precision = DType_BF16;
+              gemmOf(spec).bCopy = -2;
+            }),
+            kForward + ".instructions[2] (Gemm).b_copy: -2 is not a copy slot (-1: none)");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).aCopy = 0; }),
+            kForward + ".instructions[2] (Gemm).a_copy: an f32 product converts no input to "
+                       "keep in a copy slot");
   EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).a = 8; }),
             kForward + ".instructions[2] (Gemm).a: buffer 8 does not exist "
                        "(the artifact has 8 buffers)");

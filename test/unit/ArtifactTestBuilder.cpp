@@ -32,7 +32,7 @@ buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
     type = Instruction_Gemm;
     return CreateGemm(fbb, gemm->a, gemm->b, gemm->c, gemm->batch, gemm->m,
                       gemm->n, gemm->k, gemm->transposeA, gemm->transposeB,
-                      gemm->sharedB, gemm->precision)
+                      gemm->sharedB, gemm->precision, gemm->aCopy, gemm->bCopy)
         .Union();
   }
   if (const auto *copy = std::get_if<CopySpec>(&spec)) {

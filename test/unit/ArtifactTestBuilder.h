@@ -61,6 +61,7 @@ struct GemmSpec {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool transposeA = false, transposeB = false, sharedB = false;
   artifact::DType precision = artifact::DType_F32;
+  int32_t aCopy = -1, bCopy = -1;
 };
 
 struct CopySpec {

@@ -326,4 +326,82 @@ TEST(RuntimeGemmTest, RunsAsAnInstruction) {
   expectInstructionComputes(shape);
 }
 
+// Tests two bf16 products of one tensor B sharing its converted copy (copy
+// slot 0: the first converts, the second reads what it left), and a copy
+// slot named for tensors of different sizes refused with one line.
+TEST(RuntimeGemmTest, ProductsShareAConvertedCopy) {
+  std::mt19937 rng(std::random_device{}());
+  cpu::GemmShape shape;
+  shape.m = 9;
+  shape.n = 6;
+  shape.k = 40;
+  shape.precision = cpu::GemmPrecision::BF16;
+  auto build = [&](int64_t secondM, int64_t secondK) {
+    ArtifactSpec spec;
+    auto buffer = [&](std::vector<int64_t> dims) {
+      return spec.addBuffer(artifact::Region_Arena, artifact::DType_F32, dims);
+    };
+    uint32_t a1 = buffer({shape.m, shape.k}), a2 = buffer({secondM, secondK}),
+             b = buffer({shape.k, shape.n}), c1 = buffer({shape.m, shape.n}),
+             c2 = buffer({secondM, shape.n});
+    // Another k: another tensor, wrongly given the same slot.
+    uint32_t b2 = secondK == shape.k ? b : buffer({secondK, shape.n});
+    GemmSpec first{a1, b, c1, 1, shape.m, shape.n, shape.k};
+    GemmSpec second{a2, b2, c2, 1, secondM, shape.n, secondK};
+    for (GemmSpec *gemm : {&first, &second}) {
+      gemm->precision = artifact::DType_BF16;
+      gemm->bCopy = 0;
+    }
+    spec.programs.push_back({"forward", {first, second}, {{"a1", a1}, {"a2", a2}, {"b", b}},
+                             {{"c1", c1}, {"c2", c2}}});
+    return spec.fileBytes();
+  };
+  std::string error;
+  auto verified = artifact::VerifiedArtifact::fromFileBytes("shared.kiln", build(13, shape.k),
+                                                            error);
+  ASSERT_NE(verified, nullptr) << error;
+  auto executable = exec::Executable::fromArtifact(std::move(verified), error);
+  ASSERT_NE(executable, nullptr) << error;
+  auto session = exec::Session::create(executable, error);
+  ASSERT_NE(session, nullptr) << error;
+  cpu::GemmShape second = shape;
+  second.m = 13;
+  Operands one = randomOperands(shape, rng), two = randomOperands(second, rng);
+  two.b = one.b;
+  for (int run = 0; run < 2; ++run) { // the second run converts afresh
+    for (auto [name, values] : {std::pair<const char *, std::vector<float> *>{"a1", &one.a},
+                                {"a2", &two.a},
+                                {"b", &one.b}})
+      ASSERT_FALSE(session->bindFeed("forward", name, artifact::DType_F32, values->data(),
+                                     values->size() * 4, error));
+    ASSERT_FALSE(session->run("forward", error)) << error;
+    std::vector<float> c1(shape.m * shape.n), c2(second.m * second.n);
+    ASSERT_FALSE(session->readFetch("forward", "c1", artifact::DType_F32, c1.data(),
+                                    c1.size() * 4, error));
+    ASSERT_FALSE(session->readFetch("forward", "c2", artifact::DType_F32, c2.data(),
+                                    c2.size() * 4, error));
+    expectProduct(shape, roundedTo(shape.precision, one), c1);
+    expectProduct(second, roundedTo(shape.precision, two), c2);
+  }
+
+  auto mismatched = artifact::VerifiedArtifact::fromFileBytes("mismatched.kiln",
+                                                              build(13, shape.k + 1), error);
+  ASSERT_NE(mismatched, nullptr) << error;
+  auto badExecutable = exec::Executable::fromArtifact(std::move(mismatched), error);
+  ASSERT_NE(badExecutable, nullptr) << error;
+  auto badSession = exec::Session::create(badExecutable, error);
+  ASSERT_NE(badSession, nullptr) << error;
+  std::vector<float> longer(13 * (shape.k + 1), 0.5f);
+  for (auto [name, values] : {std::pair<const char *, std::vector<float> *>{"a1", &one.a},
+                              {"a2", &longer},
+                              {"b", &one.b}})
+    ASSERT_FALSE(badSession->bindFeed("forward", name, artifact::DType_F32, values->data(),
+                                      values->size() * 4, error));
+  EXPECT_TRUE(badSession->run("forward", error));
+  EXPECT_NE(error.find("instructions[1] (Gemm): copy slot 0 holds a tensor of 240 elements; "
+                       "this product's has 246"),
+            std::string::npos)
+      << error;
+}
+
 } // namespace
