@@ -3,6 +3,7 @@
 #include "runtime/cpu/Convolution.h"
 
 #include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/Threads.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
@@ -20,6 +21,9 @@ namespace {
 /// A copy between a plain buffer and the blocked layout a primitive wants.
 struct Restage {
   dnnl::reorder reorder;
+  /// A copy gives the same bytes on any number of threads: a large one
+  /// takes every thread whatever the convolution's own count.
+  int threads = 1;
   mutable memory from, to; // reorder::execute takes them by reference
 };
 
@@ -88,6 +92,9 @@ const dnnl::engine &cpuEngine() {
   return engine;
 }
 
+/// Reorders of at least this many bytes run on every thread.
+constexpr size_t kParallelRestageBytes = 256 * 1024;
+
 /// Sets OpenMP's threads for its lifetime, then gives the caller's back.
 class ThreadsWhileMaking {
 public:
@@ -116,10 +123,11 @@ void bind(BoundPrimitive &impl, int arg, const memory &plain, const memory::desc
   }
   memory staged(wanted, cpuEngine());
   impl.args[arg] = staged;
+  int threads = wanted.get_size() >= kParallelRestageBytes ? availableThreads() : 1;
   if (isOutput)
-    impl.after.push_back({dnnl::reorder(staged, plain), staged, plain});
+    impl.after.push_back({dnnl::reorder(staged, plain), threads, staged, plain});
   else
-    impl.before.push_back({dnnl::reorder(plain, staged), plain, staged});
+    impl.before.push_back({dnnl::reorder(plain, staged), threads, plain, staged});
 }
 
 /// The primitive over `x`, `w`, `y` (plain layouts, or `any` for the
@@ -222,11 +230,16 @@ bool Convolution::run(std::string &error) const {
   try {
     omp_set_num_threads(impl_->threads);
     const BoundPrimitive &bound = impl_->bound;
+    auto restage = [&](const Restage &copy) {
+      omp_set_num_threads(copy.threads);
+      copy.reorder.execute(impl_->stream, copy.from, copy.to);
+    };
     for (const Restage &in : bound.before)
-      in.reorder.execute(impl_->stream, in.from, in.to);
+      restage(in);
+    omp_set_num_threads(impl_->threads);
     bound.primitive.execute(impl_->stream, bound.args);
     for (const Restage &out : bound.after)
-      out.reorder.execute(impl_->stream, out.from, out.to);
+      restage(out);
     impl_->stream.wait();
     return true;
   } catch (const dnnl::error &e) {
