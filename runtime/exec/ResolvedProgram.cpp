@@ -348,12 +348,47 @@ bool ResolvedProgram::copySlotFor(int slot, int64_t elements, size_t index,
   return true;
 }
 
+void ResolvedProgram::startProfiling(int64_t warmRuns) {
+  profiling_ = true;
+  warmRuns_ = warmRuns;
+  runs_ = 0;
+  stepSeconds_.assign(steps_.size(), 0.0);
+}
+
+ProgramProfile ResolvedProgram::profile() const {
+  return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_};
+}
+
+namespace {
+
+/// Adds the time from its making to its end to `*seconds` (a step's, when
+/// profiled; null: nothing, and no clock read).
+class StepTimer {
+public:
+  explicit StepTimer(double *seconds)
+      : seconds_(seconds), begin_(seconds ? std::chrono::steady_clock::now()
+                                          : std::chrono::steady_clock::time_point()) {}
+  ~StepTimer() {
+    if (seconds_)
+      *seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_)
+                       .count();
+  }
+
+private:
+  double *seconds_;
+  std::chrono::steady_clock::time_point begin_;
+};
+
+} // namespace
+
 bool ResolvedProgram::run(std::string &error) const {
   if (!resolveError_.empty()) {
     error = resolveError_;
     return false;
   }
+  bool timed = profiling_ && runs_++ >= warmRuns_;
   for (size_t i = 0; i < steps_.size(); ++i) {
+    StepTimer timer(timed ? &stepSeconds_[i] : nullptr);
     const Step &step = steps_[i];
     if (const auto *kernel = std::get_if<KernelStep>(&step)) {
       if (kernel->rowFunction)

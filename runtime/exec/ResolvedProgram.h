@@ -19,6 +19,7 @@
 #include "runtime/cpu/SparseApply.h"
 #include "runtime/exec/Executable.h"
 #include "runtime/exec/ParameterAccess.h"
+#include "runtime/exec/ProgramProfile.h"
 
 #include <map>
 #include <string>
@@ -56,6 +57,12 @@ public:
   bool run(std::string &error) const;
 
   size_t stepCount() const { return steps_.size(); }
+
+  /// Times every step of each run after the first `warmRuns` (kiln run
+  /// --profile); the clock is read only then.
+  void startProfiling(int64_t warmRuns);
+  /// What startProfiling has timed so far.
+  ProgramProfile profile() const;
 
   /// The pull orders the program starts with (one group, sent before
   /// anything is computed), or null when it starts otherwise.
@@ -193,6 +200,12 @@ private:
                    cpu::ConvertedCopySlot &out);
   /// Why a step could not be resolved; reported by run().
   std::string resolveError_;
+  /// startProfiling's: whether it was asked, its warm-up runs, the runs so
+  /// far and each step's seconds over the timed ones.
+  bool profiling_ = false;
+  int64_t warmRuns_ = 0;
+  mutable int64_t runs_ = 0;
+  mutable std::vector<double> stepSeconds_;
 };
 
 } // namespace kiln::exec

@@ -148,6 +148,25 @@ std::optional<SessionError> Session::checkBinding(
   return SessionError::NotFound;
 }
 
+std::optional<SessionError> Session::startProfiling(std::string_view program,
+                                                    int64_t warmRuns, std::string &error) {
+  size_t index = 0;
+  if (auto failure = findProgram(program, index, error))
+    return failure;
+  programs_[index].steps.startProfiling(warmRuns);
+  return std::nullopt;
+}
+
+std::optional<SessionError> Session::profile(std::string_view program,
+                                             ProgramProfile &profile,
+                                             std::string &error) const {
+  size_t index = 0;
+  if (auto failure = findProgram(program, index, error))
+    return failure;
+  profile = programs_[index].steps.profile();
+  return std::nullopt;
+}
+
 std::optional<SessionError> Session::bindFeed(std::string_view program,
                                               std::string_view feed,
                                               DType dtype, const void *data,

@@ -56,6 +56,13 @@ public:
   /// Runs `program`; every one of its feeds must be bound.
   std::optional<SessionError> run(std::string_view program, std::string &error);
 
+  /// Times each instruction of `program`'s runs after the first
+  /// `warmRuns` (kiln run --profile); profile() gives what was timed.
+  std::optional<SessionError> startProfiling(std::string_view program, int64_t warmRuns,
+                                             std::string &error);
+  std::optional<SessionError> profile(std::string_view program, ProgramProfile &profile,
+                                      std::string &error) const;
+
   /// Copies fetch `fetch` of `program`, which ran last, into the `size`
   /// bytes at `data`, which must match the fetch's dtype and size.
   std::optional<SessionError> readFetch(std::string_view program,

@@ -69,6 +69,11 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
          cpu::lowPrecisionGemmPath(precision) + "\n";
 }
 
+/// Train steps --profile leaves untimed: the first runs measure each matrix
+/// product's threads (GemmThreadChoice: warm-up, then trials).
+constexpr int64_t kProfileWarmRuns =
+    cpu::GemmThreadChoice::kWarmup + cpu::GemmThreadChoice::kTrials;
+
 /// Tags of the collectives the loop makes itself, apart from the
 /// artifact's buckets (which count up from 0).
 constexpr uint32_t kBroadcastTag = 0x7fff0000;
@@ -435,6 +440,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     out << "skipped " << trainData->skippedRows << " bad rows of " << options.data << "\n";
   if (!model.runInit(*session, error))
     return false;
+  if (options.profile && session->startProfiling(kTrainProgram, kProfileWarmRuns, error))
+    return false;
   if (chief() && !options.restore.empty() && !restore(error))
     return false;
   if (worldSize() > 1 && !broadcastState(error))
@@ -551,6 +558,13 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   if (options.group.localReplicas > 1)
     out << ", " << cpu::availableThreads() << " a replica";
   out << "\n" << precisionLine(session->executable().artifact());
+  if (options.profile) {
+    exec::ProgramProfile profile;
+    if (session->profile(kTrainProgram, profile, error))
+      return false;
+    out << exec::formatProgramProfile(
+        *session->executable().artifact().findProgram(kTrainProgram), kTrainProgram, profile);
+  }
   if (model.lossScaling())
     out << "loss scaling: " << skippedSteps << " of " << trained
         << " steps skipped (gradients not finite), loss scale now " << lossScale << "\n";

@@ -92,6 +92,8 @@ struct TrainOptions {
   int prefetchBatches = 2;
   uint64_t seed = 0;
   bool skipBadRows = false;
+  /// After the run, where the train step's time went (kiln run --profile).
+  bool profile = false;
   std::string metricsOut; ///< FILE.jsonl; empty = none.
   std::string logdir;     ///< TensorBoard directory; empty = none.
   std::string saveDir;    ///< Checkpoint directory; empty = none.

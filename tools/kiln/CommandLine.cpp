@@ -167,6 +167,9 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
         "the shuffle's seed (default 0)"},
        {"--skip-bad-rows", nullptr, &training.skipBadRows, "",
         "drop rows with NaN/Inf or out-of-range ids"},
+       {"--profile", nullptr, &training.profile, "",
+        "after the run, where the train step's time went: by kind of instruction, and the "
+        "slowest (timed after 12 warm-up steps)"},
        {"--metrics-out", &training.metricsOut, nullptr, "FILE.jsonl",
         "one JSON line per step and per evaluation"},
        {"--logdir", &training.logdir, nullptr, "DIR",

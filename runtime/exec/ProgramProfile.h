@@ -1,0 +1,42 @@
+//===- ProgramProfile.h - Where a program's time goes -----------*- C++ -*-===//
+//
+// `kiln run --profile`: each instruction of a program timed over its runs
+// (after warm-up runs: the first ones measure each product's threads), then
+// summed by kind (GEMM, convolutions, generated kernels, communication, the
+// rest) and the slowest instructions named, as a few lines of text.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_EXEC_PROGRAMPROFILE_H
+#define KILN_RUNTIME_EXEC_PROGRAMPROFILE_H
+
+#include "proto/kiln/artifact_generated.h"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kiln::exec {
+
+/// The timed runs of a program and each instruction's seconds over them.
+struct ProgramProfile {
+  int64_t warmRuns = 0;  ///< Runs not timed, first.
+  int64_t timedRuns = 0;
+  std::vector<double> seconds; ///< By instruction.
+};
+
+/// What instruction `index` of `program` is, in a few words: "Gemm
+/// 512x1000x128 bf16", "Convolution filter gradient", "KernelCall 12
+/// (row-parallel)".
+std::string describeInstruction(const artifact::Program &program, size_t index);
+
+/// The profile as text: one line with the runs and the time a run, a line
+/// per kind of instruction (ms a run, share, count), then the `slowest`
+/// instructions.
+std::string formatProgramProfile(const artifact::Program &program, std::string_view name,
+                                 const ProgramProfile &profile, size_t slowest = 5);
+
+} // namespace kiln::exec
+
+#endif // KILN_RUNTIME_EXEC_PROGRAMPROFILE_H
