@@ -142,6 +142,7 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
             std::max(scratchBytes, cpu::LowPrecisionGemm::scratchBytes(gemmShapeOf(*gemm)));
   lowPrecisionScratch_.resize((scratchBytes + 63) / 64);
   void *scratch = lowPrecisionScratch_.data();
+  placeCopySlots(program);
 
   steps_.reserve(instructions->size());
   for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i) {
@@ -326,15 +327,65 @@ bool ResolvedProgram::runParameterStep(const ParameterStep &step, std::string &e
                               static_cast<const float *>(step.data), error);
 }
 
+void ResolvedProgram::placeCopySlots(const Program &program) {
+  struct Range {
+    size_t first = SIZE_MAX, last = 0;
+    size_t bytes = 0;
+  };
+  std::map<int, Range> ranges;
+  const auto *instructions = program.instructions();
+  for (flatbuffers::uoffset_t i = 0; instructions && i < instructions->size(); ++i) {
+    if (program.instructions_type()->Get(i) != Instruction_Gemm)
+      continue;
+    const Gemm *gemm = instructions->GetAs<Gemm>(i);
+    cpu::GemmShape shape = gemmShapeOf(*gemm);
+    int64_t elementsA = shape.batch * shape.m * shape.k;
+    int64_t elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
+    for (auto [slot, elements] : {std::pair{gemm->a_copy(), elementsA},
+                                  std::pair{gemm->b_copy(), elementsB}}) {
+      if (slot < 0)
+        continue;
+      Range &range = ranges[slot];
+      range.first = std::min<size_t>(range.first, i);
+      range.last = std::max<size_t>(range.last, i);
+      range.bytes = std::max(range.bytes, static_cast<size_t>(elements) * sizeof(float));
+    }
+  }
+  std::vector<std::pair<int, Range>> order(ranges.begin(), ranges.end());
+  std::sort(order.begin(), order.end(),
+            [](const auto &a, const auto &b) { return a.second.first < b.second.first; });
+  std::vector<size_t> blockFreeAfter; // The last reader of each block's slots.
+  std::vector<size_t> blockBytes;
+  std::vector<int> blockOf(order.size());
+  for (size_t s = 0; s < order.size(); ++s) {
+    const Range &range = order[s].second;
+    size_t block = 0;
+    while (block < blockFreeAfter.size() && blockFreeAfter[block] >= range.first)
+      ++block;
+    if (block == blockFreeAfter.size()) {
+      blockFreeAfter.push_back(0);
+      blockBytes.push_back(0);
+    }
+    blockFreeAfter[block] = range.last;
+    blockBytes[block] = std::max(blockBytes[block], range.bytes);
+    blockOf[s] = static_cast<int>(block);
+  }
+  copySlotStorage_.resize(blockBytes.size());
+  for (size_t b = 0; b < blockBytes.size(); ++b)
+    copySlotStorage_[b].resize((blockBytes[b] + 63) / 64);
+  for (size_t s = 0; s < order.size(); ++s)
+    copySlots_[order[s].first].copy = copySlotStorage_[blockOf[s]].data();
+}
+
 bool ResolvedProgram::copySlotFor(int slot, int64_t elements, size_t index,
                                   cpu::ConvertedCopySlot &out) {
   if (slot < 0)
     return true;
-  auto [found, first] = copySlots_.try_emplace(slot);
-  CopySlotStorage &storage = found->second;
+  CopySlot &storage = copySlots_[slot]; // placed by placeCopySlots
+  bool first = !storage.claimed;
   if (first) {
+    storage.claimed = true;
     storage.elements = elements;
-    storage.blocks.resize((static_cast<size_t>(elements) * sizeof(float) + 63) / 64);
   } else if (storage.elements != elements) {
     if (resolveError_.empty())
       resolveError_ = "instructions[" + std::to_string(index) + "] (Gemm): copy slot " +
@@ -343,7 +394,7 @@ bool ResolvedProgram::copySlotFor(int slot, int64_t elements, size_t index,
                       std::to_string(elements);
     return false;
   }
-  out.copy = storage.blocks.data();
+  out.copy = storage.copy;
   out.convert = first;
   return true;
 }

@@ -186,12 +186,21 @@ private:
   };
   std::vector<ScratchBlock> lowPrecisionScratch_;
   /// The copy slots of tensors several 16-bit products read (Gemm.a_copy):
-  /// by slot, its storage and the element count of the tensor it holds.
-  struct CopySlotStorage {
-    std::vector<ScratchBlock> blocks;
+  /// by slot, where it lives, the element count of the tensor it holds
+  /// (from its first product) and whether a product has claimed it yet.
+  /// Slots whose readers lie in disjoint ranges of instructions share
+  /// storage (placeCopySlots).
+  struct CopySlot {
+    void *copy = nullptr;
     int64_t elements = 0;
+    bool claimed = false;
   };
-  std::map<int, CopySlotStorage> copySlots_;
+  std::map<int, CopySlot> copySlots_;
+  std::vector<std::vector<ScratchBlock>> copySlotStorage_;
+  /// Gives every copy slot the program's Gemms name its storage: in order
+  /// of its first reader, the first block whose slots' readers have all
+  /// run by then (grown to fit), else a new block.
+  void placeCopySlots(const artifact::Program &program);
   /// The copy slot `slot` (-1: none) for an input of `elements` elements of
   /// instruction `index`: the first product naming it converts into it,
   /// later ones read it. False (resolveError_ set) when the element counts

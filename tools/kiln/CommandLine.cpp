@@ -27,7 +27,7 @@ const char *const kUsage =
     R"(usage: kiln run ARTIFACT [--program NAME] [--feed NAME=FILE.npy]... [--fetch NAME=FILE.npy]...
                 [--synthetic-feeds] [--summary]
        kiln run ARTIFACT --data FILE --steps N [--shuffle] [--seed S] [--prefetch N]
-                [--skip-bad-rows] [--metrics-out FILE.jsonl] [--logdir DIR]
+                [--skip-bad-rows] [--metrics-out FILE.jsonl] [--logdir DIR] [--profile]
                 [--save DIR] [--save-every N] [--keep N] [--restore DIR]
                 [--eval-data FILE] [--eval-every N]
        kiln run ... --metrics-port PORT [--metrics-address ADDR] [--metrics-linger SECONDS]
