@@ -22,6 +22,11 @@ struct GemmShape {
   bool transposeB = false; ///< B is [.., n, k] rather than [.., k, n].
   bool sharedB = false;    ///< One B for every batch.
   GemmPrecision precision = GemmPrecision::F32;
+
+  /// The elements of A (batch products of m x k) and of B (k x n, once
+  /// when shared).
+  int64_t elementsA() const { return batch * m * k; }
+  int64_t elementsB() const { return (sharedB ? 1 : batch) * k * n; }
 };
 
 /// Computes `c` = `a` x `b` for every batch with oneDNN's sgemm, in f32

@@ -279,9 +279,8 @@ LowPrecisionGemm::LowPrecisionGemm(std::unique_ptr<Impl> impl) : impl_(std::move
 LowPrecisionGemm::~LowPrecisionGemm() = default;
 
 size_t LowPrecisionGemm::scratchBytes(const GemmShape &shape) {
-  int64_t elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
-  return scratchOffsetOfB(shape.batch * shape.m * shape.k) +
-         static_cast<size_t>(elementsB) * sizeof(float);
+  return scratchOffsetOfB(shape.elementsA()) +
+         static_cast<size_t>(shape.elementsB()) * sizeof(float);
 }
 
 std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shape,
@@ -294,8 +293,8 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
   impl->a = a;
   impl->b = b;
   impl->c = c;
-  impl->elementsA = shape.batch * shape.m * shape.k;
-  impl->elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
+  impl->elementsA = shape.elementsA();
+  impl->elementsB = shape.elementsB();
   impl->threads = threadsForMacs(shape.batch * shape.m * shape.n * shape.k);
   if (!scratch) {
     impl->ownScratch.resize((scratchBytes(shape) + 63) / 8 + 1);

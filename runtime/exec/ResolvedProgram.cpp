@@ -173,9 +173,8 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       if (shape.precision != cpu::GemmPrecision::F32) {
         std::string problem;
         cpu::ConvertedCopySlot slotA, slotB;
-        int64_t elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
-        if (!copySlotFor(gemm->a_copy(), shape.batch * shape.m * shape.k, i, slotA) ||
-            !copySlotFor(gemm->b_copy(), elementsB, i, slotB))
+        if (!copySlotFor(gemm->a_copy(), shape.elementsA(), i, slotA) ||
+            !copySlotFor(gemm->b_copy(), shape.elementsB(), i, slotB))
           break;
         step.lowPrecision = cpu::LowPrecisionGemm::create(
             shape, step.a, step.b, step.c, cpu::nativeLowPrecisionAllowed(), scratch, problem,
@@ -339,10 +338,8 @@ void ResolvedProgram::placeCopySlots(const Program &program) {
       continue;
     const Gemm *gemm = instructions->GetAs<Gemm>(i);
     cpu::GemmShape shape = gemmShapeOf(*gemm);
-    int64_t elementsA = shape.batch * shape.m * shape.k;
-    int64_t elementsB = (shape.sharedB ? 1 : shape.batch) * shape.k * shape.n;
-    for (auto [slot, elements] : {std::pair{gemm->a_copy(), elementsA},
-                                  std::pair{gemm->b_copy(), elementsB}}) {
+    for (auto [slot, elements] : {std::pair{gemm->a_copy(), shape.elementsA()},
+                                  std::pair{gemm->b_copy(), shape.elementsB()}}) {
       if (slot < 0)
         continue;
       Range &range = ranges[slot];
