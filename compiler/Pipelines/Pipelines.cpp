@@ -37,9 +37,11 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseElementwise());
 }
 
-void buildMixedPrecisionPipeline(mlir::OpPassManager &pm, llvm::StringRef precision) {
+void buildMixedPrecisionPipeline(mlir::OpPassManager &pm, llvm::StringRef precision,
+                                 bool roundInKernels) {
   KilnMixedPrecisionOptions options;
   options.precision = precision.str();
+  options.roundInKernels = roundInKernels;
   pm.addPass(createKilnMixedPrecision(options));
 }
 

@@ -30,8 +30,10 @@ void buildTrainingPipeline(mlir::OpPassManager &pm);
 void buildOptimizationPipeline(mlir::OpPassManager &pm);
 
 /// kiln-mixed-precision: the matrix products in `precision` (fp32, bf16 or
-/// fp16; empty: the train spec's).
-void buildMixedPrecisionPipeline(mlir::OpPassManager &pm, llvm::StringRef precision);
+/// fp16; empty: the train spec's), bf16 inputs rounded by the kernels that
+/// compute them unless `roundInKernels` is false.
+void buildMixedPrecisionPipeline(mlir::OpPassManager &pm, llvm::StringRef precision,
+                                 bool roundInKernels = true);
 
 /// kiln-schedule on the training functions: an order of their ops that
 /// lowers the peak memory and starts communication early.

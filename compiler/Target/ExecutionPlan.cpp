@@ -44,11 +44,12 @@ namespace {
 /// Whether a kernel for `op` may write its result over one of its operands:
 /// each output element then depends only on the same element of each input.
 /// (A fusion's broadcast inputs have another shape, so they are never the
-/// buffer written; one that ends in a reduction is no update.)
+/// buffer written; one that ends in a reduction or reads an input
+/// transposed is no update.)
 bool isElementwiseUpdate(Operation *op) {
   if (auto fusion = llvm::dyn_cast<FusionOp>(op))
     return llvm::none_of(fusion.getBody().getOps(), [](Operation &inner) {
-      return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp>(inner);
+      return llvm::isa<ReduceSumOp, ReduceMeanOp, ReduceMaxOp, TransposeOp>(inner);
     });
   return op->hasTrait<OpTrait::Elementwise>() ||
          llvm::isa<ApplySgdOp, ApplyMomentumOp, ApplyAdamOp, ApplyAdagradOp>(op);
@@ -276,8 +277,9 @@ private:
   DenseMap<Value, std::pair<int64_t, int>> gathered;
   SmallVector<int> arenaSlots;
   DenseSet<Operation *> assignedInPlace;
-  /// The copy slot (GemmStep::copyA) of each tensor two or more 16-bit
-  /// products of `function` read, by the value it is a view of.
+  /// The copy slot (GemmStep::copyA) of each f32 tensor two or more 16-bit
+  /// products of `function` read, by the value it is a view of (a bf16
+  /// product's inputs come rounded by a kiln.cast: none to convert).
   DenseMap<Value, int> copySlots;
   void planCopySlots(func::FuncOp func);
   int copySlotOf(Value operand) const;
@@ -305,7 +307,8 @@ void Planner::planCopySlots(func::FuncOp func) {
     if (!computePrecisionOf(matmul))
       return;
     for (Value operand : {matmul.getLhs(), matmul.getRhs()})
-      if (readers[viewedValue(operand)]++ == 0)
+      if (llvm::cast<ShapedType>(operand.getType()).getElementType().isF32() &&
+          readers[viewedValue(operand)]++ == 0)
         order.push_back(viewedValue(operand));
   });
   for (Value value : order)

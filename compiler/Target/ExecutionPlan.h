@@ -86,6 +86,7 @@ struct GemmStep {
   int64_t batch, m, n, k;
   bool transposeA, transposeB, sharedB;
   /// The type A and B are rounded to (kiln.compute_precision), or null: f32.
+  /// A or B may be a buffer of that type already (rounded by a kernel).
   mlir::Type precision = {};
   /// With a precision: the copy slot of A's and B's converted values when
   /// another product of the program reads the same tensor (artifact.fbs,

@@ -2,6 +2,8 @@
 
 #include "dialects/Kiln/KilnOps.h"
 
+#include "dialects/Kiln/ComputePrecision.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 
@@ -66,14 +68,29 @@ LogicalResult SelectOp::inferReturnTypes(MLIRContext *,
                         types);
 }
 
+/// `type` with f32 elements where they are `precision`'s: a product marked
+/// kiln.compute_precision reads inputs already rounded to that type as its
+/// f32 inputs, and gives f32.
+static Type asComputedFrom(Type type, Type precision) {
+  auto tensor = llvm::dyn_cast<RankedTensorType>(type);
+  if (!precision || !tensor || tensor.getElementType() != precision)
+    return type;
+  return tensor.clone(Float32Type::get(type.getContext()));
+}
+
 LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &types) {
+  Type precision;
+  if (DictionaryAttr attrs = adaptor.getAttributes())
+    if (auto attr = attrs.getAs<TypeAttr>(kComputePrecisionAttrName))
+      precision = attr.getValue();
   return appendInferred(
-      inferMatmulType(diagFor<MatmulOp>(loc), adaptor.getLhs().getType(),
-                      adaptor.getRhs().getType(), adaptor.getTransposeA(),
-                      adaptor.getTransposeB()),
+      inferMatmulType(diagFor<MatmulOp>(loc),
+                      asComputedFrom(adaptor.getLhs().getType(), precision),
+                      asComputedFrom(adaptor.getRhs().getType(), precision),
+                      adaptor.getTransposeA(), adaptor.getTransposeB()),
       types);
 }
 

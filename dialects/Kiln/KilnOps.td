@@ -272,7 +272,10 @@ def Kiln_MatmulOp : Kiln_InferredOp<"matmul", [Pure]> {
     `lhs` is `[batch..., M, K]` (`[batch..., K, M]` with `transpose_a`), `rhs`
     is `[batch..., K, N]` (`[batch..., N, K]` with `transpose_b`); the result
     is `[batch..., M, N]`. Batch dimensions are equal, or `rhs` is a matrix
-    shared by every batch (a dense layer over a sequence).
+    shared by every batch (a dense layer over a sequence). A product marked
+    `kiln.compute_precision = bf16` (or f16; kiln-mixed-precision) sums in
+    f32: its result is f32, and either operand may be f32 or already of
+    that type (rounded by a kiln.cast before it).
     ```
     %y = kiln.matmul %x, %w {transpose_b} : (tensor<32x784xf32>, tensor<128x784xf32>) -> tensor<32x128xf32>
     ```

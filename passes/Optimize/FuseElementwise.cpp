@@ -11,6 +11,8 @@
 
 #include "passes/Optimize/Passes.h"
 
+#include "passes/Optimize/Fusible.h"
+
 #include "dialects/Kiln/KilnOps.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -28,13 +30,7 @@ namespace kiln {
 using namespace mlir;
 using namespace kiln;
 
-namespace {
-
-/// Whether `op` can be computed inside a fusion: one result, static, and an
-/// element of it from the same element of each operand (a broadcast reads
-/// its operand through the broadcast map, a one_hot its indices along the
-/// leading dimensions).
-bool isFusible(Operation *op) {
+bool kiln::isFusible(Operation *op) {
   if (op->getNumResults() != 1 || !llvm::isa<KilnDialect>(op->getDialect()))
     return false;
   auto type = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());
@@ -42,8 +38,12 @@ bool isFusible(Operation *op) {
     return false;
   if (auto oneHot = llvm::dyn_cast<OneHotOp>(op))
     return !oneHot.getIndices().getDefiningOp<ConstantOp>();
+  if (llvm::isa<TransposeOp>(op))
+    return true; // Reads an input of the group through its permutation.
   return op->hasTrait<OpTrait::Elementwise>() || llvm::isa<BroadcastOp, StopGradientOp>(op);
 }
+
+namespace {
 
 /// A reduction that can end a group: its elements computed by the group,
 /// only its result leaving it.
@@ -147,9 +147,25 @@ private:
     groupOf[op] = found->second;
   }
 
+  /// Whether every transpose among `candidates` and `op` would still read
+  /// a value from outside them (the fusion reads its input permuted).
+  bool transposesReadInputs(ArrayRef<unsigned> candidates, Operation *op) {
+    auto inside = [&](Value value) {
+      Operation *producer = value.getDefiningOp();
+      auto group = producer ? groupOf.find(producer) : groupOf.end();
+      return group != groupOf.end() && llvm::is_contained(candidates, group->second);
+    };
+    for (unsigned index : candidates)
+      for (Operation *member : groups[index].members)
+        if (llvm::isa<TransposeOp>(member) && inside(member->getOperand(0)))
+          return false;
+    return true;
+  }
+
   void place(Operation *op) {
     SmallVector<unsigned> candidates;
-    for (Value operand : op->getOperands()) {
+    // A transpose starts a group: its operand is the fusion's input.
+    for (Value operand : llvm::isa<TransposeOp>(op) ? ValueRange() : op->getOperands()) {
       Operation *producer = operand.getDefiningOp();
       auto group = producer ? groupOf.find(producer) : groupOf.end();
       if (group != groupOf.end() && groups[group->second].shape == shapeOf(op) &&
@@ -158,11 +174,11 @@ private:
     }
     // All of them at once, else the first that may be joined alone.
     SmallVector<unsigned> chosen;
-    if (canJoin(candidates, op)) {
+    if (canJoin(candidates, op) && transposesReadInputs(candidates, op)) {
       chosen = candidates;
     } else {
       for (unsigned candidate : candidates)
-        if (canJoin({candidate}, op)) {
+        if (canJoin({candidate}, op) && transposesReadInputs({candidate}, op)) {
           chosen = {candidate};
           break;
         }

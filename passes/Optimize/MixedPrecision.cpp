@@ -11,6 +11,7 @@
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/TrainSpec.h"
 #include "passes/Graph/LossScaling.h"
+#include "passes/Optimize/Fusible.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -56,12 +57,57 @@ public:
     Builder builder(module.getContext());
     Type type = chosen == "bf16" ? Type(builder.getBF16Type()) : Type(builder.getF16Type());
     module.walk([&](MatmulOp matmul) {
-      auto elementType = [](Value value) {
-        return llvm::cast<ShapedType>(value.getType()).getElementType();
-      };
       if (elementType(matmul.getLhs()).isF32() && elementType(matmul.getRhs()).isF32())
         matmul->setAttr(kComputePrecisionAttrName, TypeAttr::get(type));
     });
+    // bf16 products read their inputs rounded by the kernels that compute
+    // them. f16 products are emulated on every CPU (the runtime rounds into
+    // f32 buffers), so a 16-bit copy of their inputs would only add work.
+    if (chosen == "bf16" && roundInKernels)
+      module.walk([&](func::FuncOp func) { roundInputsWhereComputed(func, type); });
+  }
+
+private:
+  /// Gives each marked product of `func` its inputs as `type` tensors: one
+  /// kiln.cast per f32 value, however many products read it (a reshape
+  /// reshapes the cast of its operand instead). A value an op fusion could
+  /// compute is cast right after it (the cast joins its kernel), any other
+  /// right before its first product.
+  void roundInputsWhereComputed(func::FuncOp func, Type type) {
+    DenseMap<Value, Value> rounded;
+    func.walk([&](MatmulOp matmul) {
+      if (!computePrecisionOf(matmul))
+        return;
+      for (OpOperand *operand : {&matmul.getLhsMutable(), &matmul.getRhsMutable()})
+        if (elementType(operand->get()).isF32())
+          operand->set(roundedValue(operand->get(), type, matmul, rounded));
+    });
+  }
+
+  /// `value` as `type` (memoized in `rounded`), for the product `reader`.
+  Value roundedValue(Value value, Type type, Operation *reader, DenseMap<Value, Value> &rounded) {
+    if (Value done = rounded.lookup(value))
+      return done;
+    auto shaped = llvm::cast<RankedTensorType>(value.getType());
+    Value result;
+    Operation *def = value.getDefiningOp();
+    if (auto reshape = llvm::dyn_cast_or_null<ReshapeOp>(def)) {
+      Value source = roundedValue(reshape.getOperand(), type, reader, rounded);
+      OpBuilder builder(source.getContext());
+      builder.setInsertionPointAfterValue(source);
+      result = builder.create<ReshapeOp>(reshape.getLoc(), shaped.clone(type), source);
+    } else {
+      OpBuilder builder(reader);
+      if (def && isFusible(def))
+        builder.setInsertionPointAfter(def);
+      result = builder.create<CastOp>(value.getLoc(), shaped.clone(type), value);
+    }
+    rounded[value] = result;
+    return result;
+  }
+
+  static Type elementType(Value value) {
+    return llvm::cast<ShapedType>(value.getType()).getElementType();
   }
 };
 

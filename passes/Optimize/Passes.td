@@ -166,15 +166,27 @@ def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
   let summary = "Computes matrix products in bf16 or f16 with f32 sums";
   let description = [{
     Marks every kiln.matmul of f32 operands with
-    `kiln.compute_precision = bf16` (or `f16`): the runtime rounds both
-    inputs to that type (round to nearest, ties to even) and sums the
-    products in f32 into an f32 result, as PyTorch's autocast and Keras'
+    `kiln.compute_precision = bf16` (or `f16`): both inputs are rounded to
+    that type (round to nearest, ties to even) and the products summed in
+    f32 into an f32 result, as PyTorch's autocast and Keras'
     `mixed_bfloat16` policy compute a matrix product (oneDNN's bf16 matmul
     where the CPU has AVX512_BF16 or AMX-BF16, else emulated). Variables
     (the master weights), optimizer state, gradients, reductions and
     elementwise ops stay f32. The forward and the backward products are
     both marked: the gradient products read the rounded activations and
     output gradients, as the frameworks' do.
+
+    With bf16, each product then reads its inputs through a `kiln.cast` to
+    bf16, one per value however many products read it (a reshape's through
+    the reshape of its operand's cast). The cast of a value an op fusion
+    computes (elementwise ops, transposes) follows it, so that
+    kiln-fuse-elementwise (which runs after) makes the cast a second result
+    of the value's kernel, or its only one when the products are its only
+    readers; the cast of any other value (a variable, a layer norm, another
+    product) comes right before its first product. The runtime multiplies
+    the bf16 tensors as they are. With fp16, which the CPU multiplies only
+    emulated in f32, and with `round-in-kernels=false`, the runtime rounds
+    the f32 inputs of each product itself (the same bits).
 
     The precision is the pass option, else the train spec's (`bf16_mixed`,
     `fp16_mixed`); `fp32` marks nothing. A training module in `fp16` must
@@ -187,12 +199,17 @@ def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
     ```
     After (`precision=bf16`):
     ```
-    %y = kiln.matmul %x, %w {kiln.compute_precision = bf16} : ...
+    %x16 = kiln.cast %x : tensor<8x16xf32> to tensor<8x16xbf16>
+    %w16 = kiln.cast %w : tensor<16x4xf32> to tensor<16x4xbf16>
+    %y = kiln.matmul %x16, %w16 {kiln.compute_precision = bf16} : (tensor<8x16xbf16>, tensor<16x4xbf16>) -> tensor<8x4xf32>
     ```
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"",
            "fp32, bf16 or fp16 (default: the train spec's)">,
+    Option<"roundInKernels", "round-in-kernels", "bool", /*default=*/"true",
+           "bf16: cast each product's inputs where they are computed (false: "
+           "the runtime converts them)">,
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }

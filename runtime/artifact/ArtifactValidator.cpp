@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <set>
+#include <tuple>
 
 namespace kiln::artifact {
 
@@ -147,7 +148,7 @@ private:
   bool checkGemm(const std::string &field, const Gemm &gemm);
   bool checkGemmOperand(const std::string &field, uint32_t index,
                         std::initializer_list<uint64_t> dims,
-                        const std::string &expected);
+                        const std::string &expected, DType rounded);
   bool checkCopy(const std::string &field, const Copy &copy);
   bool checkSparseApply(const std::string &field, const SparseApply &apply);
   bool checkConvolution(const std::string &field, const Convolution &conv);
@@ -504,13 +505,14 @@ bool Validator::checkKernelCall(const std::string &field,
 
 bool Validator::checkGemmOperand(const std::string &field, uint32_t index,
                                  std::initializer_list<uint64_t> dims,
-                                 const std::string &expected) {
+                                 const std::string &expected, DType rounded) {
   if (!checkBufferIndex(field, index))
     return false;
   const Buffer &buffer = *artifact_.buffers()->Get(index);
-  if (buffer.dtype() != DType_F32)
+  if (buffer.dtype() != DType_F32 && (rounded == DType_F32 || buffer.dtype() != rounded))
     return fail(field, "buffer " + std::to_string(index) + " is " +
-                           dtypeName(buffer.dtype()) + "; Gemm takes f32");
+                           dtypeName(buffer.dtype()) + "; Gemm takes f32" +
+                           (rounded == DType_F32 ? std::string() : std::string(" or ") + dtypeName(rounded)));
   uint64_t count = 0;
   if (!multiply(dims, count) || count != buffers_[index].elementCount)
     return fail(field, "buffer " + std::to_string(index) + " holds " +
@@ -549,13 +551,21 @@ bool Validator::checkGemm(const std::string &field, const Gemm &gemm) {
       gemm.shared_b()
           ? (gemm.transpose_b() ? "[n, k]" : "[k, n]")
           : (gemm.transpose_b() ? "[batch, n, k]" : "[batch, k, n]");
-  if (!checkGemmOperand(field + ".a", gemm.a(), {batch, m, k}, "A " + shapeA) ||
-      !checkGemmOperand(field + ".b", gemm.b(), {batchB, k, n},
-                        "B " + shapeB) ||
-      !checkGemmOperand(field + ".c", gemm.c(), {batch, m, n},
-                        "C [batch, m, n]") ||
+  if (!checkGemmOperand(field + ".a", gemm.a(), {batch, m, k}, "A " + shapeA,
+                        gemm.precision()) ||
+      !checkGemmOperand(field + ".b", gemm.b(), {batchB, k, n}, "B " + shapeB,
+                        gemm.precision()) ||
+      !checkGemmOperand(field + ".c", gemm.c(), {batch, m, n}, "C [batch, m, n]",
+                        DType_F32) ||
       !checkWritable(field + ".c", gemm.c()))
     return false;
+  for (auto [name, input, slot] : {std::tuple{"a_copy", gemm.a(), gemm.a_copy()},
+                                   std::tuple{"b_copy", gemm.b(), gemm.b_copy()}})
+    if (slot >= 0 && artifact_.buffers()->Get(input)->dtype() != DType_F32)
+      return fail(field + "." + name, "buffer " + std::to_string(input) + " is " +
+                                          dtypeName(artifact_.buffers()->Get(input)->dtype()) +
+                                          " already: nothing to convert into copy slot " +
+                                          std::to_string(slot));
   for (uint32_t input : {gemm.a(), gemm.b()})
     if (overlap(buffers_[gemm.c()], buffers_[input]))
       return fail(field + ".c", "buffer " + std::to_string(gemm.c()) +

@@ -56,6 +56,9 @@ struct LowPrecisionGemm::Impl {
   /// program filled the slot from the same tensor).
   void *copyA = nullptr, *copyB = nullptr;
   bool fillsCopyA = true, fillsCopyB = true;
+  /// A or B given as 16-bit values (copyA / copyB), which an emulated
+  /// product widens into the scratch.
+  bool givenA = false, givenB = false;
 };
 
 namespace {
@@ -99,6 +102,29 @@ void roundToValues(GemmPrecision precision, const float *in, float *out, int64_t
     roundToBF16Values(in, out, count);
   else
     roundToF16Values(in, out, count);
+}
+
+/// `out[i]` = the 16-bit value `in[i]` of `precision`, exactly, as f32.
+void widenValues(GemmPrecision precision, const uint16_t *in, float *out, int64_t count) {
+  if (precision == GemmPrecision::BF16) {
+    for (int64_t i = 0; i < count; ++i) {
+      uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
+      std::memcpy(&out[i], &bits, 4);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i)
+    out[i] = f16ToFloat(in[i]);
+}
+
+/// An emulated product's input: widened when given in 16 bits, rounded
+/// when this product fills its copy.
+void emulatedInput(GemmPrecision precision, bool given, bool fills, const void *copy,
+                   const float *in, float *rounded, int64_t count) {
+  if (given)
+    widenValues(precision, static_cast<const uint16_t *>(copy), rounded, count);
+  else if (fills)
+    roundToValues(precision, in, rounded, count);
 }
 
 /// Where B's converted copy starts in the scratch: after A's f32 values
@@ -305,8 +331,10 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
   impl->copyA = slotA.copy ? slotA.copy : scratch;
   impl->copyB = slotB.copy ? slotB.copy
                            : static_cast<uint8_t *>(scratch) + scratchOffsetOfB(impl->elementsA);
-  impl->fillsCopyA = slotA.copy ? slotA.convert : true;
-  impl->fillsCopyB = slotB.copy ? slotB.convert : true;
+  impl->fillsCopyA = slotA.copy ? slotA.convert && !slotA.isInput : true;
+  impl->fillsCopyB = slotB.copy ? slotB.convert && !slotB.isInput : true;
+  impl->givenA = slotA.copy && slotA.isInput;
+  impl->givenB = slotB.copy && slotB.isInput;
   try {
     if (allowNative && hasNativeGemm(shape.precision))
       impl->native = prepareNative(*impl);
@@ -314,9 +342,11 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
     error = std::string("oneDNN refused the bf16 matmul: ") + e.what();
     return nullptr;
   }
-  if (!impl->native) {
-    impl->roundedA = static_cast<float *>(impl->copyA);
-    impl->roundedB = static_cast<float *>(impl->copyB);
+  if (!impl->native) { // A given input is widened into the scratch.
+    impl->roundedA = static_cast<float *>(impl->givenA ? scratch : impl->copyA);
+    impl->roundedB = static_cast<float *>(
+        impl->givenB ? static_cast<uint8_t *>(scratch) + scratchOffsetOfB(impl->elementsA)
+                     : impl->copyB);
   }
   return std::unique_ptr<LowPrecisionGemm>(new LowPrecisionGemm(std::move(impl)));
 }
@@ -326,10 +356,10 @@ bool LowPrecisionGemm::native() const { return impl_->native; }
 bool LowPrecisionGemm::run(std::string &error, int threads) {
   Impl &impl = *impl_;
   if (!impl.native) {
-    if (impl.fillsCopyA)
-      roundToValues(impl.shape.precision, impl.a, impl.roundedA, impl.elementsA);
-    if (impl.fillsCopyB)
-      roundToValues(impl.shape.precision, impl.b, impl.roundedB, impl.elementsB);
+    emulatedInput(impl.shape.precision, impl.givenA, impl.fillsCopyA, impl.copyA, impl.a,
+                  impl.roundedA, impl.elementsA);
+    emulatedInput(impl.shape.precision, impl.givenB, impl.fillsCopyB, impl.copyB, impl.b,
+                  impl.roundedB, impl.elementsB);
     return gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads);
   }
   try {

@@ -36,10 +36,14 @@ bool nativeLowPrecisionAllowed();
 /// Where an input's converted copy lives instead of the scratch: `copy`
 /// (4 bytes an element, 64-byte aligned: the artifact's copy slot), which the
 /// product fills when `convert`, or reads as an earlier product of the
-/// program filled it from the same tensor.
+/// program filled it from the same tensor. With `isInput`, `copy` is the
+/// product's input itself, already of its 16-bit type (a kernel rounded it:
+/// the artifact's buffer is bf16): nothing to convert, and an emulated
+/// product widens it into the scratch.
 struct ConvertedCopySlot {
   void *copy = nullptr;
   bool convert = true;
+  bool isInput = false;
 };
 
 class LowPrecisionGemm {

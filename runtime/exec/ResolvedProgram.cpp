@@ -176,6 +176,11 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
         if (!copySlotFor(gemm->a_copy(), shape.elementsA(), i, slotA) ||
             !copySlotFor(gemm->b_copy(), shape.elementsB(), i, slotB))
           break;
+        // An input a kernel rounded already (the validator allows only the
+        // product's own 16-bit type, and no copy slot with it).
+        for (auto [input, slot] : {std::pair{gemm->a(), &slotA}, std::pair{gemm->b(), &slotB}})
+          if (root.buffers()->Get(input)->dtype() != DType_F32)
+            *slot = {addresses[input], /*convert=*/false, /*isInput=*/true};
         step.lowPrecision = cpu::LowPrecisionGemm::create(
             shape, step.a, step.b, step.c, cpu::nativeLowPrecisionAllowed(), scratch, problem,
             slotA, slotB);

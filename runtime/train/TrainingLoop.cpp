@@ -39,14 +39,15 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kMaxSkippedInARow = 50;
 
 /// "precision: bf16 matrix products (N GEMM calls a step, C input
-/// conversions), HOW\n" for a train step with 16-bit products (kilnc
-/// --precision); "" otherwise. A tensor several products read (one copy
-/// slot) is converted once.
+/// conversions, K inputs rounded in kernels), HOW\n" for a train step with
+/// 16-bit products (kilnc --precision); "" otherwise. A tensor several
+/// products read (one copy slot) is converted once; an input of the
+/// product's 16-bit type was rounded by the kernel that computed it.
 std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
   const artifact::Program *program = artifact.findProgram("train_step");
   if (!program || !program->instructions())
     return "";
-  int64_t calls = 0, conversions = 0;
+  int64_t calls = 0, conversions = 0, roundedInKernels = 0;
   std::set<int32_t> filledSlots;
   auto precision = cpu::GemmPrecision::F32;
   for (size_t i = 0; i < program->instructions()->size(); ++i) {
@@ -57,15 +58,21 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
     if (of == cpu::GemmPrecision::F32)
       continue;
     ++calls;
-    for (int32_t slot : {gemm->a_copy(), gemm->b_copy()})
-      conversions += slot < 0 || filledSlots.insert(slot).second;
+    for (auto [input, slot] : {std::pair{gemm->a(), gemm->a_copy()},
+                               std::pair{gemm->b(), gemm->b_copy()}}) {
+      if (artifact.root().buffers()->Get(input)->dtype() != artifact::DType_F32)
+        ++roundedInKernels;
+      else
+        conversions += slot < 0 || filledSlots.insert(slot).second;
+    }
     precision = of;
   }
   if (!calls)
     return "";
   return std::string("precision: ") + (precision == cpu::GemmPrecision::BF16 ? "bf16" : "fp16") +
          " matrix products (" + std::to_string(calls) + " GEMM calls a step, " +
-         std::to_string(conversions) + " input conversions), " +
+         std::to_string(conversions) + " input conversions, " +
+         std::to_string(roundedInKernels) + " inputs rounded in kernels), " +
          cpu::lowPrecisionGemmPath(precision) + "\n";
 }
 

@@ -409,6 +409,20 @@ TEST(ArtifactLoaderTest, RejectsBadGemmOperands) {
       rejection([](ArtifactSpec &spec) { spec.buffers[W].dtype = DType_F16; }),
       kForward + ".instructions[2] (Gemm).b: buffer 7 is f16; Gemm "
                  "takes f32");
+  // A 16-bit input only of the product's own precision, and with nothing to
+  // convert into a copy slot.
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              gemmOf(spec).precision = DType_BF16;
+              spec.buffers[W].dtype = DType_F16;
+            }),
+            kForward + ".instructions[2] (Gemm).b: buffer 7 is f16; Gemm takes f32 or bf16");
+  EXPECT_EQ(rejection([](ArtifactSpec &spec) {
+              gemmOf(spec).precision = DType_BF16;
+              spec.buffers[W].dtype = DType_BF16;
+              gemmOf(spec).bCopy = 0;
+            }),
+            kForward + ".instructions[2] (Gemm).b_copy: buffer 7 is bf16 already: nothing to "
+                       "convert into copy slot 0");
   EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).k = 5; }),
             kForward + ".instructions[2] (Gemm).a: buffer 4 holds 8 elements; "
                        "A [batch, m, k] needs 10");

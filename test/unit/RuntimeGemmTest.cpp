@@ -146,6 +146,52 @@ TEST(RuntimeGemmTest, LowPrecisionMultipliesTheRoundedInputs) {
       }
 }
 
+// Tests a bf16 or f16 product given its inputs already rounded (a kernel
+// wrote them in the 16-bit type: the artifact's A and B buffers are bf16),
+// natively and emulated: the same bits as the product that rounds its f32
+// inputs itself.
+TEST(RuntimeGemmTest, LowPrecisionTakesInputsRoundedByKernels) {
+  std::mt19937 rng(std::random_device{}());
+  for (cpu::GemmPrecision precision : {cpu::GemmPrecision::BF16, cpu::GemmPrecision::F16})
+    for (bool allowNative : {true, false})
+      for (int trial = 0; trial < 12; ++trial) {
+        cpu::GemmShape shape = randomShape(rng, 70, 4, trial);
+        shape.k += 8;
+        shape.precision = precision;
+        SCOPED_TRACE(describe(shape) + (precision == cpu::GemmPrecision::BF16 ? " bf16" : " f16") +
+                     (allowNative ? "" : " emulated"));
+        Operands operands = randomOperands(shape, rng);
+        auto sixteenBits = [&](const std::vector<float> &values) {
+          std::vector<uint16_t> bits;
+          for (float x : values)
+            bits.push_back(precision == cpu::GemmPrecision::BF16 ? roundToBF16(x)
+                                                                 : roundToF16(x));
+          return bits;
+        };
+        std::vector<uint16_t> a16 = sixteenBits(operands.a), b16 = sixteenBits(operands.b);
+        std::vector<float> converted(shape.batch * shape.m * shape.n, NAN);
+        std::vector<float> given(converted.size(), NAN);
+        std::string error;
+        auto converting = cpu::LowPrecisionGemm::create(shape, operands.a.data(),
+                                                        operands.b.data(), converted.data(),
+                                                        allowNative, nullptr, error);
+        ASSERT_NE(converting, nullptr) << error;
+        auto taking = cpu::LowPrecisionGemm::create(
+            shape, nullptr, nullptr, given.data(), allowNative, nullptr, error,
+            {a16.data(), false, /*isInput=*/true}, {b16.data(), false, /*isInput=*/true});
+        ASSERT_NE(taking, nullptr) << error;
+        EXPECT_EQ(taking->native(), converting->native());
+        ASSERT_TRUE(converting->run(error)) << error;
+        ASSERT_TRUE(taking->run(error)) << error;
+        EXPECT_EQ(given, converted);
+        // Run again: nothing of the first run is kept (the emulated widening
+        // fills the scratch every run).
+        std::fill(given.begin(), given.end(), NAN);
+        ASSERT_TRUE(taking->run(error)) << error;
+        EXPECT_EQ(given, converted);
+      }
+}
+
 // Tests the measured choice of one or all threads for a product: warm-up
 // runs on one thread and not counted, then alternating trials; all threads
 // kept only when their fastest run beats one thread's by 10%; one thread

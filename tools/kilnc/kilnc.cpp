@@ -223,6 +223,12 @@ cl::opt<std::string> precisionFlag(
              "weights, optimizer state and elementwise ops stay f32 (default: the train "
              "spec's precision, else fp32)"),
     cl::value_desc("fp32|bf16|fp16"));
+cl::opt<bool> roundInKernelsFlag(
+    "round-in-kernels",
+    cl::desc("With --precision=bf16, the kernels that compute a product's inputs also "
+             "write them rounded to bf16 (default true; false: the runtime converts them "
+             "before each product, for comparison: the same bits)"),
+    cl::init(true));
 cl::opt<std::string> opOrderFlag(
     "schedule",
     cl::desc("Order of the training step's ops: memory (the default: each update right "
@@ -526,11 +532,13 @@ int main(int argc, char **argv) {
       kiln::buildLayoutPipeline(pm);
     if (!inferenceOnly && (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName))
       kiln::buildTrainingPipeline(pm);
+    // Before fusion: the casts that round a bf16 product's inputs join the
+    // kernels that compute them.
+    kiln::buildMixedPrecisionPipeline(pm, precisionFlag, roundInKernelsFlag);
     // --emit=mlir shows the graph as the training passes leave it unless
     // --fusion=on asks for the fused one.
     if (fusionFlag == "on" && (emit != Emit::Mlir || fusionFlag.getNumOccurrences() > 0))
       kiln::buildOptimizationPipeline(pm);
-    kiln::buildMixedPrecisionPipeline(pm, precisionFlag);
     if (opOrderFlag == "memory" && !inferenceOnly &&
         (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName) &&
         (emit != Emit::Mlir || opOrderFlag.getNumOccurrences() > 0 ||

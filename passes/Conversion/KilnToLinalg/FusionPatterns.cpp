@@ -6,7 +6,9 @@
 // for the inputs of that shape; the leading dimensions for the indices of a
 // one_hot, whose element compares its index with the last dimension's
 // position), splat constants become scalars, and each yielded value is an
-// output. Values between the ops stay in registers. A
+// output. A transpose of an input is that input read through the
+// permutation (the input read plainly too where other ops read it). Values
+// between the ops stay in registers. A
 // body that ends in a reduction (its only result) becomes that reduction's
 // generic, its elements computed by the rest of the body.
 //
@@ -40,6 +42,8 @@ TypedAttr splatValue(Value tensor) {
 bool isScalarizable(Operation &op) {
   if (llvm::isa<ConstantOp>(op))
     return static_cast<bool>(splatValue(op.getResult(0)));
+  if (auto transpose = llvm::dyn_cast<TransposeOp>(op))
+    return llvm::isa<BlockArgument>(transpose.getOperand());
   return op.hasTrait<OpTrait::Elementwise>() ||
          llvm::isa<BroadcastOp, StopGradientOp, OneHotOp>(op);
 }
@@ -51,12 +55,35 @@ bool feedsOneHotsOnly(BlockArgument arg) {
          llvm::all_of(arg.getUsers(), [](Operation *user) { return llvm::isa<OneHotOp>(user); });
 }
 
+/// The one permutation by which the body's transposes read `arg`; empty
+/// when none does, failure when two differ.
+FailureOr<SmallVector<int64_t>> transposedRead(BlockArgument arg) {
+  SmallVector<int64_t> permutation;
+  for (Operation *user : arg.getUsers())
+    if (auto transpose = llvm::dyn_cast<TransposeOp>(user)) {
+      if (!permutation.empty() && ArrayRef<int64_t>(permutation) != transpose.getPermutation())
+        return failure();
+      permutation.assign(transpose.getPermutation().begin(), transpose.getPermutation().end());
+    }
+  return permutation;
+}
+
+/// Where a body reads element `indices` of the result of a transpose by
+/// `permutation`: operand dimension permutation[i] is result dimension i.
+AffineMap transposedMap(MLIRContext *context, ArrayRef<int64_t> permutation) {
+  SmallVector<AffineExpr> operandIndices(permutation.size());
+  for (auto [i, from] : llvm::enumerate(permutation))
+    operandIndices[from] = getAffineDimExpr(i, context);
+  return AffineMap::get(permutation.size(), 0, operandIndices, context);
+}
 
 /// How the body reads its block arguments inside the generic: argument i
-/// is the generic's input `inputOf[i]`, or with -1 the scalar `splatOf[i]`.
+/// is the generic's input `inputOf[i]`, or with -1 the scalar `splatOf[i]`;
+/// its transposes read input `transposedOf[i]` (-1: none).
 struct ArgumentReads {
   SmallVector<int> inputOf;
   SmallVector<TypedAttr> splatOf;
+  SmallVector<int> transposedOf;
 };
 
 /// The scalar of every value of the body computed before `stop` (null: to
@@ -64,16 +91,22 @@ struct ArgumentReads {
 DenseMap<Value, Value> computeBody(Block &body, const ArgumentReads &reads, OpBuilder &b,
                                    Location loc, ValueRange elements, Operation *stop) {
   DenseMap<Value, Value> scalars;
-  for (auto [i, arg] : llvm::enumerate(body.getArguments()))
-    scalars[arg] = reads.inputOf[i] >= 0
-                       ? elements[reads.inputOf[i]]
-                       : b.create<arith::ConstantOp>(loc, reads.splatOf[i]).getResult();
+  for (auto [i, arg] : llvm::enumerate(body.getArguments())) {
+    if (reads.inputOf[i] >= 0)
+      scalars[arg] = elements[reads.inputOf[i]];
+    else if (reads.splatOf[i])
+      scalars[arg] = b.create<arith::ConstantOp>(loc, reads.splatOf[i]);
+    // Else only transposes read it.
+  }
   for (Operation &inner : body.without_terminator()) {
     if (&inner == stop)
       break;
     Value value;
     if (llvm::isa<ConstantOp>(inner)) {
       value = b.create<arith::ConstantOp>(loc, splatValue(inner.getResult(0)));
+    } else if (auto transpose = llvm::dyn_cast<TransposeOp>(inner)) {
+      auto arg = llvm::cast<BlockArgument>(transpose.getOperand());
+      value = elements[reads.transposedOf[arg.getArgNumber()]];
     } else if (auto oneHot = llvm::dyn_cast<OneHotOp>(inner)) {
       auto type = llvm::cast<RankedTensorType>(oneHot.getType());
       value = oneHotElement(b, inner.getLoc(), type.getRank(),
@@ -124,9 +157,23 @@ struct FusionLowering : public OpRewritePattern<FusionOp> {
     ArgumentReads reads;
     for (auto [outer, arg] : llvm::zip(op.getInputs(), body.getArguments())) {
       reads.splatOf.push_back(splatValue(outer));
+      reads.transposedOf.push_back(-1);
       if (reads.splatOf.back()) {
         reads.inputOf.push_back(-1);
         continue;
+      }
+      FailureOr<SmallVector<int64_t>> permutation = transposedRead(arg);
+      if (failed(permutation))
+        return op.emitOpError("transposes input ") << arg.getArgNumber()
+                                                   << " by two permutations";
+      if (!permutation->empty()) {
+        reads.transposedOf.back() = inputs.size();
+        inputs.push_back(outer);
+        maps.push_back(transposedMap(rewriter.getContext(), *permutation));
+        if (llvm::all_of(arg.getUsers(), [](Operation *user) { return llvm::isa<TransposeOp>(user); })) {
+          reads.inputOf.push_back(-1);
+          continue;
+        }
       }
       reads.inputOf.push_back(inputs.size());
       inputs.push_back(outer);

@@ -48,3 +48,46 @@ func.func @softmax_cross_entropy_grad(%labels: tensor<32xi64>, %probs: tensor<32
   }
   return %0 : tensor<32x10xf32>
 }
+
+// -----
+
+// Tests that a transpose inside a fusion reads its input through the
+// permutation (no transposed tensor), here with the cast of a bf16
+// product's input: one loop that reads [4, 8] and writes [8, 4] in bf16.
+// CHECK-DAG: #[[$SWAP:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[$ALL:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @transposed_cast
+// CHECK: linalg.generic {indexing_maps = [#[[$SWAP]], #[[$ALL]]], iterator_types = ["parallel", "parallel"]} ins(%{{.+}} : tensor<4x8xf32>) outs(%{{.+}} : tensor<8x4xbf16>)
+// CHECK-NEXT: ^bb0(%[[X:.+]]: f32, %{{.+}}: bf16):
+// CHECK-NEXT: %[[H:.+]] = arith.truncf %[[X]] : f32 to bf16
+// CHECK-NEXT: linalg.yield %[[H]]
+// CHECK-NOT: linalg.generic
+func.func @transposed_cast(%x: tensor<4x8xf32>) -> tensor<8x4xbf16> {
+  %0 = kiln.fusion(%x) : (tensor<4x8xf32>) -> tensor<8x4xbf16> {
+  ^bb0(%a: tensor<4x8xf32>):
+    %1 = kiln.transpose %a [1, 0] : tensor<4x8xf32> -> tensor<8x4xf32>
+    %2 = kiln.cast %1 : tensor<8x4xf32> to tensor<8x4xbf16>
+    kiln.yield %2 : tensor<8x4xbf16>
+  }
+  return %0 : tensor<8x4xbf16>
+}
+
+// -----
+
+// Tests an input read both transposed and as it is (a square one): the
+// generic takes it twice, once through each map.
+// CHECK-DAG: #[[$SWAP:.+]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-DAG: #[[$ALL:.+]] = affine_map<(d0, d1) -> (d0, d1)>
+// CHECK-LABEL: func @transposed_and_plain
+// CHECK: linalg.generic {indexing_maps = [#[[$SWAP]], #[[$ALL]], #[[$ALL]]], iterator_types = ["parallel", "parallel"]} ins(%[[IN:.+]], %[[IN]] : tensor<4x4xf32>, tensor<4x4xf32>)
+// CHECK-NEXT: ^bb0(%[[T:.+]]: f32, %[[P:.+]]: f32, %{{.+}}: f32):
+// CHECK-NEXT: arith.addf %[[P]], %[[T]] : f32
+func.func @transposed_and_plain(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %0 = kiln.fusion(%x) : (tensor<4x4xf32>) -> tensor<4x4xf32> {
+  ^bb0(%a: tensor<4x4xf32>):
+    %1 = kiln.transpose %a [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+    %2 = kiln.add %a, %1 : tensor<4x4xf32>
+    kiln.yield %2 : tensor<4x4xf32>
+  }
+  return %0 : tensor<4x4xf32>
+}

@@ -149,3 +149,44 @@ func.func @softmax_cross_entropy_grad(%labels: tensor<32xi64>, %probs: tensor<32
   %g = kiln.mul %d, %s : tensor<32x10xf32>
   return %g : tensor<32x10xf32>
 }
+
+// -----
+
+// Tests that a transpose starts a group its readers join (the fusion reads
+// its input permuted), and never joins its operand's group: the tanh and
+// the transpose of its result stay apart even where the shapes agree.
+// CHECK-LABEL: func @transpose_starts_a_group
+// CHECK: %[[T:.+]] = kiln.tanh %arg0 : tensor<4x4xf32>
+// CHECK-NEXT: %[[F:.+]] = kiln.fusion(%[[T]], %arg1) : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<4x4xf32>, %[[B:.+]]: tensor<4x4xf32>):
+// CHECK-NEXT: %[[P:.+]] = kiln.transpose %[[A]] [1, 0]
+// CHECK-NEXT: %[[S:.+]] = kiln.add %[[P]], %[[B]]
+// CHECK-NEXT: %[[R:.+]] = kiln.relu %[[S]]
+// CHECK-NEXT: kiln.yield %[[R]]
+func.func @transpose_starts_a_group(%x: tensor<4x4xf32>, %y: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %t = kiln.tanh %x : tensor<4x4xf32>
+  %p = kiln.transpose %t [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+  %s = kiln.add %p, %y : tensor<4x4xf32>
+  %r = kiln.relu %s : tensor<4x4xf32>
+  return %r : tensor<4x4xf32>
+}
+
+// -----
+
+// Tests that an op reading both a value and a transpose of it joins only
+// one of their groups: merged, the transpose would read a value computed
+// inside the fusion.
+// CHECK-LABEL: func @transpose_of_a_member
+// CHECK: %[[F1:.+]] = kiln.fusion(%arg0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: kiln.tanh
+// CHECK: kiln.neg
+// CHECK: %[[F2:.+]] = kiln.fusion(%[[F1]]) : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: kiln.transpose
+// CHECK: kiln.add
+func.func @transpose_of_a_member(%x: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  %t = kiln.tanh %x : tensor<4x4xf32>
+  %n = kiln.neg %t : tensor<4x4xf32>
+  %p = kiln.transpose %n [1, 0] : tensor<4x4xf32> -> tensor<4x4xf32>
+  %s = kiln.add %n, %p : tensor<4x4xf32>
+  return %s : tensor<4x4xf32>
+}
