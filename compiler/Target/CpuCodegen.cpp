@@ -3,6 +3,7 @@
 #include "compiler/Target/CpuCodegen.h"
 
 #include "compiler/RegisterAll.h"
+#include "compiler/Target/BoolBytes.h"
 #include "compiler/Support/CompileTimings.h"
 #include "passes/Conversion/Passes.h"
 
@@ -238,6 +239,7 @@ std::unique_ptr<llvm::Module> translateAndOptimize(ModuleOp kernels,
   }
   module->setTargetTriple(host.triple);
   module->setDataLayout(machine->createDataLayout());
+  accessBoolsAsBytes(*module);
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
