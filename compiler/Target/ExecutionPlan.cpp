@@ -272,6 +272,8 @@ private:
   /// Gradients an all-reduce bucket reduces in place: the bucket's slot
   /// and the value's byte offset in it (planBuckets).
   DenseMap<Value, std::pair<int, uint64_t>> bucketMembers;
+  /// The all-reduces whose gradients are bucket members (or views of them).
+  DenseSet<Operation *> inPlaceStarts;
   /// The ids and rows a sparse all-reduce's wait gives: (tag, the start's
   /// buffer of the same part).
   DenseMap<Value, std::pair<int64_t, int>> gathered;
@@ -413,9 +415,12 @@ LogicalResult Planner::planOp(Operation *op) {
     return planSparseApply(apply);
   int step = program->steps.size();
   if (auto reshape = llvm::dyn_cast<ReshapeOp>(op)) {
-    // A view: the same bytes, another shape.
+    // A view: the same bytes (from the same offset: a gradient in a
+    // bucket), another shape.
     int source = bufferOf(reshape.getOperand());
-    buffers[reshape.getResult()] = newBuffer(plan.buffers[source].slot, reshape.getType());
+    plan.buffers.push_back(
+        {plan.buffers[source].slot, reshape.getType(), plan.buffers[source].offset});
+    buffers[reshape.getResult()] = plan.buffers.size() - 1;
     return success();
   }
   if (auto stop = llvm::dyn_cast<StopGradientOp>(op)) {
@@ -593,10 +598,17 @@ LogicalResult Planner::planSparseApply(SparseApplyOp apply) {
 void Planner::planBuckets(func::FuncOp func) {
   func.walk([&](dist::AllReduceStartOp start) {
     // Each gradient must be a fresh result of a computing op, read by
-    // nothing but the start (the communication thread changes its bytes).
-    SmallVector<Value> inputs(start.getInputs().begin(), start.getInputs().end());
+    // nothing but the start (the communication thread changes its bytes),
+    // or a reshape of one read by nothing but the reshape (its view).
+    SmallVector<Value> inputs;
     llvm::SmallDenseSet<Value> seen;
-    for (Value input : inputs) {
+    for (Value input : start.getInputs()) {
+      while (auto reshape = input.getDefiningOp<ReshapeOp>()) {
+        if (!input.hasOneUse())
+          return;
+        input = reshape.getOperand();
+      }
+      inputs.push_back(input);
       Operation *def = input.getDefiningOp();
       auto type = llvm::dyn_cast<RankedTensorType>(input.getType());
       if (!def || !input.hasOneUse() || !seen.insert(input).second || !type ||
@@ -616,6 +628,7 @@ void Planner::planBuckets(func::FuncOp func) {
     arenaSlots.push_back(slot);
     for (auto [input, offset] : llvm::zip(inputs, offsets))
       bucketMembers[input] = {slot, offset};
+    inPlaceStarts.insert(start);
   });
 }
 
@@ -669,7 +682,7 @@ LogicalResult Planner::planCollective(Operation *op) {
       return op->emitOpError("cannot be compiled for the CPU yet: only all-reduces are "
                              "waited for");
     AllReduceWaitStep planned{static_cast<int64_t>(start.getTag()), {}};
-    if (!start.getInputs().empty() && bucketMembers.count(start.getInputs()[0])) {
+    if (inPlaceStarts.contains(start)) {
       // In place: the results are the gradients' own bytes, reduced.
       for (auto [input, result] : llvm::zip(start.getInputs(), wait.getResults())) {
         int buffer = bufferOf(input);
@@ -748,6 +761,7 @@ LogicalResult Planner::planFunction(func::FuncOp func) {
   buffers.clear();
   gathered.clear();
   bucketMembers.clear();
+  inPlaceStarts.clear();
   arenaSlots.clear();
   assignedInPlace.clear();
   planCopySlots(func);

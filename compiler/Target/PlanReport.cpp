@@ -37,16 +37,22 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     unsigned kernels = program.numKernels();
     unsigned gemms = program.count<GemmStep>();
     unsigned convs = program.count<ConvStep>();
-    unsigned buckets = 0, gathers = 0, fusions = 0;
+    unsigned buckets = 0, inPlace = 0, gathers = 0, fusions = 0;
+    llvm::DenseMap<int64_t, const AllReduceStartStep *> started;
     uint64_t reducedBytes = 0, gatheredBytes = 0;
     for (const Step &step : program.steps) {
       if (const auto *kernel = std::get_if<KernelStep>(&step))
         fusions += llvm::isa<FusionOp>(kernel->op);
       if (const auto *start = std::get_if<AllReduceStartStep>(&step)) {
         ++buckets;
+        started[start->tag] = start;
         for (int buffer : start->inputs)
           reducedBytes += tensorBytes(plan.buffers[buffer].type);
       }
+      // In place: the results are the gradients' own buffers.
+      if (const auto *wait = std::get_if<AllReduceWaitStep>(&step))
+        if (const AllReduceStartStep *start = started.lookup(wait->tag))
+          inPlace += start->inputs == wait->outputs;
       if (const auto *start = std::get_if<SparseAllReduceStartStep>(&step)) {
         ++gathers;
         gatheredBytes += tensorBytes(plan.buffers[start->indices].type) +
@@ -59,7 +65,8 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     if (convs)
       os << convs << " convolution calls, ";
     if (buckets)
-      os << buckets << " all-reduce buckets of " << reducedBytes << " bytes, ";
+      os << buckets << " all-reduce buckets of " << reducedBytes << " bytes (" << inPlace
+         << " reduced in place), ";
     if (gathers)
       os << gathers << " sparse all-reduces of " << gatheredBytes << " bytes a replica, ";
     os << program.steps.size() - kernels - gemms - convs - 2 * buckets - 2 * gathers
