@@ -47,9 +47,11 @@ constexpr const char *kLoweringPipeline =
     "convert-linalg-to-loops,";
 /// Then kiln-split-rows (its option from the caller), then the rest.
 constexpr const char *kLoweringPipelineAfterSplit =
-    "lower-affine, convert-scf-to-cf,"
+    // expand-strided-metadata first: a view at a computed offset (a row of
+    // scatter_add_rows) becomes affine.apply, which lower-affine lowers.
+    "expand-strided-metadata, lower-affine, convert-scf-to-cf,"
     "math-legalize-to-f32, kiln-approximate-math,"
-    "expand-strided-metadata, finalize-memref-to-llvm,"
+    "finalize-memref-to-llvm,"
     "convert-math-to-llvm, convert-math-to-libm,"
     // bf16 arithmetic through f32: without avx512_bf16 LLVM would call
     // __truncsfbf2, which Debian 12's libgcc lacks.

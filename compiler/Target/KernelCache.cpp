@@ -20,7 +20,7 @@ namespace {
 /// Bumped whenever Kiln changes how LLVM compiles a kernel module (its
 /// optimization pipeline or options, CpuCodegen.cpp), so that no entry made
 /// the old way is found.
-constexpr const char *kCodegenVersion = "kiln-codegen-4";
+constexpr const char *kCodegenVersion = "kiln-codegen-5";
 
 } // namespace
 

@@ -40,6 +40,30 @@ LogicalResult OneHotOp::verify() {
   return success();
 }
 
+LogicalResult ScatterAddRowsOp::verify() {
+  auto rows = llvm::cast<RankedTensorType>(getRows().getType());
+  auto ids = llvm::cast<RankedTensorType>(getIds().getType());
+  auto result = llvm::cast<RankedTensorType>(getType());
+  if (ids.getRank() != 1)
+    return emitOpError("expects ids of rank 1, got ") << ids;
+  if (rows.getRank() < 1 || result.getRank() != rows.getRank())
+    return emitOpError("expects rows and a result of one rank (at least 1), got ")
+           << rows << " and " << result;
+  if (rows.getElementType() != result.getElementType())
+    return emitOpError("expects the result element type ") << rows.getElementType();
+  if (!ShapedType::isDynamic(ids.getDimSize(0)) && !ShapedType::isDynamic(rows.getDimSize(0)) &&
+      ids.getDimSize(0) != rows.getDimSize(0))
+    return emitOpError("expects one id per row: ") << ids.getDimSize(0) << " ids, "
+                                                   << rows.getDimSize(0) << " rows";
+  for (int64_t d = 1; d < rows.getRank(); ++d)
+    if (!ShapedType::isDynamic(rows.getDimSize(d)) &&
+        !ShapedType::isDynamic(result.getDimSize(d)) && rows.getDimSize(d) != result.getDimSize(d))
+      return emitOpError("expects result dimension ")
+             << d << " to be " << rows.getDimSize(d) << " (the rows'), got "
+             << result.getDimSize(d);
+  return success();
+}
+
 LogicalResult PadOp::verify() {
   auto operand = llvm::cast<RankedTensorType>(getOperand().getType());
   auto result = llvm::cast<RankedTensorType>(getType());

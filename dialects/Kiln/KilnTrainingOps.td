@@ -59,6 +59,25 @@ def Kiln_OneHotOp : Kiln_Op<"one_hot", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_ScatterAddRowsOp : Kiln_Op<"scatter_add_rows", [Pure]> {
+  let summary = "Rows summed into a table of zeros at their ids (an embedding's table gradient)";
+  let description = [{
+    `rows` is `[N, rest...]`, `ids` is `[N]`, the result `[R, rest...]`:
+    zeros, then row i added at `ids[i]`, in order of i; an id outside
+    `[0, R)` adds nothing. The same as `one_hot(ids)ᵀ × rows` without the
+    `[N, R]` one-hot matrix or its product (R × N × row multiply-adds).
+    ```
+    %t = kiln.scatter_add_rows %rows[%ids] : (tensor<512x128xf32>, tensor<512xi64>) -> tensor<1000x128xf32>
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$rows, Kiln_IndexTensor:$ids);
+  let results = (outs Kiln_FloatTensor:$result);
+  let assemblyFormat = [{
+    $rows `[` $ids `]` attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Kiln_PadOp : Kiln_Op<"pad", [Pure]> {
   let summary = "Zero padding: `low` before, `high` after, `interior` between elements";
   let description = [{

@@ -37,8 +37,8 @@ mlir::FailureOr<bool> windowGradients(mlir::Operation *op, mlir::Value g,
                                       llvm::SmallVectorImpl<mlir::Value> &grads);
 
 /// The dense gradient of an axis-0 gather's table: the rows of `values`
-/// (N ids' worth, any leading shape) scattered by `ids` ([N]) and summed,
-/// as one_hot(ids)^T x values.
+/// (N ids' worth, any leading shape) scattered by `ids` ([N]) and summed:
+/// a kiln.scatter_add_rows (one_hot(ids)^T x values, without the product).
 mlir::Value scatterRowsDense(GradientBuilder &gb, mlir::Value ids, mlir::Value values,
                              mlir::RankedTensorType tableType);
 

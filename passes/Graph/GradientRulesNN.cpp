@@ -220,14 +220,10 @@ Value scatterRowsDense(GradientBuilder &gb, Value ids, Value values,
                        RankedTensorType tableType) {
   RankedTensorType valuesType = tensorType(values);
   int64_t n = tensorType(ids).getDimSize(0);
-  auto oneHotType = RankedTensorType::get({n, tableType.getDimSize(0)},
-                                          valuesType.getElementType());
-  Value hot = gb.builder().create<OneHotOp>(gb.location(), oneHotType, ids);
-  int64_t width = n == 0 ? 0 : valuesType.getNumElements() / n;
-  Value rows =
-      gb.reshape(values, RankedTensorType::get({n, width}, valuesType.getElementType()));
-  Value dense = gb.matmul(hot, rows, true, false);
-  return gb.reshape(dense, tableType);
+  SmallVector<int64_t> rowsShape = {n};
+  llvm::append_range(rowsShape, tableType.getShape().drop_front());
+  Value rows = gb.reshape(values, RankedTensorType::get(rowsShape, valuesType.getElementType()));
+  return gb.builder().create<ScatterAddRowsOp>(gb.location(), tableType, rows, ids);
 }
 
 FailureOr<bool> networkGradients(Operation *op, Value g, GradientBuilder &gb,

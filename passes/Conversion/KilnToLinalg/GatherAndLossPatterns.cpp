@@ -3,7 +3,9 @@
 // gather reads the table with tensor.extract inside a linalg.generic over
 // the result. An index outside [0, size) is clamped into it: compiled code
 // never reads outside the table (the runtime's data readers report such ids
-// before they get here).
+// before they get here). scatter_add_rows, the table gradient, is a loop
+// over the rows: each one whose id is in range added to the table's row in
+// place (a row slice out and back in, which bufferizes to the row itself).
 //
 // Each loss is a reduction of its per-element (or per-example) term into a
 // scalar, then a division by the count:
@@ -22,6 +24,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 
 using namespace mlir;
@@ -84,6 +87,74 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
           return b.create<tensor::ExtractOp>(loc, table, coords);
         });
     rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+struct ScatterAddRowsLowering : public OpRewritePattern<ScatterAddRowsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(ScatterAddRowsOp op, PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto type = llvm::cast<RankedTensorType>(op.getType());
+    auto rowsType = llvm::cast<RankedTensorType>(op.getRows().getType());
+    if (!type.hasStaticShape() || !rowsType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "needs static shapes");
+    int64_t rank = type.getRank(), count = rowsType.getDimSize(0);
+    Type element = type.getElementType();
+    Value zero = scalarConstant(rewriter, loc, element, 0.0);
+    Value table = filledTensor(rewriter, loc, type, zero);
+    // One row: [1, rest...] at (row, 0, ...), as a tensor of the rest.
+    SmallVector<int64_t> rowShape(type.getShape().drop_front());
+    auto rowType = RankedTensorType::get(rowShape, element);
+    SmallVector<OpFoldResult> sizes = {rewriter.getIndexAttr(1)};
+    for (int64_t size : rowShape)
+      sizes.push_back(rewriter.getIndexAttr(size));
+    SmallVector<OpFoldResult> strides(rank, rewriter.getIndexAttr(1));
+    auto offsetsAt = [&](Value row) {
+      SmallVector<OpFoldResult> offsets = {row};
+      offsets.append(rank - 1, rewriter.getIndexAttr(0));
+      return offsets;
+    };
+    Value begin = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    Value end = rewriter.create<arith::ConstantIndexOp>(loc, count);
+    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+    int64_t rows = type.getDimSize(0);
+    auto loop = rewriter.create<scf::ForOp>(
+        loc, begin, end, one, ValueRange{table},
+        [&](OpBuilder &b, Location l, Value i, ValueRange carried) {
+          Value acc = carried[0];
+          Value id = b.create<arith::IndexCastOp>(
+              l, b.getIndexType(), b.create<tensor::ExtractOp>(l, op.getIds(), ValueRange{i}));
+          // Unsigned: a negative id is out of range too.
+          Value inRange = b.create<arith::CmpIOp>(l, arith::CmpIPredicate::ult, id,
+                                                  b.create<arith::ConstantIndexOp>(l, rows));
+          auto added = b.create<scf::IfOp>(
+              l, inRange,
+              [&](OpBuilder &t, Location tl) {
+                Value source = t.create<tensor::ExtractSliceOp>(tl, rowType, op.getRows(),
+                                                                 offsetsAt(i), sizes, strides);
+                Value target = t.create<tensor::ExtractSliceOp>(tl, rowType, acc,
+                                                                 offsetsAt(id), sizes, strides);
+                AffineMap identity = t.getMultiDimIdentityMap(rank - 1);
+                SmallVector<utils::IteratorType> parallel(rank - 1,
+                                                          utils::IteratorType::parallel);
+                Value sum = t.create<linalg::GenericOp>(
+                                 tl, rowType, ValueRange{source}, ValueRange{target},
+                                 ArrayRef<AffineMap>{identity, identity}, parallel,
+                                 [](OpBuilder &g, Location gl, ValueRange args) {
+                                   g.create<linalg::YieldOp>(
+                                       gl, g.create<arith::AddFOp>(gl, args[1], args[0])
+                                               .getResult());
+                                 })
+                                .getResult(0);
+                t.create<scf::YieldOp>(tl, t.create<tensor::InsertSliceOp>(
+                                               tl, sum, acc, offsetsAt(id), sizes, strides)
+                                               .getResult());
+              },
+              [&](OpBuilder &e, Location el) { e.create<scf::YieldOp>(el, acc); });
+          b.create<scf::YieldOp>(l, added.getResult(0));
+        });
+    rewriter.replaceOp(op, loop.getResult(0));
     return success();
   }
 };
@@ -222,7 +293,8 @@ Value PointwiseLossLowering<MeanSquaredErrorOp>::term(OpBuilder &b, Location loc
 } // namespace
 
 void populateGatherAndLossToLinalgPatterns(RewritePatternSet &patterns) {
-  patterns.add<GatherLowering, EmbeddingBagLowering, GatherElementsLowering, SoftmaxCrossEntropyLowering,
+  patterns.add<GatherLowering, ScatterAddRowsLowering, EmbeddingBagLowering,
+               GatherElementsLowering, SoftmaxCrossEntropyLowering,
                PointwiseLossLowering<SigmoidCrossEntropyOp>,
                PointwiseLossLowering<MeanSquaredErrorOp>>(patterns.getContext());
 }

@@ -250,3 +250,27 @@ func.func @gather_elements_axis0(%x: tensor<3x4xbf16>, %i: tensor<5x2xi32>) -> t
   %0 = kiln.gather_elements %x[%i] axis = 0 : (tensor<3x4xbf16>, tensor<5x2xi32>) -> tensor<5x2xbf16>
   return %0 : tensor<5x2xbf16>
 }
+
+// -----
+
+// Tests that scatter_add_rows is a loop over the rows: the table zeroed,
+// each row whose id is in [0, 4) (unsigned: a negative id is not) added to
+// the table's row at that id, a slice out and back in (in place once
+// bufferized).
+// CHECK-LABEL: func @scatter_add_rows
+// CHECK: %[[ZERO:.+]] = linalg.fill ins(%{{.+}} : f32) outs(%{{.+}} : tensor<4x3xf32>)
+// CHECK: %[[TABLE:.+]] = scf.for %[[I:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]])
+// CHECK: %[[RAW:.+]] = tensor.extract %arg1[%[[I]]] : tensor<5xi64>
+// CHECK: %[[ID:.+]] = arith.index_cast %[[RAW]] : i64 to index
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[ID]], %{{.+}} : index
+// CHECK: scf.if %[[IN]]
+// CHECK: %[[ROW:.+]] = tensor.extract_slice %arg0[%[[I]], 0] [1, 3] [1, 1] : tensor<5x3xf32> to tensor<3xf32>
+// CHECK: %[[OLD:.+]] = tensor.extract_slice %[[ACC]][%[[ID]], 0] [1, 3] [1, 1]
+// CHECK: %[[SUM:.+]] = linalg.generic {{.+}} ins(%[[ROW]] : tensor<3xf32>) outs(%[[OLD]] : tensor<3xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.insert_slice %[[SUM]] into %[[ACC]][%[[ID]], 0] [1, 3] [1, 1]
+// CHECK: return %[[TABLE]]
+func.func @scatter_add_rows(%rows: tensor<5x3xf32>, %ids: tensor<5xi64>) -> tensor<4x3xf32> {
+  %t = kiln.scatter_add_rows %rows[%ids] : (tensor<5x3xf32>, tensor<5xi64>) -> tensor<4x3xf32>
+  return %t : tensor<4x3xf32>
+}

@@ -26,3 +26,45 @@ func.func @sparse_apply_dense_value(%t: tensor<10x4xf32>, %ids: tensor<2xi64>, %
       : (tensor<10x4xf32>, tensor<2xi64>, tensor<2x4xf32>, tensor<f32>, tensor<f32>) -> tensor<10x4xf32>
   return
 }
+
+// -----
+
+// Tests scatter_add_rows' shape rules: one id per row, ids of rank 1, the
+// rows' trailing dimensions and element type in the result.
+func.func @scatter_count(%rows: tensor<8x4xf32>, %ids: tensor<6xi64>) {
+  // expected-error @+1 {{'kiln.scatter_add_rows' op expects one id per row: 6 ids, 8 rows}}
+  %0 = kiln.scatter_add_rows %rows[%ids] : (tensor<8x4xf32>, tensor<6xi64>) -> tensor<10x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_ids_rank(%rows: tensor<8x4xf32>, %ids: tensor<8x1xi64>) {
+  // expected-error @+1 {{'kiln.scatter_add_rows' op expects ids of rank 1, got 'tensor<8x1xi64>'}}
+  %0 = kiln.scatter_add_rows %rows[%ids] : (tensor<8x4xf32>, tensor<8x1xi64>) -> tensor<10x4xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_row_shape(%rows: tensor<8x4xf32>, %ids: tensor<8xi64>) {
+  // expected-error @+1 {{'kiln.scatter_add_rows' op expects result dimension 1 to be 4 (the rows'), got 5}}
+  %0 = kiln.scatter_add_rows %rows[%ids] : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<10x5xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_rank(%rows: tensor<8x4xf32>, %ids: tensor<8xi64>) {
+  // expected-error @+1 {{'kiln.scatter_add_rows' op expects rows and a result of one rank (at least 1), got 'tensor<8x4xf32>' and 'tensor<40xf32>'}}
+  %0 = kiln.scatter_add_rows %rows[%ids] : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<40xf32>
+  return
+}
+
+// -----
+
+func.func @scatter_type(%rows: tensor<8x4xf32>, %ids: tensor<8xi64>) {
+  // expected-error @+1 {{'kiln.scatter_add_rows' op expects the result element type 'f32'}}
+  %0 = kiln.scatter_add_rows %rows[%ids] : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<10x4xbf16>
+  return
+}

@@ -48,3 +48,17 @@ func.func @sparse_apply_dense(%t: tensor<100x4xf32>, %v: tensor<100x4xf32>, %m: 
       : (tensor<100x4xf32>, tensor<8xi64>, tensor<8x4xf32>, tensor<f32>, tensor<f32>) -> tensor<100x4xf32>
   return
 }
+
+// -----
+
+// Tests that scatter_add_rows round-trips: rows of any rank, i32 or i64 ids.
+// CHECK-LABEL: func @scatter_add_rows
+// CHECK: kiln.scatter_add_rows %{{.+}}[%{{.+}}] : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<100x4xf32>
+// CHECK-NEXT: kiln.scatter_add_rows %{{.+}}[%{{.+}}] : (tensor<3x2x5xf32>, tensor<3xi32>) -> tensor<10x2x5xf32>
+// GENERIC-LABEL: sym_name = "scatter_add_rows"
+// GENERIC: "kiln.scatter_add_rows"({{.+}}) : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<100x4xf32>
+func.func @scatter_add_rows(%rows: tensor<8x4xf32>, %ids: tensor<8xi64>, %more: tensor<3x2x5xf32>, %few: tensor<3xi32>) {
+  %0 = kiln.scatter_add_rows %rows[%ids] : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<100x4xf32>
+  %1 = kiln.scatter_add_rows %more[%few] : (tensor<3x2x5xf32>, tensor<3xi32>) -> tensor<10x2x5xf32>
+  return
+}

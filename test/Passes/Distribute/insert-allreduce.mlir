@@ -42,12 +42,12 @@ module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "all_red
 // -----
 
 // Tests that an embedding table's sparse gradient (ids and rows) becomes
-// the table's dense gradient before it is averaged: one_hot(ids)^T x rows,
-// built right after the rows exist, with the ids result gone.
+// the table's dense gradient before it is averaged: the rows scattered by
+// id (one_hot(ids)^T x rows), built right after the rows exist, with the
+// ids result gone.
 // CHECK-LABEL: func @train_step
 // CHECK-SAME: -> (tensor<f32> {kiln.name = "loss"}, tensor<10x3xf32> {kiln.gradient = @emb})
-// CHECK: %[[HOT:.+]] = kiln.one_hot %{{.+}} : tensor<4xi32> -> tensor<4x10xf32>
-// CHECK: %[[DENSE:.+]] = kiln.matmul %[[HOT]], %{{.+}} {transpose_a} : (tensor<4x10xf32>, tensor<4x3xf32>) -> tensor<10x3xf32>
+// CHECK: %[[DENSE:.+]] = kiln.scatter_add_rows %{{.+}}[%{{.+}}] : (tensor<4x3xf32>, tensor<4xi32>) -> tensor<10x3xf32>
 // CHECK: kdist.all_reduce_start mean %{{.+}}, %[[DENSE]] tag = 0 : tensor<f32>, tensor<10x3xf32>
 // CHECK: return
 module attributes {kiln.train_spec = {loss = "loss", strategy = {kind = "all_reduce", bucket_bytes = 1048576 : i64}}} {

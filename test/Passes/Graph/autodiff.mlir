@@ -33,7 +33,6 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
 // the same table are concatenated.
 // CHECK-LABEL: func @train_step
 // CHECK-SAME: tensor<10xi64> {kiln.gradient_indices = @emb}, tensor<10x3xf32> {kiln.gradient_rows = @emb}
-// CHECK-NOT: kiln.one_hot
 // CHECK-DAG: %[[IDS1:.+]] = kiln.reshape %[[A:.+]] : tensor<2x2xi64> -> tensor<4xi64>
 // CHECK-DAG: %[[IDS:.+]] = kiln.concat %{{.+}}, %{{.+}} axis = 0 : (tensor<6xi64>, tensor<4xi64>) -> tensor<10xi64>
 // CHECK: return
@@ -53,12 +52,11 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
 // -----
 
 // Tests that a table also used by a matmul (tied embeddings) gets one dense
-// gradient: the gather's rows scattered with one_hot^T x rows, plus the
-// matmul's.
+// gradient: the gather's rows scattered (kiln.scatter_add_rows: one_hot^T x
+// rows without the product), plus the matmul's.
 // CHECK-LABEL: func @train_step
 // CHECK-SAME: tensor<5x3xf32> {kiln.gradient = @emb}
-// CHECK: %[[HOT:.+]] = kiln.one_hot %arg0 : tensor<4xi64> -> tensor<4x5xf32>
-// CHECK: kiln.matmul %[[HOT]], %{{.+}} {transpose_a} : (tensor<4x5xf32>, tensor<4x3xf32>) -> tensor<5x3xf32>
+// CHECK: kiln.scatter_add_rows %{{.+}}[%arg0] : (tensor<4x3xf32>, tensor<4xi64>) -> tensor<5x3xf32>
 module attributes {kiln.train_spec = {loss = "loss"}} {
   kiln.variable @emb : tensor<5x3xf32> init <zeros>
   func.func @forward(%ids: tensor<4xi64>, %labels: tensor<4xi64>) -> (tensor<f32> {kiln.name = "loss"}) {
@@ -184,17 +182,14 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
 // -----
 
 // Tests that a gather on axis 1 has a dense table gradient: the gathered
-// axis moved to the front, the rows scattered by one_hot(ids)^T x rows, and
-// moved back.
+// axis moved to the front, the rows scattered by id (one_hot(ids)^T x
+// rows), and moved back.
 // CHECK-LABEL: func @train_step
 // CHECK-SAME: (%[[IDS:[^:]+]]: tensor<4xi64>)
 // CHECK-SAME: tensor<3x5x2xf32> {kiln.gradient = @t}
 // CHECK: %[[G:.+]] = kiln.broadcast %{{.+}} -> tensor<3x4x2xf32>
-// CHECK-DAG: %[[FRONT:.+]] = kiln.transpose %[[G]] [1, 0, 2] : tensor<3x4x2xf32> -> tensor<4x3x2xf32>
-// CHECK-DAG: %[[HOT:.+]] = kiln.one_hot %[[IDS]] : tensor<4xi64> -> tensor<4x5xf32>
-// CHECK: %[[ROWS:.+]] = kiln.reshape %[[FRONT]] : tensor<4x3x2xf32> -> tensor<4x6xf32>
-// CHECK: %[[SUM:.+]] = kiln.matmul %[[HOT]], %[[ROWS]] {transpose_a} : (tensor<4x5xf32>, tensor<4x6xf32>) -> tensor<5x6xf32>
-// CHECK: %[[TABLE:.+]] = kiln.reshape %[[SUM]] : tensor<5x6xf32> -> tensor<5x3x2xf32>
+// CHECK: %[[FRONT:.+]] = kiln.transpose %[[G]] [1, 0, 2] : tensor<3x4x2xf32> -> tensor<4x3x2xf32>
+// CHECK: %[[TABLE:.+]] = kiln.scatter_add_rows %[[FRONT]][%[[IDS]]] : (tensor<4x3x2xf32>, tensor<4xi64>) -> tensor<5x3x2xf32>
 // CHECK: %[[DT:.+]] = kiln.transpose %[[TABLE]] [1, 0, 2] : tensor<5x3x2xf32> -> tensor<3x5x2xf32>
 // CHECK: return %{{.+}}, %[[DT]]
 module attributes {kiln.train_spec = {loss = "loss"}} {
@@ -376,7 +371,6 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
 // after the gather's.
 // CHECK-LABEL: func @train_step
 // CHECK-SAME: tensor<14xi64> {kiln.gradient_indices = @emb}, tensor<14x3xf32> {kiln.gradient_rows = @emb}
-// CHECK-NOT: kiln.one_hot
 // CHECK: %[[SPREAD:.+]] = kiln.broadcast %{{.+}} : tensor<2x1x3xf32> -> tensor<2x4x3xf32>
 // CHECK: %[[PAD:.+]] = kiln.constant dense<-1> : tensor<2x4xi64>
 // CHECK-NEXT: %[[PRESENT:.+]] = kiln.compare ne, %[[A:.+]], %[[PAD]] : tensor<2x4xi64>
@@ -403,11 +397,10 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
 // -----
 
 // Tests that a bag's table also multiplied gets one dense gradient: the
-// weighted rows scattered by one_hot^T x rows (-1 matches no row).
+// weighted rows scattered by id (-1 adds to no row).
 // CHECK-LABEL: func @train_step
 // CHECK-SAME: tensor<5x3xf32> {kiln.gradient = @emb}
-// CHECK: %[[HOT:.+]] = kiln.one_hot %{{.+}} : tensor<8xi64> -> tensor<8x5xf32>
-// CHECK: kiln.matmul %[[HOT]], %{{.+}} {transpose_a} : (tensor<8x5xf32>, tensor<8x3xf32>) -> tensor<5x3xf32>
+// CHECK: kiln.scatter_add_rows %{{.+}}[%{{.+}}] : (tensor<8x3xf32>, tensor<8xi64>) -> tensor<5x3xf32>
 module attributes {kiln.train_spec = {loss = "loss"}} {
   kiln.variable @emb : tensor<5x3xf32> init <zeros>
   func.func @forward(%ids: tensor<4x2xi64>, %labels: tensor<4xi64>) -> (tensor<f32> {kiln.name = "loss"}) {
