@@ -1,6 +1,8 @@
 //===- NormalizationPatterns.cpp - softmax and layer_norm to linalg -------===//
 //
-// softmax:     m = max(x), e = exp(x - m), s = sum(e), y = e / s
+// softmax:     m = max(x), e = exp(x - m), s = sum(e), y = e / s (in f32,
+//              e is written where y goes while s is summed, then divided in
+//              place: one exp an element, not two)
 // log_softmax: y = (x - m) - log(sum(exp(x - m)))
 // layer_norm:  mean and (biased) variance over the trailing dimensions from
 //              `axis`, two passes, then y = (x - mean) / sqrt(var + eps)
@@ -17,6 +19,7 @@
 #include "dialects/Kiln/KilnOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
 using namespace mlir;
@@ -26,6 +29,40 @@ namespace {
 
 Value first(OpBuilder &, Location, ValueRange args) { return args[0]; }
 
+/// An f32 softmax along `axis`: the row maxima, then one pass that writes
+/// e = exp(x - m) and sums it, then e / s over e's own elements.
+Value softmaxWithOneExp(PatternRewriter &rewriter, Location loc, Value x, int64_t axis) {
+  auto type = llvm::cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  Type element = type.getElementType();
+  Value max = reduceAxes(rewriter, loc, x, {axis}, lowestValue(rewriter, loc, element), first,
+                         maxValues);
+  AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
+  AffineMap reduced = withoutAxis(rewriter.getContext(), rank, axis);
+  auto sumType = llvm::cast<RankedTensorType>(max.getType());
+  Value zeros = filledTensor(rewriter, loc, sumType, scalarConstant(rewriter, loc, element, 0.0));
+  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
+  iterators[axis] = utils::IteratorType::reduction;
+  auto sumAndExp = rewriter.create<linalg::GenericOp>(
+      loc, TypeRange{sumType, type}, ValueRange{x, max},
+      ValueRange{zeros, emptyTensor(rewriter, loc, type)},
+      ArrayRef<AffineMap>{identity, reduced, reduced, identity}, iterators,
+      [&](OpBuilder &b, Location l, ValueRange args) {
+        Value e = expOfDifference(b, l, args[0], args[1], element);
+        b.create<linalg::YieldOp>(l, ValueRange{sumValues(b, l, e, args[2]), e});
+      });
+  Value sum = sumAndExp.getResult(0), exps = sumAndExp.getResult(1);
+  SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
+  return rewriter
+      .create<linalg::GenericOp>(
+          loc, TypeRange{type}, ValueRange{sum}, ValueRange{exps},
+          ArrayRef<AffineMap>{reduced, identity}, parallel,
+          [&](OpBuilder &b, Location l, ValueRange args) {
+            b.create<linalg::YieldOp>(l, b.create<arith::DivFOp>(l, args[1], args[0]).getResult());
+          })
+      .getResult(0);
+}
+
 /// softmax (y = e / s) and log_softmax (y = (x - m) - log s) from the row
 /// max m and s = sum(exp(x - m)), computed in the accumulator type.
 template <typename OpTy, bool Log>
@@ -34,6 +71,10 @@ struct SoftmaxLikeLowering : public OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     int64_t axis = op.getAxis();
+    if (!Log && type.getElementType().isF32()) {
+      rewriter.replaceOp(op, softmaxWithOneExp(rewriter, op.getLoc(), op.getOperand(), axis));
+      return success();
+    }
     auto [max, sum] = maxAndSumOfExp(rewriter, op.getLoc(), op.getOperand(), axis);
     AffineMap identity = rewriter.getMultiDimIdentityMap(type.getRank());
     AffineMap reduced = withoutAxis(rewriter.getContext(), type.getRank(), axis);

@@ -1,8 +1,10 @@
 // RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck --enable-var-scope %s
 
 // Tests that softmax on the last axis is stable: the row max (from -inf,
-// maximumf), then the sum of exp(x - max), then exp(x - max) / sum, each
-// reading the per-row values through a map that drops the axis.
+// maximumf), then one pass that sums exp(x - max) and writes it where the
+// result goes (one exp an element), then each written exp divided by its
+// row's sum in place (read from the generic's output), the per-row values
+// read through a map that drops the axis.
 // CHECK-DAG: #[[$ID:.+]] = affine_map<(d0, d1) -> (d0, d1)>
 // CHECK-DAG: #[[$ROW:.+]] = affine_map<(d0, d1) -> (d0)>
 // CHECK-LABEL: func @softmax_last
@@ -15,19 +17,17 @@
 // CHECK-NEXT: arith.maximumf %[[E]], %[[ACC]] : f32
 // CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[SUM_INIT:.+]] = linalg.fill ins(%[[ZERO]] : f32) outs(%{{.+}} : tensor<4xf32>)
-// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]]], iterator_types = ["parallel", "reduction"]}
-// CHECK-SAME: ins(%[[X]], %[[MAX]] : tensor<4x10xf32>, tensor<4xf32>) outs(%[[SUM_INIT]] : tensor<4xf32>)
-// CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[M:.+]]: f32, %[[ACC:.+]]: f32):
+// CHECK: %[[SUM:.+]]:2 = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "reduction"]}
+// CHECK-SAME: ins(%[[X]], %[[MAX]] : tensor<4x10xf32>, tensor<4xf32>) outs(%[[SUM_INIT]], %{{.+}} : tensor<4xf32>, tensor<4x10xf32>)
+// CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[M:.+]]: f32, %[[ACC:.+]]: f32, %{{.+}}: f32):
 // CHECK-NEXT: %[[SHIFTED:.+]] = arith.subf %[[E]], %[[M]] : f32
 // CHECK-NEXT: %[[EXP:.+]] = math.exp %[[SHIFTED]] : f32
 // CHECK-NEXT: %[[NEXT:.+]] = arith.addf %[[EXP]], %[[ACC]] fastmath<reassoc> : f32
-// CHECK-NEXT: linalg.yield %[[NEXT]] : f32
-// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$ROW]], #[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME: ins(%[[X]], %[[MAX]], %[[SUM]] : tensor<4x10xf32>, tensor<4xf32>, tensor<4xf32>)
-// CHECK-NEXT: ^bb0(%[[E:.+]]: f32, %[[M:.+]]: f32, %[[S:.+]]: f32, %{{.+}}: f32):
-// CHECK-NEXT: %[[SHIFTED:.+]] = arith.subf %[[E]], %[[M]] : f32
-// CHECK-NEXT: %[[EXP:.+]] = math.exp %[[SHIFTED]] : f32
-// CHECK-NEXT: %[[P:.+]] = arith.divf %[[EXP]], %[[S]] : f32
+// CHECK-NEXT: linalg.yield %[[NEXT]], %[[EXP]] : f32, f32
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ROW]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[SUM]]#0 : tensor<4xf32>) outs(%[[SUM]]#1 : tensor<4x10xf32>)
+// CHECK-NEXT: ^bb0(%[[S:.+]]: f32, %[[W:.+]]: f32):
+// CHECK-NEXT: %[[P:.+]] = arith.divf %[[W]], %[[S]] : f32
 // CHECK-NEXT: linalg.yield %[[P]] : f32
 // CHECK-NOT: kiln.
 // CHECK: return %[[R]]
@@ -46,15 +46,14 @@ func.func @softmax_last(%a: tensor<4x10xf32>) -> tensor<4x10xf32> {
 // CHECK: %[[MAX:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]]], iterator_types = ["reduction", "parallel"]}
 // CHECK-SAME: outs(%{{.+}} : tensor<10xf32>)
 // CHECK: arith.maximumf
-// CHECK: %[[SUM:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$COL]]], iterator_types = ["reduction", "parallel"]}
-// CHECK-SAME: ins(%{{.+}}, %[[MAX]] : tensor<4x10xf32>, tensor<10xf32>) outs(%{{.+}} : tensor<10xf32>)
+// CHECK: %[[SUM:.+]]:2 = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$COL]], #[[$ID]]], iterator_types = ["reduction", "parallel"]}
+// CHECK-SAME: ins(%{{.+}}, %[[MAX]] : tensor<4x10xf32>, tensor<10xf32>) outs(%{{.+}}, %{{.+}} : tensor<10xf32>, tensor<4x10xf32>)
 // CHECK: arith.subf
 // CHECK-NEXT: math.exp
 // CHECK-NEXT: arith.addf
-// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$ID]], #[[$COL]], #[[$COL]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
-// CHECK-SAME: ins(%{{.+}}, %[[MAX]], %[[SUM]] : tensor<4x10xf32>, tensor<10xf32>, tensor<10xf32>)
-// CHECK: arith.subf
-// CHECK-NEXT: math.exp
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$COL]], #[[$ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[SUM]]#0 : tensor<10xf32>) outs(%[[SUM]]#1 : tensor<4x10xf32>)
+// CHECK-NEXT: ^bb0
 // CHECK-NEXT: arith.divf
 // CHECK-NOT: kiln.
 // CHECK: return %[[R]]
