@@ -14,6 +14,8 @@
 #include "passes/Optimize/Fusible.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SetVector.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNMIXEDPRECISION
@@ -75,13 +77,39 @@ private:
   /// right before its first product.
   void roundInputsWhereComputed(func::FuncOp func, Type type) {
     DenseMap<Value, Value> rounded;
+    SmallVector<Value> replaced;
     func.walk([&](MatmulOp matmul) {
       if (!computePrecisionOf(matmul))
         return;
       for (OpOperand *operand : {&matmul.getLhsMutable(), &matmul.getRhsMutable()})
-        if (elementType(operand->get()).isF32())
+        if (elementType(operand->get()).isF32()) {
+          replaced.push_back(operand->get());
           operand->set(roundedValue(operand->get(), type, matmul, rounded));
+        }
     });
+    // A reshape only products read is dead now; left, it would keep its
+    // f32 operand alive (a fusion would still write it out).
+    llvm::SetVector<Operation *> candidates;
+    for (Value value : replaced)
+      if (Operation *def = value.getDefiningOp())
+        candidates.insert(def);
+    eraseDead(candidates);
+  }
+
+  /// Erases the side-effect-free ops among `worklist` that nothing reads,
+  /// then the ops computing their operands the same way.
+  static void eraseDead(llvm::SetVector<Operation *> &worklist) {
+    llvm::SmallPtrSet<Operation *, 16> erased;
+    while (!worklist.empty()) {
+      Operation *op = worklist.pop_back_val();
+      if (erased.contains(op) || !op->use_empty() || !isMemoryEffectFree(op))
+        continue;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp(); def && !erased.contains(def))
+          worklist.insert(def);
+      erased.insert(op);
+      op->erase();
+    }
   }
 
   /// `value` as `type` (memoized in `rounded`), for the product `reader`.
