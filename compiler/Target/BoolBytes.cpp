@@ -24,15 +24,16 @@ void accessBoolsAsBytes(llvm::Module &module) {
     llvm::IRBuilder<> builder(access);
     llvm::Type *byte = builder.getInt8Ty();
     if (auto *load = llvm::dyn_cast<llvm::LoadInst>(access)) {
-      llvm::LoadInst *wide = builder.CreateAlignedLoad(byte, load->getPointerOperand(),
-                                                       load->getAlign(), load->isVolatile());
+      llvm::LoadInst *wide =
+          builder.CreateAlignedLoad(byte, load->getPointerOperand(),
+                                    load->getAlign(), load->isVolatile());
       wide->copyMetadata(*load);
       load->replaceAllUsesWith(builder.CreateTrunc(wide, builder.getInt1Ty()));
     } else {
       auto *store = llvm::cast<llvm::StoreInst>(access);
       llvm::StoreInst *wide = builder.CreateAlignedStore(
-          builder.CreateZExt(store->getValueOperand(), byte), store->getPointerOperand(),
-          store->getAlign(), store->isVolatile());
+          builder.CreateZExt(store->getValueOperand(), byte),
+          store->getPointerOperand(), store->getAlign(), store->isVolatile());
       wide->copyMetadata(*store);
     }
     access->eraseFromParent();

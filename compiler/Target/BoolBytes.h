@@ -1,4 +1,5 @@
-//===- BoolBytes.h - Boolean elements loaded and stored as bytes -*- C++ -*-===//
+//===- BoolBytes.h - Boolean elements loaded and stored as bytes -*- C++
+//-*-===//
 //
 // A boolean tensor's element is one byte in memory, 0 or 1 (as numpy's and
 // LLVM's i1 store it). LLVM's loop vectorizer will not widen a loop that

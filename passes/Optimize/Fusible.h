@@ -1,4 +1,5 @@
-//===- Fusible.h - Which ops kiln-fuse-elementwise computes in a group -*- C++ -*-===//
+//===- Fusible.h - Which ops kiln-fuse-elementwise computes in a group -*- C++
+//-*-===//
 //
 // The rule is kiln-fuse-elementwise's; kiln-mixed-precision asks it too, to
 // place a kiln.cast where the fusion will take it into its producer's
