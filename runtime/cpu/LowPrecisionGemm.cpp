@@ -211,8 +211,12 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   impl.a16 = memory(src, engine, impl.a16Flat.get_data_handle());
   impl.b16 = memory(weights, engine, impl.b16Flat.get_data_handle());
   omp_set_num_threads(impl.threads);
-  impl.convertA = dnnl::reorder(impl.a32, impl.a16Flat);
-  impl.convertB = dnnl::reorder(impl.b32, impl.b16Flat);
+  // Only the conversions this product does (not of an input a kernel
+  // rounded, nor of a copy slot an earlier product fills).
+  if (impl.fillsCopyA)
+    impl.convertA = dnnl::reorder(impl.a32, impl.a16Flat);
+  if (impl.fillsCopyB)
+    impl.convertB = dnnl::reorder(impl.b32, impl.b16Flat);
   int split = availableThreads();
   if (split > 1 && canSplitGemm(s, split))
     prepareParts(impl, engine, batch, m, split);
