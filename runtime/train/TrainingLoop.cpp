@@ -570,7 +570,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     if (session->profile(kTrainProgram, profile, error))
       return false;
     out << exec::formatProgramProfile(
-        *session->executable().artifact().findProgram(kTrainProgram), kTrainProgram, profile);
+        *session->executable().artifact().findProgram(kTrainProgram), kTrainProgram, profile,
+        static_cast<size_t>(options.profileSlowest));
   }
   if (model.lossScaling())
     out << "loss scaling: " << skippedSteps << " of " << trained

@@ -92,8 +92,10 @@ struct TrainOptions {
   int prefetchBatches = 2;
   uint64_t seed = 0;
   bool skipBadRows = false;
-  /// After the run, where the train step's time went (kiln run --profile).
+  /// After the run, where the train step's time went (kiln run --profile),
+  /// naming its `profileSlowest` slowest instructions.
   bool profile = false;
+  int64_t profileSlowest = 5;
   std::string metricsOut; ///< FILE.jsonl; empty = none.
   std::string logdir;     ///< TensorBoard directory; empty = none.
   std::string saveDir;    ///< Checkpoint directory; empty = none.

@@ -28,8 +28,8 @@ const char *const kUsage =
                 [--synthetic-feeds] [--summary]
        kiln run ARTIFACT --data FILE --steps N [--shuffle] [--seed S] [--prefetch N]
                 [--skip-bad-rows] [--metrics-out FILE.jsonl] [--logdir DIR] [--profile]
-                [--save DIR] [--save-every N] [--keep N] [--restore DIR]
-                [--eval-data FILE] [--eval-every N]
+                [--profile-slowest N] [--save DIR] [--save-every N] [--keep N]
+                [--restore DIR] [--eval-data FILE] [--eval-every N]
        kiln run ... --metrics-port PORT [--metrics-address ADDR] [--metrics-linger SECONDS]
        kiln run ... --replicas N [--all-reduce ALGO] [--collective-timeout SECONDS]
        kiln run ... --threads N
@@ -104,7 +104,7 @@ public:
 struct NumberFlags {
   std::string steps, seed, saveEvery, keep, evalEvery, replicas, collectiveTimeout;
   std::string connectTimeout, workers, psServers, staleness, admitAfter, evict, compress;
-  std::string metricsPort, metricsLinger, threads, prefetch;
+  std::string metricsPort, metricsLinger, threads, prefetch, profileSlowest;
   bool sync = false; ///< --sync, the parameter servers' default said aloud.
   bool noPrefetch = false; ///< --no-prefetch: async pulls only when a step asks.
 };
@@ -170,6 +170,8 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
        {"--profile", nullptr, &training.profile, "",
         "after the run, where the train step's time went: by kind of instruction, and the "
         "slowest (timed after 12 warm-up steps)"},
+       {"--profile-slowest", &numbers.profileSlowest, nullptr, "N",
+        "with --profile: how many of the slowest instructions it names (default 5)"},
        {"--metrics-out", &training.metricsOut, nullptr, "FILE.jsonl",
         "one JSON line per step and per evaluation"},
        {"--logdir", &training.logdir, nullptr, "DIR",
@@ -617,8 +619,11 @@ bool parseTrainingFlags(const KilnApp &kiln, const CLI::App &command,
                   error) ||
       !parseCount("--keep", numbers.keep, keep, error) ||
       !parseCount("--eval-every", numbers.evalEvery, training.evalEvery, error) ||
-      !parseCount("--prefetch", numbers.prefetch, prefetch, error))
+      !parseCount("--prefetch", numbers.prefetch, prefetch, error) ||
+      !parseCount("--profile-slowest", numbers.profileSlowest, training.profileSlowest, error))
     return false;
+  if (!numbers.profileSlowest.empty() && !training.profile)
+    return fail("kiln: error: --profile-slowest applies to --profile only", error);
   if (prefetch > kMaxPrefetch)
     return fail("kiln: error: --prefetch '" + numbers.prefetch + "': expected 0.." +
                     std::to_string(kMaxPrefetch) + " batches",
