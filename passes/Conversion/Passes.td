@@ -123,9 +123,10 @@ def KilnSplitRows : Pass<"kiln-split-rows", "::mlir::ModuleOp"> {
     {kiln_kernel_0 = 512 : i64}` on the module.
   }];
   let options = [
-    Option<"minIterations", "min-iterations", "int64_t", "262144",
+    Option<"minIterations", "min-iterations", "int64_t", "16384",
            "The fewest innermost iterations a kernel needs to be split (a "
-           "smaller one gains less than waking a sleeping thread costs)">
+           "smaller one cannot gain from a second thread; of the others, "
+           "the runtime measures which do)">
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect", "::mlir::memref::MemRefDialect"];
 }

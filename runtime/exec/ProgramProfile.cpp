@@ -43,6 +43,11 @@ const char *kindName(Kind kind) {
   return names[static_cast<int>(kind)];
 }
 
+/// The threads instruction `index` chose (0: no choice, or none yet).
+int threadsOf(const ProgramProfile &profile, size_t index) {
+  return index < profile.threads.size() ? profile.threads[index] : 0;
+}
+
 std::string milliseconds(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
@@ -91,11 +96,13 @@ std::string formatProgramProfile(const Program &program, std::string_view name,
           std::to_string(profile.warmRuns) + " warm-up runs\n";
   double byKind[static_cast<int>(Kind::Count)] = {};
   int64_t counts[static_cast<int>(Kind::Count)] = {};
+  int64_t split[static_cast<int>(Kind::Count)] = {}; // Chose more than one thread.
   size_t count = std::min<size_t>(profile.seconds.size(), program.instructions()->size());
   for (size_t i = 0; i < count; ++i) {
     int kind = static_cast<int>(kindOf(program.instructions_type()->GetEnum<Instruction>(i)));
     byKind[kind] += profile.seconds[i];
     ++counts[kind];
+    split[kind] += threadsOf(profile, i) > 1;
   }
   for (int kind = 0; kind < static_cast<int>(Kind::Count); ++kind) {
     if (!counts[kind])
@@ -104,7 +111,9 @@ std::string formatProgramProfile(const Program &program, std::string_view name,
     std::snprintf(share, sizeof share, "%.0f%%", total > 0 ? byKind[kind] / total * 100 : 0.0);
     text += "  " + std::string(kindName(static_cast<Kind>(kind))) + ": " +
             milliseconds(byKind[kind] / runs) + " (" + share + ", " +
-            std::to_string(counts[kind]) + " instructions)\n";
+            std::to_string(counts[kind]) + " instructions" +
+            (split[kind] ? ", " + std::to_string(split[kind]) + " on more than one thread" : "") +
+            ")\n";
   }
   std::vector<size_t> order(count);
   std::iota(order.begin(), order.end(), size_t(0));
@@ -113,9 +122,12 @@ std::string formatProgramProfile(const Program &program, std::string_view name,
   });
   order.resize(std::min(order.size(), slowest));
   text += "  slowest:";
-  for (size_t i : order)
-    text += " [" + std::to_string(i) + "] " + describeInstruction(program, i) + " " +
+  for (size_t i : order) {
+    int threads = threadsOf(profile, i);
+    text += " [" + std::to_string(i) + "] " + describeInstruction(program, i) +
+            (threads > 1 ? " on " + std::to_string(threads) + " threads" : "") + " " +
             milliseconds(profile.seconds[i] / runs) + (i == order.back() ? "" : ";");
+  }
   return text + "\n";
 }
 

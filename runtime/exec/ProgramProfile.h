@@ -24,6 +24,9 @@ struct ProgramProfile {
   int64_t warmRuns = 0;  ///< Runs not timed, first.
   int64_t timedRuns = 0;
   std::vector<double> seconds; ///< By instruction.
+  /// By instruction: the threads a product or a row-parallel kernel runs
+  /// on (cpu::ThreadChoice), 0 for the others and while still measuring.
+  std::vector<int> threads;
 };
 
 /// What instruction `index` of `program` is, in a few words: "Gemm

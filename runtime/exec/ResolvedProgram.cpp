@@ -153,7 +153,9 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       if (call->args())
         for (uint32_t buffer : *call->args())
           kernelArgs_.push_back(addresses[buffer]);
-      KernelStep step{executable.kernel(call->kernel()), args};
+      KernelStep step;
+      step.function = executable.kernel(call->kernel());
+      step.args = args;
       // Executable::load has checked the row entry. One thread calls the
       // whole kernel: no range to pass.
       if (call->rows() > 0 && cpu::rowThreads(static_cast<int64_t>(call->rows())) > 1) {
@@ -409,7 +411,14 @@ void ResolvedProgram::startProfiling(int64_t warmRuns) {
 }
 
 ProgramProfile ResolvedProgram::profile() const {
-  return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_};
+  std::vector<int> threads(steps_.size(), 0);
+  for (size_t i = 0; i < steps_.size(); ++i) {
+    if (const auto *kernel = std::get_if<KernelStep>(&steps_[i]); kernel && kernel->rowFunction)
+      threads[i] = kernel->threads.chosen();
+    else if (const auto *gemm = std::get_if<GemmStep>(&steps_[i]))
+      threads[i] = gemm->threads.chosen();
+  }
+  return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_, std::move(threads)};
 }
 
 namespace {
@@ -444,18 +453,39 @@ bool ResolvedProgram::run(std::string &error) const {
     StepTimer timer(timed ? &stepSeconds_[i] : nullptr);
     const Step &step = steps_[i];
     if (const auto *kernel = std::get_if<KernelStep>(&step)) {
-      if (kernel->rowFunction)
+      if (!kernel->rowFunction) {
+        kernel->function(kernel->args);
+        continue;
+      }
+      // Rows split over the threads, or the whole kernel on this one,
+      // whichever its trial runs found faster (the clock is read only
+      // while they run).
+      int available = cpu::rowThreads(kernel->rows);
+      int threads = kernel->threads.next(available, true);
+      bool timing = kernel->threads.measuring();
+      auto begin = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+      if (threads > 1)
         cpu::runRowRanges(kernel->rowFunction, kernel->args, kernel->argCount, kernel->rows);
       else
         kernel->function(kernel->args);
+      if (timing)
+        kernel->threads.record(
+            threads, available,
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
-      // A native bf16 product kiln does not split keeps oneDNN's threads;
-      // the others measure (the clock is read only while they do).
-      bool measured = !gemm->lowPrecision || !gemm->lowPrecision->native() ||
-                      gemm->lowPrecision->splits();
+      // A native bf16 product kiln does not split keeps oneDNN's threads,
+      // and KILN_GEMM_PARALLEL_MACS leaves every product to its fixed
+      // threshold (threads 0); the others measure (the clock is read only
+      // while they do).
+      bool measured = (!gemm->lowPrecision || !gemm->lowPrecision->native() ||
+                       gemm->lowPrecision->splits()) &&
+                      !cpu::fixedGemmThreshold();
       int available = measured ? cpu::availableThreads() : 1;
-      int threads = measured ? gemm->threads.next(available, gemm->shape) : 0;
+      int threads = measured ? gemm->threads.next(available,
+                                                  gemm->threads.chosen() ||
+                                                      cpu::canSplitGemm(gemm->shape, available))
+                             : 0;
       bool timing = measured && gemm->threads.measuring();
       auto begin = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
       bool ok = gemm->lowPrecision

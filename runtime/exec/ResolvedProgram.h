@@ -13,7 +13,7 @@
 #include "runtime/collective/AllReduceBuckets.h"
 #include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
-#include "runtime/cpu/GemmThreadChoice.h"
+#include "runtime/cpu/ThreadChoice.h"
 #include "runtime/cpu/KernelLibrary.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/SparseApply.h"
@@ -70,13 +70,15 @@ public:
 
 private:
   struct KernelStep {
-    cpu::KernelFunction function;
-    void **args;
+    cpu::KernelFunction function = nullptr;
+    void **args = nullptr;
     /// With `rows` > 0 and more than one thread: the row entry, given
-    /// `args` (`argCount` of them) and a range, called on each thread.
+    /// `args` (`argCount` of them) and a range, called on each thread
+    /// when `threads` finds that faster than `function` on one.
     cpu::KernelFunction rowFunction = nullptr;
     size_t argCount = 0;
     int64_t rows = 0;
+    mutable cpu::ThreadChoice threads;
   };
   struct GemmStep {
     cpu::GemmShape shape;
@@ -86,7 +88,7 @@ private:
     /// Set for a bf16 or f16 product (null after a refusal, with
     /// `resolveError_` set).
     std::unique_ptr<cpu::LowPrecisionGemm> lowPrecision;
-    mutable cpu::GemmThreadChoice threads;
+    mutable cpu::ThreadChoice threads;
   };
   struct ConvStep {
     std::unique_ptr<cpu::Convolution> convolution;

@@ -76,10 +76,11 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
          cpu::lowPrecisionGemmPath(precision) + "\n";
 }
 
-/// Train steps --profile leaves untimed: the first runs measure each matrix
-/// product's threads (GemmThreadChoice: warm-up, then trials).
+/// Train steps --profile leaves untimed: the first runs measure the threads
+/// of each matrix product and row-parallel kernel (ThreadChoice: warm-up,
+/// then trials).
 constexpr int64_t kProfileWarmRuns =
-    cpu::GemmThreadChoice::kWarmup + cpu::GemmThreadChoice::kTrials;
+    cpu::ThreadChoice::kWarmup + cpu::ThreadChoice::kTrials;
 
 /// Tags of the collectives the loop makes itself, apart from the
 /// artifact's buckets (which count up from 0).

@@ -1,7 +1,7 @@
 //===- RuntimeGemmTest.cpp - GEMM against a float64 reference -------------===//
 
 #include "runtime/cpu/Gemm.h"
-#include "runtime/cpu/GemmThreadChoice.h"
+#include "runtime/cpu/ThreadChoice.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/Threads.h"
 
@@ -198,39 +198,41 @@ TEST(RuntimeGemmTest, LowPrecisionTakesInputsRoundedByKernels) {
 // always when the session has one, or when the product cannot be split
 // without changing its sums (3 rows, one product).
 TEST(RuntimeGemmTest, ChoosesThreadsByMeasuring) {
-  if (std::getenv("KILN_GEMM_PARALLEL_MACS"))
-    GTEST_SKIP() << "KILN_GEMM_PARALLEL_MACS is set: the fixed threshold decides";
   cpu::GemmShape rows;
   rows.m = 64;
   rows.n = rows.k = 32;
   auto choose = [](const cpu::GemmShape &shape, double oneThread, double allThreads) {
-    cpu::GemmThreadChoice choice;
+    cpu::ThreadChoice choice;
     std::vector<int> asked;
     while (!choice.chosen() && asked.size() <= 64) {
-      int threads = choice.next(4, shape);
+      int threads = choice.next(4, cpu::canSplitGemm(shape, 4));
       asked.push_back(threads);
       // A warm-up run is slow whatever the threads: it must not count.
-      double seconds = asked.size() <= cpu::GemmThreadChoice::kWarmup
+      double seconds = asked.size() <= cpu::ThreadChoice::kWarmup
                            ? 1.0
                            : (threads == 1 ? oneThread : allThreads);
       choice.record(threads, 4, seconds);
     }
-    EXPECT_EQ(asked.size(), size_t(cpu::GemmThreadChoice::kWarmup +
-                                   cpu::GemmThreadChoice::kTrials));
+    EXPECT_EQ(asked.size(), size_t(cpu::ThreadChoice::kWarmup +
+                                   cpu::ThreadChoice::kTrials));
     EXPECT_EQ(asked[0], 1);
-    return std::make_pair(choice.next(4, shape),
+    return std::make_pair(choice.next(4, true),
                           std::count(asked.begin(), asked.end(), 4));
   };
-  EXPECT_EQ(choose(rows, 1e-3, 0.5e-3), std::make_pair(4, long(cpu::GemmThreadChoice::kTrials / 2)));
+  EXPECT_EQ(choose(rows, 1e-3, 0.5e-3), std::make_pair(4, long(cpu::ThreadChoice::kTrials / 2)));
   EXPECT_EQ(choose(rows, 1e-3, 0.95e-3).first, 1); // Not 10% faster: not worth the workers.
   EXPECT_EQ(choose(rows, 1e-3, 2e-3).first, 1);
   cpu::GemmShape thin = rows;
   thin.m = 3;
-  EXPECT_EQ(choose(thin, 1e-3, 0.1e-3), std::make_pair(1, 0L));
-  cpu::GemmThreadChoice single;
-  EXPECT_EQ(single.next(1, rows), 1);
+  cpu::ThreadChoice thinChoice; // Cannot be split: settled on one thread at once.
+  EXPECT_EQ(thinChoice.next(4, cpu::canSplitGemm(thin, 4)), 1);
+  EXPECT_EQ(thinChoice.chosen(), 1);
+  EXPECT_FALSE(thinChoice.measuring());
+  cpu::ThreadChoice single; // A session of one thread has nothing to measure.
+  EXPECT_EQ(single.next(1, true), 1);
+  EXPECT_EQ(single.chosen(), 1);
   single.record(1, 1, 1e-3);
-  EXPECT_EQ(single.chosen(), 0);
+  EXPECT_EQ(single.next(4, true), 1);
 }
 
 // Tests that a product split over threads (by rows, or by products of a

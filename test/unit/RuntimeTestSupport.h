@@ -6,9 +6,11 @@
 #include <cstdint>
 #include <cstdlib>
 #include <dirent.h>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <system_error>
 #include <unistd.h>
 #include <vector>
 
@@ -23,10 +25,12 @@ public:
         std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/kiln-test-XXXXXX";
     path_ = ::mkdtemp(pattern.data()) ? pattern : "";
   }
+  /// Removes the whole tree, folders a test made inside included.
   ~TemporaryDirectory() {
-    for (const std::string &name : entries())
-      ::unlink((path_ + "/" + name).c_str());
-    ::rmdir(path_.c_str());
+    if (path_.empty())
+      return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path_, ignored);
   }
   TemporaryDirectory(const TemporaryDirectory &) = delete;
   TemporaryDirectory &operator=(const TemporaryDirectory &) = delete;

@@ -244,8 +244,9 @@ cl::opt<std::string> rowParallelFlag(
 cl::opt<int64_t> rowParallelMinIterations(
     "row-parallel-min-iterations",
     cl::desc("The fewest innermost loop iterations of a row-parallel kernel (default "
-             "262144: a smaller kernel gains less than waking a sleeping thread costs)"),
-    cl::value_desc("N"), cl::init(262144));
+             "16384: a smaller kernel cannot gain from a second thread; of the others, "
+             "kiln measures which do and splits those)"),
+    cl::value_desc("N"), cl::init(16384));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
                                  "shape refinement and canonicalization"));
