@@ -34,6 +34,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm) {
 }
 
 void buildOptimizationPipeline(mlir::OpPassManager &pm) {
+  pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseSoftmaxCrossEntropy());
   pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseElementwise());
 }
 

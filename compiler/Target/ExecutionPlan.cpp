@@ -55,10 +55,12 @@ bool isElementwiseUpdate(Operation *op) {
          llvm::isa<ApplySgdOp, ApplyMomentumOp, ApplyAdamOp, ApplyAdagradOp>(op);
 }
 
-/// Whether `value` is a sigmoid or softmax of `logits`, directly or as a
-/// value a fusion computes.
+/// Whether `value` is a sigmoid or softmax of `logits`, directly, as the
+/// softmax of a fused softmax cross-entropy or as a value a fusion computes.
 bool isProbabilityOf(Value value, Value logits) {
   Operation *def = value.getDefiningOp();
+  if (auto rows = llvm::dyn_cast_or_null<SoftmaxCrossEntropyRowsOp>(def))
+    return value == rows.getProbs() && rows.getLogits() == logits;
   if (auto fusion = llvm::dyn_cast_or_null<FusionOp>(def)) {
     Value inner = fusion.getYield().getValues()[llvm::cast<OpResult>(value).getResultNumber()];
     def = inner.getDefiningOp();
@@ -103,9 +105,9 @@ int64_t idBoundOf(Value value) {
       auto kind = placement ? placement.getAs<StringAttr>("kind") : StringAttr();
       if (table && !(kind && kind.getValue() == "hash"))
         tighten(table.getTensorType().getDimSize(0));
-    } else if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(user)) {
+    } else if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp>(user)) {
       if (use.getOperandNumber() == 1)
-        tighten(llvm::cast<RankedTensorType>(loss.getLogits().getType()).getShape().back());
+        tighten(llvm::cast<RankedTensorType>(user->getOperand(0).getType()).getShape().back());
     } else if (auto hot = llvm::dyn_cast<OneHotOp>(user)) {
       tighten(llvm::cast<RankedTensorType>(hot.getType()).getShape().back());
     }
@@ -158,7 +160,11 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
     Operation *loss = value.getDefiningOp();
     if (!loss)
       break;
-    if (llvm::isa<SoftmaxCrossEntropyOp>(loss))
+    // A fused softmax cross-entropy: the mean of its positions' losses.
+    if (auto mean = llvm::dyn_cast<ReduceMeanOp>(loss))
+      if (auto rows = mean.getOperand().getDefiningOp<SoftmaxCrossEntropyRowsOp>())
+        loss = rows;
+    if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp>(loss))
       info.lossKind = "softmax_cross_entropy";
     else if (llvm::isa<SigmoidCrossEntropyOp>(loss))
       info.lossKind = "sigmoid_cross_entropy";

@@ -64,6 +64,25 @@ LogicalResult ScatterAddRowsOp::verify() {
   return success();
 }
 
+LogicalResult SoftmaxCrossEntropyRowsOp::verify() {
+  auto logits = llvm::cast<RankedTensorType>(getLogits().getType());
+  auto labels = llvm::cast<RankedTensorType>(getLabels().getType());
+  auto losses = llvm::cast<RankedTensorType>(getLosses().getType());
+  if (logits.getRank() < 1)
+    return emitOpError("expects logits of rank 1 or more, got ") << logits;
+  if (getProbs().getType() != logits)
+    return emitOpError("expects probs of the logits' type ") << logits << ", got "
+                                                             << getProbs().getType();
+  auto positions = logits.getShape().drop_back();
+  if (labels.getShape() != positions)
+    return emitOpError("expects labels of shape [")
+           << positions << "] (the logits' without the classes), got " << labels;
+  if (losses != RankedTensorType::get(positions, logits.getElementType()))
+    return emitOpError("expects losses of the labels' shape and the logits' element type, got ")
+           << losses;
+  return success();
+}
+
 LogicalResult PadOp::verify() {
   auto operand = llvm::cast<RankedTensorType>(getOperand().getType());
   auto result = llvm::cast<RankedTensorType>(getType());

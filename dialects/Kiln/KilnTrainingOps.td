@@ -78,6 +78,28 @@ def Kiln_ScatterAddRowsOp : Kiln_Op<"scatter_add_rows", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Kiln_SoftmaxCrossEntropyRowsOp : Kiln_Op<"softmax_cross_entropy_rows", [Pure]> {
+  let summary = "Each position's softmax cross-entropy, and the softmax, from one pass";
+  let description = [{
+    `logits` is `[B..., C]`, `labels` `[B...]`; `losses[i...]` is
+    `log(sum(exp(logits[i..., :]))) - logits[i..., labels[i...]]` (the
+    label clamped to `[0, C)`), `probs` the softmax over the last axis.
+    `kiln-fuse-softmax-cross-entropy` makes it from a
+    `kiln.softmax_cross_entropy` (then the `kiln.reduce_mean` of `losses`)
+    and a `kiln.softmax` of the same logits (its gradient needs one): one
+    kernel whose positions are independent (so it can be split by rows),
+    where the two ops were two kernels computing each row's maximum and sum
+    of exponentials twice, the loss's on one thread.
+    ```
+    %l, %p = kiln.softmax_cross_entropy_rows %logits, %labels : (tensor<512x1000xf32>, tensor<512xi64>) -> (tensor<512xf32>, tensor<512x1000xf32>)
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels);
+  let results = (outs Kiln_FloatTensor:$losses, Kiln_FloatTensor:$probs);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Kiln_PadOp : Kiln_Op<"pad", [Pure]> {
   let summary = "Zero padding: `low` before, `high` after, `interior` between elements";
   let description = [{

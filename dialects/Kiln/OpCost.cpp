@@ -12,6 +12,9 @@ namespace {
 
 /// The op's own work, not counting the ops in its regions.
 int64_t ownFlops(Operation *op) {
+  // A fused softmax cross-entropy: its softmax's, as kiln.softmax counts.
+  if (auto rows = llvm::dyn_cast<SoftmaxCrossEntropyRowsOp>(op))
+    return llvm::cast<RankedTensorType>(rows.getProbs().getType()).getNumElements();
   if (op->getNumResults() != 1 || llvm::isa<FusionOp>(op))
     return 0;
   auto result = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());

@@ -38,6 +38,35 @@ def KilnSinkTransposes : Pass<"kiln-sink-transposes", "::mlir::func::FuncOp"> {
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnFuseSoftmaxCrossEntropy
+    : Pass<"kiln-fuse-softmax-cross-entropy", "::mlir::func::FuncOp"> {
+  let summary = "A softmax cross-entropy and a softmax of the same logits become one op";
+  let description = [{
+    The gradient of `kiln.softmax_cross_entropy` is `(softmax(x) -
+    one_hot(labels)) * g / n`, so a train step computes each row's maximum
+    and sum of exponentials twice: in the loss (one kernel that reduces to a
+    scalar, hence on one thread) and in the softmax. Where an f32 loss over
+    the last axis and one or more `kiln.softmax` of the same logits along
+    that axis lie in one block (the gradient's, or a model's own
+    probabilities output), they become one `kiln.softmax_cross_entropy_rows`
+    (each position's loss and the softmax, one kernel whose positions are
+    independent) and the `kiln.reduce_mean` of its losses, at the place of
+    the first of them. A loss with no softmax beside it is left alone.
+
+    Before:
+    ```
+    %l = kiln.softmax_cross_entropy %x, %t : (tensor<512x1000xf32>, tensor<512xi64>) -> tensor<f32>
+    %p = kiln.softmax %x axis = 1 : tensor<512x1000xf32>
+    ```
+    After:
+    ```
+    %r, %p = kiln.softmax_cross_entropy_rows %x, %t : (tensor<512x1000xf32>, tensor<512xi64>) -> (tensor<512xf32>, tensor<512x1000xf32>)
+    %l = kiln.reduce_mean %r axes [0] : tensor<512xf32> -> tensor<f32>
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Groups producer-consumer chains of elementwise ops into kiln.fusion";
   let description = [{

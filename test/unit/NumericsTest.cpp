@@ -51,26 +51,33 @@ protected:
 
   /// Compiles the model file, runs it on random feeds and compares every
   /// fetch with the reference.
+  /// With `optimized`, the compiled model has the optimization passes
+  /// (buildOptimizationPipeline: fusions) and the reference evaluates the
+  /// graph as imported.
   void compileRunAndCompare(const std::string &modelPath,
                             const llvm::StringMap<FeedRange> &ranges = {},
-                            const ImportOptions &options = {}) {
+                            const ImportOptions &options = {}, bool optimized = false) {
     SCOPED_TRACE("seed " + std::to_string(seed) + " (replay: KILN_TEST_SEED=" +
                  std::to_string(seed) + ")");
-    OwningOpRef<ModuleOp> module;
-    std::string artifactPath = compileToFile(modelPath, options, module);
+    OwningOpRef<ModuleOp> module, unoptimized;
+    std::string artifactPath =
+        compileToFile(modelPath, options, module, optimized ? &unoptimized : nullptr);
     ASSERT_FALSE(artifactPath.empty());
-    run(*module, artifactPath, ranges);
+    run(optimized ? *unoptimized : *module, artifactPath, ranges);
   }
 
   /// Writes `text` as a .pbtxt graph and checks it.
-  void checkGraph(llvm::StringRef text, const llvm::StringMap<FeedRange> &ranges = {}) {
-    compileRunAndCompare(write("graph.pbtxt", text), ranges);
+  void checkGraph(llvm::StringRef text, const llvm::StringMap<FeedRange> &ranges = {},
+                  bool optimized = false) {
+    compileRunAndCompare(write("graph.pbtxt", text), ranges, {}, optimized);
   }
 
   /// Compiles the model and writes its artifact; returns its path, or "" on
-  /// a (reported) failure.
+  /// a (reported) failure. With `unoptimized`, the optimization passes run
+  /// on `module` and `*unoptimized` keeps a copy from before them.
   std::string compileToFile(const std::string &modelPath, const ImportOptions &options,
-                            OwningOpRef<ModuleOp> &module) {
+                            OwningOpRef<ModuleOp> &module,
+                            OwningOpRef<ModuleOp> *unoptimized = nullptr) {
     module = importModelFile(modelPath, context, options);
     EXPECT_TRUE(module) << (errors.empty() ? "no error" : errors.front());
     if (!module)
@@ -78,7 +85,14 @@ protected:
     PassManager pm(&context);
     buildImportCleanupPipeline(pm);
     std::unique_ptr<CompiledModel> compiled;
-    if (succeeded(pm.run(*module)))
+    bool cleaned = succeeded(pm.run(*module));
+    if (cleaned && unoptimized) {
+      *unoptimized = module->clone();
+      PassManager optimize(&context);
+      buildOptimizationPipeline(optimize);
+      cleaned = succeeded(optimize.run(*module));
+    }
+    if (cleaned)
       compiled = compileKernels(*module);
     std::string path = dir.str().str() + "/model.kiln";
     bool written = compiled && succeeded(finishArtifact(*compiled, *module)) &&
@@ -390,6 +404,27 @@ nodes { name: "mse" op: "mean_squared_error" inputs: ["pooled", "targets"] }
 outputs: ["rows", "picked", "sce", "bce", "mse"]
 )pb",
              {{"ids", {0, 50}}, {"cols", {0, 8}}, {"labels", {0, 8}}, {"targets", {0, 1}}});
+}
+
+/// A softmax cross-entropy beside the softmax of its logits, fused into one
+/// kiln.softmax_cross_entropy_rows (kiln-fuse-softmax-cross-entropy) and
+/// compiled, against the reference of the two ops: over [6, 8] logits and
+/// over [2, 3, 8] (the mean over every position). (A label outside the
+/// classes is refused when bound, fused or not: the plan bounds the feed.)
+TEST_F(NumericsTest, FusedSoftmaxCrossEntropy) {
+  checkGraph(R"pb(
+inputs { name: "x" dtype: DT_FLOAT32 shape: [6, 8] }
+inputs { name: "labels" dtype: DT_INT32 shape: [6] }
+inputs { name: "x3" dtype: DT_FLOAT32 shape: [2, 3, 8] }
+inputs { name: "labels3" dtype: DT_INT64 shape: [2, 3] }
+nodes { name: "probs" op: "softmax" inputs: ["x"] }
+nodes { name: "loss" op: "softmax_cross_entropy" inputs: ["x", "labels"] }
+nodes { name: "probs3" op: "softmax" inputs: ["x3"] }
+nodes { name: "loss3" op: "softmax_cross_entropy" inputs: ["x3", "labels3"] }
+outputs: ["probs", "loss", "probs3", "loss3"]
+)pb",
+             {{"x", {-20, 20}}, {"labels", {0, 8}}, {"x3", {-5, 5}}, {"labels3", {0, 8}}},
+             /*optimized=*/true);
 }
 
 /// Multi-hot lookups, each combiner, over a small table so that lists hold

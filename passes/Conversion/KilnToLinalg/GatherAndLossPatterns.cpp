@@ -245,6 +245,42 @@ struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropy
   }
 };
 
+/// The softmax along the last axis (softmaxParts), then each position's
+/// loss from the same max and sum: max + log(sum) - x[label], as
+/// SoftmaxCrossEntropyLowering sums them. Every loop runs over the
+/// positions and writes only at its own: kiln-split-rows can split it.
+struct SoftmaxCrossEntropyRowsLowering : public OpRewritePattern<SoftmaxCrossEntropyRowsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxCrossEntropyRowsOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value logits = op.getLogits();
+    auto logitsType = llvm::cast<RankedTensorType>(logits.getType());
+    int64_t rank = logitsType.getRank(), classes = logitsType.getShape().back();
+    SoftmaxParts parts = softmaxParts(rewriter, loc, logits, rank - 1);
+    auto lossesType = llvm::cast<RankedTensorType>(op.getLosses().getType());
+    Type element = lossesType.getElementType();
+    AffineMap positions = rewriter.getMultiDimIdentityMap(rank - 1);
+    Value losses = mapElements(
+        rewriter, loc, lossesType, ValueRange{op.getLabels(), parts.max, parts.sum},
+        {positions, positions, positions},
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          Type accType = args[2].getType();
+          SmallVector<Value> at;
+          for (int64_t d = 0; d + 1 < rank; ++d)
+            at.push_back(b.create<linalg::IndexOp>(l, d));
+          at.push_back(clampedIndex(b, l, args[0], classes));
+          Value picked = b.create<tensor::ExtractOp>(l, logits, at);
+          Value max = castFloat(b, l, args[1], accType);
+          Value logSumExp = b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
+          Value loss = b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
+          return castFloat(b, l, loss, element);
+        });
+    rewriter.replaceOp(op, {losses, parts.probs});
+    return success();
+  }
+};
+
 /// A mean over all elements of `term(lhs, rhs)`.
 template <typename OpTy>
 struct PointwiseLossLowering : public OpRewritePattern<OpTy> {
@@ -295,6 +331,7 @@ Value PointwiseLossLowering<MeanSquaredErrorOp>::term(OpBuilder &b, Location loc
 void populateGatherAndLossToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<GatherLowering, ScatterAddRowsLowering, EmbeddingBagLowering,
                GatherElementsLowering, SoftmaxCrossEntropyLowering,
+               SoftmaxCrossEntropyRowsLowering,
                PointwiseLossLowering<SigmoidCrossEntropyOp>,
                PointwiseLossLowering<MeanSquaredErrorOp>>(patterns.getContext());
 }

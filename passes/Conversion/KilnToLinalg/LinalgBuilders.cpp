@@ -219,6 +219,49 @@ std::pair<Value, Value> maxAndSumOfExp(OpBuilder &b, Location loc, Value x,
   return {max, sum};
 }
 
+SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis) {
+  auto type = llvm::cast<RankedTensorType>(x.getType());
+  int64_t rank = type.getRank();
+  Type element = type.getElementType();
+  AffineMap identity = b.getMultiDimIdentityMap(rank);
+  AffineMap reduced = withoutAxis(b.getContext(), rank, axis);
+  SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
+  if (!element.isF32()) {
+    auto [max, sum] = maxAndSumOfExp(b, loc, x, axis);
+    Value probs = mapElements(
+        b, loc, type, ValueRange{x, max, sum}, {identity, reduced, reduced},
+        [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+          Value e = expOfDifference(nb, l, args[0], args[1], args[2].getType());
+          return castFloat(nb, l, nb.create<arith::DivFOp>(l, e, args[2]), element);
+        });
+    return {max, sum, probs};
+  }
+  Value max = reduceAxes(b, loc, x, {axis}, lowestValue(b, loc, element), firstArgument,
+                         maxValues);
+  auto sumType = llvm::cast<RankedTensorType>(max.getType());
+  Value zeros = filledTensor(b, loc, sumType, scalarConstant(b, loc, element, 0.0));
+  SmallVector<utils::IteratorType> iterators = parallel;
+  iterators[axis] = utils::IteratorType::reduction;
+  auto sumAndExp = b.create<linalg::GenericOp>(
+      loc, TypeRange{sumType, type}, ValueRange{x, max},
+      ValueRange{zeros, emptyTensor(b, loc, type)},
+      ArrayRef<AffineMap>{identity, reduced, reduced, identity}, iterators,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value e = expOfDifference(nb, l, args[0], args[1], element);
+        nb.create<linalg::YieldOp>(l, ValueRange{sumValues(nb, l, e, args[2]), e});
+      });
+  Value sum = sumAndExp.getResult(0), exps = sumAndExp.getResult(1);
+  Value probs = b.create<linalg::GenericOp>(
+                     loc, TypeRange{type}, ValueRange{sum}, ValueRange{exps},
+                     ArrayRef<AffineMap>{reduced, identity}, parallel,
+                     [&](OpBuilder &nb, Location l, ValueRange args) {
+                       nb.create<linalg::YieldOp>(
+                           l, nb.create<arith::DivFOp>(l, args[1], args[0]).getResult());
+                     })
+                    .getResult(0);
+  return {max, sum, probs};
+}
+
 Value sumValues(OpBuilder &b, Location loc, Value x, Value y) {
   if (llvm::isa<FloatType>(x.getType()))
     return b.create<arith::AddFOp>(loc, x, y, arith::FastMathFlags::reassoc);

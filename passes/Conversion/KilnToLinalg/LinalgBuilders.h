@@ -140,6 +140,16 @@ std::pair<mlir::Value, mlir::Value> maxAndSumOfExp(mlir::OpBuilder &b,
                                                    mlir::Location loc,
                                                    mlir::Value x, int64_t axis);
 
+/// A softmax along `axis` with the pieces it is made of: `max` (x's element
+/// type) and `sum` of exp(x - max) (its accumulatorType) per row, and
+/// `probs`. An f32 softmax takes one exp an element: the pass that sums
+/// writes e = exp(x - max) where the result goes, and the last divides it
+/// in place; other types compute exp twice, in f32, and round once.
+struct SoftmaxParts {
+  mlir::Value max, sum, probs;
+};
+SoftmaxParts softmaxParts(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t axis);
+
 /// The dimensions in [0, rank) that are not in `axes`, in order.
 llvm::SmallVector<int64_t> keptAxes(int64_t rank, llvm::ArrayRef<int64_t> axes);
 

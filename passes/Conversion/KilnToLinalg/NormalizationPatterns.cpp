@@ -29,50 +29,16 @@ namespace {
 
 Value first(OpBuilder &, Location, ValueRange args) { return args[0]; }
 
-/// An f32 softmax along `axis`: the row maxima, then one pass that writes
-/// e = exp(x - m) and sums it, then e / s over e's own elements.
-Value softmaxWithOneExp(PatternRewriter &rewriter, Location loc, Value x, int64_t axis) {
-  auto type = llvm::cast<RankedTensorType>(x.getType());
-  int64_t rank = type.getRank();
-  Type element = type.getElementType();
-  Value max = reduceAxes(rewriter, loc, x, {axis}, lowestValue(rewriter, loc, element), first,
-                         maxValues);
-  AffineMap identity = rewriter.getMultiDimIdentityMap(rank);
-  AffineMap reduced = withoutAxis(rewriter.getContext(), rank, axis);
-  auto sumType = llvm::cast<RankedTensorType>(max.getType());
-  Value zeros = filledTensor(rewriter, loc, sumType, scalarConstant(rewriter, loc, element, 0.0));
-  SmallVector<utils::IteratorType> iterators(rank, utils::IteratorType::parallel);
-  iterators[axis] = utils::IteratorType::reduction;
-  auto sumAndExp = rewriter.create<linalg::GenericOp>(
-      loc, TypeRange{sumType, type}, ValueRange{x, max},
-      ValueRange{zeros, emptyTensor(rewriter, loc, type)},
-      ArrayRef<AffineMap>{identity, reduced, reduced, identity}, iterators,
-      [&](OpBuilder &b, Location l, ValueRange args) {
-        Value e = expOfDifference(b, l, args[0], args[1], element);
-        b.create<linalg::YieldOp>(l, ValueRange{sumValues(b, l, e, args[2]), e});
-      });
-  Value sum = sumAndExp.getResult(0), exps = sumAndExp.getResult(1);
-  SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
-  return rewriter
-      .create<linalg::GenericOp>(
-          loc, TypeRange{type}, ValueRange{sum}, ValueRange{exps},
-          ArrayRef<AffineMap>{reduced, identity}, parallel,
-          [&](OpBuilder &b, Location l, ValueRange args) {
-            b.create<linalg::YieldOp>(l, b.create<arith::DivFOp>(l, args[1], args[0]).getResult());
-          })
-      .getResult(0);
-}
-
-/// softmax (y = e / s) and log_softmax (y = (x - m) - log s) from the row
-/// max m and s = sum(exp(x - m)), computed in the accumulator type.
+/// softmax (softmaxParts) and log_softmax (y = (x - m) - log s from the
+/// row max m and s = sum(exp(x - m)), computed in the accumulator type).
 template <typename OpTy, bool Log>
 struct SoftmaxLikeLowering : public OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
   LogicalResult matchAndRewrite(OpTy op, PatternRewriter &rewriter) const override {
     auto type = llvm::cast<RankedTensorType>(op.getType());
     int64_t axis = op.getAxis();
-    if (!Log && type.getElementType().isF32()) {
-      rewriter.replaceOp(op, softmaxWithOneExp(rewriter, op.getLoc(), op.getOperand(), axis));
+    if (!Log) {
+      rewriter.replaceOp(op, softmaxParts(rewriter, op.getLoc(), op.getOperand(), axis).probs);
       return success();
     }
     auto [max, sum] = maxAndSumOfExp(rewriter, op.getLoc(), op.getOperand(), axis);
@@ -81,18 +47,12 @@ struct SoftmaxLikeLowering : public OpRewritePattern<OpTy> {
     Value result = mapElements(
         rewriter, op.getLoc(), type, ValueRange{op.getOperand(), max, sum},
         {identity, reduced, reduced}, [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          // One op per statement: argument evaluation order is unspecified.
           Type accType = args[2].getType();
-          Value y;
-          if (Log) {
-            // One op per statement: argument evaluation order is unspecified.
-            Value x = castFloat(b, l, args[0], accType);
-            Value m = castFloat(b, l, args[1], accType);
-            Value shifted = b.create<arith::SubFOp>(l, x, m);
-            y = b.create<arith::SubFOp>(l, shifted, b.create<math::LogOp>(l, args[2]));
-          } else {
-            Value e = expOfDifference(b, l, args[0], args[1], accType);
-            y = b.create<arith::DivFOp>(l, e, args[2]);
-          }
+          Value x = castFloat(b, l, args[0], accType);
+          Value m = castFloat(b, l, args[1], accType);
+          Value shifted = b.create<arith::SubFOp>(l, x, m);
+          Value y = b.create<arith::SubFOp>(l, shifted, b.create<math::LogOp>(l, args[2]));
           return castFloat(b, l, y, type.getElementType());
         });
     rewriter.replaceOp(op, result);

@@ -274,3 +274,33 @@ func.func @scatter_add_rows(%rows: tensor<5x3xf32>, %ids: tensor<5xi64>) -> tens
   %t = kiln.scatter_add_rows %rows[%ids] : (tensor<5x3xf32>, tensor<5xi64>) -> tensor<4x3xf32>
   return %t : tensor<4x3xf32>
 }
+
+// -----
+
+// Tests softmax_cross_entropy_rows: the softmax with one exp an element (the
+// row max; one pass summing exp(x - max) and writing it; the division in
+// place), then each position's loss from the same max and sum: max +
+// log(sum) - x[row, label], the label clamped to [0, 10). Every loop runs
+// over the rows, so kiln-split-rows can split the kernel.
+// CHECK-LABEL: func @softmax_cross_entropy_rows
+// CHECK: %[[MAX:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%arg0 : tensor<4x10xf32>)
+// CHECK: arith.maximumf
+// CHECK: %[[SE:.+]]:2 = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %[[MAX]] : tensor<4x10xf32>, tensor<4xf32>)
+// CHECK: math.exp
+// CHECK: %[[P:.+]] = linalg.generic {{.+}} ins(%[[SE]]#0 : tensor<4xf32>) outs(%[[SE]]#1 : tensor<4x10xf32>)
+// CHECK: arith.divf
+// CHECK: %[[L:.+]] = linalg.generic {{.+}} iterator_types = ["parallel"]} ins(%arg1, %[[MAX]], %[[SE]]#0 : tensor<4xi64>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: ^bb0(%{{.+}}: i64, %[[M:.+]]: f32, %[[S:.+]]: f32, %{{.+}}: f32):
+// CHECK: %[[ROW:.+]] = linalg.index 0
+// CHECK: %[[LOW:.+]] = arith.maxsi
+// CHECK: %[[LABEL:.+]] = arith.minsi %[[LOW]], %{{.+}}
+// CHECK: %[[PICKED:.+]] = tensor.extract %arg0[%[[ROW]], %[[LABEL]]]
+// CHECK: %[[LOG:.+]] = math.log %[[S]]
+// CHECK: %[[LSE:.+]] = arith.addf %[[M]], %[[LOG]]
+// CHECK: %[[LOSS:.+]] = arith.subf %[[LSE]], %[[PICKED]]
+// CHECK: linalg.yield %[[LOSS]]
+// CHECK: return %[[L]], %[[P]]
+func.func @softmax_cross_entropy_rows(%x: tensor<4x10xf32>, %t: tensor<4xi64>) -> (tensor<4xf32>, tensor<4x10xf32>) {
+  %l, %p = kiln.softmax_cross_entropy_rows %x, %t : (tensor<4x10xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  return %l, %p : tensor<4xf32>, tensor<4x10xf32>
+}

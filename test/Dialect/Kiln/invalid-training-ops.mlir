@@ -68,3 +68,38 @@ func.func @scatter_type(%rows: tensor<8x4xf32>, %ids: tensor<8xi64>) {
   %0 = kiln.scatter_add_rows %rows[%ids] : (tensor<8x4xf32>, tensor<8xi64>) -> tensor<10x4xbf16>
   return
 }
+
+// -----
+
+// Tests softmax_cross_entropy_rows' shape rules: labels of the logits'
+// shape without the classes, losses of that shape and the logits' element
+// type, probabilities of the logits' type.
+func.func @sce_rows_labels(%x: tensor<8x10xf32>, %t: tensor<10xi64>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_rows' op expects labels of shape [8] (the logits' without the classes), got 'tensor<10xi64>'}}
+  %0:2 = kiln.softmax_cross_entropy_rows %x, %t : (tensor<8x10xf32>, tensor<10xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_rows_losses(%x: tensor<8x10xf32>, %t: tensor<8xi64>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_rows' op expects losses of the labels' shape and the logits' element type, got 'tensor<8xbf16>'}}
+  %0:2 = kiln.softmax_cross_entropy_rows %x, %t : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xbf16>, tensor<8x10xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_rows_probs(%x: tensor<8x10xf32>, %t: tensor<8xi64>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_rows' op expects probs of the logits' type 'tensor<8x10xf32>', got 'tensor<8x1xf32>'}}
+  %0:2 = kiln.softmax_cross_entropy_rows %x, %t : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x1xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_rows_scalar(%x: tensor<f32>, %t: tensor<i64>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_rows' op expects logits of rank 1 or more, got 'tensor<f32>'}}
+  %0:2 = kiln.softmax_cross_entropy_rows %x, %t : (tensor<f32>, tensor<i64>) -> (tensor<f32>, tensor<f32>)
+  return
+}

@@ -62,3 +62,18 @@ func.func @scatter_add_rows(%rows: tensor<8x4xf32>, %ids: tensor<8xi64>, %more: 
   %1 = kiln.scatter_add_rows %more[%few] : (tensor<3x2x5xf32>, tensor<3xi32>) -> tensor<10x2x5xf32>
   return
 }
+
+// -----
+
+// Tests that softmax_cross_entropy_rows round-trips: logits of rank 2 and
+// 3, i64 or i32 labels, a loss per position and the softmax.
+// CHECK-LABEL: func @softmax_cross_entropy_rows
+// CHECK: kiln.softmax_cross_entropy_rows %{{.+}}, %{{.+}} : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+// CHECK-NEXT: kiln.softmax_cross_entropy_rows %{{.+}}, %{{.+}} : (tensor<2x3x5xf32>, tensor<2x3xi32>) -> (tensor<2x3xf32>, tensor<2x3x5xf32>)
+// GENERIC-LABEL: sym_name = "softmax_cross_entropy_rows"
+// GENERIC: "kiln.softmax_cross_entropy_rows"({{.+}}) : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+func.func @softmax_cross_entropy_rows(%x: tensor<8x10xf32>, %t: tensor<8xi64>, %x3: tensor<2x3x5xf32>, %t3: tensor<2x3xi32>) {
+  %0:2 = kiln.softmax_cross_entropy_rows %x, %t : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  %1:2 = kiln.softmax_cross_entropy_rows %x3, %t3 : (tensor<2x3x5xf32>, tensor<2x3xi32>) -> (tensor<2x3xf32>, tensor<2x3x5xf32>)
+  return
+}
