@@ -103,9 +103,12 @@ def KilnSplitRows : Pass<"kiln-split-rows", "::mlir::ModuleOp"> {
     only at its own row, computes any range of rows independently of the
     others. Such a kernel gets two more arguments, `begin` and `end`, that
     bound every outer loop; the module's `split_rows.kernel_rows` dictionary
-    records N by kernel name. Kernels with less than `min-iterations`
-    innermost iterations in all, or whose body does anything else that
-    writes memory (a copy, a call, a store through a view), are left alone.
+    records N by kernel name. Outside the loops the kernel may read what it
+    does not write (an optimizer's learning rate) and copy into its own
+    scratch buffers (each call has its own): every range does that too.
+    Kernels with less than `min-iterations` innermost iterations in all, or
+    whose body does anything else that writes memory (a copy into an
+    argument, a call, a store through a view), are left alone.
 
     Before:
     ```

@@ -82,6 +82,30 @@ bool staysOnItsRow(scf::ForOp loop, const DenseSet<Value> &written) {
   return !result.wasInterrupted();
 }
 
+/// Whether `buffer` is the kernel's own scratch: each call (each thread's
+/// range) gets its own.
+bool isScratch(Value buffer) {
+  return buffer.getDefiningOp<memref::AllocaOp>() || buffer.getDefiningOp<memref::AllocOp>();
+}
+
+/// Whether `op`, outside the row loops, may run once per range: it writes
+/// nothing (or only the kernel's scratch) and reads nothing another range
+/// writes. A load of what the kernel does not write (an optimizer's
+/// learning rate), a copy into scratch from scratch or from what the kernel
+/// does not write (a reduction's zeros copied for a second reduction; rows
+/// outside the range are copied too, and never read).
+bool runsPerRange(Operation &op, const DenseSet<Value> &written) {
+  if (llvm::isa<memref::AllocaOp, memref::AllocOp, memref::DeallocOp>(op) ||
+      isMemoryEffectFree(&op))
+    return true;
+  if (auto load = llvm::dyn_cast<memref::LoadOp>(op))
+    return !written.contains(load.getMemRef());
+  if (auto copy = llvm::dyn_cast<memref::CopyOp>(op))
+    return isScratch(copy.getTarget()) &&
+           (isScratch(copy.getSource()) || !written.contains(copy.getSource()));
+  return false;
+}
+
 /// The rows of `kernel` when it can be split, else 0.
 int64_t splittableRows(func::FuncOp kernel, int64_t minIterations) {
   if (kernel.isExternal() || !kernel.getBody().hasOneBlock())
@@ -114,8 +138,7 @@ int64_t splittableRows(func::FuncOp kernel, int64_t minIterations) {
       total += *count;
       continue;
     }
-    if (llvm::isa<memref::AllocaOp, memref::AllocOp, memref::DeallocOp>(op) ||
-        isMemoryEffectFree(&op))
+    if (runsPerRange(op, written))
       continue;
     return 0;
   }

@@ -7,22 +7,32 @@
 namespace kiln::cpu {
 
 int ThreadChoice::next(int available, bool splittable) {
-  if (!chosen_ && (available <= 1 || !splittable))
+  if (!settled_ && !chosen_ && (available <= 1 || !splittable)) {
+    settled_ = true;
     chosen_ = 1;
-  if (chosen_)
-    return std::min(chosen_, std::max(available, 1));
-  return runs_ >= kWarmup && (runs_ - kWarmup) % 2 ? available : 1;
+  }
+  trial_ = false;
+  if (settled_)
+    return 1;
+  long run = runs_++;
+  if (run >= window_ && run < window_ + kTrials) {
+    trial_ = true;
+    return (run - window_) % 2 ? available : 1;
+  }
+  return chosen_ ? std::min(chosen_, std::max(available, 1)) : 1;
 }
 
 void ThreadChoice::record(int threads, int available, double seconds) {
-  if (chosen_ || available <= 1 || threads == 0)
+  if (!trial_ || available <= 1 || threads == 0)
     return;
-  if (runs_++ < kWarmup)
-    return;
+  trial_ = false;
   double &fastest = fastest_[threads == 1 ? 0 : 1];
   fastest = std::min(fastest, seconds);
-  if (runs_ == kWarmup + kTrials)
-    chosen_ = fastest_[1] < 0.9 * fastest_[0] ? available : 1;
+  if (runs_ < window_ + kTrials)
+    return;
+  chosen_ = fastest_[1] < 0.9 * fastest_[0] ? available : 1;
+  fastest_[0] = fastest_[1] = INFINITY;
+  window_ = runs_ * kRetrialFactor;
 }
 
 } // namespace kiln::cpu

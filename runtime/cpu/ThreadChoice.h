@@ -9,7 +9,14 @@
 // tensors and loses when it reads one. So each such step measures itself
 // where it runs: after kWarmup runs on one thread, kTrials runs alternate
 // between one thread and the session's, and the step keeps the faster by the
-// fastest run of each (one thread unless all save 10%).
+// fastest run of each (one thread unless all save 10%). A machine shared
+// with other work can mislead one such window (a neighbour busy on the
+// second core makes every split run slow: a transformer's products all
+// chose one thread and its steps took twice as long), so the step measures
+// again in a later window, each starting kRetrialFactor times later than
+// the one before ended (runs 2, 88, 432, 1808, ...): a choice is never
+// older than about three quarters of the run, at a few percent of slower
+// runs, all in the first few windows.
 //
 // Since the choice comes from timings, it must not change results. "All
 // threads" is kiln's own split: for a product (cpu::gemm) whole products of a
@@ -35,22 +42,27 @@ class ThreadChoice {
 public:
   static constexpr int kWarmup = 2;
   static constexpr int kTrials = 20;
+  static constexpr int kRetrialFactor = 4;
 
-  /// The threads for the step's next run, given the session's (`available`)
-  /// and whether the step can be split over them without changing its bits:
-  /// 1 or `available`. A step that cannot be split, or a session of one
-  /// thread, is settled on one at once (nothing to measure).
+  /// The threads for the step's next run (call once per run), given the
+  /// session's (`available`) and whether the step can be split over them
+  /// without changing its bits: 1 or `available`. A step that cannot be
+  /// split, or a session of one thread, is settled on one at once (nothing
+  /// to measure).
   int next(int available, bool splittable);
-  /// Records that a run on `threads` took `seconds`.
+  /// Whether the run next() just gave is a trial, to be timed and recorded.
+  bool measuring() const { return trial_; }
+  /// Records that the trial run on `threads` took `seconds`.
   void record(int threads, int available, double seconds);
-  /// The threads chosen; 0 while measuring.
+  /// The threads chosen by the last window; 0 before the first ends.
   int chosen() const { return chosen_; }
-  /// Whether runs are still timed.
-  bool measuring() const { return !chosen_; }
 
 private:
-  int runs_ = 0;
+  long runs_ = 0;         ///< Runs next() gave.
+  long window_ = kWarmup; ///< The run the current or next window starts at.
+  bool trial_ = false;
   int chosen_ = 0;
+  bool settled_ = false; ///< One thread for good: nothing to measure.
   double fastest_[2] = {INFINITY, INFINITY}; ///< Seconds: one thread, all.
 };
 

@@ -170,3 +170,80 @@ func.func @carried_across_rows(%a: memref<8x16xf32>, %b: memref<8x16xf32>) {
   }
   return
 }
+
+// -----
+
+// An optimizer update's shape: a scalar read once before the loop from what
+// the kernel does not write, and a zeroed scratch copied into a second
+// scratch (a layer norm's two sums from one fill): each range does both on
+// its own.
+// CHECK: module attributes {split_rows.kernel_rows = {before_the_loops = 8 : i64}}
+// CHECK-LABEL: func @before_the_loops
+// CHECK-SAME: %[[BEGIN:[a-z0-9]+]]: index, %[[END:[a-z0-9]+]]: index)
+// CHECK: memref.load %{{.+}}[] : memref<f32>
+// CHECK: scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step
+// CHECK: memref.copy
+// CHECK: scf.for %{{.+}} = %[[BEGIN]] to %[[END]] step
+func.func @before_the_loops(%a: memref<8x16xf32>, %lr: memref<f32>, %b: memref<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %zero = arith.constant 0.0 : f32
+  %rate = memref.load %lr[] : memref<f32>
+  %sum = memref.alloca() : memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    memref.store %zero, %sum[%i] : memref<8xf32>
+  }
+  %second = memref.alloca() : memref<8xf32>
+  memref.copy %sum, %second : memref<8xf32> to memref<8xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<8x16xf32>
+      %s = memref.load %second[%i] : memref<8xf32>
+      %t = arith.addf %s, %x : f32
+      memref.store %t, %second[%i] : memref<8xf32>
+      %y = arith.mulf %x, %rate : f32
+      memref.store %y, %b[%i, %j] : memref<8x16xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Outside the loops, a read of what the kernel writes (another range may be
+// writing it) and a copy into an argument (it would write other ranges'
+// rows) keep the kernel whole.
+// CHECK-NOT: split_rows.kernel_rows
+// CHECK-LABEL: func @reads_what_it_writes
+// CHECK-SAME: (%{{[a-z0-9]+}}: memref<8x16xf32>)
+func.func @reads_what_it_writes(%a: memref<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %first = memref.load %a[%c0, %c0] : memref<8x16xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      memref.store %first, %a[%i, %j] : memref<8x16xf32>
+    }
+  }
+  return
+}
+// CHECK-LABEL: func @copies_into_an_argument
+// CHECK-SAME: (%{{[a-z0-9]+}}: memref<8x16xf32>, %{{[a-z0-9]+}}: memref<8x16xf32>)
+func.func @copies_into_an_argument(%a: memref<8x16xf32>, %b: memref<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  memref.copy %a, %b : memref<8x16xf32> to memref<8x16xf32>
+  scf.for %i = %c0 to %c8 step %c1 {
+    scf.for %j = %c0 to %c16 step %c1 {
+      %x = memref.load %a[%i, %j] : memref<8x16xf32>
+      memref.store %x, %a[%i, %j] : memref<8x16xf32>
+    }
+  }
+  return
+}

@@ -235,6 +235,41 @@ TEST(RuntimeGemmTest, ChoosesThreadsByMeasuring) {
   EXPECT_EQ(single.next(4, true), 1);
 }
 
+// Tests that the choice is measured again in later windows: a first window
+// where all threads were slow (a busy neighbour) chooses one; between
+// windows nothing is timed and the choice holds; the window starting at
+// run 88 (kRetrialFactor times the 22 runs of the first) finds all threads
+// faster and takes them; the next starts at 432.
+TEST(RuntimeGemmTest, MeasuresTheChoiceAgainLater) {
+  cpu::ThreadChoice choice;
+  std::vector<long> trials;
+  auto run = [&](long index, double oneThread, double allThreads) {
+    int threads = choice.next(4, true);
+    if (!choice.measuring())
+      return threads;
+    trials.push_back(index);
+    choice.record(threads, 4, threads == 1 ? oneThread : allThreads);
+    return threads;
+  };
+  for (long i = 0; i < 22; ++i)
+    run(i, 1e-3, 2e-3);
+  EXPECT_EQ(choice.chosen(), 1);
+  for (long i = 22; i < 88; ++i)
+    EXPECT_EQ(run(i, 1e-3, 0.5e-3), 1) << "run " << i;
+  EXPECT_EQ(choice.chosen(), 1);
+  for (long i = 88; i < 108; ++i)
+    run(i, 1e-3, 0.5e-3);
+  EXPECT_EQ(choice.chosen(), 4);
+  for (long i = 108; i < 432; ++i)
+    EXPECT_EQ(run(i, 1e-3, 0.5e-3), 4) << "run " << i;
+  ASSERT_EQ(trials.size(), size_t(2 * cpu::ThreadChoice::kTrials));
+  EXPECT_EQ(trials.front(), cpu::ThreadChoice::kWarmup);
+  EXPECT_EQ(trials[cpu::ThreadChoice::kTrials], 88);
+  EXPECT_EQ(trials.back(), 107);
+  run(432, 1e-3, 0.5e-3);
+  EXPECT_EQ(trials.back(), 432);
+}
+
 // Tests that a product split over threads (by rows, or by products of a
 // batch) gives the same bits as on one thread, on random shapes with every
 // combination of the flags.
