@@ -441,6 +441,21 @@ private:
   std::chrono::steady_clock::time_point begin_;
 };
 
+/// Calls `body(threads)` with the threads `choice` gives the step (the
+/// clock is read only when the run is one of its trials) and returns what
+/// it returns.
+template <typename Body>
+bool runOnChosenThreads(cpu::ThreadChoice &choice, int available, bool splittable, Body body) {
+  int threads = choice.next(available, splittable);
+  if (!choice.measuring())
+    return body(threads);
+  auto begin = std::chrono::steady_clock::now();
+  bool ok = body(threads);
+  choice.record(threads, available,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  return ok;
+}
+
 } // namespace
 
 bool ResolvedProgram::run(std::string &error) const {
@@ -458,43 +473,33 @@ bool ResolvedProgram::run(std::string &error) const {
         continue;
       }
       // Rows split over the threads, or the whole kernel on this one,
-      // whichever its trial runs found faster (the clock is read only
-      // while they run).
-      int available = cpu::rowThreads(kernel->rows);
-      int threads = kernel->threads.next(available, true);
-      bool timing = kernel->threads.measuring();
-      auto begin = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-      if (threads > 1)
-        cpu::runRowRanges(kernel->rowFunction, kernel->args, kernel->argCount, kernel->rows);
-      else
-        kernel->function(kernel->args);
-      if (timing)
-        kernel->threads.record(
-            threads, available,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+      // whichever its trial runs found faster.
+      runOnChosenThreads(kernel->threads, cpu::rowThreads(kernel->rows), true, [&](int threads) {
+        if (threads > 1)
+          cpu::runRowRanges(kernel->rowFunction, kernel->args, kernel->argCount, kernel->rows);
+        else
+          kernel->function(kernel->args);
+        return true;
+      });
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
       // A native bf16 product kiln does not split keeps oneDNN's threads,
       // and KILN_GEMM_PARALLEL_MACS leaves every product to its fixed
-      // threshold (threads 0); the others measure (the clock is read only
-      // while they do).
+      // threshold (threads 0); the others measure.
       bool measured = (!gemm->lowPrecision || !gemm->lowPrecision->native() ||
                        gemm->lowPrecision->splits()) &&
                       !cpu::fixedGemmThreshold();
-      int available = measured ? cpu::availableThreads() : 1;
-      int threads = measured ? gemm->threads.next(available,
-                                                  gemm->threads.chosen() ||
-                                                      cpu::canSplitGemm(gemm->shape, available))
-                             : 0;
-      bool timing = measured && gemm->threads.measuring();
-      auto begin = timing ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-      bool ok = gemm->lowPrecision
-                    ? gemm->lowPrecision->run(problem, threads)
-                    : cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem, threads);
-      if (timing)
-        gemm->threads.record(
-            threads, available,
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+      auto multiply = [&](int threads) {
+        return gemm->lowPrecision
+                   ? gemm->lowPrecision->run(problem, threads)
+                   : cpu::gemm(gemm->shape, gemm->a, gemm->b, gemm->c, problem, threads);
+      };
+      int available = cpu::availableThreads();
+      bool ok = measured ? runOnChosenThreads(gemm->threads, available,
+                                              gemm->threads.chosen() ||
+                                                  cpu::canSplitGemm(gemm->shape, available),
+                                              multiply)
+                         : multiply(0);
       if (!ok) {
         error = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
         return false;
