@@ -2,9 +2,9 @@
 
 #include "runtime/cpu/SparseApply.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <unordered_map>
 
 namespace kiln::cpu {
 namespace {
@@ -105,6 +105,54 @@ void denseRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t row
   }
 }
 
+/// Fills `scratch.order` with the distinct ids in [0, tableRows) of
+/// `update`, in order of first appearance, and `scratch.sums` with each
+/// one's rows summed in order: one pass, through a hash table the scratch
+/// keeps (a std::unordered_map here allocated a node per id, every step).
+void sumDuplicateRows(const SparseUpdate &update, SparseScratch &scratch) {
+  // At most half full; a table grown for a larger update is kept.
+  int bits = 4;
+  while ((int64_t(1) << bits) < 2 * update.count)
+    ++bits;
+  if (scratch.keys.size() < (size_t(1) << bits)) {
+    scratch.keys.assign(size_t(1) << bits, 0);
+    scratch.places.assign(size_t(1) << bits, 0);
+    scratch.stamps.assign(size_t(1) << bits, 0);
+    scratch.generation = 0;
+  }
+  size_t capacity = scratch.keys.size();
+  bits = __builtin_ctzll(capacity);
+  if (++scratch.generation == 0) { // Wrapped: every stamp is stale again.
+    std::fill(scratch.stamps.begin(), scratch.stamps.end(), 0u);
+    scratch.generation = 1;
+  }
+  uint32_t generation = scratch.generation;
+  size_t mask = capacity - 1;
+  scratch.order.clear();
+  std::vector<float> &sums = scratch.sums;
+  sums.assign(static_cast<size_t>(update.count * update.rowWidth), 0.0f);
+  for (int64_t i = 0; i < update.count; ++i) {
+    int64_t id = idAt(update, i);
+    if (id < 0 || id >= update.tableRows)
+      continue;
+    // Fibonacci hashing: the product's high bits.
+    size_t slot = static_cast<size_t>((static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >>
+                                      (64 - bits));
+    while (scratch.stamps[slot] == generation && scratch.keys[slot] != id)
+      slot = (slot + 1) & mask;
+    if (scratch.stamps[slot] != generation) {
+      scratch.stamps[slot] = generation;
+      scratch.keys[slot] = id;
+      scratch.places[slot] = static_cast<int64_t>(scratch.order.size());
+      scratch.order.push_back(id);
+    }
+    float *sum = sums.data() + scratch.places[slot] * update.rowWidth;
+    const float *row = update.rows + i * update.rowWidth;
+    for (int64_t j = 0; j < update.rowWidth; ++j)
+      sum[j] += row[j];
+  }
+}
+
 } // namespace
 
 void denseApply(const SparseHyperParameters &hyper, float *param, const std::vector<float *> &slots,
@@ -120,24 +168,9 @@ void denseApply(const SparseHyperParameters &hyper, float *param, const std::vec
 
 void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
                  SparseScratch &scratch) {
-  // Sum duplicate ids: unique rows in order of first appearance.
-  std::unordered_map<int64_t, int64_t> position;
-  position.reserve(static_cast<size_t>(update.count) * 2);
-  std::vector<int64_t> order;
-  std::vector<float> &sums = scratch.sums;
-  sums.assign(static_cast<size_t>(update.count * update.rowWidth), 0.0f);
-  for (int64_t i = 0; i < update.count; ++i) {
-    int64_t id = idAt(update, i);
-    if (id < 0 || id >= update.tableRows)
-      continue;
-    auto [it, inserted] = position.try_emplace(id, static_cast<int64_t>(order.size()));
-    if (inserted)
-      order.push_back(id);
-    float *sum = sums.data() + it->second * update.rowWidth;
-    const float *row = update.rows + i * update.rowWidth;
-    for (int64_t j = 0; j < update.rowWidth; ++j)
-      sum[j] += row[j];
-  }
+  sumDuplicateRows(update, scratch);
+  const std::vector<int64_t> &order = scratch.order;
+  const std::vector<float> &sums = scratch.sums;
   bool stateful = hyper.optimizer == SparseOptimizer::Momentum ||
                   hyper.optimizer == SparseOptimizer::Adam;
   if (!hyper.dense || !stateful) {

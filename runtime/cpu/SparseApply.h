@@ -44,10 +44,17 @@ struct SparseUpdate {
   const float *lr, *step;
 };
 
-/// Buffers an update reuses between calls.
+/// Buffers an update reuses between calls, so that a step allocates nothing.
 struct SparseScratch {
   std::vector<float> sums;
   std::vector<int64_t> rowSlot;
+  std::vector<int64_t> order; ///< The distinct ids, in order of first appearance.
+  /// An open-addressing table from id to its place in `order`: a slot is
+  /// taken in this call when its stamp is `generation` (no clearing).
+  std::vector<int64_t> keys;
+  std::vector<int64_t> places;
+  std::vector<uint32_t> stamps;
+  uint32_t generation = 0;
 };
 
 /// Applies the dense optimizer update (kiln.apply_sgd, _momentum, _adam,
