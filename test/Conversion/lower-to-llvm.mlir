@@ -123,15 +123,20 @@ func.func @softmax(%arg0: memref<4x10xf32>, %arg1: memref<4x10xf32>) {
 
 // -----
 
-// Tests that the gather clamp survives as smax(id, 0) then smin(., 99)
-// before the row address is computed.
+// Tests that the gather clamp survives as smax(id, 0) then smin(., 99),
+// stored to the kernel's own stack buffer of rows (an alloca, which no
+// store to the result can change), from which the copy loop loads the row
+// before computing its address.
 // CHECK-LABEL: llvm.func @gather
 // CHECK-SAME: (%{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr, %{{.+}}: !llvm.ptr) {
 // CHECK: %[[LAST:.+]] = llvm.mlir.constant(99 : index) : i64
 // CHECK-NEXT: %[[FIRST:.+]] = llvm.mlir.constant(0 : index) : i64
+// CHECK: %[[ROWS:.+]] = llvm.alloca %{{.+}} x i64
 // CHECK: %[[ID:.+]] = llvm.load %{{.+}} : !llvm.ptr -> i64
 // CHECK-NEXT: %[[LOW:.+]] = llvm.intr.smax(%[[ID]], %[[FIRST]]) : (i64, i64) -> i64
-// CHECK-NEXT: %[[ROW:.+]] = llvm.intr.smin(%[[LOW]], %[[LAST]]) : (i64, i64) -> i64
+// CHECK-NEXT: %[[CLAMPED:.+]] = llvm.intr.smin(%[[LOW]], %[[LAST]]) : (i64, i64) -> i64
+// CHECK: llvm.store %[[CLAMPED]], %{{.+}} : i64, !llvm.ptr
+// CHECK: %[[ROW:.+]] = llvm.load %{{.+}} : !llvm.ptr -> i64
 // CHECK: llvm.mul %[[ROW]], %{{.+}} : i64
 // CHECK: llvm.load %{{.+}} : !llvm.ptr -> f32
 // CHECK: llvm.return

@@ -60,6 +60,11 @@ SmallVector<int64_t> allAxes(int64_t rank) {
   return axes;
 }
 
+/// The ids clamped to [0, size) as indices, first, in a tensor of their
+/// own: a kernel's scratch, which LLVM knows no store to the result can
+/// change, so the copy of a row reads its id once and copies the row as a
+/// vector (reading the ids argument itself, which the result might alias,
+/// it reloaded the id for every element and copied one at a time).
 struct GatherLowering : public OpRewritePattern<GatherOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(GatherOp op, PatternRewriter &rewriter) const override {
@@ -72,15 +77,21 @@ struct GatherLowering : public OpRewritePattern<GatherOp> {
       indexDims.push_back(d);
     AffineMap indicesMap = selectDims(getContext(), type.getRank(), indexDims);
     Value table = op.getTable();
+    Value clamped = mapSameShape(
+        rewriter, op.getLoc(),
+        RankedTensorType::get(indicesType.getShape(), rewriter.getIndexType()),
+        op.getIndices(), [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
+          return clampedIndex(b, loc, args[0], tableType.getDimSize(axis));
+        });
     Value result = mapElements(
-        rewriter, op.getLoc(), type, op.getIndices(), {indicesMap},
+        rewriter, op.getLoc(), type, clamped, {indicesMap},
         [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
           SmallVector<Value> coords;
           for (int64_t d = 0; d < tableType.getRank(); ++d) {
             if (d < axis)
               coords.push_back(b.create<linalg::IndexOp>(loc, d));
             else if (d == axis)
-              coords.push_back(clampedIndex(b, loc, args[0], tableType.getDimSize(axis)));
+              coords.push_back(args[0]);
             else
               coords.push_back(b.create<linalg::IndexOp>(loc, d - 1 + indexRank));
           }

@@ -1,21 +1,27 @@
 // RUN: kiln-opt %s -split-input-file --convert-kiln-to-linalg | FileCheck --enable-var-scope %s
 
-// Tests that gather on axis 0 loops over the result (indices dims, then the
-// row), reads each id through the map of the leading loops, clamps it to
-// [0, rows - 1] and extracts the table element at (id, column).
+// Tests that gather on axis 0 first clamps every id to [0, rows - 1] as an
+// index, in a tensor of its own (a kernel's scratch: LLVM then reads each
+// id once per row copied, where the ids argument, which the result might
+// alias, was read again for every element), then loops over the result
+// (indices dims, then the row), reads each clamped id through the map of
+// the leading loops and extracts the table element at (id, column).
 // CHECK-DAG: #[[$IDS:.+]] = affine_map<(d0, d1, d2) -> (d0, d1)>
 // CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func @gather_axis0
 // CHECK-SAME: (%[[TABLE:.+]]: tensor<10x16xf32>, %[[IDS:.+]]: tensor<3x4xi64>)
-// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<3x4x16xf32>
-// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IDS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
-// CHECK-SAME: ins(%[[IDS]] : tensor<3x4xi64>) outs(%[[INIT]] : tensor<3x4x16xf32>)
-// CHECK-NEXT: ^bb0(%[[ID:.+]]: i64, %{{.+}}: f32):
+// CHECK: %[[CLAMPED:.+]] = linalg.generic {{.+}} ins(%[[IDS]] : tensor<3x4xi64>) outs(%{{.+}} : tensor<3x4xindex>)
+// CHECK-NEXT: ^bb0(%[[ID:.+]]: i64, %{{.+}}: index):
 // CHECK-NEXT: %[[INDEX:.+]] = arith.index_cast %[[ID]] : i64 to index
 // CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[LAST:.+]] = arith.constant 9 : index
 // CHECK-NEXT: %[[LOW:.+]] = arith.maxsi %[[INDEX]], %[[ZERO]] : index
-// CHECK-NEXT: %[[ROW:.+]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK-NEXT: %[[CLAMP:.+]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK-NEXT: linalg.yield %[[CLAMP]] : index
+// CHECK: %[[INIT:.+]] = tensor.empty() : tensor<3x4x16xf32>
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IDS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[CLAMPED]] : tensor<3x4xindex>) outs(%[[INIT]] : tensor<3x4x16xf32>)
+// CHECK-NEXT: ^bb0(%[[ROW:.+]]: index, %{{.+}}: f32):
 // CHECK-NEXT: %[[COL:.+]] = linalg.index 2 : index
 // CHECK-NEXT: %[[E:.+]] = tensor.extract %[[TABLE]][%[[ROW]], %[[COL]]] : tensor<10x16xf32>
 // CHECK-NEXT: linalg.yield %[[E]] : f32
@@ -28,21 +34,25 @@ func.func @gather_axis0(%t: tensor<10x16xf32>, %i: tensor<3x4xi64>) -> tensor<3x
 
 // -----
 
-// Tests that gather on axis 1 keeps the leading table dimension as loop 0,
-// reads the ids through loop 1 and clamps them to [0, 9] (i32 ids, signed).
+// Tests that gather on axis 1 clamps the ids to [0, 9] first (i32 ids,
+// signed), keeps the leading table dimension as loop 0 and reads the
+// clamped ids through loop 1.
 // CHECK-DAG: #[[$IDS:.+]] = affine_map<(d0, d1, d2) -> (d1)>
 // CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 // CHECK-LABEL: func @gather_axis1
 // CHECK-SAME: (%[[TABLE:.+]]: tensor<2x10x3xbf16>, %[[IDS:.+]]: tensor<5xi32>)
-// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IDS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
-// CHECK-SAME: ins(%[[IDS]] : tensor<5xi32>) outs(%{{.+}} : tensor<2x5x3xbf16>)
-// CHECK-NEXT: ^bb0(%[[ID:.+]]: i32, %{{.+}}: bf16):
-// CHECK-NEXT: %[[BATCH:.+]] = linalg.index 0 : index
+// CHECK: %[[CLAMPED:.+]] = linalg.generic {{.+}} ins(%[[IDS]] : tensor<5xi32>) outs(%{{.+}} : tensor<5xindex>)
+// CHECK-NEXT: ^bb0(%[[ID:.+]]: i32, %{{.+}}: index):
 // CHECK-NEXT: %[[INDEX:.+]] = arith.index_cast %[[ID]] : i32 to index
 // CHECK-NEXT: %[[ZERO:.+]] = arith.constant 0 : index
 // CHECK-NEXT: %[[LAST:.+]] = arith.constant 9 : index
 // CHECK-NEXT: %[[LOW:.+]] = arith.maxsi %[[INDEX]], %[[ZERO]] : index
-// CHECK-NEXT: %[[MID:.+]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK-NEXT: %[[CLAMP:.+]] = arith.minsi %[[LOW]], %[[LAST]] : index
+// CHECK-NEXT: linalg.yield %[[CLAMP]] : index
+// CHECK: %[[R:.+]] = linalg.generic {indexing_maps = [#[[$IDS]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel"]}
+// CHECK-SAME: ins(%[[CLAMPED]] : tensor<5xindex>) outs(%{{.+}} : tensor<2x5x3xbf16>)
+// CHECK-NEXT: ^bb0(%[[MID:.+]]: index, %{{.+}}: bf16):
+// CHECK-NEXT: %[[BATCH:.+]] = linalg.index 0 : index
 // CHECK-NEXT: %[[INNER:.+]] = linalg.index 2 : index
 // CHECK-NEXT: %[[E:.+]] = tensor.extract %[[TABLE]][%[[BATCH]], %[[MID]], %[[INNER]]] : tensor<2x10x3xbf16>
 // CHECK-NEXT: linalg.yield %[[E]] : bf16
