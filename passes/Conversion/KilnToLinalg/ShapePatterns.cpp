@@ -61,69 +61,44 @@ struct TransposeLowering : public OpRewritePattern<TransposeOp> {
   }
 };
 
-/// The element at `coords` of the concatenation along `axis` of `inputs`,
-/// input k starting at `offsets[k]`: an scf.if chain that reads only the
-/// input holding the element.
-Value concatenatedElement(OpBuilder &b, Location loc, ValueRange inputs,
-                          ArrayRef<int64_t> offsets, int64_t axis,
-                          SmallVector<Value> coords) {
-  Value position = coords[axis];
-  auto read = [&](OpBuilder &nested, Location l) {
-    SmallVector<Value> at(coords);
-    if (offsets.front() != 0)
-      at[axis] = nested.create<arith::SubIOp>(
-          l, position,
-          nested.create<arith::ConstantIndexOp>(l, offsets.front()));
-    return nested.create<tensor::ExtractOp>(l, inputs.front(), at).getResult();
-  };
-  if (inputs.size() == 1)
-    return read(b, loc);
-  Value inFirst = b.create<arith::CmpIOp>(
-      loc, arith::CmpIPredicate::ult, position,
-      b.create<arith::ConstantIndexOp>(loc, offsets[1]));
-  auto choice = b.create<scf::IfOp>(
-      loc, inFirst,
-      [&](OpBuilder &nested, Location l) {
-        nested.create<scf::YieldOp>(l, read(nested, l));
-      },
-      [&](OpBuilder &nested, Location l) {
-        nested.create<scf::YieldOp>(
-            l, concatenatedElement(nested, l, inputs.drop_front(),
-                                   offsets.drop_front(), axis, coords));
-      });
-  return choice.getResult(0);
-}
-
+/// Each input copied into its place in the result by a loop nest of its
+/// own whose innermost loop copies contiguous elements (LLVM vectorizes
+/// it), where one loop over the result chose the input of every element by
+/// a chain of branches. The loops insert into the result tensor they carry,
+/// which bufferizes in place with no view (slices of the result became
+/// copies through views that the kernels cannot link).
 struct ConcatLowering : public OpRewritePattern<ConcatOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ConcatOp op,
                                 PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
     auto type = llvm::cast<RankedTensorType>(op.getType());
-    int64_t axis = op.getAxis();
-    SmallVector<Value> inputs;
-    SmallVector<int64_t> offsets;
+    int64_t axis = op.getAxis(), rank = type.getRank();
+    Value result = emptyTensor(rewriter, loc, type);
+    Value zero = rewriter.create<arith::ConstantIndexOp>(loc, 0);
+    Value one = rewriter.create<arith::ConstantIndexOp>(loc, 1);
+    SmallVector<Value> lower(rank, zero), steps(rank, one);
     int64_t position = 0;
     for (Value input : op.getInputs()) {
-      int64_t size =
-          llvm::cast<RankedTensorType>(input.getType()).getDimSize(axis);
-      if (size != 0) {
-        inputs.push_back(input);
-        offsets.push_back(position);
-      }
+      auto inputType = llvm::cast<RankedTensorType>(input.getType());
+      int64_t size = inputType.getDimSize(axis);
+      if (size == 0)
+        continue;
+      SmallVector<Value> upper;
+      for (int64_t extent : inputType.getShape())
+        upper.push_back(rewriter.create<arith::ConstantIndexOp>(loc, extent));
+      Value offset = rewriter.create<arith::ConstantIndexOp>(loc, position);
+      scf::LoopNest nest = scf::buildLoopNest(
+          rewriter, loc, lower, upper, steps, ValueRange{result},
+          [&](OpBuilder &b, Location l, ValueRange at, ValueRange carried) -> scf::ValueVector {
+            Value element = b.create<tensor::ExtractOp>(l, input, at);
+            SmallVector<Value> to(at);
+            to[axis] = b.create<arith::AddIOp>(l, at[axis], offset);
+            return {b.create<tensor::InsertOp>(l, element, carried[0], to).getResult()};
+          });
+      result = nest.results.front();
       position += size;
     }
-    if (inputs.empty()) {
-      rewriter.replaceOp(op, emptyTensor(rewriter, op.getLoc(), type));
-      return success();
-    }
-    Value result = mapElements(
-        rewriter, op.getLoc(), type, ValueRange{}, {},
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          SmallVector<Value> coords;
-          for (int64_t d = 0; d < type.getRank(); ++d)
-            coords.push_back(b.create<linalg::IndexOp>(loc, d));
-          return concatenatedElement(b, loc, inputs, offsets, axis, coords);
-        });
     rewriter.replaceOp(op, result);
     return success();
   }
