@@ -33,7 +33,8 @@ SmallVector<SoftmaxOp> softmaxesBeside(SoftmaxCrossEntropyOp loss) {
   SmallVector<SoftmaxOp> found;
   for (Operation *user : logits.getUsers()) {
     auto softmax = llvm::dyn_cast<SoftmaxOp>(user);
-    if (softmax && static_cast<int64_t>(softmax.getAxis()) == last && softmax->getBlock() == loss->getBlock() &&
+    if (softmax && static_cast<int64_t>(softmax.getAxis()) == last &&
+        softmax->getBlock() == loss->getBlock() &&
         (!labelsHere || labels->isBeforeInBlock(softmax)))
       found.push_back(softmax);
   }
