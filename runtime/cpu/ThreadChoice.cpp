@@ -23,7 +23,7 @@ int ThreadChoice::next(int available, bool splittable) {
 }
 
 void ThreadChoice::record(int threads, int available, double seconds) {
-  if (!trial_ || available <= 1 || threads == 0)
+  if (!trial_) // next() gives no trial to a step settled on one thread.
     return;
   trial_ = false;
   double &fastest = fastest_[threads == 1 ? 0 : 1];
