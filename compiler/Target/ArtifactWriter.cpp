@@ -108,6 +108,8 @@ private:
   flatbuffers::Offset<fb::Program> initProgram();
   flatbuffers::Offset<fb::Program> program(const ProgramPlan &program);
   void addStep(const Step &step, Instructions &out);
+  flatbuffers::Offset<fb::KernelCall> kernelCall(const KernelStep &kernel);
+  flatbuffers::Offset<fb::Gemm> gemmOf(const GemmStep &gemm);
   flatbuffers::Offset<fb::Training> training();
   /// A variable's kdist.placement as the artifact's Placement; 0 for none.
   flatbuffers::Offset<fb::Placement> placementOf(DictionaryAttr placement);
@@ -140,25 +142,30 @@ flatbuffers::Offset<fb::Program> Serializer::initProgram() {
                            fbb.CreateVector(instructions), bindings({}), bindings({}));
 }
 
+flatbuffers::Offset<fb::KernelCall> Serializer::kernelCall(const KernelStep &kernel) {
+  std::vector<uint32_t> args(kernel.inputs.begin(), kernel.inputs.end());
+  args.insert(args.end(), kernel.outputs.begin(), kernel.outputs.end());
+  return fb::CreateKernelCall(fbb, kernel.kernel, fbb.CreateVector(args), kernel.outputs.size(),
+                              kernel.rows);
+}
+
+flatbuffers::Offset<fb::Gemm> Serializer::gemmOf(const GemmStep &gemm) {
+  fb::DType precision = !gemm.precision            ? fb::DType_F32
+                        : gemm.precision.isBF16() ? fb::DType_BF16
+                                                  : fb::DType_F16;
+  return fb::CreateGemm(fbb, gemm.a, gemm.b, gemm.c, gemm.batch, gemm.m, gemm.n, gemm.k,
+                        gemm.transposeA, gemm.transposeB, gemm.sharedB, precision, gemm.copyA,
+                        gemm.copyB);
+}
+
 void Serializer::addStep(const Step &step, Instructions &out) {
   auto &[kinds, instructions] = out;
   if (const auto *kernel = std::get_if<KernelStep>(&step)) {
-    std::vector<uint32_t> args(kernel->inputs.begin(), kernel->inputs.end());
-    args.insert(args.end(), kernel->outputs.begin(), kernel->outputs.end());
     kinds.push_back(fb::Instruction_KernelCall);
-    instructions.push_back(fb::CreateKernelCall(fbb, kernel->kernel, fbb.CreateVector(args),
-                                                kernel->outputs.size(), kernel->rows)
-                               .Union());
+    instructions.push_back(kernelCall(*kernel).Union());
   } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
     kinds.push_back(fb::Instruction_Gemm);
-    fb::DType precision = !gemm->precision            ? fb::DType_F32
-                          : gemm->precision.isBF16() ? fb::DType_BF16
-                                                     : fb::DType_F16;
-    instructions.push_back(fb::CreateGemm(fbb, gemm->a, gemm->b, gemm->c, gemm->batch,
-                                          gemm->m, gemm->n, gemm->k, gemm->transposeA,
-                                          gemm->transposeB, gemm->sharedB, precision,
-                                          gemm->copyA, gemm->copyB)
-                               .Union());
+    instructions.push_back(gemmOf(*gemm).Union());
   } else if (const auto *conv = std::get_if<ConvStep>(&step)) {
     auto longs = [&](ArrayRef<int64_t> values) {
       return fbb.CreateVector(std::vector<int64_t>(values.begin(), values.end()));
@@ -237,8 +244,19 @@ void Serializer::addStep(const Step &step, Instructions &out) {
 
 flatbuffers::Offset<fb::Program> Serializer::program(const ProgramPlan &program) {
   Instructions instructions;
-  for (const Step &step : program.steps)
-    addStep(step, instructions);
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const auto *gemm = std::get_if<GemmStep>(&program.steps[i]);
+    if (!gemm || gemm->blockRows == 0) {
+      addStep(program.steps[i], instructions);
+      continue;
+    }
+    // With the update that follows it (compileKernels has checked it).
+    const auto &update = std::get<KernelStep>(program.steps[++i]);
+    instructions.first.push_back(fb::Instruction_BlockedGemm);
+    instructions.second.push_back(fb::CreateBlockedGemm(fbb, gemmOf(*gemm), kernelCall(update),
+                                                        gemm->blockRows, update.blockedInput)
+                                      .Union());
+  }
   return fb::CreateProgram(fbb, fbb.CreateString(program.name),
                            fbb.CreateVector(instructions.first),
                            fbb.CreateVector(instructions.second), bindings(program.feeds),

@@ -38,19 +38,30 @@ void setKernelRows(ExecutionPlan &plan, const llvm::StringMap<int64_t> &rows) {
     }
 }
 
+/// Whether the update of every product computed by blocks of rows got a
+/// row entry over the product's rows (kiln-split-rows refuses what it
+/// cannot see through; an optimizer update it always can).
+bool blockedUpdatesHaveRows(const ExecutionPlan &plan) {
+  for (const ProgramPlan &program : plan.programs)
+    for (auto [i, step] : llvm::enumerate(program.steps)) {
+      const auto *gemm = std::get_if<GemmStep>(&step);
+      if (!gemm || gemm->blockRows == 0)
+        continue;
+      const auto *update = i + 1 < program.steps.size()
+                               ? std::get_if<KernelStep>(&program.steps[i + 1])
+                               : nullptr;
+      if (!update || update->blockedInput < 0 || update->rows != gemm->m)
+        return false;
+    }
+  return true;
+}
+
 } // namespace
 
 std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
                                               const PlanOptions &options,
                                               const KernelCache *cache) {
   auto model = std::make_unique<CompiledModel>();
-  FailureOr<ExecutionPlan> plan = [&] {
-    CompileTimings::Phase phase("execution-plan");
-    return planModule(module, options);
-  }();
-  if (failed(plan))
-    return nullptr;
-  model->plan = std::move(*plan);
   model->host = detectHostTarget();
   if (cpu != "host") {
     // The CPU's own features, not this machine's.
@@ -59,16 +70,30 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
   }
   if (failed(checkTarget(model->host, module.getLoc())))
     return nullptr;
-  OwningOpRef<ModuleOp> kernels = [&] {
-    CompileTimings::Phase phase("kernel-module");
-    return buildKernelModule(model->plan, *module.getContext());
-  }();
-  llvm::StringMap<int64_t> rows;
   int64_t minRowIterations =
       options.rowParallel ? options.rowParallelMinIterations : std::numeric_limits<int64_t>::max();
-  if (failed(lowerKernelsToLLVMDialect(*kernels, minRowIterations, rows)))
-    return nullptr;
-  setKernelRows(model->plan, rows);
+  OwningOpRef<ModuleOp> kernels;
+  PlanOptions attempt = options;
+  while (true) {
+    FailureOr<ExecutionPlan> plan = [&] {
+      CompileTimings::Phase phase("execution-plan");
+      return planModule(module, attempt);
+    }();
+    if (failed(plan))
+      return nullptr;
+    model->plan = std::move(*plan);
+    kernels = [&] {
+      CompileTimings::Phase phase("kernel-module");
+      return buildKernelModule(model->plan, *module.getContext());
+    }();
+    llvm::StringMap<int64_t> rows;
+    if (failed(lowerKernelsToLLVMDialect(*kernels, minRowIterations, rows)))
+      return nullptr;
+    setKernelRows(model->plan, rows);
+    if (!attempt.blockedGradients || blockedUpdatesHaveRows(model->plan))
+      break;
+    attempt.blockedGradients = false; // Plan again with every product whole.
+  }
   if (cache) {
     CompileTimings::Phase phase("kernel-cache-lookup");
     model->cache = cache;

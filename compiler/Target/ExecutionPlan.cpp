@@ -291,7 +291,70 @@ private:
   DenseMap<Value, int> copySlots;
   void planCopySlots(func::FuncOp func);
   int copySlotOf(Value operand) const;
+  /// Products computed by blocks of rows (GemmStep::blockRows), planned
+  /// when their update is: by the value they compute.
+  DenseMap<Value, GemmStep> blockedProducts;
+  /// The rows of a block of `matmul`'s product, or 0 when it is computed
+  /// whole.
+  int64_t gradientBlockRows(MatmulOp matmul, const GemmStep &gemm) const;
+  /// Plans the blocked products `op` reads, just before it.
+  void planBlockedProducts(Operation *op);
 };
+
+Value viewedValue(Value value);
+
+/// The gradient operand of an optimizer update, or null.
+Value gradientOf(Operation *op) {
+  if (auto apply = llvm::dyn_cast<ApplySgdOp>(op))
+    return apply.getGrad();
+  if (auto apply = llvm::dyn_cast<ApplyMomentumOp>(op))
+    return apply.getGrad();
+  if (auto apply = llvm::dyn_cast<ApplyAdamOp>(op))
+    return apply.getGrad();
+  if (auto apply = llvm::dyn_cast<ApplyAdagradOp>(op))
+    return apply.getGrad();
+  return {};
+}
+
+// A product is computed by blocks when: it is one f32 [m, n] matrix (no
+// batch, no 16-bit inputs); its one reader is an optimizer update taking it
+// as the gradient (elementwise: row r of the update reads row r of the
+// gradient only); its inputs are values of this program, not variables or
+// constants (the product now runs where the update does, later: no
+// variable is written in between); and there are at least two blocks.
+int64_t Planner::gradientBlockRows(MatmulOp matmul, const GemmStep &gemm) const {
+  if (!options.blockedGradients || gemm.batch != 1 || gemm.precision ||
+      !matmul.getResult().hasOneUse() || bucketMembers.count(matmul.getResult()))
+    return 0;
+  Operation *reader = *matmul.getResult().getUsers().begin();
+  if (gradientOf(reader) != matmul.getResult())
+    return 0;
+  for (Value input : {matmul.getLhs(), matmul.getRhs()})
+    if (Operation *def = viewedValue(input).getDefiningOp();
+        llvm::isa_and_nonnull<ReadOp, ConstantOp>(def))
+      return 0;
+  int64_t rowBytes = gemm.n * static_cast<int64_t>(sizeof(float));
+  int64_t rows = std::max<int64_t>(kMinBlockRows, options.gradientBlockBytes / rowBytes);
+  return gemm.m >= 2 * rows ? rows : 0;
+}
+
+void Planner::planBlockedProducts(Operation *op) {
+  for (Value operand : op->getOperands()) {
+    auto blocked = blockedProducts.find(operand);
+    if (blocked == blockedProducts.end())
+      continue;
+    GemmStep gemm = blocked->second;
+    blockedProducts.erase(blocked);
+    int step = program->steps.size();
+    use(gemm.a, step);
+    use(gemm.b, step);
+    auto block = RankedTensorType::get({gemm.blockRows, gemm.n},
+                                       llvm::cast<ShapedType>(operand.getType()).getElementType());
+    gemm.c = newArenaBuffer(block, step);
+    buffers[operand] = gemm.c;
+    program->steps.push_back(gemm);
+  }
+}
 
 /// The value whose buffer `value` reuses: through reshapes and
 /// stop_gradient, which are views.
@@ -459,6 +522,10 @@ LogicalResult Planner::planOp(Operation *op) {
       gemm.copyA = copySlotOf(matmul.getLhs());
       gemm.copyB = copySlotOf(matmul.getRhs());
     }
+    if ((gemm.blockRows = gradientBlockRows(matmul, gemm)) > 0) {
+      blockedProducts[matmul.getResult()] = gemm; // Planned with its update.
+      return success();
+    }
     use(gemm.a, step);
     use(gemm.b, step);
     gemm.c = resultBuffer(matmul.getResult(), step);
@@ -519,8 +586,10 @@ bool Planner::planConvolution(Operation *op) {
 }
 
 LogicalResult Planner::planKernel(Operation *op) {
+  planBlockedProducts(op);
   int step = program->steps.size();
   KernelStep kernel{op, {}, {}, {}};
+  const GemmStep *before = step > 0 ? std::get_if<GemmStep>(&program->steps.back()) : nullptr;
   for (Value operand : op->getOperands()) {
     if (operand.getDefiningOp<ConstantOp>() && !buffers.count(operand)) {
       kernel.operandInputs.push_back(-1); // Cloned into the kernel.
@@ -531,6 +600,8 @@ LogicalResult Planner::planKernel(Operation *op) {
     kernel.operandInputs.push_back(position - kernel.inputs.begin());
     if (position == kernel.inputs.end())
       kernel.inputs.push_back(buffer);
+    if (before && before->blockRows > 0 && before->c == buffer)
+      kernel.blockedInput = kernel.operandInputs.back();
     use(buffer, step);
   }
   for (Value result : op->getResults()) {
@@ -770,6 +841,7 @@ LogicalResult Planner::planFunction(func::FuncOp func) {
   inPlaceStarts.clear();
   arenaSlots.clear();
   assignedInPlace.clear();
+  blockedProducts.clear();
   planCopySlots(func);
   planFeeds(func);
   planBuckets(func);

@@ -78,6 +78,10 @@ struct KernelStep {
   llvm::SmallVector<int> outputs;
   int64_t rows = 0;
   int kernel = -1;
+  /// >= 0: the position in `inputs` of the one block of rows of a product
+  /// the GemmStep just before this one computes (GemmStep::blockRows): the
+  /// kernel's argument keeps the product's whole type and is read by rows.
+  int blockedInput = -1;
 };
 
 /// C = A x B through the GEMM library (see artifact.fbs, table Gemm).
@@ -92,6 +96,12 @@ struct GemmStep {
   /// another product of the program reads the same tensor (artifact.fbs,
   /// Gemm.a_copy), else -1.
   int copyA = -1, copyB = -1;
+  /// > 0: C is computed this many rows at a time into `c`, one block of
+  /// rows, each block then updated by the KernelStep that follows (its
+  /// `blockedInput`) before the next is computed: C is never whole
+  /// (artifact.fbs, BlockedGemm). Only a weight gradient its optimizer
+  /// update alone reads.
+  int64_t blockRows = 0;
 };
 
 /// A convolution or one of its gradients through the library (see
@@ -187,11 +197,19 @@ struct ProgramPlan {
     return llvm::count_if(steps, [](const Step &step) { return std::holds_alternative<StepT>(step); });
   }
   unsigned numKernels() const { return count<KernelStep>(); }
-  /// How many kernels the runtime may split into rows (KernelStep::rows).
+  /// How many products are computed by blocks of rows (GemmStep::blockRows).
+  unsigned numBlockedGemms() const {
+    return llvm::count_if(steps, [](const Step &step) {
+      const auto *gemm = std::get_if<GemmStep>(&step);
+      return gemm && gemm->blockRows > 0;
+    });
+  }
+  /// How many kernels the runtime may split into rows (KernelStep::rows),
+  /// not counting the updates of blocked products (called on each block).
   unsigned numRowParallelKernels() const {
     return llvm::count_if(steps, [](const Step &step) {
       const auto *kernel = std::get_if<KernelStep>(&step);
-      return kernel && kernel->rows > 0;
+      return kernel && kernel->rows > 0 && kernel->blockedInput < 0;
     });
   }
 };
@@ -253,7 +271,19 @@ struct PlanOptions {
   /// whole (kilnc --row-parallel=off).
   bool rowParallel = true;
   int64_t rowParallelMinIterations = 262144;
+  /// A weight gradient that only its optimizer update reads is computed by
+  /// blocks of rows, each updated before the next (GemmStep::blockRows);
+  /// false computes it whole (kilnc --blocked-gradients=off).
+  bool blockedGradients = true;
+  /// The bytes a block of a blocked gradient holds at most (whole rows,
+  /// at least kMinBlockRows of them).
+  uint64_t gradientBlockBytes = 128 * 1024;
 };
+
+/// The fewest rows a blocked gradient's block has: the GEMM library sums a
+/// block of fewer rows in another order (runtime/cpu/Gemm.cpp), and the
+/// blocks must sum as the whole product does.
+constexpr int64_t kMinBlockRows = 16;
 
 /// Plans @forward of `module`, and @train_step when there is one. Emits one
 /// error and fails on what the plan cannot place (dynamic shapes, ops

@@ -2,6 +2,8 @@
 
 #include "compiler/Target/KernelModule.h"
 
+#include "passes/Conversion/Passes.h"
+
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/IRMapping.h"
@@ -28,10 +30,19 @@ func::FuncOp buildKernel(const ExecutionPlan &plan, const KernelStep &step,
   SmallVector<Type> argTypes;
   for (int buffer : step.inputs)
     argTypes.push_back(memrefOf(plan, buffer));
+  if (step.blockedInput >= 0) {
+    // One block's buffer, addressed as the whole product (read by rows).
+    auto operand = llvm::find(step.operandInputs, step.blockedInput);
+    auto type = llvm::cast<RankedTensorType>(
+        step.op->getOperand(operand - step.operandInputs.begin()).getType());
+    argTypes[step.blockedInput] = MemRefType::get(type.getShape(), type.getElementType());
+  }
   for (int buffer : step.outputs)
     argTypes.push_back(memrefOf(plan, buffer));
   auto func = builder.create<func::FuncOp>(loc, "kernel",
                                            builder.getFunctionType(argTypes, {}));
+  if (step.blockedInput >= 0)
+    func->setAttr(kRowsRequiredAttrName, builder.getUnitAttr());
   Block *body = func.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(body);
 

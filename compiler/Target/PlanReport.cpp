@@ -62,6 +62,8 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     os << "  " << program.name << ": " << program.steps.size() << " steps (" << kernels
        << " kernels (" << fusions << " of them fusions, " << program.numRowParallelKernels()
        << " row-parallel), " << gemms << " GEMM calls, ";
+    if (unsigned blocked = program.numBlockedGemms())
+      os << blocked << " of them by blocks of rows, each block then updated, ";
     if (convs)
       os << convs << " convolution calls, ";
     if (buckets)

@@ -21,6 +21,11 @@ namespace kiln {
 /// lowerKernelsToLLVMDialect, which removes it.
 inline constexpr llvm::StringLiteral kKernelRowsAttrName = "split_rows.kernel_rows";
 
+/// Unit attribute on a kernel function that must get a row entry whatever
+/// its size (the update of a gradient computed by blocks of rows, called on
+/// each block's rows); kiln-split-rows removes it.
+inline constexpr llvm::StringLiteral kRowsRequiredAttrName = "split_rows.required";
+
 #define GEN_PASS_DECL
 #include "passes/Conversion/Passes.h.inc"
 

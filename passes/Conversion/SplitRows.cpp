@@ -142,7 +142,8 @@ int64_t splittableRows(func::FuncOp kernel, int64_t minIterations) {
       continue;
     return 0;
   }
-  return rows >= 2 && total >= minIterations ? rows : 0;
+  bool required = kernel->hasAttr(kiln::kRowsRequiredAttrName);
+  return rows >= 2 && (required || total >= minIterations) ? rows : 0;
 }
 
 struct SplitRowsPass : public kiln::impl::KilnSplitRowsBase<SplitRowsPass> {
@@ -154,6 +155,7 @@ struct SplitRowsPass : public kiln::impl::KilnSplitRowsBase<SplitRowsPass> {
     SmallVector<NamedAttribute> recorded;
     for (auto kernel : module.getOps<func::FuncOp>()) {
       int64_t rows = splittableRows(kernel, minIterations);
+      kernel->removeAttr(kiln::kRowsRequiredAttrName);
       if (rows == 0)
         continue;
       Location loc = kernel.getLoc();

@@ -74,6 +74,8 @@ const char *instructionName(Instruction type) {
     return "PsPush";
   case Instruction_PsPushRows:
     return "PsPushRows";
+  case Instruction_BlockedGemm:
+    return "BlockedGemm";
   case Instruction_NONE:
     break;
   }
@@ -145,7 +147,9 @@ private:
   bool checkInstruction(const std::string &field, Instruction type,
                         const void *instruction);
   bool checkKernelCall(const std::string &field, const KernelCall &call);
-  bool checkGemm(const std::string &field, const Gemm &gemm);
+  /// `rowsOfC`: the rows buffer `c` holds; 0: all of them (m).
+  bool checkGemm(const std::string &field, const Gemm &gemm, int64_t rowsOfC = 0);
+  bool checkBlockedGemm(const std::string &field, const BlockedGemm &blocked);
   bool checkGemmOperand(const std::string &field, uint32_t index,
                         std::initializer_list<uint64_t> dims,
                         const std::string &expected, DType rounded);
@@ -431,6 +435,8 @@ bool Validator::checkInstruction(const std::string &field, Instruction type,
     return checkKernelCall(kind, *static_cast<const KernelCall *>(instruction));
   case Instruction_Gemm:
     return checkGemm(kind, *static_cast<const Gemm *>(instruction));
+  case Instruction_BlockedGemm:
+    return checkBlockedGemm(kind, *static_cast<const BlockedGemm *>(instruction));
   case Instruction_Copy:
     return checkCopy(kind, *static_cast<const Copy *>(instruction));
   case Instruction_InitVariable: {
@@ -503,6 +509,41 @@ bool Validator::checkKernelCall(const std::string &field,
   return true;
 }
 
+bool Validator::checkBlockedGemm(const std::string &field, const BlockedGemm &blocked) {
+  const Gemm *gemm = blocked.gemm();
+  const KernelCall *update = blocked.update();
+  if (!gemm)
+    return fail(field + ".gemm", "missing");
+  if (!update)
+    return fail(field + ".update", "missing");
+  if (gemm->batch() != 1 || gemm->precision() != DType_F32)
+    return fail(field + ".gemm", "a product by blocks is one f32 product (batch " +
+                                     std::to_string(gemm->batch()) + ", " +
+                                     dtypeName(gemm->precision()) + ")");
+  if (blocked.block_rows() < 1 || blocked.block_rows() > gemm->m())
+    return fail(field + ".block_rows", std::to_string(blocked.block_rows()) +
+                                           " is not in [1, m = " + std::to_string(gemm->m()) +
+                                           "]");
+  if (!checkGemm(field + ".gemm", *gemm, blocked.block_rows()) ||
+      !checkKernelCall(field + ".update", *update))
+    return false;
+  if (update->rows() != static_cast<uint64_t>(gemm->m()))
+    return fail(field + ".update.rows", std::to_string(update->rows()) +
+                                            " rows, but the product has m = " +
+                                            std::to_string(gemm->m()));
+  uint32_t inputs = sizeOf(update->args()) - update->outputs();
+  if (blocked.block_arg() >= inputs || update->args()->Get(blocked.block_arg()) != gemm->c())
+    return fail(field + ".block_arg", "argument " + std::to_string(blocked.block_arg()) +
+                                          " is not an input of the update that is gemm.c (buffer " +
+                                          std::to_string(gemm->c()) + ")");
+  for (uint32_t i = inputs; i < sizeOf(update->args()); ++i)
+    if (overlap(buffers_[update->args()->Get(i)], buffers_[gemm->c()]))
+      return fail(indexed(field + ".update.args", i),
+                  "output buffer " + std::to_string(update->args()->Get(i)) +
+                      " overlaps the block of C (buffer " + std::to_string(gemm->c()) + ")");
+  return true;
+}
+
 bool Validator::checkGemmOperand(const std::string &field, uint32_t index,
                                  std::initializer_list<uint64_t> dims,
                                  const std::string &expected, DType rounded) {
@@ -523,7 +564,7 @@ bool Validator::checkGemmOperand(const std::string &field, uint32_t index,
   return true;
 }
 
-bool Validator::checkGemm(const std::string &field, const Gemm &gemm) {
+bool Validator::checkGemm(const std::string &field, const Gemm &gemm, int64_t rowsOfC) {
   const std::pair<const char *, int64_t> sizes[] = {{"batch", gemm.batch()},
                                                     {"m", gemm.m()},
                                                     {"n", gemm.n()},
@@ -555,7 +596,9 @@ bool Validator::checkGemm(const std::string &field, const Gemm &gemm) {
                         gemm.precision()) ||
       !checkGemmOperand(field + ".b", gemm.b(), {batchB, k, n}, "B " + shapeB,
                         gemm.precision()) ||
-      !checkGemmOperand(field + ".c", gemm.c(), {batch, m, n}, "C [batch, m, n]",
+      !checkGemmOperand(field + ".c", gemm.c(),
+                        {batch, rowsOfC > 0 ? static_cast<uint64_t>(rowsOfC) : m, n},
+                        rowsOfC > 0 ? "a block of C [block_rows, n]" : "C [batch, m, n]",
                         DType_F32) ||
       !checkWritable(field + ".c", gemm.c()))
     return false;

@@ -25,11 +25,6 @@ int threadsForMacs(int64_t macs) {
 
 namespace {
 
-/// The rows of one product each thread takes at least when a product is
-/// split by rows: fewer would reach oneDNN's matrix-vector path, whose sums
-/// run in another order.
-constexpr int64_t kRowsPerThread = 16;
-
 /// A product as dnnl_sgemm takes it: `batch` products of m rows (the
 /// batches of a shared B with A untransposed folded into the rows).
 struct Plain {
@@ -51,12 +46,18 @@ Plain plainOf(const GemmShape &shape) {
   return p;
 }
 
-/// Rows [begin, end) of product `i`.
-dnnl_status_t multiplyRows(const Plain &p, const float *a, const float *b, float *c, int64_t i,
-                           int64_t begin, int64_t end) {
+/// Rows [begin, end) of product `i` into `rows` (row `begin` first).
+dnnl_status_t multiplyRowsInto(const Plain &p, const float *a, const float *b, float *rows,
+                               int64_t i, int64_t begin, int64_t end) {
   const float *rowsOfA = a + i * p.strideA + (p.transA == 'T' ? begin : begin * p.k);
   return dnnl_sgemm(p.transA, p.transB, end - begin, p.n, p.k, 1.0f, rowsOfA, p.lda,
-                    b + i * p.strideB, p.ldb, 0.0f, c + i * p.strideC + begin * p.n, p.n);
+                    b + i * p.strideB, p.ldb, 0.0f, rows, p.n);
+}
+
+/// Rows [begin, end) of product `i`, at their place in `c`.
+dnnl_status_t multiplyRows(const Plain &p, const float *a, const float *b, float *c, int64_t i,
+                           int64_t begin, int64_t end) {
+  return multiplyRowsInto(p, a, b, c + i * p.strideC + begin * p.n, i, begin, end);
 }
 
 std::string failure(dnnl_status_t status) {
@@ -65,9 +66,19 @@ std::string failure(dnnl_status_t status) {
 
 } // namespace
 
+bool gemmRows(const GemmShape &shape, const float *a, const float *b, float *rows,
+              int64_t begin, int64_t end, std::string &error) {
+  if (dnnl_status_t status = multiplyRowsInto(plainOf(shape), a, b, rows, 0, begin, end);
+      status != dnnl_success) {
+    error = failure(status);
+    return false;
+  }
+  return true;
+}
+
 bool canSplitGemm(const GemmShape &shape, int threads) {
   Plain p = plainOf(shape);
-  return threads > 1 && (p.batch >= threads || p.m >= kRowsPerThread * threads);
+  return threads > 1 && (p.batch >= threads || p.m >= kGemmRowsPerThread * threads);
 }
 
 bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,

@@ -41,6 +41,17 @@ struct GemmShape {
 bool gemm(const GemmShape &shape, const float *a, const float *b, float *c,
           std::string &error, int threads = 0);
 
+/// Computes rows [begin, end) of one product (batch 1) into `rows`, row
+/// `begin` first, on the calling thread: the same bits as those rows of the
+/// whole product when end - begin >= kGemmRowsPerThread.
+bool gemmRows(const GemmShape &shape, const float *a, const float *b, float *rows,
+              int64_t begin, int64_t end, std::string &error);
+
+/// The rows of one product each thread takes at least when a product is
+/// split by rows: fewer would reach oneDNN's matrix-vector path, whose sums
+/// run in another order.
+constexpr int64_t kGemmRowsPerThread = 16;
+
 /// Whether `threads` threads can share the product without changing its
 /// bits: batches to spread, or at least 16 rows for each.
 bool canSplitGemm(const GemmShape &shape, int threads);

@@ -50,13 +50,17 @@ std::string missingRowKernel(const Artifact &root,
     if (!types)
       continue;
     for (flatbuffers::uoffset_t i = 0; i < types->size(); ++i) {
-      if (types->Get(i) != Instruction_KernelCall)
+      bool blocked = types->Get(i) == Instruction_BlockedGemm;
+      if (types->Get(i) != Instruction_KernelCall && !blocked)
         continue;
-      const KernelCall *call = program->instructions()->GetAs<KernelCall>(i);
+      const KernelCall *call = blocked
+                                   ? program->instructions()->GetAs<BlockedGemm>(i)->update()
+                                   : program->instructions()->GetAs<KernelCall>(i);
       if (call->rows() > 0 && !rowKernels[call->kernel()])
         return "programs[" + std::to_string(p) + "] ('" + stringOr(program->name(), "") +
                "').instructions[" + std::to_string(i) +
-               "] (KernelCall).rows: kernels.object has no row entry for kernel " +
+               (blocked ? "] (BlockedGemm).update.rows" : "] (KernelCall).rows") +
+               ": kernels.object has no row entry for kernel " +
                std::to_string(call->kernel()) + " (" + std::to_string(call->rows()) +
                " rows)";
     }

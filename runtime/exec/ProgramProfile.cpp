@@ -18,6 +18,7 @@ enum class Kind { Gemm, Convolution, Kernel, Communication, Other, Count };
 Kind kindOf(Instruction type) {
   switch (type) {
   case Instruction_Gemm:
+  case Instruction_BlockedGemm: // Mostly the product; its update is a few percent.
     return Kind::Gemm;
   case Instruction_Convolution:
     return Kind::Convolution;
@@ -59,8 +60,11 @@ std::string milliseconds(double seconds) {
 std::string describeInstruction(const Program &program, size_t index) {
   Instruction type = program.instructions_type()->GetEnum<Instruction>(index);
   std::string what = EnumNameInstruction(type);
-  if (type == Instruction_Gemm) {
-    const auto *gemm = program.instructions()->GetAs<Gemm>(index);
+  const Gemm *gemm = type == Instruction_Gemm ? program.instructions()->GetAs<Gemm>(index)
+                     : type == Instruction_BlockedGemm
+                         ? program.instructions()->GetAs<BlockedGemm>(index)->gemm()
+                         : nullptr;
+  if (gemm) {
     what += " " + std::to_string(gemm->m()) + "x" + std::to_string(gemm->n()) + "x" +
             std::to_string(gemm->k());
     if (gemm->batch() > 1)
@@ -69,6 +73,11 @@ std::string describeInstruction(const Program &program, size_t index) {
       what += " bf16";
     else if (gemm->precision() == DType_F16)
       what += " f16";
+    if (type == Instruction_BlockedGemm) {
+      const auto *blocked = program.instructions()->GetAs<BlockedGemm>(index);
+      what += " in blocks of " + std::to_string(blocked->block_rows()) + " rows, each then " +
+              "KernelCall " + std::to_string(blocked->update()->kernel());
+    }
   } else if (type == Instruction_Convolution) {
     ConvolutionKind kind = program.instructions()->GetAs<Convolution>(index)->kind();
     what += kind == ConvolutionKind_Forward        ? " forward"

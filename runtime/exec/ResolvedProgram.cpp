@@ -128,10 +128,14 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
 
   // Argument arrays first, so that the steps can point into them.
   size_t argCount = 0;
-  for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i)
-    if (types->Get(i) == Instruction_KernelCall)
-      if (const auto *args = instructions->GetAs<KernelCall>(i)->args())
-        argCount += args->size();
+  for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i) {
+    const KernelCall *call =
+        types->Get(i) == Instruction_KernelCall    ? instructions->GetAs<KernelCall>(i)
+        : types->Get(i) == Instruction_BlockedGemm ? instructions->GetAs<BlockedGemm>(i)->update()
+                                                   : nullptr;
+    if (call && call->args())
+      argCount += call->args()->size();
+  }
   kernelArgs_.reserve(argCount);
   // One scratch for the converted inputs of every bf16 or f16 product.
   size_t scratchBytes = 0;
@@ -192,6 +196,10 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       steps_.push_back(std::move(step));
       break;
     }
+    case Instruction_BlockedGemm:
+      steps_.push_back(resolveBlockedGemm(executable, *instructions->GetAs<BlockedGemm>(i),
+                                          addresses));
+      break;
     case Instruction_Copy: {
       const Copy *copy = instructions->GetAs<Copy>(i);
       steps_.push_back(CopyStep{addresses[copy->dst()], addresses[copy->src()],
@@ -301,6 +309,28 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       break; // The validator refuses these.
     }
   }
+}
+
+ResolvedProgram::BlockedGemmStep
+ResolvedProgram::resolveBlockedGemm(const Executable &executable, const BlockedGemm &blocked,
+                                    const BufferAddresses &addresses) {
+  // The validator has checked both parts, the block and the row entry.
+  const Gemm &gemm = *blocked.gemm();
+  const KernelCall &update = *blocked.update();
+  BlockedGemmStep step;
+  cpu::BlockedProduct &product = step.product;
+  product.shape = gemmShapeOf(gemm);
+  product.a = reinterpret_cast<const float *>(addresses[gemm.a()]);
+  product.b = reinterpret_cast<const float *>(addresses[gemm.b()]);
+  product.block = reinterpret_cast<float *>(addresses[gemm.c()]);
+  product.blockRows = blocked.block_rows();
+  product.rowKernel = executable.rowKernel(update.kernel());
+  product.args = kernelArgs_.data() + kernelArgs_.size();
+  for (uint32_t buffer : *update.args())
+    kernelArgs_.push_back(addresses[buffer]);
+  product.argCount = update.args()->size();
+  product.blockArg = blocked.block_arg();
+  return step;
 }
 
 void ResolvedProgram::addPull(PullOrder order) {
@@ -417,6 +447,8 @@ ProgramProfile ResolvedProgram::profile() const {
       threads[i] = kernel->threads.chosen();
     else if (const auto *gemm = std::get_if<GemmStep>(&steps_[i]))
       threads[i] = gemm->threads.chosen();
+    else if (const auto *blocked = std::get_if<BlockedGemmStep>(&steps_[i]))
+      threads[i] = blocked->threads.chosen();
   }
   return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_, std::move(threads)};
 }
@@ -502,6 +534,17 @@ bool ResolvedProgram::run(std::string &error) const {
                          : multiply(0);
       if (!ok) {
         error = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
+        return false;
+      }
+    } else if (const auto *blocked = std::get_if<BlockedGemmStep>(&step)) {
+      std::string problem;
+      int available = cpu::availableThreads();
+      bool splittable =
+          blocked->threads.chosen() || cpu::canSplitBlocks(blocked->product, available);
+      if (!runOnChosenThreads(blocked->threads, available, splittable, [&](int threads) {
+            return cpu::runBlockedProduct(blocked->product, threads, problem);
+          })) {
+        error = "instructions[" + std::to_string(i) + "] (BlockedGemm): " + problem;
         return false;
       }
     } else if (const auto *conv = std::get_if<ConvStep>(&step)) {

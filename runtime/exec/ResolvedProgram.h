@@ -11,6 +11,7 @@
 #define KILN_RUNTIME_EXEC_RESOLVEDPROGRAM_H
 
 #include "runtime/collective/AllReduceBuckets.h"
+#include "runtime/cpu/BlockedProduct.h"
 #include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/ThreadChoice.h"
@@ -90,6 +91,10 @@ private:
     std::unique_ptr<cpu::LowPrecisionGemm> lowPrecision;
     mutable cpu::ThreadChoice threads;
   };
+  struct BlockedGemmStep {
+    cpu::BlockedProduct product;
+    mutable cpu::ThreadChoice threads;
+  };
   struct ConvStep {
     std::unique_ptr<cpu::Convolution> convolution;
   };
@@ -156,9 +161,14 @@ private:
   struct PullGroupStep {
     std::vector<PullOrder> orders;
   };
-  using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, InitStep, SparseStep,
-                            AllReduceStartStep, AllReduceWaitStep, SparseAllReduceStartStep,
-                            SparseAllReduceWaitStep, ParameterStep, PullGroupStep>;
+  using Step = std::variant<KernelStep, GemmStep, BlockedGemmStep, ConvStep, CopyStep, InitStep,
+                            SparseStep, AllReduceStartStep, AllReduceWaitStep,
+                            SparseAllReduceStartStep, SparseAllReduceWaitStep, ParameterStep,
+                            PullGroupStep>;
+  /// A BlockedGemm's product and update, its arguments in kernelArgs_.
+  BlockedGemmStep resolveBlockedGemm(const Executable &executable,
+                                     const artifact::BlockedGemm &blocked,
+                                     const BufferAddresses &addresses);
   bool runParameterStep(const ParameterStep &step, std::string &error) const;
   /// Appends to the pull group the last step is, or starts one.
   void addPull(PullOrder order);

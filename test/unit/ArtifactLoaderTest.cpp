@@ -479,6 +479,62 @@ TEST(ArtifactLoaderTest, AcceptsABatchOfProductsWithASharedB) {
       << error;
 }
 
+/// The sample with its product computed by blocks of one row, each handed
+/// to a row-parallel kernel writing `out`: buffer 8 is the block.
+ArtifactSpec blockedSample() {
+  ArtifactSpec spec = sampleArtifact();
+  BlockedGemmSpec blocked;
+  blocked.gemm = gemmOf(spec);
+  blocked.gemm.c = spec.addBuffer(Region_Arena, DType_F32, {1, 3});
+  blocked.update = KernelCallSpec{ReluKernel, {Count, blocked.gemm.c, Out}, 1, 2};
+  blocked.blockRows = 1;
+  blocked.blockArg = 1;
+  forward(spec).instructions[GemmCall] = blocked;
+  return spec;
+}
+
+BlockedGemmSpec &blockedOf(ArtifactSpec &spec) {
+  return std::get<BlockedGemmSpec>(forward(spec).instructions[GemmCall]);
+}
+
+std::string blockedRejection(const std::function<void(ArtifactSpec &)> &breakIt) {
+  ArtifactSpec spec = blockedSample();
+  breakIt(spec);
+  return loadError(spec.fileBytes());
+}
+
+TEST(ArtifactLoaderTest, LoadsAProductByBlocks) {
+  std::string error;
+  EXPECT_NE(VerifiedArtifact::fromFileBytes("test.kiln", blockedSample().fileBytes(), error),
+            nullptr)
+      << error;
+}
+
+TEST(ArtifactLoaderTest, RejectsBadProductsByBlocks) {
+  const std::string at = kForward + ".instructions[2] (BlockedGemm)";
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockRows = 0; }),
+            at + ".block_rows: 0 is not in [1, m = 2]");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockRows = 3; }),
+            at + ".block_rows: 3 is not in [1, m = 2]");
+  EXPECT_EQ(blockedRejection(
+                [](ArtifactSpec &spec) { blockedOf(spec).gemm.precision = DType_BF16; }),
+            at + ".gemm: a product by blocks is one f32 product (batch 1, bf16)");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockRows = 2; }),
+            at + ".gemm.c: buffer 8 holds 3 elements; a block of C [block_rows, n] needs 6");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).update.rows = 0; }),
+            at + ".update.rows: 0 rows, but the product has m = 2");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockArg = 2; }),
+            at + ".block_arg: argument 2 is not an input of the update that is gemm.c "
+                 "(buffer 8)");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockArg = 0; }),
+            at + ".block_arg: argument 0 is not an input of the update that is gemm.c "
+                 "(buffer 8)");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) {
+              spec.buffers[blockedOf(spec).gemm.c].offset = spec.buffers[Out].offset;
+            }),
+            at + ".update.args[2]: output buffer 5 overlaps the block of C (buffer 8)");
+}
+
 TEST(ArtifactLoaderTest, RejectsNonPositiveGemmSizes) {
   EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).m = 0; }),
             kForward + ".instructions[2] (Gemm).m: 0 is not a positive size");

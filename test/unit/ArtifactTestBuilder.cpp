@@ -20,19 +20,32 @@ uint64_t alignTo64(uint64_t value) { return (value + 63) / 64 * 64; }
 
 using Builder = flatbuffers::FlatBufferBuilder;
 
+flatbuffers::Offset<KernelCall> buildKernelCall(Builder &fbb, const KernelCallSpec &call) {
+  return CreateKernelCall(fbb, call.kernel, fbb.CreateVector(call.args), call.outputs,
+                          call.rows);
+}
+
+flatbuffers::Offset<Gemm> buildGemm(Builder &fbb, const GemmSpec &gemm) {
+  return CreateGemm(fbb, gemm.a, gemm.b, gemm.c, gemm.batch, gemm.m, gemm.n, gemm.k,
+                    gemm.transposeA, gemm.transposeB, gemm.sharedB, gemm.precision, gemm.aCopy,
+                    gemm.bCopy);
+}
+
 flatbuffers::Offset<void>
 buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
   if (const auto *call = std::get_if<KernelCallSpec>(&spec)) {
     type = Instruction_KernelCall;
-    return CreateKernelCall(fbb, call->kernel, fbb.CreateVector(call->args),
-                            call->outputs, call->rows)
-        .Union();
+    return buildKernelCall(fbb, *call).Union();
   }
   if (const auto *gemm = std::get_if<GemmSpec>(&spec)) {
     type = Instruction_Gemm;
-    return CreateGemm(fbb, gemm->a, gemm->b, gemm->c, gemm->batch, gemm->m,
-                      gemm->n, gemm->k, gemm->transposeA, gemm->transposeB,
-                      gemm->sharedB, gemm->precision, gemm->aCopy, gemm->bCopy)
+    return buildGemm(fbb, *gemm).Union();
+  }
+  if (const auto *blocked = std::get_if<BlockedGemmSpec>(&spec)) {
+    type = Instruction_BlockedGemm;
+    return CreateBlockedGemm(fbb, buildGemm(fbb, blocked->gemm),
+                             buildKernelCall(fbb, blocked->update), blocked->blockRows,
+                             blocked->blockArg)
         .Union();
   }
   if (const auto *copy = std::get_if<CopySpec>(&spec)) {

@@ -64,6 +64,14 @@ struct GemmSpec {
   int32_t aCopy = -1, bCopy = -1;
 };
 
+/// A product by blocks of rows, each handed to `update` (BlockedGemm).
+struct BlockedGemmSpec {
+  GemmSpec gemm;
+  KernelCallSpec update;
+  int64_t blockRows = 0;
+  uint32_t blockArg = 0;
+};
+
 struct CopySpec {
   uint32_t src = 0, dst = 0;
 };
@@ -127,7 +135,8 @@ using InstructionSpec =
     std::variant<KernelCallSpec, GemmSpec, CopySpec, InitVariableSpec,
                  SparseApplySpec, ConvolutionSpec, AllReduceStartSpec,
                  AllReduceWaitSpec, SparseAllReduceStartSpec,
-                 SparseAllReduceWaitSpec, ParameterAccessSpec, UnknownInstructionSpec>;
+                 SparseAllReduceWaitSpec, ParameterAccessSpec, UnknownInstructionSpec,
+                 BlockedGemmSpec>;
 
 struct ProgramSpec {
   std::string name;

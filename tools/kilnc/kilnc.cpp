@@ -241,6 +241,12 @@ cl::opt<std::string> rowParallelFlag(
              "threads (OMP_NUM_THREADS): on (the default) or off (every kernel on "
              "one thread, for comparison)"),
     cl::value_desc("on|off"), cl::init("on"));
+cl::opt<std::string> blockedGradientsFlag(
+    "blocked-gradients",
+    cl::desc("Compute a weight gradient that only its optimizer update reads by blocks "
+             "of rows, each updated before the next is computed, so that the whole "
+             "gradient is never in memory: on (the default) or off (whole, for comparison)"),
+    cl::value_desc("on|off"), cl::init("on"));
 cl::opt<int64_t> rowParallelMinIterations(
     "row-parallel-min-iterations",
     cl::desc("The fewest innermost loop iterations of a row-parallel kernel (default "
@@ -469,6 +475,11 @@ int main(int argc, char **argv) {
                  << ": expected on or off\n";
     return 1;
   }
+  if (blockedGradientsFlag != "on" && blockedGradientsFlag != "off") {
+    llvm::errs() << "kilnc: error: --blocked-gradients=" << blockedGradientsFlag
+                 << ": expected on or off\n";
+    return 1;
+  }
   if (target != "cpu") {
     llvm::errs() << "kilnc: error: --target=" << target
                  << " is not supported (this build compiles for: cpu)\n";
@@ -556,6 +567,7 @@ int main(int argc, char **argv) {
   planOptions.convolutionLibrary = convFlag == "library";
   planOptions.rowParallel = rowParallelFlag == "on";
   planOptions.rowParallelMinIterations = rowParallelMinIterations;
+  planOptions.blockedGradients = blockedGradientsFlag == "on";
   if (!noCleanup && !inferenceOnly && emit != Emit::Mlir &&
       (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName)) {
     kiln::CompileTimings::Phase phase("kiln-remat");

@@ -1,0 +1,105 @@
+//===- BlockedProduct.cpp - A product computed by blocks of rows ----------===//
+
+#include "runtime/cpu/BlockedProduct.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace kiln::cpu {
+
+namespace {
+
+/// One thread's copy of the reader's arguments, with two more for the
+/// range of rows.
+class RowCall {
+public:
+  explicit RowCall(const BlockedProduct &product) : product_(product) {
+    size_t count = product.argCount;
+    if (count > kOnStack) {
+      onHeap_.resize(count + 2);
+      args_ = onHeap_.data();
+    }
+    std::copy(product.args, product.args + count, args_);
+    args_[count] = &range_[0];
+    args_[count + 1] = &range_[1];
+  }
+
+  /// Rows [begin, end) of the product, into the block holding rows from
+  /// `blockBegin`, then the reader on those rows.
+  bool run(int64_t blockBegin, int64_t begin, int64_t end, std::string &error) {
+    const BlockedProduct &p = product_;
+    int64_t n = p.shape.n;
+    if (!gemmRows(p.shape, p.a, p.b, p.block + (begin - blockBegin) * n, begin, end, error))
+      return false;
+    // The reader addresses C as [m, n]: the block stands where its rows do.
+    // (An address before the block, never read below its first row.)
+    auto at = reinterpret_cast<uintptr_t>(p.block) -
+              static_cast<uintptr_t>(blockBegin * n) * sizeof(float);
+    args_[p.blockArg] = reinterpret_cast<void *>(at);
+    range_[0] = begin;
+    range_[1] = end;
+    p.rowKernel(args_);
+    return true;
+  }
+
+private:
+  static constexpr size_t kOnStack = 64; // No allocation for most kernels.
+  const BlockedProduct &product_;
+  void *onStack_[kOnStack + 2];
+  std::vector<void *> onHeap_;
+  void **args_ = onStack_;
+  int64_t range_[2] = {0, 0};
+};
+
+} // namespace
+
+bool canSplitBlocks(const BlockedProduct &product, int threads) {
+  return threads > 1 && product.blockRows >= kGemmRowsPerThread * threads;
+}
+
+bool runBlockedProduct(const BlockedProduct &product, int threads, std::string &error) {
+  int64_t m = product.shape.m, block = product.blockRows;
+  omp_set_num_threads(1); // oneDNN inside: one thread each.
+  if (!canSplitBlocks(product, threads)) {
+    RowCall call(product);
+    for (int64_t begin = 0; begin < m; begin += block)
+      if (!call.run(begin, begin, std::min(begin + block, m), error))
+        return false;
+    return true;
+  }
+  bool ok = true;
+#pragma omp parallel num_threads(threads)
+  {
+    RowCall call(product);
+    std::string mine;
+    int64_t team = omp_get_num_threads(), thread = omp_get_thread_num();
+    for (int64_t begin = 0; begin < m; begin += block) {
+      int64_t rows = std::min(block, m - begin);
+      // Every full block is split alike: each thread reuses its own rows of
+      // the buffer, and no thread waits for another. A short last block is
+      // split otherwise (or left to the first thread when too short), once
+      // every thread is done with the block before.
+      if (rows < block) {
+#pragma omp barrier
+      }
+      bool split = rows >= kGemmRowsPerThread * team;
+      int64_t first = split ? begin + rows * thread / team : begin;
+      int64_t last = split ? begin + rows * (thread + 1) / team : thread == 0 ? begin + rows : begin;
+      if (first < last && mine.empty())
+        call.run(begin, first, last, mine);
+    }
+    if (!mine.empty()) {
+#pragma omp critical
+      {
+        ok = false;
+        error = mine;
+      }
+    }
+  }
+  return ok;
+}
+
+} // namespace kiln::cpu

@@ -1,0 +1,45 @@
+//===- BlockedProduct.h - A product computed by blocks of rows --*- C++ -*-===//
+//
+// The artifact's BlockedGemm: C = A x B computed a block of rows at a time
+// into one block's buffer, each block handed to the row entry of the kernel
+// that reads C (a weight gradient's optimizer update) before the next block
+// is computed. C is never whole in memory, and each block is updated while
+// it is still in the cache.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_RUNTIME_CPU_BLOCKEDPRODUCT_H
+#define KILN_RUNTIME_CPU_BLOCKEDPRODUCT_H
+
+#include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/KernelLibrary.h"
+
+#include <cstddef>
+#include <string>
+
+namespace kiln::cpu {
+
+struct BlockedProduct {
+  GemmShape shape;          ///< One f32 product (batch 1).
+  const float *a = nullptr;
+  const float *b = nullptr;
+  float *block = nullptr;   ///< blockRows x n floats.
+  int64_t blockRows = 0;
+  KernelFunction rowKernel = nullptr; ///< The reader's row entry.
+  void *const *args = nullptr;        ///< Its buffer addresses...
+  size_t argCount = 0;
+  size_t blockArg = 0;      ///< ...of which this one is C, set per block.
+};
+
+/// Whether `threads` threads can share every full block, each taking at
+/// least kGemmRowsPerThread of its rows (the same bits as on one thread).
+bool canSplitBlocks(const BlockedProduct &product, int threads);
+
+/// Runs `product` on `threads` threads (1: this one). A block is split over
+/// the threads where each gets kGemmRowsPerThread rows, else computed by
+/// one. False, with `error` set, when the GEMM library fails.
+bool runBlockedProduct(const BlockedProduct &product, int threads, std::string &error);
+
+} // namespace kiln::cpu
+
+#endif // KILN_RUNTIME_CPU_BLOCKEDPRODUCT_H
