@@ -39,9 +39,12 @@ BatchReader::BatchReader(std::shared_ptr<const Dataset> data,
   for (const FeedSpec &spec : data_->specs)
     exampleBytes_.push_back(exampleBytes(spec));
   slots_.resize(static_cast<size_t>(options_.prefetch) + 1);
-  for (Slot &slot : slots_)
+  for (Slot &slot : slots_) {
     for (size_t bytes : exampleBytes_)
       slot.buffers.emplace_back(bytes * options_.batchSize);
+    for (std::vector<uint8_t> &buffer : slot.buffers)
+      slot.pointers.push_back(buffer.data());
+  }
 }
 
 BatchReader::~BatchReader() { stop(); }
@@ -77,7 +80,7 @@ const std::vector<std::vector<uint8_t>> &BatchReader::next() {
   if (!started_)
     throw std::logic_error("BatchReader: next() before start()");
   if (options_.prefetch == 0) {
-    fill(slots_[0], nextIndex_);
+    fillInto(slots_[0].pointers.data(), nextIndex_);
     ++nextIndex_;
     return slots_[0].buffers;
   }
@@ -110,7 +113,7 @@ void BatchReader::produce() {
       index = produceIndex_++;
     }
     try {
-      fill(slots_[slot], index);
+      fillInto(slots_[slot].pointers.data(), index);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mutex_);
       failure_ = std::current_exception();
@@ -143,7 +146,16 @@ const std::vector<uint32_t> &BatchReader::permutation(int64_t epoch) {
   return fresh.rows;
 }
 
-void BatchReader::fill(Slot &slot, int64_t index) {
+void BatchReader::nextInto(const std::vector<uint8_t *> &destinations) {
+  if (!started_ || options_.prefetch != 0)
+    throw std::logic_error("BatchReader: nextInto() before start() or with prefetch");
+  if (destinations.size() != exampleBytes_.size())
+    throw std::logic_error("BatchReader: nextInto() needs one destination per feed");
+  fillInto(destinations.data(), nextIndex_);
+  ++nextIndex_;
+}
+
+void BatchReader::fillInto(uint8_t *const *outs, int64_t index) {
   const Dataset &data = *data_;
   int64_t batch = options_.batchSize;
   uint64_t position =
@@ -158,7 +170,7 @@ void BatchReader::fill(Slot &slot, int64_t index) {
         options_.shuffle ? &permutation(epoch) : nullptr;
     for (size_t f = 0; f < exampleBytes_.size(); ++f) {
       size_t size = exampleBytes_[f];
-      uint8_t *out = slot.buffers[f].data() + done * size;
+      uint8_t *out = outs[f] + done * size;
       const uint8_t *in = data.columns[f].data();
       if (!order) {
         std::memcpy(out, in + first * size, run * size);

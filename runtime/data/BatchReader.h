@@ -79,12 +79,23 @@ public:
   /// before start().
   const std::vector<std::vector<uint8_t>> &next();
 
+  /// Without prefetch: writes the next batch straight into `destinations`
+  /// (one per feed, feedBytes(f) bytes each), on the caller's thread: one
+  /// copy, from the data set to where the step reads it. Throws
+  /// std::logic_error before start() or with prefetch.
+  void nextInto(const std::vector<uint8_t *> &destinations);
+
+  /// The bytes of feed `f` in a batch.
+  size_t feedBytes(size_t f) const { return exampleBytes_[f] * options_.batchSize; }
+  int prefetch() const { return options_.prefetch; }
+
   /// The index of the batch next() will return.
   int64_t nextIndex() const { return nextIndex_; }
 
 private:
   struct Slot {
     std::vector<std::vector<uint8_t>> buffers;
+    std::vector<uint8_t *> pointers; ///< buffers[f].data(), for fillInto.
   };
   struct Permutation {
     int64_t epoch = -1;
@@ -93,7 +104,8 @@ private:
 
   void stop();
   void produce();
-  void fill(Slot &slot, int64_t index);
+  /// Batch `index` into `outs`, one per feed.
+  void fillInto(uint8_t *const *outs, int64_t index);
   const std::vector<uint32_t> &permutation(int64_t epoch);
 
   std::shared_ptr<const Dataset> data_;

@@ -167,10 +167,54 @@ std::optional<SessionError> Session::profile(std::string_view program,
   return std::nullopt;
 }
 
+namespace {
+
+/// Whether `bad` holds for any of the `count` values, without a branch per
+/// value.
+template <typename Int, typename Bad>
+bool anyOf(const Int *values, size_t count, const Bad &bad) {
+  bool any = false;
+  for (size_t i = 0; i < count; ++i)
+    any |= bad(static_cast<int64_t>(values[i]));
+  return any;
+}
+
+} // namespace
+
 std::optional<SessionError> Session::bindFeed(std::string_view program,
                                               std::string_view feed,
                                               DType dtype, const void *data,
                                               size_t size, std::string &error) {
+  void *address = nullptr;
+  if (auto failure = feedAddress(program, feed, dtype, size, address, error))
+    return failure;
+  if (size)
+    std::memcpy(address, data, size);
+  return bindWrittenFeed(program, feed, dtype, size, error);
+}
+
+std::optional<SessionError> Session::feedAddress(std::string_view program, std::string_view feed,
+                                                 DType dtype, size_t size, void *&address,
+                                                 std::string &error) {
+  size_t programIndex = 0, feedIndex = 0;
+  uint32_t buffer = 0;
+  if (auto failure = findProgram(program, programIndex, error))
+    return failure;
+  ProgramState &state = programs_[programIndex];
+  if (auto failure =
+          checkBinding("feed", "feeds", program, state.program->feeds(), feed,
+                       dtype, size, buffer, feedIndex, error))
+    return failure;
+  // Whatever the buffer held is gone: bound again only by bindWrittenFeed.
+  state.fed[feedIndex] = false;
+  readable_.reset();
+  address = addresses_[buffer];
+  return std::nullopt;
+}
+
+std::optional<SessionError> Session::bindWrittenFeed(std::string_view program,
+                                                     std::string_view feed, DType dtype,
+                                                     size_t size, std::string &error) {
   size_t programIndex = 0, feedIndex = 0;
   uint32_t buffer = 0;
   if (auto failure = findProgram(program, programIndex, error))
@@ -187,12 +231,20 @@ std::optional<SessionError> Session::bindFeed(std::string_view program,
   const Binding *binding = state.program->feeds()->Get(feedIndex);
   int64_t bound = binding->id_bound();
   bool padded = binding->padded_ids();
+  const void *data = addresses_[buffer];
   if (bound > 0 && (dtype == DType_I32 || dtype == DType_I64)) {
     size_t count = size / (dtype == DType_I64 ? 8 : 4);
-    for (size_t i = 0; i < count; ++i) {
+    auto bad = [&](int64_t id) {
+      return ((id < 0) | (id >= bound)) & !(padded & (id == -1));
+    };
+    // One branch-free pass (it vectorizes: this runs before every step on
+    // the step's own thread); the element is looked for only when one is bad.
+    bool any = dtype == DType_I64 ? anyOf(static_cast<const int64_t *>(data), count, bad)
+                                  : anyOf(static_cast<const int32_t *>(data), count, bad);
+    for (size_t i = 0; any && i < count; ++i) {
       int64_t id = dtype == DType_I64 ? static_cast<const int64_t *>(data)[i]
                                       : static_cast<const int32_t *>(data)[i];
-      if ((id < 0 || id >= bound) && !(padded && id == -1)) {
+      if (bad(id)) {
         error = "program " + quoted(program) + ": feed " + quoted(feed) + ": element " +
                 std::to_string(i) + " is " + std::to_string(id) + ", outside [0, " +
                 std::to_string(bound) + ") (the rows or classes it indexes)";
@@ -200,8 +252,6 @@ std::optional<SessionError> Session::bindFeed(std::string_view program,
       }
     }
   }
-  if (size)
-    std::memcpy(addresses_[buffer], data, size);
   state.fed[feedIndex] = true;
   readable_.reset();
   return std::nullopt;

@@ -53,6 +53,17 @@ public:
                                        artifact::DType dtype, const void *data,
                                        size_t size, std::string &error);
 
+  /// The buffer of feed `feed` of `program`, after checking `dtype` and
+  /// `size` as bindFeed does, for a caller that writes the bytes there
+  /// itself and then calls bindWrittenFeed (one copy instead of two).
+  std::optional<SessionError> feedAddress(std::string_view program, std::string_view feed,
+                                          artifact::DType dtype, size_t size, void *&address,
+                                          std::string &error);
+  /// Binds feed `feed` of `program` to what its buffer holds (written
+  /// through feedAddress), after the checks bindFeed makes of the values.
+  std::optional<SessionError> bindWrittenFeed(std::string_view program, std::string_view feed,
+                                              artifact::DType dtype, size_t size,
+                                              std::string &error);
   /// Runs `program`; every one of its feeds must be bound.
   std::optional<SessionError> run(std::string_view program, std::string &error);
 

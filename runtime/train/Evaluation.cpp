@@ -63,7 +63,7 @@ bool evaluateModel(const TrainingModel &model, exec::Session &session,
   double lossSum = 0;
   for (int64_t b = 0; b < batches; ++b) {
     int64_t fresh = std::min(batch, data->rows - b * batch);
-    if (!model.bindBatch(session, kForwardProgram, reader.next(), error) ||
+    if (!model.bindBatch(session, kForwardProgram, reader, error) ||
         !model.runForward(session, error))
       return false;
     double loss = 0;

@@ -326,7 +326,7 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
   for (int64_t micro = 0; micro < model.accumulateSteps(); ++micro) {
     double microLoss = 0;
     Clock::time_point inputBegin = Clock::now();
-    bool bound = model.bindBatch(*session, batchProgram, reader.next(), error);
+    bool bound = model.bindBatch(*session, batchProgram, reader, error);
     inputSeconds += std::chrono::duration<double>(Clock::now() - inputBegin).count();
     if (!bound ||
         (lookahead && parameters->currentStep() < options.steps &&
@@ -560,7 +560,11 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   out << "input: " << static_cast<int64_t>(inputSeconds * 1e3 + 0.5) << " ms of "
       << static_cast<int64_t>(total * 1e3 + 0.5) << " ms reading and binding batches ("
       << (total > 0 ? static_cast<int64_t>(inputSeconds / total * 1000 + 0.5) / 10.0 : 0.0)
-      << "%)\n";
+      << "%, "
+      << (options.prefetchBatches > 0
+              ? std::to_string(options.prefetchBatches) + " ahead on a thread of its own"
+              : std::string("each written into the feeds by the step's thread"))
+      << ")\n";
   int cores = cpu::usableCores();
   out << "threads: " << cpu::processThreads() << " on " << cores << (cores == 1 ? " core" : " cores");
   if (options.group.localReplicas > 1)

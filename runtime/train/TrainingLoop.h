@@ -87,9 +87,12 @@ struct TrainOptions {
   std::string data;
   int64_t steps = 0;
   bool shuffle = false;
-  /// Batches read, converted and laid out on a background thread while the
-  /// steps before them run (--prefetch N); 0 reads each when its step needs it.
-  int prefetchBatches = 2;
+  /// Batches laid out on a background thread while the steps before them
+  /// run (--prefetch N); 0 (the default) writes each straight into the
+  /// feeds' buffers when its step needs it: the data is in memory, so a
+  /// batch is one copy, and a second thread only adds a copy and a handoff
+  /// (docs/training.md has the measurements).
+  int prefetchBatches = 0;
   uint64_t seed = 0;
   bool skipBadRows = false;
   /// After the run, where the train step's time went (kiln run --profile),

@@ -180,6 +180,26 @@ bool TrainingModel::bindBatch(exec::Session &session, const char *program,
   return true;
 }
 
+bool TrainingModel::bindBatch(exec::Session &session, const char *program,
+                              data::BatchReader &reader, std::string &error) const {
+  if (reader.prefetch() > 0)
+    return bindBatch(session, program, reader.next(), error);
+  std::vector<uint8_t *> destinations(specs_.size());
+  for (size_t i = 0; i < specs_.size(); ++i) {
+    void *address = nullptr;
+    if (!check(session.feedAddress(program, specs_[i].name, feedTypes_[i], reader.feedBytes(i),
+                                   address, error)))
+      return false;
+    destinations[i] = static_cast<uint8_t *>(address);
+  }
+  reader.nextInto(destinations);
+  for (size_t i = 0; i < specs_.size(); ++i)
+    if (!check(session.bindWrittenFeed(program, specs_[i].name, feedTypes_[i],
+                                       reader.feedBytes(i), error)))
+      return false;
+  return true;
+}
+
 bool TrainingModel::prefetchBatch(exec::Session &session, const char *program,
                                   const std::vector<std::vector<uint8_t>> &batch,
                                   std::string &error) const {

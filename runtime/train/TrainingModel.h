@@ -11,6 +11,7 @@
 #define KILN_RUNTIME_TRAIN_TRAININGMODEL_H
 
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/data/BatchReader.h"
 #include "runtime/data/Dataset.h"
 #include "runtime/exec/Session.h"
 
@@ -65,6 +66,11 @@ public:
   /// Binds one batch (a buffer per feed spec) to `program`'s feeds.
   bool bindBatch(exec::Session &session, const char *program,
                  const std::vector<std::vector<uint8_t>> &batch, std::string &error) const;
+  /// Binds `reader`'s next batch to `program`'s feeds: without prefetch,
+  /// written straight into the feeds' buffers (one copy); with it, copied
+  /// from the batch the reader's thread prepared.
+  bool bindBatch(exec::Session &session, const char *program, data::BatchReader &reader,
+                 std::string &error) const;
   /// Has `session` start the first pulls of `program`'s next run for
   /// `batch` (a batch not bound yet; Session::prefetchPulls).
   bool prefetchBatch(exec::Session &session, const char *program,

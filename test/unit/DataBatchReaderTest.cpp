@@ -159,6 +159,23 @@ TEST(DataBatchReaderTest, PrefetchDoesNotChangeTheBatches) {
   }
 }
 
+// Tests that writing each batch straight into the caller's buffers (no
+// prefetch, TrainingModel::bindBatch) gives the batches next() gives, over
+// shuffled epochs and the wrap from the last row to the first.
+TEST(DataBatchReaderTest, WritesBatchesIntoTheCallersBuffers) {
+  BatchOptions options{6, true, 11, 0};
+  std::vector<std::vector<int64_t>> expected = read(50, options, 2, 40);
+  BatchReader reader(indexedDataset(50), options);
+  reader.start(2);
+  std::vector<std::vector<uint8_t>> batch = {std::vector<uint8_t>(reader.feedBytes(0)),
+                                             std::vector<uint8_t>(reader.feedBytes(1))};
+  for (size_t i = 0; i < expected.size(); ++i) {
+    reader.nextInto({batch[0].data(), batch[1].data()});
+    EXPECT_EQ(rowsOf(batch, 6), expected[i]) << "batch " << i;
+  }
+  EXPECT_EQ(reader.nextIndex(), 42);
+}
+
 TEST(DataBatchReaderTest, RestartsFromAnyIndex) {
   BatchOptions options{4, true, 5, 3};
   BatchReader reader(indexedDataset(9), options);
@@ -188,6 +205,14 @@ TEST(DataBatchReaderTest, RefusesInvalidUse) {
   BatchReader reader(indexedDataset(3), {1});
   EXPECT_THROW(reader.next(), std::logic_error);
   EXPECT_THROW(reader.start(-1), std::invalid_argument);
+  // nextInto: only after start, without prefetch, one buffer per feed.
+  uint8_t row[8], pair[8];
+  BatchReader direct(indexedDataset(3), {1, false, 0, 0});
+  EXPECT_THROW(direct.nextInto({row, pair}), std::logic_error);
+  direct.start(0);
+  EXPECT_THROW(direct.nextInto({row}), std::logic_error);
+  reader.start(0);
+  EXPECT_THROW(reader.nextInto({row, pair}), std::logic_error);
 }
 
 } // namespace

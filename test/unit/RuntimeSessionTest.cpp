@@ -208,6 +208,35 @@ TEST_F(RuntimeSessionTest, RunConsumesBindingsAndBindHidesFetches) {
   EXPECT_EQ(session->run("forward", error), SessionError::FailedPrecondition);
 }
 
+// Tests binding a feed written in place (feedAddress, then bindWrittenFeed,
+// as training writes each batch): the same fetches as bindFeed's copy; the
+// address alone leaves the feed unbound, and it is checked as bindFeed is.
+TEST_F(RuntimeSessionTest, BindsAFeedWrittenInPlace) {
+  std::vector<float> x = {1, -2, 3, -4, 5, -6, 7, -8}, y(8, 0.5f);
+  ASSERT_FALSE(bind("x", x));
+  ASSERT_FALSE(bind("y", y));
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  std::vector<float> copied = fetch("out", 6);
+
+  ASSERT_FALSE(bind("y", y));
+  void *address = nullptr;
+  ASSERT_FALSE(session->feedAddress("forward", "x", DType_F32, 32, address, error)) << error;
+  std::memcpy(address, x.data(), 32);
+  EXPECT_EQ(session->run("forward", error), SessionError::FailedPrecondition);
+  EXPECT_EQ(error, "program 'forward': feed 'x' is not bound");
+  ASSERT_FALSE(bind("y", y));
+  ASSERT_FALSE(session->bindWrittenFeed("forward", "x", DType_F32, 32, error)) << error;
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  EXPECT_EQ(fetch("out", 6), copied);
+
+  EXPECT_EQ(session->feedAddress("forward", "x", DType_F32, 28, address, error),
+            SessionError::InvalidArgument);
+  EXPECT_EQ(error, "program 'forward': feed 'x' is f32 [2, 4] (32 bytes); got "
+                   "f32 data of 28 bytes");
+  EXPECT_EQ(session->bindWrittenFeed("forward", "z", DType_F32, 32, error),
+            SessionError::NotFound);
+}
+
 TEST_F(RuntimeSessionTest, ChecksFetchNamesDTypesAndSizes) {
   ASSERT_FALSE(bind("x", std::vector<float>(8)));
   ASSERT_FALSE(bind("y", std::vector<float>(8)));

@@ -162,7 +162,8 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
        {"--shuffle", nullptr, &training.shuffle, "",
         "a new order of the rows every epoch"},
        {"--prefetch", &numbers.prefetch, nullptr, "N",
-        "batches read ahead on a background thread (default 2; 0: none)"},
+        "batches read ahead on a background thread (default 0: each written straight "
+        "into the feeds when its step needs it, one copy)"},
        {"--seed", &numbers.seed, nullptr, "S",
         "the shuffle's seed (default 0)"},
        {"--skip-bad-rows", nullptr, &training.skipBadRows, "",
