@@ -193,18 +193,24 @@ std::optional<SessionError> Session::bindFeed(std::string_view program,
   return bindWrittenFeed(program, feed, dtype, size, error);
 }
 
+std::optional<SessionError> Session::findFeed(std::string_view program, std::string_view feed,
+                                              DType dtype, size_t size, size_t &programIndex,
+                                              size_t &feedIndex, uint32_t &buffer,
+                                              std::string &error) const {
+  if (auto failure = findProgram(program, programIndex, error))
+    return failure;
+  return checkBinding("feed", "feeds", program, programs_[programIndex].program->feeds(), feed,
+                      dtype, size, buffer, feedIndex, error);
+}
+
 std::optional<SessionError> Session::feedAddress(std::string_view program, std::string_view feed,
                                                  DType dtype, size_t size, void *&address,
                                                  std::string &error) {
   size_t programIndex = 0, feedIndex = 0;
   uint32_t buffer = 0;
-  if (auto failure = findProgram(program, programIndex, error))
+  if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
     return failure;
   ProgramState &state = programs_[programIndex];
-  if (auto failure =
-          checkBinding("feed", "feeds", program, state.program->feeds(), feed,
-                       dtype, size, buffer, feedIndex, error))
-    return failure;
   // Whatever the buffer held is gone: bound again only by bindWrittenFeed.
   state.fed[feedIndex] = false;
   readable_.reset();
@@ -217,13 +223,9 @@ std::optional<SessionError> Session::bindWrittenFeed(std::string_view program,
                                                      size_t size, std::string &error) {
   size_t programIndex = 0, feedIndex = 0;
   uint32_t buffer = 0;
-  if (auto failure = findProgram(program, programIndex, error))
+  if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
     return failure;
   ProgramState &state = programs_[programIndex];
-  if (auto failure =
-          checkBinding("feed", "feeds", program, state.program->feeds(), feed,
-                       dtype, size, buffer, feedIndex, error))
-    return failure;
   // Ids index a table's rows or a loss's classes: one outside them is an
   // error, as in PyTorch and TensorFlow (the compiled gather would clamp it
   // and a sparse update would skip it, silently disagreeing).

@@ -143,6 +143,12 @@ private:
   std::optional<SessionError> findProgram(std::string_view name, size_t &index,
                                           std::string &error) const;
 
+  /// Feed `feed` of `program` after checking `dtype` and `size`: its
+  /// program's index, its index among the feeds and its buffer.
+  std::optional<SessionError> findFeed(std::string_view program, std::string_view feed,
+                                       artifact::DType dtype, size_t size, size_t &programIndex,
+                                       size_t &feedIndex, uint32_t &buffer,
+                                       std::string &error) const;
   /// The state buffer of variable `name` after checking `dtype` and `size`.
   std::optional<SessionError> findVariable(std::string_view name,
                                            artifact::DType dtype, size_t size,
