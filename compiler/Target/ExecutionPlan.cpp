@@ -105,7 +105,8 @@ int64_t idBoundOf(Value value) {
       auto kind = placement ? placement.getAs<StringAttr>("kind") : StringAttr();
       if (table && !(kind && kind.getValue() == "hash"))
         tighten(table.getTensorType().getDimSize(0));
-    } else if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp>(user)) {
+    } else if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp,
+                         SoftmaxCrossEntropyGradRowsOp>(user)) {
       if (use.getOperandNumber() == 1)
         tighten(llvm::cast<RankedTensorType>(user->getOperand(0).getType()).getShape().back());
     } else if (auto hot = llvm::dyn_cast<OneHotOp>(user)) {
@@ -162,9 +163,11 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
       break;
     // A fused softmax cross-entropy: the mean of its positions' losses.
     if (auto mean = llvm::dyn_cast<ReduceMeanOp>(loss))
-      if (auto rows = mean.getOperand().getDefiningOp<SoftmaxCrossEntropyRowsOp>())
+      if (Operation *rows = mean.getOperand().getDefiningOp();
+          llvm::isa_and_nonnull<SoftmaxCrossEntropyRowsOp, SoftmaxCrossEntropyGradRowsOp>(rows))
         loss = rows;
-    if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp>(loss))
+    if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp,
+                  SoftmaxCrossEntropyGradRowsOp>(loss))
       info.lossKind = "softmax_cross_entropy";
     else if (llvm::isa<SigmoidCrossEntropyOp>(loss))
       info.lossKind = "sigmoid_cross_entropy";

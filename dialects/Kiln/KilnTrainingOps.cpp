@@ -2,6 +2,8 @@
 
 #include "dialects/Kiln/KilnOps.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace kiln;
 
@@ -64,23 +66,42 @@ LogicalResult ScatterAddRowsOp::verify() {
   return success();
 }
 
-LogicalResult SoftmaxCrossEntropyRowsOp::verify() {
-  auto logits = llvm::cast<RankedTensorType>(getLogits().getType());
-  auto labels = llvm::cast<RankedTensorType>(getLabels().getType());
-  auto losses = llvm::cast<RankedTensorType>(getLosses().getType());
+namespace {
+
+/// The checks both loss-by-rows ops share: `perClass` (the softmax or the
+/// gradient, named `perClassName`) of the logits' type, labels of the
+/// positions' shape, losses of the positions' shape and the logits' type.
+LogicalResult verifyLossRows(Operation *op, Value logitsValue, Value labelsValue,
+                             Value lossesValue, Value perClass, StringRef perClassName) {
+  auto logits = llvm::cast<RankedTensorType>(logitsValue.getType());
+  auto labels = llvm::cast<RankedTensorType>(labelsValue.getType());
+  auto losses = llvm::cast<RankedTensorType>(lossesValue.getType());
   if (logits.getRank() < 1)
-    return emitOpError("expects logits of rank 1 or more, got ") << logits;
-  if (getProbs().getType() != logits)
-    return emitOpError("expects probs of the logits' type ") << logits << ", got "
-                                                             << getProbs().getType();
+    return op->emitOpError("expects logits of rank 1 or more, got ") << logits;
+  if (perClass.getType() != logits)
+    return op->emitOpError("expects ") << perClassName << " of the logits' type " << logits
+                                       << ", got " << perClass.getType();
   auto positions = logits.getShape().drop_back();
   if (labels.getShape() != positions)
-    return emitOpError("expects labels of shape [")
+    return op->emitOpError("expects labels of shape [")
            << positions << "] (the logits' without the classes), got " << labels;
   if (losses != RankedTensorType::get(positions, logits.getElementType()))
-    return emitOpError("expects losses of the labels' shape and the logits' element type, got ")
+    return op->emitOpError(
+               "expects losses of the labels' shape and the logits' element type, got ")
            << losses;
   return success();
+}
+
+} // namespace
+
+LogicalResult SoftmaxCrossEntropyRowsOp::verify() {
+  return verifyLossRows(*this, getLogits(), getLabels(), getLosses(), getProbs(), "probs");
+}
+
+LogicalResult SoftmaxCrossEntropyGradRowsOp::verify() {
+  if (!std::isfinite(getScale().convertToDouble()))
+    return emitOpError("expects a finite scale, got ") << getScale().convertToDouble();
+  return verifyLossRows(*this, getLogits(), getLabels(), getLosses(), getGrad(), "grad");
 }
 
 LogicalResult PadOp::verify() {

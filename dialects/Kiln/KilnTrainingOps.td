@@ -100,6 +100,31 @@ def Kiln_SoftmaxCrossEntropyRowsOp : Kiln_Op<"softmax_cross_entropy_rows", [Pure
   let hasVerifier = 1;
 }
 
+def Kiln_SoftmaxCrossEntropyGradRowsOp
+    : Kiln_Op<"softmax_cross_entropy_grad_rows", [Pure]> {
+  let summary = "Each position's softmax cross-entropy, and its scaled gradient, from one pass";
+  let description = [{
+    `losses` as `kiln.softmax_cross_entropy_rows` computes them; `grad` is
+    `scale * (softmax(logits) - one_hot(labels))` over the last axis (a label
+    outside `[0, C)` selects no class, as `kiln.one_hot`): the gradient of
+    `scale * sum(losses)` with respect to the logits.
+    `kiln-fuse-softmax-cross-entropy` makes it from a
+    `kiln.softmax_cross_entropy_rows` whose softmax only that gradient
+    reads (a train step whose model does not also output the softmax), so
+    the softmax is never stored and the gradient is written by the kernel
+    that computes the loss.
+    ```
+    %l, %g = kiln.softmax_cross_entropy_grad_rows %logits, %labels scale = 0.001953125 : (tensor<512x1000xf32>, tensor<512xi64>) -> (tensor<512xf32>, tensor<512x1000xf32>)
+    ```
+  }];
+  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels, F64Attr:$scale);
+  let results = (outs Kiln_FloatTensor:$losses, Kiln_FloatTensor:$grad);
+  let assemblyFormat = [{
+    $logits `,` $labels `scale` `=` $scale attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Kiln_PadOp : Kiln_Op<"pad", [Pure]> {
   let summary = "Zero padding: `low` before, `high` after, `interior` between elements";
   let description = [{

@@ -15,6 +15,10 @@ int64_t ownFlops(Operation *op) {
   // A fused softmax cross-entropy: its softmax's, as kiln.softmax counts.
   if (auto rows = llvm::dyn_cast<SoftmaxCrossEntropyRowsOp>(op))
     return llvm::cast<RankedTensorType>(rows.getProbs().getType()).getNumElements();
+  // With its gradient: the softmax's, and the subtraction and scaling that
+  // kiln.sub and kiln.mul counted.
+  if (auto rows = llvm::dyn_cast<SoftmaxCrossEntropyGradRowsOp>(op))
+    return 3 * llvm::cast<RankedTensorType>(rows.getGrad().getType()).getNumElements();
   if (op->getNumResults() != 1 || llvm::isa<FusionOp>(op))
     return 0;
   auto result = llvm::dyn_cast<RankedTensorType>(op->getResult(0).getType());

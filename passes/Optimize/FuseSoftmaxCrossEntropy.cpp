@@ -2,8 +2,9 @@
 //
 // kiln-fuse-softmax-cross-entropy: a softmax cross-entropy and the softmax
 // of the same logits (its gradient's, or the model's probabilities) become
-// one kiln.softmax_cross_entropy_rows and the mean of its losses
-// (Passes.td).
+// one kiln.softmax_cross_entropy_rows and the mean of its losses; when only
+// the gradient reads that softmax, one kiln.softmax_cross_entropy_grad_rows
+// computes the gradient itself (Passes.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,7 +42,50 @@ SmallVector<SoftmaxOp> softmaxesBeside(SoftmaxCrossEntropyOp loss) {
   return found;
 }
 
-void fuse(SoftmaxCrossEntropyOp loss, ArrayRef<SoftmaxOp> softmaxes) {
+/// The splat f32 value of `value` when a kiln.constant defines it.
+std::optional<double> splatOf(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto dense = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+    return std::nullopt;
+  return dense.getSplatValue<APFloat>().convertToDouble();
+}
+
+/// When `rows`' softmax is read only by its gradient, `(softmax -
+/// one_hot(labels)) * scale` with a constant scale, replaces the two by
+/// one kiln.softmax_cross_entropy_grad_rows: the softmax is never stored.
+void foldGradient(SoftmaxCrossEntropyRowsOp rows) {
+  Value probs = rows.getProbs();
+  if (!probs.hasOneUse())
+    return;
+  auto sub = llvm::dyn_cast<SubOp>(*probs.getUsers().begin());
+  auto hot = sub ? sub.getRhs().getDefiningOp<OneHotOp>() : OneHotOp();
+  if (!sub || sub.getLhs() != probs || !hot || hot.getIndices() != rows.getLabels() ||
+      hot.getType() != probs.getType() || !sub.getResult().hasOneUse())
+    return;
+  auto mul = llvm::dyn_cast<MulOp>(*sub.getResult().getUsers().begin());
+  if (!mul)
+    return;
+  Value other = mul.getLhs() == sub.getResult() ? mul.getRhs() : mul.getLhs();
+  std::optional<double> scale = splatOf(other);
+  if (!scale || other.getType() != probs.getType())
+    return;
+  OpBuilder builder(rows);
+  auto grad = builder.create<SoftmaxCrossEntropyGradRowsOp>(
+      rows.getLoc(), rows->getResultTypes(), rows.getLogits(), rows.getLabels(),
+      builder.getF64FloatAttr(*scale));
+  rows.getLosses().replaceAllUsesWith(grad.getLosses());
+  mul.getResult().replaceAllUsesWith(grad.getGrad());
+  mul->erase();
+  sub->erase();
+  for (Operation *dead : {other.getDefiningOp(), hot.getOperation()})
+    if (dead->use_empty())
+      dead->erase();
+  rows->erase();
+}
+
+SoftmaxCrossEntropyRowsOp fuse(SoftmaxCrossEntropyOp loss, ArrayRef<SoftmaxOp> softmaxes) {
   Operation *first = loss;
   for (SoftmaxOp softmax : softmaxes)
     if (softmax->isBeforeInBlock(first))
@@ -64,6 +108,7 @@ void fuse(SoftmaxCrossEntropyOp loss, ArrayRef<SoftmaxOp> softmaxes) {
     softmax.getResult().replaceAllUsesWith(rows.getProbs());
     softmax->erase();
   }
+  return rows;
 }
 
 struct FuseSoftmaxCrossEntropyPass
@@ -77,7 +122,7 @@ struct FuseSoftmaxCrossEntropyPass
     });
     for (SoftmaxCrossEntropyOp loss : losses)
       if (SmallVector<SoftmaxOp> softmaxes = softmaxesBeside(loss); !softmaxes.empty())
-        fuse(loss, softmaxes);
+        foldGradient(fuse(loss, softmaxes));
   }
 };
 

@@ -52,6 +52,11 @@ def KilnFuseSoftmaxCrossEntropy
     (each position's loss and the softmax, one kernel whose positions are
     independent) and the `kiln.reduce_mean` of its losses, at the place of
     the first of them. A loss with no softmax beside it is left alone.
+    When that softmax is then read only by its gradient, `kiln.mul` of
+    `kiln.sub(softmax, kiln.one_hot(labels))` by a splat f32 constant (a
+    train step whose model does not also output the softmax), the two become
+    one `kiln.softmax_cross_entropy_grad_rows` computing the losses and the
+    gradient: the softmax is never stored.
 
     Before:
     ```

@@ -260,33 +260,76 @@ struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropy
 /// loss from the same max and sum: max + log(sum) - x[label], as
 /// SoftmaxCrossEntropyLowering sums them. Every loop runs over the
 /// positions and writes only at its own: kiln-split-rows can split it.
+/// Each position's loss from its softmax's max and sum: max + log(sum) -
+/// x[label], as SoftmaxCrossEntropyLowering sums them.
+Value lossesOfRows(OpBuilder &rewriter, Location loc, RankedTensorType lossesType, Value logits,
+                   Value labels, const SoftmaxParts &parts) {
+  auto logitsType = llvm::cast<RankedTensorType>(logits.getType());
+  int64_t rank = logitsType.getRank(), classes = logitsType.getShape().back();
+  Type element = lossesType.getElementType();
+  AffineMap positions = rewriter.getMultiDimIdentityMap(rank - 1);
+  return mapElements(
+      rewriter, loc, lossesType, ValueRange{labels, parts.max, parts.sum},
+      {positions, positions, positions},
+      [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+        Type accType = args[2].getType();
+        SmallVector<Value> at;
+        for (int64_t d = 0; d + 1 < rank; ++d)
+          at.push_back(b.create<linalg::IndexOp>(l, d));
+        at.push_back(clampedIndex(b, l, args[0], classes));
+        Value picked = b.create<tensor::ExtractOp>(l, logits, at);
+        Value max = castFloat(b, l, args[1], accType);
+        Value logSumExp = b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
+        Value loss = b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
+        return castFloat(b, l, loss, element);
+      });
+}
+
 struct SoftmaxCrossEntropyRowsLowering : public OpRewritePattern<SoftmaxCrossEntropyRowsOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(SoftmaxCrossEntropyRowsOp op,
                                 PatternRewriter &rewriter) const override {
+    Value logits = op.getLogits();
+    int64_t rank = llvm::cast<RankedTensorType>(logits.getType()).getRank();
+    SoftmaxParts parts = softmaxParts(rewriter, op.getLoc(), logits, rank - 1);
+    Value losses =
+        lossesOfRows(rewriter, op.getLoc(), llvm::cast<RankedTensorType>(op.getLosses().getType()),
+                     logits, op.getLabels(), parts);
+    rewriter.replaceOp(op, {losses, parts.probs});
+    return success();
+  }
+};
+
+/// As the rows op, with the softmax's last map computing scale * (p -
+/// [class == label]) instead of p: the one-hot subtraction and the scaling
+/// of the gradient in the pass that divides by the sum, in that order (the
+/// same arithmetic as kiln.one_hot, kiln.sub and kiln.mul apart).
+struct SoftmaxCrossEntropyGradRowsLowering
+    : public OpRewritePattern<SoftmaxCrossEntropyGradRowsOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SoftmaxCrossEntropyGradRowsOp op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value logits = op.getLogits();
     auto logitsType = llvm::cast<RankedTensorType>(logits.getType());
-    int64_t rank = logitsType.getRank(), classes = logitsType.getShape().back();
-    SoftmaxParts parts = softmaxParts(rewriter, loc, logits, rank - 1);
-    auto lossesType = llvm::cast<RankedTensorType>(op.getLosses().getType());
-    Type element = lossesType.getElementType();
-    AffineMap positions = rewriter.getMultiDimIdentityMap(rank - 1);
-    Value losses = mapElements(
-        rewriter, loc, lossesType, ValueRange{op.getLabels(), parts.max, parts.sum},
-        {positions, positions, positions},
-        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-          Type accType = args[2].getType();
-          SmallVector<Value> at;
-          for (int64_t d = 0; d + 1 < rank; ++d)
-            at.push_back(b.create<linalg::IndexOp>(l, d));
-          at.push_back(clampedIndex(b, l, args[0], classes));
-          Value picked = b.create<tensor::ExtractOp>(l, logits, at);
-          Value max = castFloat(b, l, args[1], accType);
-          Value logSumExp = b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
-          Value loss = b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
-          return castFloat(b, l, loss, element);
-        });
+    int64_t rank = logitsType.getRank();
+    Type element = logitsType.getElementType();
+    double scale = op.getScale().convertToDouble();
+    auto gradient = [&](OpBuilder &b, Location l, Value p, ValueRange row) -> Value {
+      Value label = row[0];
+      Value classIndex = b.create<arith::IndexCastOp>(l, label.getType(),
+                                                      b.create<linalg::IndexOp>(l, rank - 1));
+      Value hot = b.create<arith::SelectOp>(
+          l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, classIndex, label),
+          scalarConstant(b, l, element, 1.0), scalarConstant(b, l, element, 0.0));
+      Value difference = b.create<arith::SubFOp>(l, p, hot);
+      return b.create<arith::MulFOp>(l, difference, scalarConstant(b, l, element, scale));
+    };
+    SoftmaxParts parts =
+        softmaxParts(rewriter, loc, logits, rank - 1, ValueRange{op.getLabels()}, gradient);
+    Value losses = lossesOfRows(rewriter, loc,
+                                llvm::cast<RankedTensorType>(op.getLosses().getType()), logits,
+                                op.getLabels(), parts);
     rewriter.replaceOp(op, {losses, parts.probs});
     return success();
   }
@@ -342,7 +385,7 @@ Value PointwiseLossLowering<MeanSquaredErrorOp>::term(OpBuilder &b, Location loc
 void populateGatherAndLossToLinalgPatterns(RewritePatternSet &patterns) {
   patterns.add<GatherLowering, ScatterAddRowsLowering, EmbeddingBagLowering,
                GatherElementsLowering, SoftmaxCrossEntropyLowering,
-               SoftmaxCrossEntropyRowsLowering,
+               SoftmaxCrossEntropyRowsLowering, SoftmaxCrossEntropyGradRowsLowering,
                PointwiseLossLowering<SigmoidCrossEntropyOp>,
                PointwiseLossLowering<MeanSquaredErrorOp>>(patterns.getContext());
 }

@@ -219,20 +219,29 @@ std::pair<Value, Value> maxAndSumOfExp(OpBuilder &b, Location loc, Value x,
   return {max, sum};
 }
 
-SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis) {
+SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis,
+                          ValueRange perRow, SoftmaxFinish finish) {
   auto type = llvm::cast<RankedTensorType>(x.getType());
   int64_t rank = type.getRank();
   Type element = type.getElementType();
   AffineMap identity = b.getMultiDimIdentityMap(rank);
   AffineMap reduced = withoutAxis(b.getContext(), rank, axis);
   SmallVector<utils::IteratorType> parallel(rank, utils::IteratorType::parallel);
+  auto finished = [&](OpBuilder &nb, Location l, Value p, ValueRange rows) {
+    return finish ? finish(nb, l, p, rows) : p;
+  };
+  SmallVector<AffineMap> rowMaps(perRow.size(), reduced);
   if (!element.isF32()) {
     auto [max, sum] = maxAndSumOfExp(b, loc, x, axis);
+    SmallVector<Value> inputs = {x, max, sum};
+    llvm::append_range(inputs, perRow);
+    SmallVector<AffineMap> maps = {identity, reduced, reduced};
+    llvm::append_range(maps, rowMaps);
     Value probs = mapElements(
-        b, loc, type, ValueRange{x, max, sum}, {identity, reduced, reduced},
-        [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        b, loc, type, inputs, maps, [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
           Value e = expOfDifference(nb, l, args[0], args[1], args[2].getType());
-          return castFloat(nb, l, nb.create<arith::DivFOp>(l, e, args[2]), element);
+          Value p = castFloat(nb, l, nb.create<arith::DivFOp>(l, e, args[2]), element);
+          return finished(nb, l, p, args.drop_front(3));
         });
     return {max, sum, probs};
   }
@@ -251,12 +260,17 @@ SoftmaxParts softmaxParts(OpBuilder &b, Location loc, Value x, int64_t axis) {
         nb.create<linalg::YieldOp>(l, ValueRange{sumValues(nb, l, e, args[2]), e});
       });
   Value sum = sumAndExp.getResult(0), exps = sumAndExp.getResult(1);
+  SmallVector<Value> inputs = {sum};
+  llvm::append_range(inputs, perRow);
+  SmallVector<AffineMap> maps = {reduced};
+  llvm::append_range(maps, rowMaps);
+  maps.push_back(identity);
   Value probs = b.create<linalg::GenericOp>(
-                     loc, TypeRange{type}, ValueRange{sum}, ValueRange{exps},
-                     ArrayRef<AffineMap>{reduced, identity}, parallel,
+                     loc, TypeRange{type}, inputs, ValueRange{exps}, maps, parallel,
                      [&](OpBuilder &nb, Location l, ValueRange args) {
+                       Value p = nb.create<arith::DivFOp>(l, args.back(), args[0]);
                        nb.create<linalg::YieldOp>(
-                           l, nb.create<arith::DivFOp>(l, args[1], args[0]).getResult());
+                           l, finished(nb, l, p, args.slice(1, perRow.size())));
                      })
                     .getResult(0);
   return {max, sum, probs};

@@ -145,10 +145,17 @@ std::pair<mlir::Value, mlir::Value> maxAndSumOfExp(mlir::OpBuilder &b,
 /// `probs`. An f32 softmax takes one exp an element: the pass that sums
 /// writes e = exp(x - max) where the result goes, and the last divides it
 /// in place; other types compute exp twice, in f32, and round once.
+/// With `finish`, `probs` is finish(p, row) for each element's softmax p
+/// instead (same type), `row` holding the element of each of `perRow`
+/// (tensors of the rows' shape, x's without `axis`) at its row: the
+/// softmax is never stored.
 struct SoftmaxParts {
   mlir::Value max, sum, probs;
 };
-SoftmaxParts softmaxParts(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t axis);
+using SoftmaxFinish = llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Location,
+                                                     mlir::Value, mlir::ValueRange)>;
+SoftmaxParts softmaxParts(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t axis,
+                          mlir::ValueRange perRow = {}, SoftmaxFinish finish = nullptr);
 
 /// The dimensions in [0, rank) that are not in `axes`, in order.
 llvm::SmallVector<int64_t> keptAxes(int64_t rank, llvm::ArrayRef<int64_t> axes);

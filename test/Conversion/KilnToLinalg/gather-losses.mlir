@@ -314,3 +314,30 @@ func.func @softmax_cross_entropy_rows(%x: tensor<4x10xf32>, %t: tensor<4xi64>) -
   %l, %p = kiln.softmax_cross_entropy_rows %x, %t : (tensor<4x10xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x10xf32>)
   return %l, %p : tensor<4xf32>, tensor<4x10xf32>
 }
+
+// -----
+
+// Tests softmax_cross_entropy_grad_rows: the same loops, the last one
+// reading each row's label beside its sum and yielding (e / sum - [class ==
+// label]) * scale in place of the softmax (the label compared as it is: one
+// outside [0, 10) selects no class, as kiln.one_hot).
+// CHECK-LABEL: func @softmax_cross_entropy_grad_rows
+// CHECK: %[[SE:.+]]:2 = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %{{.+}} : tensor<4x10xf32>, tensor<4xf32>)
+// CHECK: math.exp
+// CHECK: %[[G:.+]] = linalg.generic {{.+}} ins(%[[SE]]#0, %arg1 : tensor<4xf32>, tensor<4xi32>) outs(%[[SE]]#1 : tensor<4x10xf32>)
+// CHECK: ^bb0(%[[S:.+]]: f32, %[[LABEL:.+]]: i32, %[[E:.+]]: f32):
+// CHECK: %[[P:.+]] = arith.divf %[[E]], %[[S]]
+// CHECK: %[[C:.+]] = linalg.index 1
+// CHECK: %[[CI:.+]] = arith.index_cast %[[C]] : index to i32
+// CHECK: %[[IS:.+]] = arith.cmpi eq, %[[CI]], %[[LABEL]]
+// CHECK: %[[HOT:.+]] = arith.select %[[IS]]
+// CHECK: %[[D:.+]] = arith.subf %[[P]], %[[HOT]]
+// CHECK: %[[GRAD:.+]] = arith.mulf %[[D]], %{{.+}}
+// CHECK: linalg.yield %[[GRAD]]
+// CHECK: %[[L:.+]] = linalg.generic {{.+}} iterator_types = ["parallel"]} ins(%arg1, %{{.+}}, %[[SE]]#0 : tensor<4xi32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: math.log
+// CHECK: return %[[L]], %[[G]]
+func.func @softmax_cross_entropy_grad_rows(%x: tensor<4x10xf32>, %t: tensor<4xi32>) -> (tensor<4xf32>, tensor<4x10xf32>) {
+  %l, %g = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 2.500000e-01 : (tensor<4x10xf32>, tensor<4xi32>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  return %l, %g : tensor<4xf32>, tensor<4x10xf32>
+}

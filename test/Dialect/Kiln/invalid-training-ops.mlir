@@ -103,3 +103,29 @@ func.func @sce_rows_scalar(%x: tensor<f32>, %t: tensor<i64>) {
   %0:2 = kiln.softmax_cross_entropy_rows %x, %t : (tensor<f32>, tensor<i64>) -> (tensor<f32>, tensor<f32>)
   return
 }
+
+// -----
+
+// Tests softmax_cross_entropy_grad_rows' rules: those of the rows op, the
+// gradient of the logits' type, and a finite scale.
+func.func @sce_grad_rows_grad(%x: tensor<8x10xf32>, %t: tensor<8xi64>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_grad_rows' op expects grad of the logits' type 'tensor<8x10xf32>', got 'tensor<8x10xbf16>'}}
+  %0:2 = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 1.0 : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xbf16>)
+  return
+}
+
+// -----
+
+func.func @sce_grad_rows_labels(%x: tensor<8x10xf32>, %t: tensor<8x1xi64>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_grad_rows' op expects labels of shape [8] (the logits' without the classes), got 'tensor<8x1xi64>'}}
+  %0:2 = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 1.0 : (tensor<8x10xf32>, tensor<8x1xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_grad_rows_scale(%x: tensor<8x10xf32>, %t: tensor<8xi64>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_grad_rows' op expects a finite scale, got INF}}
+  %0:2 = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 0x7FF0000000000000 : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}

@@ -77,3 +77,15 @@ func.func @softmax_cross_entropy_rows(%x: tensor<8x10xf32>, %t: tensor<8xi64>, %
   %1:2 = kiln.softmax_cross_entropy_rows %x3, %t3 : (tensor<2x3x5xf32>, tensor<2x3xi32>) -> (tensor<2x3xf32>, tensor<2x3x5xf32>)
   return
 }
+
+// -----
+
+// Tests that softmax_cross_entropy_grad_rows round-trips with its scale.
+// CHECK-LABEL: func @softmax_cross_entropy_grad_rows
+// CHECK: kiln.softmax_cross_entropy_grad_rows %{{.+}}, %{{.+}} scale = 1.562500e-02 : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+// GENERIC-LABEL: sym_name = "softmax_cross_entropy_grad_rows"
+// GENERIC: "kiln.softmax_cross_entropy_grad_rows"({{.+}}) <{scale = 1.562500e-02 : f64}> : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+func.func @softmax_cross_entropy_grad_rows(%x: tensor<8x10xf32>, %t: tensor<8xi64>) {
+  %0:2 = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 1.562500e-02 : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}

@@ -59,3 +59,57 @@ func.func @left_alone(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %h: tensor<4x10xb
   %ly = kiln.softmax_cross_entropy %y, %t2 : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
   return %l, %p0, %lh, %ph, %py, %ly : tensor<f32>, tensor<4x10xf32>, tensor<bf16>, tensor<4x10xbf16>, tensor<4x10xf32>, tensor<f32>
 }
+
+// -----
+
+// Tests that a softmax only its gradient reads, (softmax - one_hot(labels))
+// * c with a splat constant c (as autodiff writes it), goes into the op
+// that computes the loss: one softmax_cross_entropy_grad_rows, the softmax
+// never stored, the one-hot, subtraction and product gone.
+// CHECK-LABEL: func @loss_and_gradient
+// CHECK-SAME: (%[[X:.+]]: tensor<4x10xf32>, %[[T:.+]]: tensor<4xi64>)
+// CHECK-NEXT: %[[L:.+]], %[[G:.+]] = kiln.softmax_cross_entropy_grad_rows %[[X]], %[[T]] scale = 2.500000e-01 : (tensor<4x10xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x10xf32>)
+// CHECK-NEXT: %[[M:.+]] = kiln.reduce_mean %[[L]] axes [0] : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT: return %[[M]], %[[G]]
+func.func @loss_and_gradient(%x: tensor<4x10xf32>, %t: tensor<4xi64>) -> (tensor<f32>, tensor<4x10xf32>) {
+  %c = kiln.constant dense<2.500000e-01> : tensor<4x10xf32>
+  %l = kiln.softmax_cross_entropy %x, %t : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %p = kiln.softmax %x axis = 1 : tensor<4x10xf32>
+  %h = kiln.one_hot %t : tensor<4xi64> -> tensor<4x10xf32>
+  %d = kiln.sub %p, %h : tensor<4x10xf32>
+  %g = kiln.mul %c, %d : tensor<4x10xf32>
+  return %l, %g : tensor<f32>, tensor<4x10xf32>
+}
+
+// -----
+
+// Tests that the gradient stays apart when the softmax has another reader
+// (the model's probabilities output), when the scale is not a constant, and
+// when the one-hot is of other labels.
+// CHECK-LABEL: func @gradient_left_apart
+// CHECK-NOT: softmax_cross_entropy_grad_rows
+// CHECK: kiln.softmax_cross_entropy_rows %arg0, %arg1
+// CHECK: kiln.softmax_cross_entropy_rows %arg3, %arg1
+// CHECK: kiln.softmax_cross_entropy_rows %arg4, %arg1
+// CHECK-NOT: softmax_cross_entropy_grad_rows
+func.func @gradient_left_apart(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %s: tensor<4x10xf32>,
+                               %y: tensor<4x10xf32>, %z: tensor<4x10xf32>, %u: tensor<4xi64>)
+    -> (tensor<f32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>) {
+  %c = kiln.constant dense<2.500000e-01> : tensor<4x10xf32>
+  %l = kiln.softmax_cross_entropy %x, %t : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %p = kiln.softmax %x axis = 1 : tensor<4x10xf32>
+  %h = kiln.one_hot %t : tensor<4xi64> -> tensor<4x10xf32>
+  %d = kiln.sub %p, %h : tensor<4x10xf32>
+  %g = kiln.mul %d, %c : tensor<4x10xf32>
+  %ly = kiln.softmax_cross_entropy %y, %t : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %py = kiln.softmax %y axis = 1 : tensor<4x10xf32>
+  %dy = kiln.sub %py, %h : tensor<4x10xf32>
+  %gy = kiln.mul %dy, %s : tensor<4x10xf32>
+  %lz = kiln.softmax_cross_entropy %z, %t : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %pz = kiln.softmax %z axis = 1 : tensor<4x10xf32>
+  %hu = kiln.one_hot %u : tensor<4xi64> -> tensor<4x10xf32>
+  %dz = kiln.sub %pz, %hu : tensor<4x10xf32>
+  %gz = kiln.mul %dz, %c : tensor<4x10xf32>
+  return %l, %p, %g, %ly, %gy, %lz, %gz : tensor<f32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>
+}
+
