@@ -148,7 +148,8 @@ KILN_API void kiln_session_free(kiln_session *session);
    `program`; dtype and byte size must be the feed's, and a feed of ids must
    hold ids in [0, its id bound) (kiln_artifact_binding_id_bound):
    KILN_INVALID_ARGUMENT names the first one outside, as PyTorch and
-   TensorFlow refuse an index past a table's end. */
+   TensorFlow refuse an index past a table's end, and the feed is then
+   unbound. */
 KILN_API kiln_status *kiln_session_bind_feed(kiln_session *session,
                                              const char *program,
                                              const char *feed, kiln_dtype dtype,

@@ -48,6 +48,8 @@ public:
   const Executable &executable() const { return *executable_; }
 
   /// Copies `size` bytes of `dtype` at `data` into feed `feed` of `program`.
+  /// Ids outside the bound the feed indexes fail it, and leave the feed
+  /// unbound (its buffer holds them).
   std::optional<SessionError> bindFeed(std::string_view program,
                                        std::string_view feed,
                                        artifact::DType dtype, const void *data,
