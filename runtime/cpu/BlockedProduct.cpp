@@ -56,14 +56,20 @@ private:
 
 } // namespace
 
+int blockThreads(const BlockedProduct &product, int threads) {
+  return static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(threads, product.blockRows / kGemmRowsPerThread)));
+}
+
 bool canSplitBlocks(const BlockedProduct &product, int threads) {
-  return threads > 1 && product.blockRows >= kGemmRowsPerThread * threads;
+  return blockThreads(product, threads) > 1;
 }
 
 bool runBlockedProduct(const BlockedProduct &product, int threads, std::string &error) {
   int64_t m = product.shape.m, block = product.blockRows;
   omp_set_num_threads(1); // oneDNN inside: one thread each.
-  if (!canSplitBlocks(product, threads)) {
+  threads = blockThreads(product, threads);
+  if (threads < 2) {
     RowCall call(product);
     for (int64_t begin = 0; begin < m; begin += block)
       if (!call.run(begin, begin, std::min(begin + block, m), error))
@@ -80,16 +86,16 @@ bool runBlockedProduct(const BlockedProduct &product, int threads, std::string &
       int64_t rows = std::min(block, m - begin);
       // Every full block is split alike: each thread reuses its own rows of
       // the buffer, and no thread waits for another. A short last block is
-      // split otherwise (or left to the first thread when too short), once
-      // every thread is done with the block before.
+      // split otherwise, once every thread is done with the block before.
       if (rows < block) {
 #pragma omp barrier
       }
-      bool split = rows >= kGemmRowsPerThread * team;
-      int64_t first = split ? begin + rows * thread / team : begin;
-      int64_t last = split ? begin + rows * (thread + 1) / team : thread == 0 ? begin + rows : begin;
-      if (first < last && mine.empty())
-        call.run(begin, first, last, mine);
+      // One thread per kGemmRowsPerThread rows of the block, at least one
+      // (every thread of the team, for a full block: blockThreads).
+      int64_t sharing = std::max<int64_t>(1, std::min<int64_t>(team, rows / kGemmRowsPerThread));
+      if (thread < sharing && mine.empty())
+        call.run(begin, begin + rows * thread / sharing, begin + rows * (thread + 1) / sharing,
+                 mine);
     }
     if (!mine.empty()) {
 #pragma omp critical

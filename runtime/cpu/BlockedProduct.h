@@ -31,13 +31,17 @@ struct BlockedProduct {
   size_t blockArg = 0;      ///< ...of which this one is C, set per block.
 };
 
-/// Whether `threads` threads can share every full block, each taking at
-/// least kGemmRowsPerThread of its rows (the same bits as on one thread).
+/// How many of `threads` threads share each full block: at most one per
+/// kGemmRowsPerThread of its rows (the same bits as on one thread).
+int blockThreads(const BlockedProduct &product, int threads);
+
+/// Whether more than one thread can share each full block.
 bool canSplitBlocks(const BlockedProduct &product, int threads);
 
-/// Runs `product` on `threads` threads (1: this one). A block is split over
-/// the threads where each gets kGemmRowsPerThread rows, else computed by
-/// one. False, with `error` set, when the GEMM library fails.
+/// Runs `product` on blockThreads(product, threads) threads (1: this one).
+/// A short last block is split over as many as get kGemmRowsPerThread of
+/// its rows, else computed by one. False, with `error` set, when the GEMM
+/// library fails.
 bool runBlockedProduct(const BlockedProduct &product, int threads, std::string &error);
 
 } // namespace kiln::cpu

@@ -81,7 +81,7 @@ void expectBlockedEqualsWhole(const Case &test, int threads) {
   if (!cpu::canSplitBlocks(product, threads))
     EXPECT_EQ(gCalls, blocks);
   else
-    EXPECT_GT(gCalls, blocks); // Full blocks split, one call per thread each.
+    EXPECT_GT(gCalls, blocks); // Full blocks split, one call per sharing thread.
 }
 
 TEST(RuntimeBlockedProductTest, EqualsTheWholeProductOnOneAndTwoThreads) {
@@ -90,19 +90,32 @@ TEST(RuntimeBlockedProductTest, EqualsTheWholeProductOnOneAndTwoThreads) {
       {100, 40, 33, 40, true},    // A short last block (20 rows) on one thread.
       {96, 24, 17, 32, false},    // Blocks that divide m.
       {50, 8, 5, 16, false},      // Blocks too small to split over two threads.
+      {300, 40, 12, 64, true},    // 64-row blocks (kilnc's fewest), a 44-row last one.
   };
   for (const Case &test : cases)
     for (int threads : {1, 2})
       expectBlockedEqualsWhole(test, threads);
 }
 
-TEST(RuntimeBlockedProductTest, SplitsOnlyBlocksOfSixteenRowsAThread) {
+TEST(RuntimeBlockedProductTest, SharesBlocksSixteenRowsAThread) {
   cpu::BlockedProduct product;
   product.blockRows = 31;
+  EXPECT_EQ(cpu::blockThreads(product, 2), 1);
   EXPECT_FALSE(cpu::canSplitBlocks(product, 2));
   product.blockRows = 32;
+  EXPECT_EQ(cpu::blockThreads(product, 2), 2);
   EXPECT_TRUE(cpu::canSplitBlocks(product, 2));
   EXPECT_FALSE(cpu::canSplitBlocks(product, 1));
+  // More threads than the block has 16 rows for: as many as it has.
+  product.blockRows = 64;
+  EXPECT_EQ(cpu::blockThreads(product, 16), 4);
+}
+
+TEST(RuntimeBlockedProductTest, UsesOnlyTheThreadsABlockHasRowsFor) {
+  // 64-row blocks over 8 requested threads: 4 share each block, and the
+  // short last block (44 rows) goes to 2.
+  Case test{300, 24, 9, 64, false};
+  expectBlockedEqualsWhole(test, 8);
 }
 
 } // namespace
