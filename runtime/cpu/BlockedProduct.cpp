@@ -2,30 +2,22 @@
 
 #include "runtime/cpu/BlockedProduct.h"
 
+#include "runtime/cpu/RowRanges.h"
+
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <vector>
 
 namespace kiln::cpu {
 
 namespace {
 
-/// One thread's copy of the reader's arguments, with two more for the
-/// range of rows.
+/// One thread's calls: its copy of the reader's arguments (RowArguments).
 class RowCall {
 public:
-  explicit RowCall(const BlockedProduct &product) : product_(product) {
-    size_t count = product.argCount;
-    if (count > kOnStack) {
-      onHeap_.resize(count + 2);
-      args_ = onHeap_.data();
-    }
-    std::copy(product.args, product.args + count, args_);
-    args_[count] = &range_[0];
-    args_[count + 1] = &range_[1];
-  }
+  explicit RowCall(const BlockedProduct &product)
+      : product_(product), args_(product.args, product.argCount) {}
 
   /// Rows [begin, end) of the product, into the block holding rows from
   /// `blockBegin`, then the reader on those rows.
@@ -38,20 +30,14 @@ public:
     // (An address before the block, never read below its first row.)
     auto at = reinterpret_cast<uintptr_t>(p.block) -
               static_cast<uintptr_t>(blockBegin * n) * sizeof(float);
-    args_[p.blockArg] = reinterpret_cast<void *>(at);
-    range_[0] = begin;
-    range_[1] = end;
-    p.rowKernel(args_);
+    args_.setBuffer(p.blockArg, reinterpret_cast<void *>(at));
+    args_.call(p.rowKernel, begin, end);
     return true;
   }
 
 private:
-  static constexpr size_t kOnStack = 64; // No allocation for most kernels.
   const BlockedProduct &product_;
-  void *onStack_[kOnStack + 2];
-  std::vector<void *> onHeap_;
-  void **args_ = onStack_;
-  int64_t range_[2] = {0, 0};
+  RowArguments args_;
 };
 
 } // namespace

@@ -185,12 +185,14 @@ std::optional<SessionError> Session::bindFeed(std::string_view program,
                                               std::string_view feed,
                                               DType dtype, const void *data,
                                               size_t size, std::string &error) {
-  void *address = nullptr;
-  if (auto failure = feedAddress(program, feed, dtype, size, address, error))
+  size_t programIndex = 0, feedIndex = 0;
+  uint32_t buffer = 0;
+  if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
     return failure;
+  programs_[programIndex].fed[feedIndex] = false;
   if (size)
-    std::memcpy(address, data, size);
-  return bindWrittenFeed(program, feed, dtype, size, error);
+    std::memcpy(addresses_[buffer], data, size);
+  return bindFound(program, feed, dtype, size, programIndex, feedIndex, buffer, error);
 }
 
 std::optional<SessionError> Session::findFeed(std::string_view program, std::string_view feed,
@@ -225,6 +227,13 @@ std::optional<SessionError> Session::bindWrittenFeed(std::string_view program,
   uint32_t buffer = 0;
   if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
     return failure;
+  return bindFound(program, feed, dtype, size, programIndex, feedIndex, buffer, error);
+}
+
+std::optional<SessionError> Session::bindFound(std::string_view program, std::string_view feed,
+                                               DType dtype, size_t size, size_t programIndex,
+                                               size_t feedIndex, uint32_t buffer,
+                                               std::string &error) {
   ProgramState &state = programs_[programIndex];
   // Ids index a table's rows or a loss's classes: one outside them is an
   // error, as in PyTorch and TensorFlow (the compiled gather would clamp it

@@ -151,6 +151,11 @@ private:
                                        artifact::DType dtype, size_t size, size_t &programIndex,
                                        size_t &feedIndex, uint32_t &buffer,
                                        std::string &error) const;
+  /// Binds the feed findFeed found to what its buffer holds, after
+  /// checking its ids (bindFeed, bindWrittenFeed).
+  std::optional<SessionError> bindFound(std::string_view program, std::string_view feed,
+                                        artifact::DType dtype, size_t size, size_t programIndex,
+                                        size_t feedIndex, uint32_t buffer, std::string &error);
   /// The state buffer of variable `name` after checking `dtype` and `size`.
   std::optional<SessionError> findVariable(std::string_view name,
                                            artifact::DType dtype, size_t size,
