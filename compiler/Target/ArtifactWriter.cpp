@@ -250,11 +250,12 @@ flatbuffers::Offset<fb::Program> Serializer::program(const ProgramPlan &program)
       addStep(program.steps[i], instructions);
       continue;
     }
-    // With the update that follows it (compileKernels has checked it).
+    // With the reader that follows it (compileKernels has checked it).
     const auto &update = std::get<KernelStep>(program.steps[++i]);
     instructions.first.push_back(fb::Instruction_BlockedGemm);
     instructions.second.push_back(fb::CreateBlockedGemm(fbb, gemmOf(*gemm), kernelCall(update),
-                                                        gemm->blockRows, update.blockedInput)
+                                                        gemm->blockRows, update.blockedInput,
+                                                        gemm->rowsPerKernelRow)
                                       .Union());
   }
   return fb::CreateProgram(fbb, fbb.CreateString(program.name),

@@ -38,22 +38,24 @@ void setKernelRows(ExecutionPlan &plan, const llvm::StringMap<int64_t> &rows) {
     }
 }
 
-/// Whether the update of every product computed by blocks of rows got a
-/// row entry over the product's rows (kiln-split-rows refuses what it
-/// cannot see through; an optimizer update it always can).
-bool blockedUpdatesHaveRows(const ExecutionPlan &plan) {
+/// The first product computed by blocks whose reader (the KernelStep after
+/// it) did not get a row entry over the product's rows, or null.
+/// kiln-split-rows refuses what it cannot see through; an optimizer update
+/// or an elementwise epilogue it always can.
+const GemmStep *blockedWithoutRows(const ExecutionPlan &plan) {
   for (const ProgramPlan &program : plan.programs)
     for (auto [i, step] : llvm::enumerate(program.steps)) {
       const auto *gemm = std::get_if<GemmStep>(&step);
       if (!gemm || gemm->blockRows == 0)
         continue;
-      const auto *update = i + 1 < program.steps.size()
+      const auto *reader = i + 1 < program.steps.size()
                                ? std::get_if<KernelStep>(&program.steps[i + 1])
                                : nullptr;
-      if (!update || update->blockedInput < 0 || update->rows != gemm->m)
-        return false;
+      if (!reader || reader->blockedInput < 0 ||
+          reader->rows * gemm->rowsPerKernelRow != gemm->m)
+        return gemm;
     }
-  return true;
+  return nullptr;
 }
 
 } // namespace
@@ -90,9 +92,11 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
     if (failed(lowerKernelsToLLVMDialect(*kernels, minRowIterations, rows)))
       return nullptr;
     setKernelRows(model->plan, rows);
-    if (!attempt.blockedGradients || blockedUpdatesHaveRows(model->plan))
+    const GemmStep *refused = blockedWithoutRows(model->plan);
+    if (!refused)
       break;
-    attempt.blockedGradients = false; // Plan again with every product whole.
+    // Plan again with every product of that kind whole.
+    (refused->epilogue ? attempt.gemmEpilogues : attempt.blockedGradients) = false;
   }
   if (cache) {
     CompileTimings::Phase phase("kernel-cache-lookup");

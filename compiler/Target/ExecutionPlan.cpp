@@ -295,11 +295,14 @@ private:
   void planCopySlots(func::FuncOp func);
   int copySlotOf(Value operand) const;
   /// Products computed by blocks of rows (GemmStep::blockRows), planned
-  /// when their update is: by the value they compute.
+  /// when their reader is: by the value they compute.
   DenseMap<Value, GemmStep> blockedProducts;
   /// The rows of a block of `matmul`'s product, or 0 when it is computed
   /// whole.
   int64_t gradientBlockRows(MatmulOp matmul, const GemmStep &gemm) const;
+  /// Whether `matmul`'s one reader can run as its epilogue; if so, makes
+  /// `gemm` one product whose single block is all of C (GemmStep::epilogue).
+  bool planAsEpilogue(MatmulOp matmul, GemmStep &gemm) const;
   /// Plans the blocked products `op` reads, just before it.
   void planBlockedProducts(Operation *op);
 };
@@ -341,6 +344,60 @@ int64_t Planner::gradientBlockRows(MatmulOp matmul, const GemmStep &gemm) const 
   return gemm.m >= 2 * rows ? rows : 0;
 }
 
+/// Whether `op` writes a variable when it runs: an assign, a sparse update,
+/// a communication op, or a kernel whose result is assigned (the planner
+/// may write it straight into the variable, inPlaceTarget).
+bool mayWriteState(Operation *op) {
+  if (llvm::isa<AssignOp, SparseApplyOp>(op) ||
+      llvm::isa_and_nonnull<dist::KDistDialect>(op->getDialect()))
+    return true;
+  return llvm::any_of(op->getResults(), [](Value result) {
+    return llvm::any_of(result.getUsers(), [](Operation *user) { return llvm::isa<AssignOp>(user); });
+  });
+}
+
+// A product runs its reader as its epilogue when: it is f32 (no 16-bit
+// inputs), one matrix or a batch of them sharing B with A untransposed (the
+// batches are then rows of one product, runtime/cpu/Gemm.cpp), and in no
+// all-reduce bucket; its one reader is elementwise (one op, or a fusion
+// without reductions or transposes) over tensors of C's shape, so that row r
+// of its results reads row r of C only (kiln-split-rows checks it again),
+// and assigns none of them to a variable, nor reads another product
+// computed by blocks; and nothing between the two
+// writes a variable (the product now runs where its reader does, and the
+// reader's threads write while others still read A and B).
+bool Planner::planAsEpilogue(MatmulOp matmul, GemmStep &gemm) const {
+  Value product = matmul.getResult();
+  auto type = llvm::cast<RankedTensorType>(product.getType());
+  if (!options.gemmEpilogues || gemm.precision || !product.hasOneUse() ||
+      bucketMembers.count(product) || (gemm.batch != 1 && (!gemm.sharedB || gemm.transposeA)) ||
+      type.getDimSize(0) < 2)
+    return false;
+  Operation *reader = *product.getUsers().begin();
+  if (reader->getBlock() != matmul->getBlock() || mayWriteState(reader) ||
+      !(llvm::isa<FusionOp>(reader) || reader->hasTrait<OpTrait::Elementwise>()) ||
+      !isElementwiseUpdate(reader))
+    return false;
+  for (Type result : reader->getResultTypes())
+    if (llvm::cast<ShapedType>(result).getShape() != type.getShape())
+      return false;
+  // One block per reader: a sum of two products keeps the second whole.
+  for (Value operand : reader->getOperands())
+    if (blockedProducts.count(operand))
+      return false;
+  for (Operation *between = matmul->getNextNode(); between != reader;
+       between = between->getNextNode())
+    if (mayWriteState(between))
+      return false;
+  gemm.m *= gemm.batch; // The batches as rows of one product.
+  gemm.batch = 1;
+  gemm.sharedB = false;
+  gemm.rowsPerKernelRow = gemm.m / type.getDimSize(0);
+  gemm.blockRows = gemm.m;
+  gemm.epilogue = true;
+  return true;
+}
+
 void Planner::planBlockedProducts(Operation *op) {
   for (Value operand : op->getOperands()) {
     auto blocked = blockedProducts.find(operand);
@@ -349,8 +406,10 @@ void Planner::planBlockedProducts(Operation *op) {
     GemmStep gemm = blocked->second;
     blockedProducts.erase(blocked);
     int step = program->steps.size();
-    use(gemm.a, step);
-    use(gemm.b, step);
+    // A and B stay alive through the reader's step: its threads write their
+    // rows while others may still be reading A and B.
+    use(gemm.a, step + 1);
+    use(gemm.b, step + 1);
     auto block = RankedTensorType::get({gemm.blockRows, gemm.n},
                                        llvm::cast<ShapedType>(operand.getType()).getElementType());
     gemm.c = newArenaBuffer(block, step);
@@ -525,8 +584,8 @@ LogicalResult Planner::planOp(Operation *op) {
       gemm.copyA = copySlotOf(matmul.getLhs());
       gemm.copyB = copySlotOf(matmul.getRhs());
     }
-    if ((gemm.blockRows = gradientBlockRows(matmul, gemm)) > 0) {
-      blockedProducts[matmul.getResult()] = gemm; // Planned with its update.
+    if ((gemm.blockRows = gradientBlockRows(matmul, gemm)) > 0 || planAsEpilogue(matmul, gemm)) {
+      blockedProducts[matmul.getResult()] = gemm; // Planned with its reader.
       return success();
     }
     use(gemm.a, step);

@@ -97,11 +97,19 @@ struct GemmStep {
   /// Gemm.a_copy), else -1.
   int copyA = -1, copyB = -1;
   /// > 0: C is computed this many rows at a time into `c`, one block of
-  /// rows, each block then updated by the KernelStep that follows (its
-  /// `blockedInput`) before the next is computed: C is never whole
-  /// (artifact.fbs, BlockedGemm). Only a weight gradient its optimizer
-  /// update alone reads.
+  /// rows, each block then handed to the KernelStep that follows (its
+  /// `blockedInput`) before the next is computed (artifact.fbs,
+  /// BlockedGemm): a weight gradient its optimizer update alone reads (C is
+  /// never whole), or a product with its elementwise epilogue (`epilogue`).
   int64_t blockRows = 0;
+  /// The rows of C each row of the following kernel's row entry covers: C's
+  /// leading dimensions past the first, folded into its rows (1 for a
+  /// matrix).
+  int64_t rowsPerKernelRow = 1;
+  /// The kernel that follows is the product's elementwise epilogue (bias,
+  /// activation, residual), run by each thread on the rows it has just
+  /// computed; false: a blocked gradient's optimizer update.
+  bool epilogue = false;
 };
 
 /// A convolution or one of its gradients through the library (see
@@ -201,7 +209,15 @@ struct ProgramPlan {
   unsigned numBlockedGemms() const {
     return llvm::count_if(steps, [](const Step &step) {
       const auto *gemm = std::get_if<GemmStep>(&step);
-      return gemm && gemm->blockRows > 0;
+      return gemm && gemm->blockRows > 0 && !gemm->epilogue;
+    });
+  }
+  /// How many products run their elementwise epilogue on the rows each
+  /// thread has computed (GemmStep::epilogue).
+  unsigned numEpilogueGemms() const {
+    return llvm::count_if(steps, [](const Step &step) {
+      const auto *gemm = std::get_if<GemmStep>(&step);
+      return gemm && gemm->epilogue;
     });
   }
   /// How many kernels the runtime may split into rows (KernelStep::rows),
@@ -278,6 +294,13 @@ struct PlanOptions {
   /// The bytes a block of a blocked gradient holds at most (whole rows,
   /// at least kMinBlockRows of them).
   uint64_t gradientBlockBytes = 128 * 1024;
+  /// An f32 product whose one reader is an elementwise kernel (a fusion of
+  /// bias, activation, residual add) runs that kernel as its epilogue: each
+  /// thread computes its rows of the product, then the kernel on the same
+  /// rows while they are in its cache, in one parallel region
+  /// (GemmStep::epilogue); false keeps them two steps (kilnc
+  /// --gemm-epilogues=off, and --fusion=off).
+  bool gemmEpilogues = true;
 };
 
 /// The fewest rows a blocked gradient's block has: four threads' worth of

@@ -20,7 +20,7 @@ int64_t countFlops(func::FuncOp func) { return estimateFlopsWithin(func); }
 void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef kernelCache,
                      const CompileTimings &timings, double compileSeconds,
                      llvm::raw_ostream &os) {
-  int64_t gemms = 0, convolutions = 0, rowParallel = 0, blocked = 0;
+  int64_t gemms = 0, convolutions = 0, rowParallel = 0, blocked = 0, epilogues = 0;
   llvm::json::Object programs;
   for (const ProgramPlan &program : plan.programs) {
     int64_t programGemms = program.count<GemmStep>();
@@ -29,6 +29,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
     convolutions += programConvs;
     rowParallel += program.numRowParallelKernels();
     blocked += program.numBlockedGemms();
+    epilogues += program.numEpilogueGemms();
     programs[program.name] = llvm::json::Object{{"steps", int64_t(program.steps.size())},
                                                 {"kernels", int64_t(program.numKernels())},
                                                 {"row_parallel_kernels",
@@ -36,6 +37,8 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
                                                 {"gemm_calls", programGemms},
                                                 {"blocked_gemm_calls",
                                                  int64_t(program.numBlockedGemms())},
+                                                {"epilogue_gemm_calls",
+                                                 int64_t(program.numEpilogueGemms())},
                                                 {"convolution_calls", programConvs}};
   }
   // The function a step's forward and backward run in: a micro-batch's
@@ -63,6 +66,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"row_parallel_kernels", rowParallel},
       {"gemm_calls", gemms},
       {"blocked_gemm_calls", blocked},
+      {"epilogue_gemm_calls", epilogues},
       {"convolution_calls", convolutions},
       {"flops_per_step", step ? countFlops(step) : int64_t(0)},
       {"flops_of", step ? step.getSymName().str() : std::string("")},

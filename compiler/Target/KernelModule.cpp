@@ -41,8 +41,8 @@ func::FuncOp buildKernel(const ExecutionPlan &plan, const KernelStep &step,
     argTypes.push_back(memrefOf(plan, buffer));
   auto func = builder.create<func::FuncOp>(loc, "kernel",
                                            builder.getFunctionType(argTypes, {}));
-  if (step.blockedInput >= 0)
-    func->setAttr(kRowsRequiredAttrName, builder.getUnitAttr());
+  if (step.blockedInput >= 0) // Rows needed, and only its own of that argument read.
+    func->setAttr(kRowsRequiredAttrName, builder.getI64IntegerAttr(step.blockedInput));
   Block *body = func.addEntryBlock();
   OpBuilder b = OpBuilder::atBlockBegin(body);
 

@@ -64,6 +64,8 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
        << " row-parallel), " << gemms << " GEMM calls, ";
     if (unsigned blocked = program.numBlockedGemms())
       os << blocked << " of them by blocks of rows, each block then updated, ";
+    if (unsigned epilogues = program.numEpilogueGemms())
+      os << epilogues << " of them with their elementwise epilogue, ";
     if (convs)
       os << convs << " convolution calls, ";
     if (buckets)

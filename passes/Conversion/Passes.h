@@ -21,9 +21,11 @@ namespace kiln {
 /// lowerKernelsToLLVMDialect, which removes it.
 inline constexpr llvm::StringLiteral kKernelRowsAttrName = "split_rows.kernel_rows";
 
-/// Unit attribute on a kernel function that must get a row entry whatever
-/// its size (the update of a gradient computed by blocks of rows, called on
-/// each block's rows); kiln-split-rows removes it.
+/// Integer attribute on a kernel function that must get a row entry
+/// whatever its size, and whose argument of that number it must read only
+/// at the row being computed (a block of a product's rows: the update of a
+/// gradient computed by blocks, a product's epilogue, called on each
+/// block's rows); kiln-split-rows removes it.
 inline constexpr llvm::StringLiteral kRowsRequiredAttrName = "split_rows.required";
 
 #define GEN_PASS_DECL

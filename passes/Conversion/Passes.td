@@ -107,8 +107,9 @@ def KilnSplitRows : Pass<"kiln-split-rows", "::mlir::ModuleOp"> {
     does not write (an optimizer's learning rate) and copy into its own
     scratch buffers (each call has its own): every range does that too.
     Kernels with less than `min-iterations` innermost iterations in all
-    (unless marked `split_rows.required`: the update of a gradient computed
-    by blocks of rows, which needs the row entry whatever its size), or
+    (unless marked `split_rows.required = K`: the reader of a product
+    computed by blocks of rows, which needs the row entry whatever its size
+    and reads its argument K, the block, only at its own row), or
     whose body does anything else that writes memory (a copy into an
     argument, a call, a store through a view), are left alone.
 

@@ -121,6 +121,14 @@ int64_t splittableRows(func::FuncOp kernel, int64_t minIterations) {
   });
   if (hasView)
     return 0;
+  // A block of rows of a product, read as if whole: only at its own rows,
+  // like what the kernel writes.
+  auto blocked = kernel->getAttrOfType<IntegerAttr>(kiln::kRowsRequiredAttrName);
+  if (blocked) {
+    if (blocked.getInt() < 0 || blocked.getInt() >= kernel.getNumArguments())
+      return 0;
+    written.insert(kernel.getArgument(blocked.getInt()));
+  }
   int64_t rows = 0, total = 0;
   for (Operation &op : kernel.getBody().front().without_terminator()) {
     if (auto loop = llvm::dyn_cast<scf::ForOp>(op)) {
@@ -142,8 +150,7 @@ int64_t splittableRows(func::FuncOp kernel, int64_t minIterations) {
       continue;
     return 0;
   }
-  bool required = kernel->hasAttr(kiln::kRowsRequiredAttrName);
-  return rows >= 2 && (required || total >= minIterations) ? rows : 0;
+  return rows >= 2 && (blocked || total >= minIterations) ? rows : 0;
 }
 
 struct SplitRowsPass : public kiln::impl::KilnSplitRowsBase<SplitRowsPass> {

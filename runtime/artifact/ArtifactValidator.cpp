@@ -520,27 +520,38 @@ bool Validator::checkBlockedGemm(const std::string &field, const BlockedGemm &bl
     return fail(field + ".gemm", "a product by blocks is one f32 product (batch " +
                                      std::to_string(gemm->batch()) + ", " +
                                      dtypeName(gemm->precision()) + ")");
-  if (blocked.block_rows() < 1 || blocked.block_rows() > gemm->m())
+  int64_t perRow = blocked.rows_per_update_row();
+  if (perRow < 1 || perRow > gemm->m() || gemm->m() % perRow != 0)
+    return fail(field + ".rows_per_update_row",
+                std::to_string(perRow) + " does not divide m = " + std::to_string(gemm->m()));
+  if (blocked.block_rows() < 1 || blocked.block_rows() > gemm->m() ||
+      blocked.block_rows() % perRow != 0)
     return fail(field + ".block_rows", std::to_string(blocked.block_rows()) +
-                                           " is not in [1, m = " + std::to_string(gemm->m()) +
-                                           "]");
+                                           " is not a multiple of rows_per_update_row = " +
+                                           std::to_string(perRow) + " in [1, m = " +
+                                           std::to_string(gemm->m()) + "]");
   if (!checkGemm(field + ".gemm", *gemm, blocked.block_rows()) ||
       !checkKernelCall(field + ".update", *update))
     return false;
-  if (update->rows() != static_cast<uint64_t>(gemm->m()))
-    return fail(field + ".update.rows", std::to_string(update->rows()) +
-                                            " rows, but the product has m = " +
+  if (update->rows() != static_cast<uint64_t>(gemm->m() / perRow))
+    return fail(field + ".update.rows", std::to_string(update->rows()) + " rows of " +
+                                            std::to_string(perRow) +
+                                            ", but the product has m = " +
                                             std::to_string(gemm->m()));
   uint32_t inputs = sizeOf(update->args()) - update->outputs();
   if (blocked.block_arg() >= inputs || update->args()->Get(blocked.block_arg()) != gemm->c())
     return fail(field + ".block_arg", "argument " + std::to_string(blocked.block_arg()) +
                                           " is not an input of the update that is gemm.c (buffer " +
                                           std::to_string(gemm->c()) + ")");
+  // The update's threads write while others still compute their rows.
+  const std::pair<const char *, uint32_t> parts[] = {
+      {"the block of C", gemm->c()}, {"A", gemm->a()}, {"B", gemm->b()}};
   for (uint32_t i = inputs; i < sizeOf(update->args()); ++i)
-    if (overlap(buffers_[update->args()->Get(i)], buffers_[gemm->c()]))
-      return fail(indexed(field + ".update.args", i),
-                  "output buffer " + std::to_string(update->args()->Get(i)) +
-                      " overlaps the block of C (buffer " + std::to_string(gemm->c()) + ")");
+    for (const auto &[name, buffer] : parts)
+      if (overlap(buffers_[update->args()->Get(i)], buffers_[buffer]))
+        return fail(indexed(field + ".update.args", i),
+                    "output buffer " + std::to_string(update->args()->Get(i)) + " overlaps " +
+                        name + " (buffer " + std::to_string(buffer) + ")");
   return true;
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 namespace kiln::cpu {
 
@@ -31,7 +32,7 @@ public:
     auto at = reinterpret_cast<uintptr_t>(p.block) -
               static_cast<uintptr_t>(blockBegin * n) * sizeof(float);
     args_.setBuffer(p.blockArg, reinterpret_cast<void *>(at));
-    args_.call(p.rowKernel, begin, end);
+    args_.call(p.rowKernel, begin / p.rowsPerKernelRow, end / p.rowsPerKernelRow);
     return true;
   }
 
@@ -40,11 +41,30 @@ private:
   RowArguments args_;
 };
 
+/// How many of `team` threads share `rows` rows of the product: the most
+/// whose shares (whole kernel rows of `perRow` product rows, split as
+/// shareOf does) all get kGemmRowsPerThread rows of the product.
+int64_t sharing(int64_t rows, int64_t perRow, int64_t team) {
+  int64_t kernelRows = rows / perRow;
+  for (int64_t threads = std::min(team, kernelRows); threads > 1; --threads)
+    if (kernelRows / threads * perRow >= kGemmRowsPerThread)
+      return threads;
+  return 1;
+}
+
+/// Thread `thread`'s share of `rows` product rows from `begin` among
+/// `threads`: whole kernel rows of `perRow` product rows.
+std::pair<int64_t, int64_t> shareOf(int64_t begin, int64_t rows, int64_t perRow, int64_t thread,
+                                    int64_t threads) {
+  int64_t kernelRows = rows / perRow;
+  return {begin + kernelRows * thread / threads * perRow,
+          begin + kernelRows * (thread + 1) / threads * perRow};
+}
+
 } // namespace
 
 int blockThreads(const BlockedProduct &product, int threads) {
-  return static_cast<int>(
-      std::max<int64_t>(1, std::min<int64_t>(threads, product.blockRows / kGemmRowsPerThread)));
+  return static_cast<int>(sharing(product.blockRows, product.rowsPerKernelRow, threads));
 }
 
 bool canSplitBlocks(const BlockedProduct &product, int threads) {
@@ -76,12 +96,14 @@ bool runBlockedProduct(const BlockedProduct &product, int threads, std::string &
       if (rows < block) {
 #pragma omp barrier
       }
-      // One thread per kGemmRowsPerThread rows of the block, at least one
-      // (every thread of the team, for a full block: blockThreads).
-      int64_t sharing = std::max<int64_t>(1, std::min<int64_t>(team, rows / kGemmRowsPerThread));
-      if (thread < sharing && mine.empty())
-        call.run(begin, begin + rows * thread / sharing, begin + rows * (thread + 1) / sharing,
-                 mine);
+      // One thread per kGemmRowsPerThread rows of the block and per kernel
+      // row, at least one (every thread of the team, for a full block:
+      // blockThreads).
+      int64_t shared = sharing(rows, product.rowsPerKernelRow, team);
+      if (thread < shared && mine.empty()) {
+        auto [first, last] = shareOf(begin, rows, product.rowsPerKernelRow, thread, shared);
+        call.run(begin, first, last, mine);
+      }
     }
     if (!mine.empty()) {
 #pragma omp critical

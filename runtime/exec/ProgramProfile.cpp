@@ -75,8 +75,11 @@ std::string describeInstruction(const Program &program, size_t index) {
       what += " f16";
     if (type == Instruction_BlockedGemm) {
       const auto *blocked = program.instructions()->GetAs<BlockedGemm>(index);
-      what += " in blocks of " + std::to_string(blocked->block_rows()) + " rows, each then " +
-              "KernelCall " + std::to_string(blocked->update()->kernel());
+      std::string kernel = "KernelCall " + std::to_string(blocked->update()->kernel());
+      what += blocked->block_rows() == gemm->m()
+                  ? ", each thread's rows then " + kernel
+                  : " in blocks of " + std::to_string(blocked->block_rows()) +
+                        " rows, each then " + kernel;
     }
   } else if (type == Instruction_Convolution) {
     ConvolutionKind kind = program.instructions()->GetAs<Convolution>(index)->kind();

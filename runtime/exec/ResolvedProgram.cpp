@@ -330,6 +330,7 @@ ResolvedProgram::resolveBlockedGemm(const Executable &executable, const BlockedG
     kernelArgs_.push_back(addresses[buffer]);
   product.argCount = update.args()->size();
   product.blockArg = blocked.block_arg();
+  product.rowsPerKernelRow = blocked.rows_per_update_row();
   return step;
 }
 

@@ -247,3 +247,49 @@ func.func @copies_into_an_argument(%a: memref<8x16xf32>, %b: memref<8x16xf32>) {
   }
   return
 }
+
+// -----
+
+// The reader of a block of a product's rows (split_rows.required = 0): split
+// however small it is, the attribute removed; argument 0 is read at its own
+// row only.
+// CHECK: module attributes {split_rows.kernel_rows = {block_reader = 4 : i64}}
+// CHECK-LABEL: func @block_reader
+// CHECK-NOT: split_rows.required
+// CHECK-SAME: %{{[a-z0-9]+}}: index, %{{[a-z0-9]+}}: index)
+func.func @block_reader(%c: memref<4x8xf32>, %bias: memref<8xf32>, %out: memref<4x8xf32>) attributes {split_rows.required = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      %x = memref.load %c[%i, %j] : memref<4x8xf32>
+      %b = memref.load %bias[%j] : memref<8xf32>
+      %y = arith.addf %x, %b : f32
+      memref.store %y, %out[%i, %j] : memref<4x8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A reader of the block that reads another row of it (the first, for every
+// row): the other rows are not in the block it is called on. Left whole;
+// kilnc then plans the product whole.
+// CHECK-LABEL: func @reads_another_row_of_the_block
+// CHECK-SAME: (%{{[a-z0-9]+}}: memref<4x8xf32>, %{{[a-z0-9]+}}: memref<4x8xf32>)
+func.func @reads_another_row_of_the_block(%c: memref<4x8xf32>, %out: memref<4x8xf32>) attributes {split_rows.required = 0 : i64} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c8 = arith.constant 8 : index
+  scf.for %i = %c0 to %c4 step %c1 {
+    scf.for %j = %c0 to %c8 step %c1 {
+      %x = memref.load %c[%c0, %j] : memref<4x8xf32>
+      memref.store %x, %out[%i, %j] : memref<4x8xf32>
+    }
+  }
+  return
+}

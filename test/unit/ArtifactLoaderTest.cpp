@@ -513,16 +513,22 @@ TEST(ArtifactLoaderTest, LoadsAProductByBlocks) {
 TEST(ArtifactLoaderTest, RejectsBadProductsByBlocks) {
   const std::string at = kForward + ".instructions[2] (BlockedGemm)";
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockRows = 0; }),
-            at + ".block_rows: 0 is not in [1, m = 2]");
+            at + ".block_rows: 0 is not a multiple of rows_per_update_row = 1 in [1, m = 2]");
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockRows = 3; }),
-            at + ".block_rows: 3 is not in [1, m = 2]");
+            at + ".block_rows: 3 is not a multiple of rows_per_update_row = 1 in [1, m = 2]");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).rowsPerUpdateRow = 0; }),
+            at + ".rows_per_update_row: 0 does not divide m = 2");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).rowsPerUpdateRow = 3; }),
+            at + ".rows_per_update_row: 3 does not divide m = 2");
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).rowsPerUpdateRow = 2; }),
+            at + ".block_rows: 1 is not a multiple of rows_per_update_row = 2 in [1, m = 2]");
   EXPECT_EQ(blockedRejection(
                 [](ArtifactSpec &spec) { blockedOf(spec).gemm.precision = DType_BF16; }),
             at + ".gemm: a product by blocks is one f32 product (batch 1, bf16)");
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockRows = 2; }),
             at + ".gemm.c: buffer 8 holds 3 elements; a block of C [block_rows, n] needs 6");
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).update.rows = 0; }),
-            at + ".update.rows: 0 rows, but the product has m = 2");
+            at + ".update.rows: 0 rows of 1, but the product has m = 2");
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockArg = 2; }),
             at + ".block_arg: argument 2 is not an input of the update that is gemm.c "
                  "(buffer 8)");
@@ -533,6 +539,12 @@ TEST(ArtifactLoaderTest, RejectsBadProductsByBlocks) {
               spec.buffers[blockedOf(spec).gemm.c].offset = spec.buffers[Out].offset;
             }),
             at + ".update.args[2]: output buffer 5 overlaps the block of C (buffer 8)");
+  ArtifactSpec sample = blockedSample();
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) {
+              spec.buffers[Out].offset = spec.buffers[blockedOf(spec).gemm.a].offset;
+            }),
+            at + ".update.args[2]: output buffer 5 overlaps A (buffer " +
+                std::to_string(blockedOf(sample).gemm.a) + ")");
 }
 
 TEST(ArtifactLoaderTest, RejectsNonPositiveGemmSizes) {

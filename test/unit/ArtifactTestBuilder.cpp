@@ -45,7 +45,7 @@ buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
     type = Instruction_BlockedGemm;
     return CreateBlockedGemm(fbb, buildGemm(fbb, blocked->gemm),
                              buildKernelCall(fbb, blocked->update), blocked->blockRows,
-                             blocked->blockArg)
+                             blocked->blockArg, blocked->rowsPerUpdateRow)
         .Union();
   }
   if (const auto *copy = std::get_if<CopySpec>(&spec)) {

@@ -70,6 +70,7 @@ struct BlockedGemmSpec {
   KernelCallSpec update;
   int64_t blockRows = 0;
   uint32_t blockArg = 0;
+  int64_t rowsPerUpdateRow = 1;
 };
 
 struct CopySpec {

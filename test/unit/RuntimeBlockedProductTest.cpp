@@ -3,7 +3,9 @@
 // cpu::runBlockedProduct against the whole product: a row kernel written
 // here copies each row it is given of C (addressed as [m, n]) to an output
 // twice its value and counts the calls; the output must be the whole
-// product's bits doubled, on one thread and on two, with a short last block.
+// product's bits doubled, on one thread and on two, with a short last block,
+// and with kernel rows of several rows of C (a product's epilogue over a
+// [batch, rows, n] tensor: one kernel row per batch).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +26,8 @@ namespace {
 int64_t gColumns = 0;
 std::atomic<int> gCalls{0};
 
-/// args: C as [m, n], the [m, n] output, then the rows' first and end.
+/// args: C as [m, n], the [m, n] output, then the kernel rows' first and
+/// end (gColumns floats each).
 void doubleRows(void **args) {
   const float *c = static_cast<const float *>(args[0]);
   float *out = static_cast<float *>(args[1]);
@@ -37,13 +40,15 @@ void doubleRows(void **args) {
 struct Case {
   int64_t m, n, k, blockRows;
   bool transposeA;
+  int64_t rowsPerKernelRow = 1;
 };
 
 void expectBlockedEqualsWhole(const Case &test, int threads) {
   SCOPED_TRACE("m " + std::to_string(test.m) + " n " + std::to_string(test.n) + " k " +
                std::to_string(test.k) + " blocks of " + std::to_string(test.blockRows) +
-               (test.transposeA ? " A transposed" : "") + " on " + std::to_string(threads) +
-               " threads");
+               (test.transposeA ? " A transposed" : "") + ", " +
+               std::to_string(test.rowsPerKernelRow) + " rows a kernel row, on " +
+               std::to_string(threads) + " threads");
   std::mt19937 rng(static_cast<unsigned>(test.m * 131 + test.k));
   std::uniform_real_distribution<float> value(-1, 1);
   cpu::GemmShape shape;
@@ -72,7 +77,8 @@ void expectBlockedEqualsWhole(const Case &test, int threads) {
   product.args = args;
   product.argCount = 2;
   product.blockArg = 0;
-  gColumns = test.n;
+  product.rowsPerKernelRow = test.rowsPerKernelRow;
+  gColumns = test.n * test.rowsPerKernelRow;
   gCalls = 0;
   ASSERT_TRUE(cpu::runBlockedProduct(product, threads, error)) << error;
   for (int64_t i = 0; i < test.m * test.n; ++i)
@@ -91,6 +97,12 @@ TEST(RuntimeBlockedProductTest, EqualsTheWholeProductOnOneAndTwoThreads) {
       {96, 24, 17, 32, false},    // Blocks that divide m.
       {50, 8, 5, 16, false},      // Blocks too small to split over two threads.
       {300, 40, 12, 64, true},    // 64-row blocks (kilnc's fewest), a 44-row last one.
+      // Epilogues: one block, all of C.
+      {512, 16, 8, 512, false, 64}, // The transformer's [8, 64, n]: 4 kernel rows a thread.
+      {96, 8, 4, 96, false, 3},     // 32 kernel rows of 3: 48 rows a thread.
+      {40, 8, 4, 40, false, 20},    // 2 kernel rows of 20: one each.
+      {30, 8, 4, 30, false, 10},    // 3 kernel rows of 10: a thread's 10 too few to share.
+      {192, 8, 4, 96, false, 48},   // Two blocks of 2 kernel rows of 48.
   };
   for (const Case &test : cases)
     for (int threads : {1, 2})
@@ -109,6 +121,16 @@ TEST(RuntimeBlockedProductTest, SharesBlocksSixteenRowsAThread) {
   // More threads than the block has 16 rows for: as many as it has.
   product.blockRows = 64;
   EXPECT_EQ(cpu::blockThreads(product, 16), 4);
+  // Whole kernel rows a thread, each thread 16 rows of the product or more.
+  product.blockRows = 512;
+  product.rowsPerKernelRow = 64;
+  EXPECT_EQ(cpu::blockThreads(product, 16), 8);
+  product.blockRows = 30;
+  product.rowsPerKernelRow = 10;
+  EXPECT_EQ(cpu::blockThreads(product, 2), 1);
+  product.blockRows = 48;
+  product.rowsPerKernelRow = 8;
+  EXPECT_EQ(cpu::blockThreads(product, 4), 3); // 6 kernel rows: 2 each, 16 rows.
 }
 
 TEST(RuntimeBlockedProductTest, UsesOnlyTheThreadsABlockHasRowsFor) {

@@ -208,7 +208,8 @@ cl::opt<std::string> convFlag(
     cl::value_desc("library|generated"), cl::init("library"));
 cl::opt<std::string> fusionFlag(
     "fusion",
-    cl::desc("Fuse chains of elementwise ops into one kernel each: on (the default; "
+    cl::desc("Fuse chains of elementwise ops into one kernel each, and run a matrix "
+             "product's elementwise reader as its epilogue: on (the default; "
              "--emit=mlir shows the fusions only when asked with --fusion=on) or off "
              "(one kernel per op, for comparison)"),
     cl::value_desc("on|off"), cl::init("on"));
@@ -246,6 +247,13 @@ cl::opt<std::string> blockedGradientsFlag(
     cl::desc("Compute a weight gradient that only its optimizer update reads by blocks "
              "of rows, each updated before the next is computed, so that the whole "
              "gradient is never in memory: on (the default) or off (whole, for comparison)"),
+    cl::value_desc("on|off"), cl::init("on"));
+cl::opt<std::string> gemmEpiloguesFlag(
+    "gemm-epilogues",
+    cl::desc("Run the elementwise kernel (bias, activation, residual add) that alone "
+             "reads an f32 matrix product as the product's epilogue: each thread "
+             "computes its rows of the product, then the kernel on those rows: on (the "
+             "default; off under --fusion=off) or off (two steps, for comparison)"),
     cl::value_desc("on|off"), cl::init("on"));
 cl::opt<int64_t> rowParallelMinIterations(
     "row-parallel-min-iterations",
@@ -480,6 +488,11 @@ int main(int argc, char **argv) {
                  << ": expected on or off\n";
     return 1;
   }
+  if (gemmEpiloguesFlag != "on" && gemmEpiloguesFlag != "off") {
+    llvm::errs() << "kilnc: error: --gemm-epilogues=" << gemmEpiloguesFlag
+                 << ": expected on or off\n";
+    return 1;
+  }
   if (target != "cpu") {
     llvm::errs() << "kilnc: error: --target=" << target
                  << " is not supported (this build compiles for: cpu)\n";
@@ -568,6 +581,7 @@ int main(int argc, char **argv) {
   planOptions.rowParallel = rowParallelFlag == "on";
   planOptions.rowParallelMinIterations = rowParallelMinIterations;
   planOptions.blockedGradients = blockedGradientsFlag == "on";
+  planOptions.gemmEpilogues = gemmEpiloguesFlag == "on" && fusionFlag == "on";
   if (!noCleanup && !inferenceOnly && emit != Emit::Mlir &&
       (*module)->hasAttr(kiln::KilnDialect::kTrainSpecAttrName)) {
     kiln::CompileTimings::Phase phase("kiln-remat");
