@@ -14,6 +14,10 @@
 //                emulated) vs its f32 ones, on the transformer example's
 //                shapes, both on the threads the fixed threshold gives them
 //                (OMP_NUM_THREADS=1: one core).
+//   sparse       an embedding table's lazy Adagrad update (kiln.sparse_apply)
+//                split over the threads (cpu::sparseApply: each its part of
+//                the ids) vs on one, on the examples' sizes and a larger
+//                recommender's; fresh random ids each run.
 // Each timing is the median of repeated runs after a warm-up; Kiln's is the
 // program alone (bind + run, less bind). Results are ratios;
 // docs/performance.md records them with this command.
@@ -28,6 +32,8 @@
 #include "runtime/api/kiln.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
+#include "runtime/cpu/SparseApply.h"
+#include "runtime/cpu/Threads.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -41,6 +47,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -246,6 +253,43 @@ void benchLowPrecision() {
   }
 }
 
+void benchSparse() {
+  int threads = kiln::cpu::availableThreads();
+  llvm::outs() << "sparse Adagrad updates, us: 1 thread / " << threads
+               << " threads = speed-up (the same bits)\n";
+  struct Case {
+    const char *what;
+    int64_t rows, width, ids;
+  };
+  const Case cases[] = {
+      {"multi_hot items 50000x16, 1152 ids", 50000, 16, 1152},
+      {"wide&deep sites 100000x16, 256 ids", 100000, 16, 256},
+      {"recommender 1000000x64, 16384 ids", 1000000, 64, 16384},
+  };
+  std::mt19937_64 rng(1);
+  for (const Case &c : cases) {
+    std::vector<float> param(c.rows * c.width, 0.1f), acc(c.rows * c.width, 0.1f),
+        grads(c.ids * c.width, 0.01f);
+    std::vector<int64_t> ids(c.ids);
+    float lr = 0.05f, step = 1;
+    kiln::cpu::SparseHyperParameters hyper;
+    hyper.optimizer = kiln::cpu::SparseOptimizer::Adagrad;
+    kiln::cpu::SparseUpdate update{param.data(), {acc.data()}, ids.data(), true, grads.data(),
+                                   c.ids, c.rows, c.width, &lr, &step};
+    std::vector<kiln::cpu::SparseScratch> scratches;
+    auto time = [&](int split) {
+      return medianSeconds(51, [&] {
+        for (int64_t &id : ids)
+          id = static_cast<int64_t>(rng() % static_cast<uint64_t>(c.rows));
+        kiln::cpu::sparseApply(hyper, update, scratches, split);
+      });
+    };
+    double one = time(1), all = time(threads);
+    llvm::outs() << llvm::format("  %-36s %8.1f / %8.1f = %.2f\n", c.what, one * 1e6, all * 1e6,
+                                 one / all);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -258,5 +302,6 @@ int main(int argc, char **argv) {
   benchDispatch(context);
   benchElementwise(context, quick);
   benchLowPrecision();
+  benchSparse();
   return 0;
 }

@@ -2,6 +2,8 @@
 
 #include "runtime/cpu/SparseApply.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -105,11 +107,27 @@ void denseRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t row
   }
 }
 
-/// Fills `scratch.order` with the distinct ids in [0, tableRows) of
-/// `update`, in order of first appearance, and `scratch.sums` with each
+/// The ids one thread of a split update takes: those in [begin, end) whose
+/// hash falls in its part (`parts` 1: all of them). Each distinct id is one
+/// thread's, so every thread sums and updates its own rows.
+struct IdPart {
+  int64_t begin, end;
+  uint64_t part = 0, parts = 1;
+
+  static uint64_t hash(int64_t id) {
+    return static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull; // Fibonacci hashing.
+  }
+  bool contains(int64_t id) const {
+    // The hash's high 32 bits scaled to [0, parts).
+    return id >= begin && id < end && (parts == 1 || ((hash(id) >> 32) * parts >> 32) == part);
+  }
+};
+
+/// Fills `scratch.order` with the distinct ids of `update` that `mine`
+/// contains, in order of first appearance, and `scratch.sums` with each
 /// one's rows summed in order: one pass, through a hash table the scratch
 /// keeps (a std::unordered_map here allocated a node per id, every step).
-void sumDuplicateRows(const SparseUpdate &update, SparseScratch &scratch) {
+void sumDuplicateRows(const SparseUpdate &update, const IdPart &mine, SparseScratch &scratch) {
   // At most half full; a table grown for a larger update is kept.
   int bits = 4;
   while ((int64_t(1) << bits) < 2 * update.count)
@@ -133,11 +151,9 @@ void sumDuplicateRows(const SparseUpdate &update, SparseScratch &scratch) {
   sums.assign(static_cast<size_t>(update.count * update.rowWidth), 0.0f);
   for (int64_t i = 0; i < update.count; ++i) {
     int64_t id = idAt(update, i);
-    if (id < 0 || id >= update.tableRows)
+    if (!mine.contains(id))
       continue;
-    // Fibonacci hashing: the product's high bits.
-    size_t slot = static_cast<size_t>((static_cast<uint64_t>(id) * 0x9E3779B97F4A7C15ull) >>
-                                      (64 - bits));
+    size_t slot = static_cast<size_t>(IdPart::hash(id) >> (64 - bits));
     while (scratch.stamps[slot] == generation && scratch.keys[slot] != id)
       slot = (slot + 1) & mask;
     if (scratch.stamps[slot] != generation) {
@@ -150,6 +166,40 @@ void sumDuplicateRows(const SparseUpdate &update, SparseScratch &scratch) {
     const float *row = update.rows + i * update.rowWidth;
     for (int64_t j = 0; j < update.rowWidth; ++j)
       sum[j] += row[j];
+  }
+}
+
+bool updatesEveryRow(const SparseHyperParameters &hyper) {
+  return hyper.dense &&
+         (hyper.optimizer == SparseOptimizer::Momentum || hyper.optimizer == SparseOptimizer::Adam);
+}
+
+/// Part `part` of `parts` of the update: the ids whose hash falls in it, or,
+/// when every row is updated, the rows of its range of the table.
+void applyPart(const SparseHyperParameters &hyper, const SparseUpdate &update,
+               SparseScratch &scratch, int64_t part, int64_t parts) {
+  int64_t rows = update.tableRows;
+  bool everyRow = updatesEveryRow(hyper);
+  IdPart mine = everyRow ? IdPart{rows * part / parts, rows * (part + 1) / parts}
+                         : IdPart{0, rows, static_cast<uint64_t>(part), static_cast<uint64_t>(parts)};
+  sumDuplicateRows(update, mine, scratch);
+  const std::vector<int64_t> &order = scratch.order;
+  const std::vector<float> &sums = scratch.sums;
+  if (!everyRow) {
+    for (size_t k = 0; k < order.size(); ++k)
+      updateRow(hyper, update, order[k], sums.data() + k * update.rowWidth);
+    return;
+  }
+  // Every row of the range: its summed gradient, or zeros.
+  std::vector<int64_t> &rowSlot = scratch.rowSlot;
+  rowSlot.assign(static_cast<size_t>(mine.end - mine.begin), -1);
+  for (size_t k = 0; k < order.size(); ++k)
+    rowSlot[order[k] - mine.begin] = static_cast<int64_t>(k);
+  scratch.zeros.assign(static_cast<size_t>(update.rowWidth), 0.0f);
+  for (int64_t row = mine.begin; row < mine.end; ++row) {
+    int64_t k = rowSlot[row - mine.begin];
+    denseRow(hyper, update, row,
+             k < 0 ? scratch.zeros.data() : sums.data() + k * update.rowWidth);
   }
 }
 
@@ -168,26 +218,33 @@ void denseApply(const SparseHyperParameters &hyper, float *param, const std::vec
 
 void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
                  SparseScratch &scratch) {
-  sumDuplicateRows(update, scratch);
-  const std::vector<int64_t> &order = scratch.order;
-  const std::vector<float> &sums = scratch.sums;
-  bool stateful = hyper.optimizer == SparseOptimizer::Momentum ||
-                  hyper.optimizer == SparseOptimizer::Adam;
-  if (!hyper.dense || !stateful) {
-    for (size_t k = 0; k < order.size(); ++k)
-      updateRow(hyper, update, order[k], sums.data() + k * update.rowWidth);
+  applyPart(hyper, update, scratch, 0, 1);
+}
+
+bool canSplitSparse(const SparseHyperParameters &hyper, const SparseUpdate &update, int threads) {
+  return threads > 1 &&
+         (updatesEveryRow(hyper) ? update.tableRows : update.count) >= kSparseIdsPerThread * 2;
+}
+
+int sparseThreads(const SparseHyperParameters &hyper, const SparseUpdate &update, int threads) {
+  int64_t work = updatesEveryRow(hyper) ? update.tableRows : update.count;
+  return static_cast<int>(
+      std::max<int64_t>(1, std::min<int64_t>(threads, work / kSparseIdsPerThread)));
+}
+
+void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
+                 std::vector<SparseScratch> &scratches, int threads) {
+  threads = sparseThreads(hyper, update, threads);
+  if (scratches.size() < static_cast<size_t>(threads))
+    scratches.resize(static_cast<size_t>(threads));
+  if (threads < 2) {
+    applyPart(hyper, update, scratches[0], 0, 1);
     return;
   }
-  // Every row: its summed gradient, or zeros.
-  std::vector<int64_t> &rowSlot = scratch.rowSlot;
-  rowSlot.assign(static_cast<size_t>(update.tableRows), -1);
-  for (size_t k = 0; k < order.size(); ++k)
-    rowSlot[order[k]] = static_cast<int64_t>(k);
-  std::vector<float> zeros(static_cast<size_t>(update.rowWidth), 0.0f);
-  for (int64_t row = 0; row < update.tableRows; ++row) {
-    int64_t k = rowSlot[row];
-    denseRow(hyper, update, row,
-             k < 0 ? zeros.data() : sums.data() + k * update.rowWidth);
+#pragma omp parallel num_threads(threads)
+  {
+    int64_t team = omp_get_num_threads(), thread = omp_get_thread_num();
+    applyPart(hyper, update, scratches[static_cast<size_t>(thread)], thread, team);
   }
 }
 

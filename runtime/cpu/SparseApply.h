@@ -55,6 +55,7 @@ struct SparseScratch {
   std::vector<int64_t> places;
   std::vector<uint32_t> stamps;
   uint32_t generation = 0;
+  std::vector<float> zeros; ///< A row of zeros, for a dense update.
 };
 
 /// Applies the dense optimizer update (kiln.apply_sgd, _momentum, _adam,
@@ -64,9 +65,28 @@ struct SparseScratch {
 void denseApply(const SparseHyperParameters &hyper, float *param, const std::vector<float *> &slots,
                 const float *grad, int64_t count, float lr, float step);
 
-/// Applies the update in place.
+/// Applies the update in place, on the calling thread.
 void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
                  SparseScratch &scratch);
+
+/// The fewest ids (rows, for an update of every row) a thread of a split
+/// update takes: below it, waking a thread costs more than it saves.
+constexpr int64_t kSparseIdsPerThread = 64;
+
+/// Whether more than one of `threads` threads can share the update.
+bool canSplitSparse(const SparseHyperParameters &hyper, const SparseUpdate &update, int threads);
+
+/// How many of `threads` threads share the update: at most one per
+/// kSparseIdsPerThread ids (or table rows, for an update of every row).
+int sparseThreads(const SparseHyperParameters &hyper, const SparseUpdate &update, int threads);
+
+/// Applies the update in place on sparseThreads(hyper, update, threads)
+/// OpenMP threads, each with its scratch (`scratches` grows to as many):
+/// each takes the distinct ids whose hash falls in its part (for an update
+/// of every row, its range of rows), sums their rows in order and updates
+/// them. Every row is summed and updated as on one thread: the same bits.
+void sparseApply(const SparseHyperParameters &hyper, const SparseUpdate &update,
+                 std::vector<SparseScratch> &scratches, int threads);
 
 } // namespace kiln::cpu
 

@@ -450,6 +450,8 @@ ProgramProfile ResolvedProgram::profile() const {
       threads[i] = gemm->threads.chosen();
     else if (const auto *blocked = std::get_if<BlockedGemmStep>(&steps_[i]))
       threads[i] = blocked->threads.chosen();
+    else if (const auto *sparse = std::get_if<SparseStep>(&steps_[i]))
+      threads[i] = sparse->threads.chosen();
   }
   return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_, std::move(threads)};
 }
@@ -557,8 +559,20 @@ bool ResolvedProgram::run(std::string &error) const {
     } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
       std::memmove(copy->dst, copy->src, copy->size);
     } else if (const auto *sparse = std::get_if<SparseStep>(&step)) {
+      // Split by ids over the threads, or on this one, whichever its trial
+      // runs found faster (the same bits either way).
+      auto apply = [&](const cpu::SparseUpdate &update) {
+        int available = cpu::availableThreads();
+        runOnChosenThreads(sparse->threads, available,
+                           sparse->threads.chosen() ||
+                               cpu::canSplitSparse(sparse->hyper, update, available),
+                           [&](int threads) {
+                             cpu::sparseApply(sparse->hyper, update, sparseScratches_, threads);
+                             return true;
+                           });
+      };
       if (sparse->gatheredTag < 0) {
-        cpu::sparseApply(sparse->hyper, sparse->update, sparseScratch_);
+        apply(sparse->update);
         continue;
       }
       collective::AllReduceBuckets::Gathered all =
@@ -567,7 +581,7 @@ bool ResolvedProgram::run(std::string &error) const {
       update.indices = all.ids;
       update.rows = all.rows;
       update.count *= static_cast<int64_t>(all.replicas);
-      cpu::sparseApply(sparse->hyper, update, sparseScratch_);
+      apply(update);
     } else if (const auto *start = std::get_if<SparseAllReduceStartStep>(&step)) {
       std::string problem;
       if (!buckets_->startGather(start->tag, start->ids, start->rows, problem)) {

@@ -114,6 +114,7 @@ private:
     cpu::SparseUpdate update;
     /// >= 0: ids and rows from the sparse all-reduce of this tag.
     int64_t gatheredTag = -1;
+    mutable cpu::ThreadChoice threads;
   };
   /// With `span` set, the bucket is reduced in place: its wait writes the
   /// buffers it started with, which lie in order in [span, span + count)
@@ -187,8 +188,9 @@ private:
   std::vector<Step> steps_;
   collective::AllReduceBuckets *buckets_;
   ParameterAccess *const *parameters_;
-  /// Sums of duplicate sparse rows; reused between runs.
-  mutable cpu::SparseScratch sparseScratch_;
+  /// Sums of duplicate sparse rows, one scratch per thread; reused
+  /// between runs.
+  mutable std::vector<cpu::SparseScratch> sparseScratches_;
   /// The argument arrays of every KernelStep, one after another.
   std::vector<void *> kernelArgs_;
   /// The converted inputs of the bf16 and f16 products (LowPrecisionGemm),

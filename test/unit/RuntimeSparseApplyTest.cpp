@@ -7,6 +7,8 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <string>
+#include <vector>
 
 using namespace kiln;
 
@@ -78,6 +80,91 @@ TEST(RuntimeSparseApplyTest, SumsRepeatedIdsOverManyCalls) {
     ASSERT_TRUE(param == wantParam) << "call " << call;
     ASSERT_TRUE(acc == wantAcc) << "call " << call;
   }
+}
+
+// Tests the update split over threads against one thread, bit for bit, for
+// every optimizer, lazy and dense (every row updated): ids drawn from a
+// skewed few (many repeats) and the whole table, some outside it, counts
+// the threads cannot all share (fewer than 64 ids each).
+TEST(RuntimeSparseApplyTest, SplitOverThreadsGivesTheSameBits) {
+  const int64_t rows = 1000, width = 5;
+  struct Setting {
+    cpu::SparseOptimizer optimizer;
+    bool dense;
+    int slots;
+  };
+  const Setting settings[] = {{cpu::SparseOptimizer::Sgd, false, 0},
+                              {cpu::SparseOptimizer::Momentum, false, 1},
+                              {cpu::SparseOptimizer::Momentum, true, 1},
+                              {cpu::SparseOptimizer::Adam, false, 2},
+                              {cpu::SparseOptimizer::Adam, true, 2},
+                              {cpu::SparseOptimizer::Adagrad, false, 1}};
+  for (const Setting &setting : settings)
+    for (int64_t count : {1, 100, 129, 2000}) {
+      SCOPED_TRACE("optimizer " + std::to_string(static_cast<int>(setting.optimizer)) +
+                   (setting.dense ? " dense" : " lazy") + ", " + std::to_string(count) + " ids");
+      std::mt19937 rng(static_cast<unsigned>(count));
+      std::uniform_real_distribution<float> value(-1, 1);
+      std::vector<int64_t> ids(count);
+      for (int64_t &id : ids) {
+        uint32_t pick = rng() % 100;
+        id = pick < 2 ? -1 : pick < 4 ? rows + pick : pick < 50 ? rng() % 7 : rng() % rows;
+      }
+      std::vector<float> grads(count * width);
+      for (float &g : grads)
+        g = value(rng);
+      std::vector<float> start(rows * width);
+      for (float &x : start)
+        x = value(rng);
+      cpu::SparseHyperParameters hyper;
+      hyper.optimizer = setting.optimizer;
+      hyper.dense = setting.dense;
+      hyper.momentum = 0.9;
+      hyper.weightDecay = 0.01;
+      float lr = 0.05f, step = 3;
+      // Two calls each, so that the slots start from what the first wrote.
+      auto train = [&](int threads, std::vector<std::vector<float>> &state) {
+        state.assign(1 + setting.slots, start);
+        for (int s = 1; s <= setting.slots; ++s)
+          for (float &x : state[s])
+            x = std::fabs(x);
+        std::vector<float *> slots;
+        for (int s = 1; s <= setting.slots; ++s)
+          slots.push_back(state[s].data());
+        cpu::SparseUpdate update{state[0].data(), slots, ids.data(), true, grads.data(),
+                                 count, rows, width, &lr, &step};
+        std::vector<cpu::SparseScratch> scratches;
+        for (int call = 0; call < 2; ++call)
+          cpu::sparseApply(hyper, update, scratches, threads);
+      };
+      std::vector<std::vector<float>> one, split;
+      train(1, one);
+      for (int threads : {2, 3}) {
+        train(threads, split);
+        for (size_t t = 0; t < one.size(); ++t)
+          ASSERT_TRUE(split[t] == one[t]) << threads << " threads, tensor " << t;
+      }
+    }
+}
+
+TEST(RuntimeSparseApplyTest, SharesTheIdsSixtyFourAThread) {
+  cpu::SparseHyperParameters lazy;
+  lazy.optimizer = cpu::SparseOptimizer::Adagrad;
+  cpu::SparseUpdate update{nullptr, {}, nullptr, true, nullptr, 127, 100000, 4, nullptr, nullptr};
+  EXPECT_FALSE(cpu::canSplitSparse(lazy, update, 2));
+  EXPECT_EQ(cpu::sparseThreads(lazy, update, 8), 1);
+  update.count = 128;
+  EXPECT_TRUE(cpu::canSplitSparse(lazy, update, 2));
+  EXPECT_FALSE(cpu::canSplitSparse(lazy, update, 1));
+  update.count = 1152; // multi_hot's item table: 18 threads' worth.
+  EXPECT_EQ(cpu::sparseThreads(lazy, update, 8), 8);
+  // Dense Adam updates every row: the table's rows are the work.
+  cpu::SparseHyperParameters dense;
+  dense.optimizer = cpu::SparseOptimizer::Adam;
+  dense.dense = true;
+  update.count = 10;
+  update.tableRows = 200;
+  EXPECT_EQ(cpu::sparseThreads(dense, update, 8), 3);
 }
 
 } // namespace
