@@ -57,10 +57,14 @@ namespace {
 
 enum class Emit { Mlir, Kernels, Llvm, Artifact };
 
+/// kilnc's own options: --help lists these and the training ones only
+/// (LLVM's and MLIR's stay accepted; --help-hidden lists them).
+cl::OptionCategory kilncCategory("kilnc options");
 cl::opt<std::string> inputPath(cl::Positional, cl::Required,
-                               cl::desc("<model: .pb, .pbtxt, .onnx or .mlir>"));
+                               cl::desc("<model: .pb, .pbtxt, .onnx or .mlir>"),
+                               cl::cat(kilncCategory));
 cl::opt<std::string> outputPath("o", cl::desc("Output file ('-' = stdout)"),
-                                cl::value_desc("file"), cl::init("-"));
+                                cl::value_desc("file"), cl::init("-"), cl::cat(kilncCategory));
 cl::opt<Emit> emit(
     "emit", cl::desc("What to write"), cl::init(Emit::Artifact),
     cl::values(clEnumValN(Emit::Mlir, "mlir", "kiln dialect IR after import"),
@@ -68,34 +72,35 @@ cl::opt<Emit> emit(
                           "the kernel functions before lowering"),
                clEnumValN(Emit::Llvm, "llvm", "the kernels' optimized LLVM IR"),
                clEnumValN(Emit::Artifact, "artifact",
-                          "the compiled model for `kiln run` (needs -o)")));
+                          "the compiled model for `kiln run` (needs -o)")), cl::cat(kilncCategory));
 cl::opt<std::string> target("target", cl::desc("Target to compile for"),
-                            cl::value_desc("cpu"), cl::init("cpu"));
+                            cl::value_desc("cpu"), cl::init("cpu"), cl::cat(kilncCategory));
 cl::opt<std::string> targetCpu(
     "target-cpu",
     cl::desc("CPU the kernels may assume: 'host' (this machine, the default) "
              "or an LLVM CPU name such as x86-64-v3 for portable artifacts"),
-    cl::value_desc("name"), cl::init("host"));
+    cl::value_desc("name"), cl::init("host"), cl::cat(kilncCategory));
 cl::list<std::string> dims("dim",
                            cl::desc("Size of a symbolic ONNX input dimension"),
-                           cl::value_desc("NAME=SIZE"));
+                           cl::value_desc("NAME=SIZE"), cl::cat(kilncCategory));
 cl::opt<std::string> fromFormat(
     "from",
     cl::desc("The model's format: kiln, tensorflow, onnx or mlir (default: by "
              "the extension; .pb/.pbtxt by the content)"),
-    cl::value_desc("format"));
+    cl::value_desc("format"), cl::cat(kilncCategory));
 cl::list<std::string> inputShapes(
     "input-shape",
     cl::desc("Shape of a TensorFlow Placeholder with unknown sizes"),
-    cl::value_desc("NAME=D0,D1,..."));
+    cl::value_desc("NAME=D0,D1,..."), cl::cat(kilncCategory));
 cl::list<std::string> graphOutputs(
     "outputs",
     cl::desc("The TensorFlow nodes the model returns (default: those nothing "
              "consumes)"),
-    cl::value_desc("NODE,..."), cl::CommaSeparated);
+    cl::value_desc("NODE,..."), cl::CommaSeparated, cl::cat(kilncCategory));
 cl::opt<bool> noCache("no-cache",
                       cl::desc("Compile the kernels with LLVM even when the kernel cache "
-                               "($KILN_CACHE_DIR, else ~/.cache/kiln) holds them"));
+                               "($KILN_CACHE_DIR, else ~/.cache/kiln) holds them"),
+                               cl::cat(kilncCategory));
 
 enum class Report { None, Text, Json };
 cl::opt<Report> report(
@@ -105,11 +110,11 @@ cl::opt<Report> report(
                clEnumValN(Report::Text, "text", "the same"),
                clEnumValN(Report::Json, "json",
                           "one JSON object on stdout: memory, kernels, flops, compile "
-                          "time by pass (with -o FILE.kiln)")));
+                          "time by pass (with -o FILE.kiln)")), cl::cat(kilncCategory));
 cl::opt<bool> inferenceOnly(
     "inference-only",
     cl::desc("Compile only @forward even when the model has a train spec "
-             "(by default such a model also gets a train_step program)"));
+             "(by default such a model also gets a train_step program)"), cl::cat(kilncCategory));
 cl::OptionCategory trainCategory(
     "Training (a model without a train spec, such as ONNX, or overrides of a "
     "graph file's spec)");
@@ -205,65 +210,65 @@ cl::opt<std::string> convFlag(
     "conv",
     cl::desc("f32 convolutions: library (oneDNN, the default) or generated (compiled "
              "kernels, as for other element types)"),
-    cl::value_desc("library|generated"), cl::init("library"));
+    cl::value_desc("library|generated"), cl::init("library"), cl::cat(kilncCategory));
 cl::opt<std::string> fusionFlag(
     "fusion",
     cl::desc("Fuse chains of elementwise ops into one kernel each, and run a matrix "
              "product's elementwise reader as its epilogue: on (the default; "
              "--emit=mlir shows the fusions only when asked with --fusion=on) or off "
              "(one kernel per op, for comparison)"),
-    cl::value_desc("on|off"), cl::init("on"));
+    cl::value_desc("on|off"), cl::init("on"), cl::cat(kilncCategory));
 cl::opt<bool> sinkTransposesFlag(
     "sink-transposes",
     cl::desc("Move transposes below elementwise ops so that a channels-last model's "
              "pairs around each convolution cancel (default true; false for comparison)"),
-    cl::init(true));
+    cl::init(true), cl::cat(kilncCategory));
 cl::opt<std::string> precisionFlag(
     "precision",
     cl::desc("Matrix products in bf16 or fp16: inputs rounded, products summed in f32; "
              "weights, optimizer state and elementwise ops stay f32 (default: the train "
              "spec's precision, else fp32)"),
-    cl::value_desc("fp32|bf16|fp16"));
+    cl::value_desc("fp32|bf16|fp16"), cl::cat(kilncCategory));
 cl::opt<bool> roundInKernelsFlag(
     "round-in-kernels",
     cl::desc("With --precision=bf16, the kernels that compute a product's inputs also "
              "write them rounded to bf16 (default true; false: the runtime converts them "
              "before each product, for comparison: the same bits)"),
-    cl::init(true));
+    cl::init(true), cl::cat(kilncCategory));
 cl::opt<std::string> opOrderFlag(
     "schedule",
     cl::desc("Order of the training step's ops: memory (the default: each update right "
              "after its gradient where it can, communication started early, the rest in "
              "program order) or program (as the training passes wrote them, for comparison)"),
-    cl::value_desc("memory|program"), cl::init("memory"));
+    cl::value_desc("memory|program"), cl::init("memory"), cl::cat(kilncCategory));
 cl::opt<std::string> rowParallelFlag(
     "row-parallel",
     cl::desc("Let the runtime split a kernel whose rows are independent over its "
              "threads (OMP_NUM_THREADS): on (the default) or off (every kernel on "
              "one thread, for comparison)"),
-    cl::value_desc("on|off"), cl::init("on"));
+    cl::value_desc("on|off"), cl::init("on"), cl::cat(kilncCategory));
 cl::opt<std::string> blockedGradientsFlag(
     "blocked-gradients",
     cl::desc("Compute a weight gradient that only its optimizer update reads by blocks "
              "of rows, each updated before the next is computed, so that the whole "
              "gradient is never in memory: on (the default) or off (whole, for comparison)"),
-    cl::value_desc("on|off"), cl::init("on"));
+    cl::value_desc("on|off"), cl::init("on"), cl::cat(kilncCategory));
 cl::opt<std::string> gemmEpiloguesFlag(
     "gemm-epilogues",
     cl::desc("Run the elementwise kernel (bias, activation, residual add) that alone "
              "reads an f32 matrix product as the product's epilogue: each thread "
              "computes its rows of the product, then the kernel on those rows: on (the "
              "default; off under --fusion=off) or off (two steps, for comparison)"),
-    cl::value_desc("on|off"), cl::init("on"));
+    cl::value_desc("on|off"), cl::init("on"), cl::cat(kilncCategory));
 cl::opt<int64_t> rowParallelMinIterations(
     "row-parallel-min-iterations",
     cl::desc("The fewest innermost loop iterations of a row-parallel kernel (default "
              "16384: a smaller kernel cannot gain from a second thread; of the others, "
              "kiln measures which do and splits those)"),
-    cl::value_desc("N"), cl::init(16384));
+    cl::value_desc("N"), cl::init(16384), cl::cat(kilncCategory));
 cl::opt<bool> noCleanup("no-cleanup",
                         cl::desc("Print the module as imported, before "
-                                 "shape refinement and canonicalization"));
+                                 "shape refinement and canonicalization"), cl::cat(kilncCategory));
 
 /// Parses the --dim flags into `options`; prints one line on failure.
 LogicalResult parseDims(kiln::OnnxImportOptions &options) {
@@ -447,6 +452,7 @@ int main(int argc, char **argv) {
   registerPassManagerCLOptions();
   registerAsmPrinterCLOptions();
   kiln::registerAllPasses();
+  cl::HideUnrelatedOptions({&kilncCategory, &trainCategory});
   cl::ParseCommandLineOptions(argc, argv, "kiln compiler\n");
 
   kiln::ImportOptions options;
