@@ -114,18 +114,29 @@ private:
   /// A variable's kdist.placement as the artifact's Placement; 0 for none.
   flatbuffers::Offset<fb::Placement> placementOf(DictionaryAttr placement);
   flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>>
-  bindings(ArrayRef<NamedBuffer> named);
+  bindings(ArrayRef<NamedBuffer> named, bool feeds = false);
 
   const ExecutionPlan &plan;
   flatbuffers::FlatBufferBuilder fbb;
 };
 
 flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fb::Binding>>>
-Serializer::bindings(ArrayRef<NamedBuffer> named) {
+Serializer::bindings(ArrayRef<NamedBuffer> named, bool feeds) {
   std::vector<flatbuffers::Offset<fb::Binding>> list;
-  for (const NamedBuffer &binding : named)
+  for (const NamedBuffer &binding : named) {
+    // A feed's views: the buffers of its slot (reshapes of it).
+    flatbuffers::Offset<flatbuffers::Vector<uint32_t>> views = 0;
+    if (feeds) {
+      std::vector<uint32_t> same;
+      for (auto [i, buffer] : llvm::enumerate(plan.buffers))
+        if (static_cast<int>(i) != binding.buffer &&
+            buffer.slot == plan.buffers[binding.buffer].slot)
+          same.push_back(static_cast<uint32_t>(i));
+      views = fbb.CreateVector(same);
+    }
     list.push_back(fb::CreateBinding(fbb, fbb.CreateString(binding.name), binding.buffer,
-                                     binding.idBound, binding.paddedIds));
+                                     binding.idBound, binding.paddedIds, views));
+  }
   return fbb.CreateVector(list);
 }
 
@@ -260,8 +271,8 @@ flatbuffers::Offset<fb::Program> Serializer::program(const ProgramPlan &program)
   }
   return fb::CreateProgram(fbb, fbb.CreateString(program.name),
                            fbb.CreateVector(instructions.first),
-                           fbb.CreateVector(instructions.second), bindings(program.feeds),
-                           bindings(program.fetches));
+                           fbb.CreateVector(instructions.second),
+                           bindings(program.feeds, /*feeds=*/true), bindings(program.fetches));
 }
 
 flatbuffers::Offset<fb::Placement> Serializer::placementOf(DictionaryAttr placement) {

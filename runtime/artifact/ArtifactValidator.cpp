@@ -1001,6 +1001,19 @@ bool Validator::checkBindings(
       return fail(entry + ".buffer", "buffer " +
                                          std::to_string(binding.buffer()) +
                                          " is bound to an earlier feed too");
+    const BufferLayout &feed = buffers_[binding.buffer()];
+    for (flatbuffers::uoffset_t v = 0; v < sizeOf(binding.views()); ++v) {
+      uint32_t view = binding.views()->Get(v);
+      std::string at = indexed(entry + ".views", v);
+      if (!checkBufferIndex(at, view))
+        return false;
+      const BufferLayout &layout = buffers_[view];
+      if (view == binding.buffer() || layout.region != feed.region ||
+          layout.offset != feed.offset || layout.byteSize > feed.byteSize)
+        return fail(at, "buffer " + std::to_string(view) + " is not a view of the feed's buffer " +
+                            std::to_string(binding.buffer()) +
+                            " (another buffer at its offset, no larger)");
+    }
   }
   return true;
 }

@@ -155,6 +155,25 @@ void BatchReader::nextInto(const std::vector<uint8_t *> &destinations) {
   ++nextIndex_;
 }
 
+bool BatchReader::nextInPlace(std::vector<const uint8_t *> &pieces) {
+  if (!started_)
+    throw std::logic_error("BatchReader: nextInPlace() before start()");
+  if (options_.prefetch != 0 || options_.shuffle)
+    return false;
+  uint64_t batch = static_cast<uint64_t>(options_.batchSize);
+  uint64_t position =
+      (static_cast<uint64_t>(nextIndex_) * options_.replicas + options_.replica) * batch;
+  uint64_t rows = static_cast<uint64_t>(data_->rows);
+  uint64_t first = position % rows;
+  if (first + batch > rows)
+    return false; // Wraps into the next epoch: two pieces.
+  pieces.resize(exampleBytes_.size());
+  for (size_t f = 0; f < exampleBytes_.size(); ++f)
+    pieces[f] = data_->columns[f].data() + first * exampleBytes_[f];
+  ++nextIndex_;
+  return true;
+}
+
 void BatchReader::fillInto(uint8_t *const *outs, int64_t index) {
   const Dataset &data = *data_;
   int64_t batch = options_.batchSize;

@@ -85,6 +85,13 @@ public:
   /// std::logic_error before start() or with prefetch.
   void nextInto(const std::vector<uint8_t *> &destinations);
 
+  /// Without prefetch or shuffle, when the next batch lies in one piece in
+  /// the data set (it does not wrap into the next epoch): sets `pieces` to
+  /// where each feed's bytes are (feedBytes(f) each, valid as long as the
+  /// data set) and moves on, as nextInto would; returns false, consuming
+  /// nothing, otherwise. Throws std::logic_error before start().
+  bool nextInPlace(std::vector<const uint8_t *> &pieces);
+
   /// The bytes of feed `f` in a batch.
   size_t feedBytes(size_t f) const { return exampleBytes_[f] * options_.batchSize; }
   int prefetch() const { return options_.prefetch; }

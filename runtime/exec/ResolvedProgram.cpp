@@ -17,7 +17,7 @@ using namespace artifact;
 
 ResolvedProgram::SparseStep
 ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &apply,
-                                    const BufferAddresses &addresses) {
+                                    const FeedSites &addresses) {
   SparseStep step;
   cpu::SparseHyperParameters &hyper = step.hyper;
   switch (apply.optimizer()) {
@@ -40,9 +40,8 @@ ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &app
   if (apply.slots())
     for (uint32_t slot : *apply.slots())
       update.slots.push_back(reinterpret_cast<float *>(addresses[slot]));
-  update.indices = addresses[apply.indices()];
+  // update.indices and update.rows: the caller's sites (the step in place).
   update.indices64 = root.buffers()->Get(apply.indices())->dtype() == DType_I64;
-  update.rows = reinterpret_cast<const float *>(addresses[apply.rows()]);
   update.count = rows.shape()->Get(0);
   update.tableRows = param.shape()->Get(0);
   update.rowWidth = 1;
@@ -65,7 +64,7 @@ cpu::GemmShape gemmShapeOf(const Gemm &gemm) {
 
 ResolvedProgram::ConvStep
 ResolvedProgram::resolveConvolution(const Artifact &root, const Convolution &conv,
-                                    const BufferAddresses &addresses, size_t index) {
+                                    const FeedSites &addresses, size_t index) {
   auto shapeOf = [&](uint32_t buffer) {
     const auto *shape = root.buffers()->Get(buffer)->shape();
     return std::vector<int64_t>(shape->begin(), shape->end());
@@ -98,7 +97,7 @@ ResolvedProgram::resolveConvolution(const Artifact &root, const Convolution &con
 std::pair<float *, size_t>
 ResolvedProgram::inPlaceSpan(const flatbuffers::Vector<uint32_t> &inputs,
                              const flatbuffers::Vector<uint32_t> &outputs,
-                             const BufferAddresses &addresses,
+                             const FeedSites &addresses,
                              const VerifiedArtifact &artifact) {
   if (inputs.size() == 0 || inputs.size() != outputs.size())
     return {nullptr, 0};
@@ -115,10 +114,13 @@ ResolvedProgram::inPlaceSpan(const flatbuffers::Vector<uint32_t> &inputs,
 
 ResolvedProgram::ResolvedProgram(const Executable &executable,
                                  const Program &program,
-                                 const BufferAddresses &addresses,
+                                 const BufferAddresses &buffers,
                                  collective::AllReduceBuckets &buckets,
                                  ParameterAccess *const *parameters)
-    : buckets_(&buckets), parameters_(parameters) {
+    : buckets_(&buckets), parameters_(parameters), feeds_(buffers, program) {
+  // Every address through feeds_: a feed read where pointFeed can follow
+  // is a site, any other use fixes it in its buffer.
+  const FeedSites &addresses = feeds_;
   const auto *instructions = program.instructions();
   if (!instructions)
     return;
@@ -154,9 +156,7 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
     case Instruction_KernelCall: {
       const KernelCall *call = instructions->GetAs<KernelCall>(i);
       void **args = kernelArgs_.data() + kernelArgs_.size();
-      if (call->args())
-        for (uint32_t buffer : *call->args())
-          kernelArgs_.push_back(addresses[buffer]);
+      pushKernelArgs(*call, addresses);
       KernelStep step;
       step.function = executable.kernel(call->kernel());
       step.args = args;
@@ -173,10 +173,16 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
     case Instruction_Gemm: {
       const Gemm *gemm = instructions->GetAs<Gemm>(i);
       cpu::GemmShape shape = gemmShapeOf(*gemm);
-      GemmStep step{shape, reinterpret_cast<const float *>(addresses[gemm->a()]),
-                    reinterpret_cast<const float *>(addresses[gemm->b()]),
-                    reinterpret_cast<float *>(addresses[gemm->c()]), nullptr, {}};
-      if (shape.precision != cpu::GemmPrecision::F32) {
+      bool f32 = shape.precision == cpu::GemmPrecision::F32;
+      steps_.push_back(GemmStep{shape, nullptr, nullptr,
+                                reinterpret_cast<float *>(addresses[gemm->c()]), nullptr, {}});
+      GemmStep &step = std::get<GemmStep>(steps_.back());
+      // A 16-bit product's converter keeps A and B itself: fixed.
+      step.a = reinterpret_cast<const float *>(f32 ? addresses.site(gemm->a(), &step.a)
+                                                   : addresses[gemm->a()]);
+      step.b = reinterpret_cast<const float *>(f32 ? addresses.site(gemm->b(), &step.b)
+                                                   : addresses[gemm->b()]);
+      if (!f32) {
         std::string problem;
         cpu::ConvertedCopySlot slotA, slotB;
         if (!copySlotFor(gemm->a_copy(), shape.elementsA(), i, slotA) ||
@@ -193,13 +199,16 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
         if (!step.lowPrecision && resolveError_.empty())
           resolveError_ = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
       }
-      steps_.push_back(std::move(step));
       break;
     }
-    case Instruction_BlockedGemm:
-      steps_.push_back(resolveBlockedGemm(executable, *instructions->GetAs<BlockedGemm>(i),
-                                          addresses));
+    case Instruction_BlockedGemm: {
+      const BlockedGemm *blocked = instructions->GetAs<BlockedGemm>(i);
+      steps_.push_back(resolveBlockedGemm(executable, *blocked, addresses));
+      cpu::BlockedProduct &product = std::get<BlockedGemmStep>(steps_.back()).product;
+      product.a = reinterpret_cast<const float *>(addresses.site(blocked->gemm()->a(), &product.a));
+      product.b = reinterpret_cast<const float *>(addresses.site(blocked->gemm()->b(), &product.b));
       break;
+    }
     case Instruction_Copy: {
       const Copy *copy = instructions->GetAs<Copy>(i);
       steps_.push_back(CopyStep{addresses[copy->dst()], addresses[copy->src()],
@@ -215,10 +224,14 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
                    layout.elementCount, addresses[variable->buffer()]});
       break;
     }
-    case Instruction_SparseApply:
-      steps_.push_back(resolveSparseApply(root, *instructions->GetAs<SparseApply>(i),
-                                          addresses));
+    case Instruction_SparseApply: {
+      const SparseApply *apply = instructions->GetAs<SparseApply>(i);
+      steps_.push_back(resolveSparseApply(root, *apply, addresses));
+      cpu::SparseUpdate &update = std::get<SparseStep>(steps_.back()).update;
+      update.indices = addresses.site(apply->indices(), &update.indices);
+      update.rows = reinterpret_cast<const float *>(addresses.site(apply->rows(), &update.rows));
       break;
+    }
     case Instruction_Convolution:
       steps_.push_back(
           resolveConvolution(root, *instructions->GetAs<Convolution>(i), addresses, i));
@@ -313,25 +326,35 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
 
 ResolvedProgram::BlockedGemmStep
 ResolvedProgram::resolveBlockedGemm(const Executable &executable, const BlockedGemm &blocked,
-                                    const BufferAddresses &addresses) {
+                                    const FeedSites &addresses) {
   // The validator has checked both parts, the block and the row entry.
   const Gemm &gemm = *blocked.gemm();
   const KernelCall &update = *blocked.update();
   BlockedGemmStep step;
   cpu::BlockedProduct &product = step.product;
   product.shape = gemmShapeOf(gemm);
-  product.a = reinterpret_cast<const float *>(addresses[gemm.a()]);
-  product.b = reinterpret_cast<const float *>(addresses[gemm.b()]);
+  // product.a and product.b: the caller's sites (the step in place).
   product.block = reinterpret_cast<float *>(addresses[gemm.c()]);
   product.blockRows = blocked.block_rows();
   product.rowKernel = executable.rowKernel(update.kernel());
   product.args = kernelArgs_.data() + kernelArgs_.size();
-  for (uint32_t buffer : *update.args())
-    kernelArgs_.push_back(addresses[buffer]);
+  pushKernelArgs(update, addresses);
   product.argCount = update.args()->size();
   product.blockArg = blocked.block_arg();
   product.rowsPerKernelRow = blocked.rows_per_update_row();
   return step;
+}
+
+void ResolvedProgram::pushKernelArgs(const KernelCall &call, const FeedSites &addresses) {
+  if (!call.args())
+    return;
+  // Outputs not stated (an older kilnc): every argument may be written.
+  uint32_t inputs = call.outputs() ? call.args()->size() - call.outputs() : 0;
+  for (uint32_t i = 0; i < call.args()->size(); ++i) {
+    uint32_t buffer = call.args()->Get(i);
+    kernelArgs_.push_back(nullptr);
+    kernelArgs_.back() = i < inputs ? addresses.site(buffer, &kernelArgs_.back()) : addresses[buffer];
+  }
 }
 
 void ResolvedProgram::addPull(PullOrder order) {

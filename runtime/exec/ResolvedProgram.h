@@ -19,6 +19,7 @@
 #include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/SparseApply.h"
 #include "runtime/exec/Executable.h"
+#include "runtime/exec/FeedSites.h"
 #include "runtime/exec/ParameterAccess.h"
 #include "runtime/exec/ProgramProfile.h"
 
@@ -28,9 +29,6 @@
 #include <vector>
 
 namespace kiln::exec {
-
-/// The address of every buffer of an artifact in one session's memory.
-using BufferAddresses = std::vector<uint8_t *>;
 
 /// The product an artifact's Gemm instruction describes, its precision
 /// included.
@@ -68,6 +66,13 @@ public:
   /// The pull orders the program starts with (one group, sent before
   /// anything is computed), or null when it starts otherwise.
   const std::vector<PullOrder> *firstPulls() const;
+
+  /// Whether every instruction that reads feed buffer `buffer` can be
+  /// pointed at other bytes (FeedSites::movable).
+  bool canPointFeed(uint32_t buffer) const { return feeds_.movable(buffer); }
+  /// Makes the program read feed buffer `buffer`'s bytes at `address` (its
+  /// own address to undo it); canPointFeed(buffer) must hold.
+  void pointFeed(uint32_t buffer, const void *address) const { feeds_.point(buffer, address); }
 
 private:
   struct KernelStep {
@@ -137,7 +142,7 @@ private:
   /// are other buffers or the inputs are not in order in one range.
   static std::pair<float *, size_t> inPlaceSpan(const flatbuffers::Vector<uint32_t> &inputs,
                                                const flatbuffers::Vector<uint32_t> &outputs,
-                                               const BufferAddresses &addresses,
+                                               const FeedSites &addresses,
                                                const artifact::VerifiedArtifact &artifact);
   struct SparseAllReduceStartStep {
     uint32_t tag;
@@ -169,7 +174,10 @@ private:
   /// A BlockedGemm's product and update, its arguments in kernelArgs_.
   BlockedGemmStep resolveBlockedGemm(const Executable &executable,
                                      const artifact::BlockedGemm &blocked,
-                                     const BufferAddresses &addresses);
+                                     const FeedSites &addresses);
+  /// Appends `call`'s buffers' addresses to kernelArgs_: its inputs as
+  /// sites (pointFeed may move a feed among them), its outputs fixed.
+  void pushKernelArgs(const artifact::KernelCall &call, const FeedSites &addresses);
   bool runParameterStep(const ParameterStep &step, std::string &error) const;
   /// Appends to the pull group the last step is, or starts one.
   void addPull(PullOrder order);
@@ -178,16 +186,18 @@ private:
 
   static SparseStep resolveSparseApply(const artifact::Artifact &root,
                                        const artifact::SparseApply &apply,
-                                       const BufferAddresses &addresses);
+                                       const FeedSites &addresses);
   /// The library's primitive for a Convolution; on a refusal, an empty
   /// step and `resolveError_` set (run() reports it).
   ConvStep resolveConvolution(const artifact::Artifact &root,
                               const artifact::Convolution &conv,
-                              const BufferAddresses &addresses, size_t index);
+                              const FeedSites &addresses, size_t index);
 
   std::vector<Step> steps_;
   collective::AllReduceBuckets *buckets_;
   ParameterAccess *const *parameters_;
+  /// Where the steps hold the feeds' addresses (pointFeed).
+  FeedSites feeds_;
   /// Sums of duplicate sparse rows, one scratch per thread; reused
   /// between runs.
   mutable std::vector<cpu::SparseScratch> sparseScratches_;

@@ -3,6 +3,7 @@
 #include "runtime/exec/Session.h"
 
 #include "runtime/artifact/DTypes.h"
+#include "runtime/cpu/IdRange.h"
 #include "runtime/support/PrintableText.h"
 
 #include <cstring>
@@ -77,6 +78,7 @@ Session::create(std::shared_ptr<const Executable> executable,
            ResolvedProgram(*session->executable_, *program,
                            session->addresses_, *session->buckets_,
                            &session->parameters_),
+           std::vector<bool>(program->feeds() ? program->feeds()->size() : 0),
            std::vector<bool>(program->feeds() ? program->feeds()->size() : 0)});
   return session;
 }
@@ -167,20 +169,6 @@ std::optional<SessionError> Session::profile(std::string_view program,
   return std::nullopt;
 }
 
-namespace {
-
-/// Whether `bad` holds for any of the `count` values, without a branch per
-/// value.
-template <typename Int, typename Bad>
-bool anyOf(const Int *values, size_t count, const Bad &bad) {
-  bool any = false;
-  for (size_t i = 0; i < count; ++i)
-    any |= bad(static_cast<int64_t>(values[i]));
-  return any;
-}
-
-} // namespace
-
 std::optional<SessionError> Session::bindFeed(std::string_view program,
                                               std::string_view feed,
                                               DType dtype, const void *data,
@@ -190,9 +178,36 @@ std::optional<SessionError> Session::bindFeed(std::string_view program,
   if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
     return failure;
   programs_[programIndex].fed[feedIndex] = false;
+  returnBorrowed(programs_[programIndex], feedIndex, buffer);
   if (size)
     std::memcpy(addresses_[buffer], data, size);
-  return bindFound(program, feed, dtype, size, programIndex, feedIndex, buffer, error);
+  return bindFound(program, feed, dtype, addresses_[buffer], size, programIndex, feedIndex,
+                   error);
+}
+
+std::optional<SessionError> Session::borrowFeed(std::string_view program, std::string_view feed,
+                                                DType dtype, const void *data, size_t size,
+                                                bool &borrowed, std::string &error,
+                                                bool idsChecked) {
+  size_t programIndex = 0, feedIndex = 0;
+  uint32_t buffer = 0;
+  borrowed = false;
+  if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
+    return failure;
+  ProgramState &state = programs_[programIndex];
+  if (!state.steps.canPointFeed(buffer))
+    return bindFeed(program, feed, dtype, data, size, error);
+  state.fed[feedIndex] = false;
+  state.steps.pointFeed(buffer, data);
+  state.borrowed[feedIndex] = borrowed = true;
+  return bindFound(program, feed, dtype, data, size, programIndex, feedIndex, error, idsChecked);
+}
+
+void Session::returnBorrowed(ProgramState &state, size_t feedIndex, uint32_t buffer) {
+  if (!state.borrowed[feedIndex])
+    return;
+  state.steps.pointFeed(buffer, addresses_[buffer]);
+  state.borrowed[feedIndex] = false;
 }
 
 std::optional<SessionError> Session::findFeed(std::string_view program, std::string_view feed,
@@ -215,6 +230,7 @@ std::optional<SessionError> Session::feedAddress(std::string_view program, std::
   ProgramState &state = programs_[programIndex];
   // Whatever the buffer held is gone: bound again only by bindWrittenFeed.
   state.fed[feedIndex] = false;
+  returnBorrowed(state, feedIndex, buffer);
   readable_.reset();
   address = addresses_[buffer];
   return std::nullopt;
@@ -227,13 +243,16 @@ std::optional<SessionError> Session::bindWrittenFeed(std::string_view program,
   uint32_t buffer = 0;
   if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
     return failure;
-  return bindFound(program, feed, dtype, size, programIndex, feedIndex, buffer, error);
+  ProgramState &state = programs_[programIndex];
+  returnBorrowed(state, feedIndex, buffer);
+  return bindFound(program, feed, dtype, addresses_[buffer], size, programIndex, feedIndex,
+                   error);
 }
 
 std::optional<SessionError> Session::bindFound(std::string_view program, std::string_view feed,
-                                               DType dtype, size_t size, size_t programIndex,
-                                               size_t feedIndex, uint32_t buffer,
-                                               std::string &error) {
+                                               DType dtype, const void *data, size_t size,
+                                               size_t programIndex, size_t feedIndex,
+                                               std::string &error, bool idsChecked) {
   ProgramState &state = programs_[programIndex];
   // Ids index a table's rows or a loss's classes: one outside them is an
   // error, as in PyTorch and TensorFlow (the compiled gather would clamp it
@@ -242,20 +261,20 @@ std::optional<SessionError> Session::bindFound(std::string_view program, std::st
   const Binding *binding = state.program->feeds()->Get(feedIndex);
   int64_t bound = binding->id_bound();
   bool padded = binding->padded_ids();
-  const void *data = addresses_[buffer];
-  if (bound > 0 && (dtype == DType_I32 || dtype == DType_I64)) {
+  if (!idsChecked && bound > 0 && (dtype == DType_I32 || dtype == DType_I64)) {
     size_t count = size / (dtype == DType_I64 ? 8 : 4);
-    auto bad = [&](int64_t id) {
-      return ((id < 0) | (id >= bound)) & !(padded & (id == -1));
-    };
-    // One branch-free pass (it vectorizes: this runs before every step on
+    // Valid: [0, bound), and -1 where padded.
+    int64_t low = padded ? -1 : 0;
+    uint64_t range = static_cast<uint64_t>(bound - low);
+    // One branch-free pass (cpu/IdRange.h: this runs before every step on
     // the step's own thread); the element is looked for only when one is bad.
-    bool any = dtype == DType_I64 ? anyOf(static_cast<const int64_t *>(data), count, bad)
-                                  : anyOf(static_cast<const int32_t *>(data), count, bad);
+    bool any = dtype == DType_I64
+                   ? cpu::anyIdOutside(static_cast<const int64_t *>(data), count, low, range)
+                   : cpu::anyIdOutside(static_cast<const int32_t *>(data), count, low, range);
     for (size_t i = 0; any && i < count; ++i) {
       int64_t id = dtype == DType_I64 ? static_cast<const int64_t *>(data)[i]
                                       : static_cast<const int32_t *>(data)[i];
-      if (bad(id)) {
+      if (static_cast<uint64_t>(id - low) >= range) {
         error = "program " + quoted(program) + ": feed " + quoted(feed) + ": element " +
                 std::to_string(i) + " is " + std::to_string(id) + ", outside [0, " +
                 std::to_string(bound) + ") (the rows or classes it indexes)";

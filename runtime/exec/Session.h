@@ -66,6 +66,20 @@ public:
   std::optional<SessionError> bindWrittenFeed(std::string_view program, std::string_view feed,
                                               artifact::DType dtype, size_t size,
                                               std::string &error);
+  /// Binds feed `feed` of `program` to the `size` bytes at `data` where
+  /// they are, with no copy, when every instruction reading the feed can
+  /// read them there (ResolvedProgram::canPointFeed), else copies them as
+  /// bindFeed does; `borrowed` says which. Borrowed bytes must stay valid
+  /// and unchanged until the program has run (any binding of the feed
+  /// after that puts it back in its buffer). The same checks as bindFeed
+  /// (the ids' only when `idsChecked` is false: a caller that has checked
+  /// them against the feed's bound already, as a data set checks every row
+  /// when it is loaded, skips the pass); a failed one leaves the feed
+  /// unbound.
+  std::optional<SessionError> borrowFeed(std::string_view program, std::string_view feed,
+                                         artifact::DType dtype, const void *data, size_t size,
+                                         bool &borrowed, std::string &error,
+                                         bool idsChecked = false);
   /// Runs `program`; every one of its feeds must be bound.
   std::optional<SessionError> run(std::string_view program, std::string &error);
 
@@ -136,6 +150,8 @@ private:
     const artifact::Program *program;
     ResolvedProgram steps;
     std::vector<bool> fed; ///< One flag per feed.
+    /// One flag per feed: bound to the caller's bytes (borrowFeed).
+    std::vector<bool> borrowed;
   };
 
   explicit Session(std::shared_ptr<const Executable> executable)
@@ -151,11 +167,16 @@ private:
                                        artifact::DType dtype, size_t size, size_t &programIndex,
                                        size_t &feedIndex, uint32_t &buffer,
                                        std::string &error) const;
-  /// Binds the feed findFeed found to what its buffer holds, after
-  /// checking its ids (bindFeed, bindWrittenFeed).
+  /// Binds the feed findFeed found to the `size` bytes at `data` (its
+  /// buffer, or borrowed ones), after checking its ids (bindFeed,
+  /// bindWrittenFeed, borrowFeed).
   std::optional<SessionError> bindFound(std::string_view program, std::string_view feed,
-                                        artifact::DType dtype, size_t size, size_t programIndex,
-                                        size_t feedIndex, uint32_t buffer, std::string &error);
+                                        artifact::DType dtype, const void *data, size_t size,
+                                        size_t programIndex, size_t feedIndex,
+                                        std::string &error, bool idsChecked = false);
+  /// Makes the program read feed `feedIndex` (buffer `buffer`) from its
+  /// buffer again if it was borrowed.
+  void returnBorrowed(ProgramState &state, size_t feedIndex, uint32_t buffer);
   /// The state buffer of variable `name` after checking `dtype` and `size`.
   std::optional<SessionError> findVariable(std::string_view name,
                                            artifact::DType dtype, size_t size,

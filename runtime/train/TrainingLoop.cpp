@@ -32,6 +32,19 @@
 namespace kiln::train {
 namespace {
 
+/// How the batches' feeds got their bytes, for the input line: read where
+/// the data set holds them (borrowed), written into the feeds, or both.
+std::string howFeedsWereBound(const TrainingModel::FeedCounts &counts) {
+  int64_t all = counts.inPlace + counts.copied;
+  if (all > 0 && counts.copied == 0)
+    return "each batch read where the data set holds it, no copy";
+  if (counts.inPlace == 0)
+    return "each written into the feeds by the step's thread";
+  return std::to_string((counts.inPlace * 100 + all / 2) / all) +
+         "% of the feeds read where the data set holds them, the others written into the "
+         "feeds by the step's thread";
+}
+
 using Clock = std::chrono::steady_clock;
 
 /// fp16 loss scaling: skipped steps in a row that end training (the scale
@@ -226,6 +239,7 @@ private:
   /// Seconds the steps spent taking their batches from the reader (waiting
   /// for its prefetch thread) and binding them to the feeds.
   double inputSeconds = 0;
+  TrainingModel::FeedCounts feedCounts;
   /// fp16 loss scaling: the scale after the last step, whether it skipped
   /// its update, and how many steps did (in all, and in a row).
   double lossScale = 0;
@@ -326,7 +340,7 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
   for (int64_t micro = 0; micro < model.accumulateSteps(); ++micro) {
     double microLoss = 0;
     Clock::time_point inputBegin = Clock::now();
-    bool bound = model.bindBatch(*session, batchProgram, reader, error);
+    bool bound = model.bindBatch(*session, batchProgram, reader, error, &feedCounts);
     inputSeconds += std::chrono::duration<double>(Clock::now() - inputBegin).count();
     if (!bound ||
         (lookahead && parameters->currentStep() < options.steps &&
@@ -561,9 +575,9 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       << static_cast<int64_t>(total * 1e3 + 0.5) << " ms reading and binding batches ("
       << (total > 0 ? static_cast<int64_t>(inputSeconds / total * 1000 + 0.5) / 10.0 : 0.0)
       << "%, "
-      << (options.prefetchBatches > 0
-              ? std::to_string(options.prefetchBatches) + " ahead on a thread of its own"
-              : std::string("each written into the feeds by the step's thread"))
+      << (options.prefetchBatches > 0 ? std::to_string(options.prefetchBatches) +
+                                              " ahead on a thread of its own"
+                                        : howFeedsWereBound(feedCounts))
       << ")\n";
   int cores = cpu::usableCores();
   out << "threads: " << cpu::processThreads() << " on " << cores << (cores == 1 ? " core" : " cores");

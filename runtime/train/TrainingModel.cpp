@@ -181,9 +181,29 @@ bool TrainingModel::bindBatch(exec::Session &session, const char *program,
 }
 
 bool TrainingModel::bindBatch(exec::Session &session, const char *program,
-                              data::BatchReader &reader, std::string &error) const {
-  if (reader.prefetch() > 0)
+                              data::BatchReader &reader, std::string &error,
+                              FeedCounts *counts) const {
+  FeedCounts none;
+  FeedCounts &count = counts ? *counts : none;
+  if (reader.prefetch() > 0) {
+    count.copied += static_cast<int64_t>(specs_.size());
     return bindBatch(session, program, reader.next(), error);
+  }
+  std::vector<const uint8_t *> pieces;
+  if (reader.nextInPlace(pieces)) {
+    // The data set checked every row's ids against the batch program's
+    // bounds (specs_) when it was loaded: no second pass for that program.
+    bool idsChecked = std::string_view(program) == batchProgram();
+    for (size_t i = 0; i < specs_.size(); ++i) {
+      bool borrowed = false;
+      if (!check(session.borrowFeed(program, specs_[i].name, feedTypes_[i], pieces[i],
+                                    reader.feedBytes(i), borrowed, error, idsChecked)))
+        return false;
+      ++(borrowed ? count.inPlace : count.copied);
+    }
+    return true;
+  }
+  count.copied += static_cast<int64_t>(specs_.size());
   std::vector<uint8_t *> destinations(specs_.size());
   for (size_t i = 0; i < specs_.size(); ++i) {
     void *address = nullptr;

@@ -66,11 +66,19 @@ public:
   /// Binds one batch (a buffer per feed spec) to `program`'s feeds.
   bool bindBatch(exec::Session &session, const char *program,
                  const std::vector<std::vector<uint8_t>> &batch, std::string &error) const;
+  /// How the feeds of the batches bindBatch bound got their bytes.
+  struct FeedCounts {
+    int64_t inPlace = 0; ///< Read where the data set holds them (borrowed).
+    int64_t copied = 0;  ///< Written into the feeds' buffers.
+  };
   /// Binds `reader`'s next batch to `program`'s feeds: without prefetch,
-  /// written straight into the feeds' buffers (one copy); with it, copied
-  /// from the batch the reader's thread prepared.
+  /// read where the data set holds it when it lies there in one piece and
+  /// the program can read each feed from elsewhere (Session::borrowFeed:
+  /// no copy), else written straight into the feeds' buffers (one copy);
+  /// with prefetch, copied from the batch the reader's thread prepared.
+  /// Adds to `*counts` when given.
   bool bindBatch(exec::Session &session, const char *program, data::BatchReader &reader,
-                 std::string &error) const;
+                 std::string &error, FeedCounts *counts = nullptr) const;
   /// Has `session` start the first pulls of `program`'s next run for
   /// `batch` (a batch not bound yet; Session::prefetchPulls).
   bool prefetchBatch(exec::Session &session, const char *program,

@@ -547,6 +547,32 @@ TEST(ArtifactLoaderTest, RejectsBadProductsByBlocks) {
                 std::to_string(blockedOf(sample).gemm.a) + ")");
 }
 
+TEST(ArtifactLoaderTest, RejectsFeedViewsElsewhere) {
+  auto feedsOf = [](ArtifactSpec &spec) -> std::vector<BindingSpec> & {
+    return forward(spec).feeds;
+  };
+  ArtifactSpec good = sampleArtifact();
+  uint32_t x = feedsOf(good)[0].buffer;
+  uint32_t view = good.addBuffer(Region_Arena, DType_F32, {8});
+  good.buffers[view].offset = good.buffers[x].offset;
+  feedsOf(good)[0].views = std::vector<uint32_t>{view};
+  std::string error;
+  EXPECT_NE(VerifiedArtifact::fromFileBytes("test.kiln", good.fileBytes(), error), nullptr)
+      << error;
+  const std::string at = kForward + ".feeds[0] ('x').views[0]";
+  EXPECT_EQ(rejection([&](ArtifactSpec &spec) {
+              feedsOf(spec)[0].views = std::vector<uint32_t>{feedsOf(spec)[1].buffer};
+            }),
+            at + ": buffer " + std::to_string(feedsOf(good)[1].buffer) +
+                " is not a view of the feed's buffer " + std::to_string(x) +
+                " (another buffer at its offset, no larger)");
+  EXPECT_EQ(rejection([&](ArtifactSpec &spec) { feedsOf(spec)[0].views = std::vector<uint32_t>{x}; }),
+            at + ": buffer " + std::to_string(x) + " is not a view of the feed's buffer " +
+                std::to_string(x) + " (another buffer at its offset, no larger)");
+  EXPECT_EQ(rejection([&](ArtifactSpec &spec) { feedsOf(spec)[0].views = std::vector<uint32_t>{99}; }),
+            at + ": buffer 99 does not exist (the artifact has 8 buffers)");
+}
+
 TEST(ArtifactLoaderTest, RejectsNonPositiveGemmSizes) {
   EXPECT_EQ(rejection([](ArtifactSpec &spec) { gemmOf(spec).m = 0; }),
             kForward + ".instructions[2] (Gemm).m: 0 is not a positive size");

@@ -138,8 +138,8 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<Binding>>>
 buildBindings(Builder &fbb, const std::vector<BindingSpec> &specs) {
   std::vector<flatbuffers::Offset<Binding>> bindings;
   for (const BindingSpec &spec : specs)
-    bindings.push_back(
-        CreateBinding(fbb, fbb.CreateString(spec.name), spec.buffer));
+    bindings.push_back(CreateBinding(fbb, fbb.CreateString(spec.name), spec.buffer, 0, false,
+                                     spec.views ? fbb.CreateVector(*spec.views) : 0));
   return fbb.CreateVector(bindings);
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <variant>
 #include <vector>
@@ -45,8 +46,12 @@ struct VariableSpec {
 };
 
 struct BindingSpec {
+  BindingSpec() = default;
+  BindingSpec(std::string name, uint32_t buffer) : name(std::move(name)), buffer(buffer) {}
   std::string name;
   uint32_t buffer = 0;
+  /// A feed's views; absent: not stated (as an older kilnc wrote).
+  std::optional<std::vector<uint32_t>> views;
 };
 
 struct KernelCallSpec {

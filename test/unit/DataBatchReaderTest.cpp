@@ -176,6 +176,53 @@ TEST(DataBatchReaderTest, WritesBatchesIntoTheCallersBuffers) {
   EXPECT_EQ(reader.nextIndex(), 42);
 }
 
+// Tests reading a batch where the data set holds it (no shuffle, no
+// prefetch, TrainingModel::bindBatch): the pieces are the data set's own
+// bytes for exactly the batches that lie in one piece, the others (those
+// that wrap into the next epoch) are written as nextInto writes them, and
+// the two ways together give the batches next() gives; replicas too.
+TEST(DataBatchReaderTest, ReadsBatchesInPlaceWhereTheyLieInOnePiece) {
+  for (int64_t replicas : {1, 2}) {
+    BatchOptions options{6, false, 0, 0, replicas, replicas - 1};
+    std::vector<std::vector<int64_t>> expected = read(50, options, 1, 30);
+    std::shared_ptr<const Dataset> data = indexedDataset(50);
+    BatchReader reader(data, options);
+    reader.start(1);
+    std::vector<std::vector<uint8_t>> batch = {std::vector<uint8_t>(reader.feedBytes(0)),
+                                               std::vector<uint8_t>(reader.feedBytes(1))};
+    int inPlace = 0;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      std::vector<const uint8_t *> pieces;
+      uint64_t first = ((i + 1) * replicas + replicas - 1) * 6 % 50;
+      if (reader.nextInPlace(pieces)) {
+        ++inPlace;
+        EXPECT_LE(first + 6, 50u) << "batch " << i;
+        ASSERT_EQ(pieces.size(), 2u);
+        EXPECT_EQ(pieces[0], data->columns[0].data() + first * 8) << "batch " << i;
+        EXPECT_EQ(pieces[1], data->columns[1].data() + first * 8) << "batch " << i;
+        std::memcpy(batch[0].data(), pieces[0], batch[0].size());
+        std::memcpy(batch[1].data(), pieces[1], batch[1].size());
+      } else {
+        EXPECT_GT(first + 6, 50u) << "batch " << i;
+        reader.nextInto({batch[0].data(), batch[1].data()});
+      }
+      EXPECT_EQ(rowsOf(batch, 6), expected[i]) << "batch " << i;
+    }
+    EXPECT_GT(inPlace, 20);
+    EXPECT_EQ(reader.nextIndex(), 31);
+  }
+  // Shuffled or prefetched batches are never in place; before start(), an error.
+  std::vector<const uint8_t *> pieces;
+  BatchReader shuffled(indexedDataset(50), {6, true, 11, 0});
+  EXPECT_THROW(shuffled.nextInPlace(pieces), std::logic_error);
+  shuffled.start(0);
+  EXPECT_FALSE(shuffled.nextInPlace(pieces));
+  EXPECT_EQ(shuffled.nextIndex(), 0);
+  BatchReader prefetched(indexedDataset(50), {6, false, 0, 2});
+  prefetched.start(0);
+  EXPECT_FALSE(prefetched.nextInPlace(pieces));
+}
+
 TEST(DataBatchReaderTest, RestartsFromAnyIndex) {
   BatchOptions options{4, true, 5, 3};
   BatchReader reader(indexedDataset(9), options);

@@ -237,6 +237,73 @@ TEST_F(RuntimeSessionTest, BindsAFeedWrittenInPlace) {
             SessionError::NotFound);
 }
 
+// Tests binding a feed to the caller's bytes where they are (borrowFeed):
+// the program reads them there, not its buffer (poisoned); binding the feed
+// by copy afterwards reads the buffer again (the borrowed bytes poisoned);
+// a feed whose views the artifact does not state, or that the program
+// fetches, is copied instead, with the same results.
+TEST(RuntimeSessionBorrowTest, ReadsABorrowedFeedWhereItIs) {
+  ArtifactSpec spec = sampleArtifact();
+  ProgramSpec &forward = spec.programs[1];
+  std::get<KernelCallSpec>(forward.instructions[0]).outputs = 1; // add: writes sum.
+  forward.feeds[0].views = std::vector<uint32_t>{};                 // x: no views.
+  std::shared_ptr<const Executable> executable = load(spec);
+  ASSERT_NE(executable, nullptr);
+  std::string error;
+  std::unique_ptr<Session> session = Session::create(executable, error);
+  ASSERT_NE(session, nullptr) << error;
+  ASSERT_FALSE(session->run("init", error)) << error;
+  std::vector<float> x = {1, -2, 3, -4, 5, -6, 7, -8}, y(8, 0.5f), out(6), copied(6);
+  auto bindY = [&] {
+    return session->bindFeed("forward", "y", DType_F32, y.data(), 32, error);
+  };
+  ASSERT_FALSE(session->bindFeed("forward", "x", DType_F32, x.data(), 32, error));
+  ASSERT_FALSE(bindY());
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  ASSERT_FALSE(session->readFetch("forward", "out", DType_F32, copied.data(), 24, error));
+
+  std::vector<float> nan(8, NAN), borrowedX = x;
+  bool borrowed = false;
+  ASSERT_FALSE(session->borrowFeed("forward", "x", DType_F32, borrowedX.data(), 32, borrowed,
+                                   error))
+      << error;
+  EXPECT_TRUE(borrowed);
+  std::memcpy(session->bufferAddress(X), nan.data(), 32);
+  ASSERT_FALSE(bindY());
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  ASSERT_FALSE(session->readFetch("forward", "out", DType_F32, out.data(), 24, error));
+  EXPECT_EQ(out, copied);
+
+  // Copied again: the buffer is read, not the borrowed bytes.
+  ASSERT_FALSE(session->bindFeed("forward", "x", DType_F32, x.data(), 32, error));
+  std::fill(borrowedX.begin(), borrowedX.end(), NAN);
+  ASSERT_FALSE(bindY());
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  ASSERT_FALSE(session->readFetch("forward", "out", DType_F32, out.data(), 24, error));
+  EXPECT_EQ(out, copied);
+
+  // y's views are not stated: copied (the same results).
+  ASSERT_FALSE(session->borrowFeed("forward", "x", DType_F32, x.data(), 32, borrowed, error));
+  EXPECT_TRUE(borrowed);
+  ASSERT_FALSE(session->borrowFeed("forward", "y", DType_F32, y.data(), 32, borrowed, error));
+  EXPECT_FALSE(borrowed);
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  ASSERT_FALSE(session->readFetch("forward", "out", DType_F32, out.data(), 24, error));
+  EXPECT_EQ(out, copied);
+  // The same checks as bindFeed.
+  EXPECT_EQ(session->borrowFeed("forward", "x", DType_F32, x.data(), 28, borrowed, error),
+            SessionError::InvalidArgument);
+
+  // A feed the program fetches too stays in its buffer.
+  forward.fetches.push_back({"x again", forward.feeds[0].buffer});
+  executable = load(spec);
+  ASSERT_NE(executable, nullptr);
+  session = Session::create(executable, error);
+  ASSERT_NE(session, nullptr) << error;
+  ASSERT_FALSE(session->borrowFeed("forward", "x", DType_F32, x.data(), 32, borrowed, error));
+  EXPECT_FALSE(borrowed);
+}
+
 TEST_F(RuntimeSessionTest, ChecksFetchNamesDTypesAndSizes) {
   ASSERT_FALSE(bind("x", std::vector<float>(8)));
   ASSERT_FALSE(bind("y", std::vector<float>(8)));
