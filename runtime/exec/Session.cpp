@@ -238,7 +238,8 @@ std::optional<SessionError> Session::feedAddress(std::string_view program, std::
 
 std::optional<SessionError> Session::bindWrittenFeed(std::string_view program,
                                                      std::string_view feed, DType dtype,
-                                                     size_t size, std::string &error) {
+                                                     size_t size, std::string &error,
+                                                     bool idsChecked) {
   size_t programIndex = 0, feedIndex = 0;
   uint32_t buffer = 0;
   if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
@@ -246,7 +247,7 @@ std::optional<SessionError> Session::bindWrittenFeed(std::string_view program,
   ProgramState &state = programs_[programIndex];
   returnBorrowed(state, feedIndex, buffer);
   return bindFound(program, feed, dtype, addresses_[buffer], size, programIndex, feedIndex,
-                   error);
+                   error, idsChecked);
 }
 
 std::optional<SessionError> Session::bindFound(std::string_view program, std::string_view feed,

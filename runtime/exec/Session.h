@@ -63,9 +63,10 @@ public:
                                           std::string &error);
   /// Binds feed `feed` of `program` to what its buffer holds (written
   /// through feedAddress), after the checks bindFeed makes of the values.
+  /// `idsChecked`: as for borrowFeed.
   std::optional<SessionError> bindWrittenFeed(std::string_view program, std::string_view feed,
                                               artifact::DType dtype, size_t size,
-                                              std::string &error);
+                                              std::string &error, bool idsChecked = false);
   /// Binds feed `feed` of `program` to the `size` bytes at `data` where
   /// they are, with no copy, when every instruction reading the feed can
   /// read them there (ResolvedProgram::canPointFeed), else copies them as

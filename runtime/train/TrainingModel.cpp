@@ -185,15 +185,11 @@ bool TrainingModel::bindBatch(exec::Session &session, const char *program,
                               FeedCounts *counts) const {
   FeedCounts none;
   FeedCounts &count = counts ? *counts : none;
-  if (reader.prefetch() > 0) {
-    count.copied += static_cast<int64_t>(specs_.size());
-    return bindBatch(session, program, reader.next(), error);
-  }
+  // The data set checked every row's ids against the batch program's
+  // bounds (specs_) when it was loaded: no second pass for that program.
+  bool idsChecked = std::string_view(program) == batchProgram();
   std::vector<const uint8_t *> pieces;
-  if (reader.nextInPlace(pieces)) {
-    // The data set checked every row's ids against the batch program's
-    // bounds (specs_) when it was loaded: no second pass for that program.
-    bool idsChecked = std::string_view(program) == batchProgram();
+  auto borrowAll = [&]() {
     for (size_t i = 0; i < specs_.size(); ++i) {
       bool borrowed = false;
       if (!check(session.borrowFeed(program, specs_[i].name, feedTypes_[i], pieces[i],
@@ -202,7 +198,17 @@ bool TrainingModel::bindBatch(exec::Session &session, const char *program,
       ++(borrowed ? count.inPlace : count.copied);
     }
     return true;
+  };
+  if (reader.prefetch() > 0) {
+    // The reader's slot stays as it is until the following next(): the
+    // step reads the batch there.
+    const std::vector<std::vector<uint8_t>> &batch = reader.next();
+    for (const std::vector<uint8_t> &feed : batch)
+      pieces.push_back(feed.data());
+    return borrowAll();
   }
+  if (reader.nextInPlace(pieces))
+    return borrowAll();
   count.copied += static_cast<int64_t>(specs_.size());
   std::vector<uint8_t *> destinations(specs_.size());
   for (size_t i = 0; i < specs_.size(); ++i) {
@@ -215,7 +221,7 @@ bool TrainingModel::bindBatch(exec::Session &session, const char *program,
   reader.nextInto(destinations);
   for (size_t i = 0; i < specs_.size(); ++i)
     if (!check(session.bindWrittenFeed(program, specs_[i].name, feedTypes_[i],
-                                       reader.feedBytes(i), error)))
+                                       reader.feedBytes(i), error, idsChecked)))
       return false;
   return true;
 }

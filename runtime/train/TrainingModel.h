@@ -75,8 +75,9 @@ public:
   /// read where the data set holds it when it lies there in one piece and
   /// the program can read each feed from elsewhere (Session::borrowFeed:
   /// no copy), else written straight into the feeds' buffers (one copy);
-  /// with prefetch, copied from the batch the reader's thread prepared.
-  /// Adds to `*counts` when given.
+  /// with prefetch, read likewise where the reader's thread laid it out.
+  /// The batch program skips the id pass (the data set checked its rows
+  /// when loaded). Adds to `*counts` when given.
   bool bindBatch(exec::Session &session, const char *program, data::BatchReader &reader,
                  std::string &error, FeedCounts *counts = nullptr) const;
   /// Has `session` start the first pulls of `program`'s next run for
