@@ -155,6 +155,24 @@ void BatchReader::nextInto(const std::vector<uint8_t *> &destinations) {
   ++nextIndex_;
 }
 
+namespace {
+
+/// One example's bytes of a feed: the common small sizes (an id, a label, a
+/// few ids or features) as inlined moves, not a call to memcpy each.
+inline void copyRow(uint8_t *out, const uint8_t *in, size_t size) {
+  switch (size) {
+  case 4: std::memcpy(out, in, 4); return;
+  case 8: std::memcpy(out, in, 8); return;
+  case 16: std::memcpy(out, in, 16); return;
+  case 24: std::memcpy(out, in, 24); return;
+  case 32: std::memcpy(out, in, 32); return;
+  case 64: std::memcpy(out, in, 64); return;
+  default: std::memcpy(out, in, size); return;
+  }
+}
+
+} // namespace
+
 bool BatchReader::nextInPlace(std::vector<const uint8_t *> &pieces) {
   if (!started_)
     throw std::logic_error("BatchReader: nextInPlace() before start()");
@@ -196,7 +214,7 @@ void BatchReader::fillInto(uint8_t *const *outs, int64_t index) {
         continue;
       }
       for (int64_t k = 0; k < run; ++k)
-        std::memcpy(out + k * size, in + (*order)[first + k] * size, size);
+        copyRow(out + k * size, in + (*order)[first + k] * size, size);
     }
     done += run;
     position += run;
