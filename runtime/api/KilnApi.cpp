@@ -148,6 +148,29 @@ bool isKnownDType(kiln_dtype dtype) {
   return artifact::isKnownDType(static_cast<artifact::DType>(dtype));
 }
 
+/// kiln_session_bind_feed and kiln_session_borrow_feed: the argument checks
+/// both make (named after `function`), then `bind` with the feed's dtype.
+template <typename Bind>
+kiln_status *bindFeedAs(const char *function, kiln_session *session, const char *program,
+                        const char *feed, kiln_dtype dtype, const void *data,
+                        size_t byte_size, const Bind &bind) {
+  if (!session)
+    return nullArgument(function, "session");
+  if (!program)
+    return nullArgument(function, "program");
+  if (!feed)
+    return nullArgument(function, "feed");
+  if (!data && byte_size)
+    return nullArgument(function, "data");
+  return guard([&]() -> kiln_status * {
+    if (!isKnownDType(dtype))
+      return makeStatus(KILN_INVALID_ARGUMENT, std::string(function) + ": unknown dtype " +
+                                                   std::to_string(static_cast<int>(dtype)));
+    std::string error;
+    return fromSession(bind(static_cast<artifact::DType>(dtype), error), error);
+  });
+}
+
 } // namespace
 
 extern "C" {
@@ -316,25 +339,27 @@ void kiln_session_free(kiln_session *session) { delete session; }
 kiln_status *kiln_session_bind_feed(kiln_session *session, const char *program,
                                     const char *feed, kiln_dtype dtype,
                                     const void *data, size_t byte_size) {
-  if (!session)
-    return nullArgument("kiln_session_bind_feed", "session");
-  if (!program)
-    return nullArgument("kiln_session_bind_feed", "program");
-  if (!feed)
-    return nullArgument("kiln_session_bind_feed", "feed");
-  if (!data && byte_size)
-    return nullArgument("kiln_session_bind_feed", "data");
-  return guard([&]() -> kiln_status * {
-    if (!isKnownDType(dtype))
-      return makeStatus(KILN_INVALID_ARGUMENT,
-                        "kiln_session_bind_feed: unknown dtype " +
-                            std::to_string(static_cast<int>(dtype)));
-    std::string error;
-    return fromSession(session->session->bindFeed(
-                           program, feed, static_cast<artifact::DType>(dtype),
-                           data, byte_size, error),
-                       error);
-  });
+  return bindFeedAs("kiln_session_bind_feed", session, program, feed, dtype, data, byte_size,
+                    [&](artifact::DType type, std::string &error) {
+                      return session->session->bindFeed(program, feed, type, data, byte_size,
+                                                        error);
+                    });
+}
+
+kiln_status *kiln_session_borrow_feed(kiln_session *session, const char *program,
+                                      const char *feed, kiln_dtype dtype, const void *data,
+                                      size_t byte_size, int *out_borrowed) {
+  if (!out_borrowed)
+    return nullArgument("kiln_session_borrow_feed", "out_borrowed");
+  return bindFeedAs("kiln_session_borrow_feed", session, program, feed, dtype, data, byte_size,
+                    [&](artifact::DType type, std::string &error) {
+                      bool borrowed = false;
+                      auto failure = session->session->borrowFeed(program, feed, type, data,
+                                                                  byte_size, borrowed, error);
+                      if (!failure)
+                        *out_borrowed = borrowed ? 1 : 0;
+                      return failure;
+                    });
 }
 
 kiln_status *kiln_session_run(kiln_session *session, const char *program) {

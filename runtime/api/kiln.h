@@ -14,7 +14,9 @@
  *  - Names and shapes the artifact queries return point into the artifact
  *    handle and stay valid until it is freed.
  *  - Feed data is copied in by kiln_session_bind_feed; fetch data is copied
- *    out by kiln_session_read_fetch. The runtime keeps no caller pointer.
+ *    out by kiln_session_read_fetch. The runtime keeps no caller pointer,
+ *    except the bytes kiln_session_borrow_feed reads where they are, until
+ *    the next run.
  *
  * Threading
  *  - An artifact is immutable once loaded: any number of threads may query
@@ -155,6 +157,20 @@ KILN_API kiln_status *kiln_session_bind_feed(kiln_session *session,
                                              const char *feed, kiln_dtype dtype,
                                              const void *data,
                                              size_t byte_size);
+/* As kiln_session_bind_feed, but the program reads the bytes at `data`
+   where they are, with no copy, when every instruction reading the feed can
+   (*out_borrowed = 1); the bytes must then stay valid and unchanged until
+   `program` has run, and any later binding of the feed puts it back in its
+   own buffer. Where an instruction cannot (a convolution, a 16-bit product,
+   a feed the program also fetches, an artifact from an older kilnc), the
+   bytes are copied as kiln_session_bind_feed copies them (*out_borrowed =
+   0). */
+KILN_API kiln_status *kiln_session_borrow_feed(kiln_session *session,
+                                               const char *program,
+                                               const char *feed, kiln_dtype dtype,
+                                               const void *data,
+                                               size_t byte_size,
+                                               int *out_borrowed);
 /* Runs `program`; every one of its feeds must be bound. */
 KILN_API kiln_status *kiln_session_run(kiln_session *session,
                                        const char *program);

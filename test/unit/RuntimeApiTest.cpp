@@ -109,6 +109,54 @@ TEST_F(RuntimeApiTest, ASessionOutlivesItsArtifact) {
             KILN_OK);
 }
 
+// Tests kiln_session_borrow_feed: in an artifact that lists the feeds'
+// views and its kernels' outputs, x is read where the caller keeps it (the
+// relu fetch follows the caller's bytes); y, which the sample's fetch
+// "relu" does not read but whose views are not listed, is copied.
+TEST(RuntimeApiBorrowTest, ReadsAFeedWhereTheCallerKeepsIt) {
+  ArtifactSpec spec = sampleArtifact();
+  ProgramSpec &forward = spec.programs[1];
+  std::get<KernelCallSpec>(forward.instructions[0]).outputs = 1;
+  forward.feeds[0].views = std::vector<uint32_t>{};
+  TemporaryDirectory dir;
+  std::string path = dir.file("borrow.kiln");
+  writeFile(path, spec.fileBytes());
+  kiln_artifact *artifact = nullptr;
+  kiln_session *session = nullptr;
+  ASSERT_EQ(take(kiln_artifact_load(path.c_str(), &artifact)).code, KILN_OK);
+  ASSERT_EQ(take(kiln_session_create(artifact, &session)).code, KILN_OK);
+  std::vector<float> x = {1, -2, 3, -4, 5, -6, 7, -8}, y(8, 0.5f), relu(8);
+  int borrowed = -1;
+  ASSERT_EQ(take(kiln_session_borrow_feed(session, "forward", "x", KILN_DTYPE_F32, x.data(), 32,
+                                          &borrowed))
+                .code,
+            KILN_OK);
+  EXPECT_EQ(borrowed, 1);
+  ASSERT_EQ(take(kiln_session_borrow_feed(session, "forward", "y", KILN_DTYPE_F32, y.data(), 32,
+                                          &borrowed))
+                .code,
+            KILN_OK);
+  EXPECT_EQ(borrowed, 0);
+  x[0] = 10; // Read where it is: the run sees the change; y was copied.
+  y[0] = 100;
+  ASSERT_EQ(take(kiln_session_run(session, "forward")).code, KILN_OK);
+  ASSERT_EQ(take(kiln_session_read_fetch(session, "forward", "relu", KILN_DTYPE_F32, relu.data(),
+                                         32))
+                .code,
+            KILN_OK);
+  EXPECT_EQ(relu[0], 10.5f);
+  EXPECT_EQ(relu[2], 3.5f);
+  StatusResult missing = take(kiln_session_borrow_feed(session, "forward", "x", KILN_DTYPE_F32,
+                                                       x.data(), 32, nullptr));
+  EXPECT_EQ(missing.code, KILN_INVALID_ARGUMENT);
+  EXPECT_EQ(missing.message, "kiln_session_borrow_feed: out_borrowed is NULL");
+  StatusResult size = take(kiln_session_borrow_feed(session, "forward", "x", KILN_DTYPE_F32,
+                                                    x.data(), 28, &borrowed));
+  EXPECT_EQ(size.code, KILN_INVALID_ARGUMENT);
+  kiln_session_free(session);
+  kiln_artifact_free(artifact);
+}
+
 TEST_F(RuntimeApiTest, LoadFailuresNameTheFile) {
   kiln_artifact *other = nullptr;
   StatusResult missing = take(kiln_artifact_load("/no/such.kiln", &other));
