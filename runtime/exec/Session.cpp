@@ -177,12 +177,20 @@ std::optional<SessionError> Session::bindFeed(std::string_view program,
   uint32_t buffer = 0;
   if (auto failure = findFeed(program, feed, dtype, size, programIndex, feedIndex, buffer, error))
     return failure;
+  return copyFound(program, feed, dtype, data, size, programIndex, feedIndex, buffer, error);
+}
+
+std::optional<SessionError> Session::copyFound(std::string_view program, std::string_view feed,
+                                               DType dtype, const void *data, size_t size,
+                                               size_t programIndex, size_t feedIndex,
+                                               uint32_t buffer, std::string &error,
+                                               bool idsChecked) {
   programs_[programIndex].fed[feedIndex] = false;
   returnBorrowed(programs_[programIndex], feedIndex, buffer);
   if (size)
     std::memcpy(addresses_[buffer], data, size);
   return bindFound(program, feed, dtype, addresses_[buffer], size, programIndex, feedIndex,
-                   error);
+                   error, idsChecked);
 }
 
 std::optional<SessionError> Session::borrowFeed(std::string_view program, std::string_view feed,
@@ -196,7 +204,8 @@ std::optional<SessionError> Session::borrowFeed(std::string_view program, std::s
     return failure;
   ProgramState &state = programs_[programIndex];
   if (!state.steps.canPointFeed(buffer))
-    return bindFeed(program, feed, dtype, data, size, error);
+    return copyFound(program, feed, dtype, data, size, programIndex, feedIndex, buffer, error,
+                     idsChecked);
   state.fed[feedIndex] = false;
   state.steps.pointFeed(buffer, data);
   state.borrowed[feedIndex] = borrowed = true;

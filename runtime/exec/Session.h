@@ -175,6 +175,12 @@ private:
                                         artifact::DType dtype, const void *data, size_t size,
                                         size_t programIndex, size_t feedIndex,
                                         std::string &error, bool idsChecked = false);
+  /// Copies `size` bytes at `data` into the buffer of the feed findFeed
+  /// found and binds it (bindFeed, and borrowFeed where it cannot borrow).
+  std::optional<SessionError> copyFound(std::string_view program, std::string_view feed,
+                                        artifact::DType dtype, const void *data, size_t size,
+                                        size_t programIndex, size_t feedIndex, uint32_t buffer,
+                                        std::string &error, bool idsChecked = false);
   /// Makes the program read feed `feedIndex` (buffer `buffer`) from its
   /// buffer again if it was borrowed.
   void returnBorrowed(ProgramState &state, size_t feedIndex, uint32_t buffer);
