@@ -10,6 +10,8 @@
 
 #include "runtime/data/SplitMix.h"
 
+#include <omp.h>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
@@ -36,8 +38,10 @@ BatchReader::BatchReader(std::shared_ptr<const Dataset> data,
   if (options_.shuffle && data_->rows > (int64_t(1) << 32))
     throw std::invalid_argument("BatchReader: shuffling more than 2^32 rows "
                                 "is not supported");
-  for (const FeedSpec &spec : data_->specs)
+  for (const FeedSpec &spec : data_->specs) {
     exampleBytes_.push_back(exampleBytes(spec));
+    rowBytes_ += exampleBytes_.back();
+  }
   slots_.resize(static_cast<size_t>(options_.prefetch) + 1);
   for (Slot &slot : slots_) {
     for (size_t bytes : exampleBytes_)
@@ -203,21 +207,43 @@ void BatchReader::fillInto(uint8_t *const *outs, int64_t index) {
     uint64_t first = position % rows;
     int64_t run = static_cast<int64_t>(
         std::min<uint64_t>(rows - first, static_cast<uint64_t>(batch - done)));
-    const std::vector<uint32_t> *order =
-        options_.shuffle ? &permutation(epoch) : nullptr;
+    if (options_.shuffle) {
+      gather(outs, done, permutation(epoch).data() + first, run);
+    } else {
+      for (size_t f = 0; f < exampleBytes_.size(); ++f) {
+        size_t size = exampleBytes_[f];
+        std::memcpy(outs[f] + done * size, data.columns[f].data() + first * size, run * size);
+      }
+    }
+    done += run;
+    position += run;
+  }
+}
+
+void BatchReader::gather(uint8_t *const *outs, int64_t done, const uint32_t *rows,
+                         int64_t count) {
+  const Dataset &data = *data_;
+  auto copyRows = [&](int64_t begin, int64_t end) {
     for (size_t f = 0; f < exampleBytes_.size(); ++f) {
       size_t size = exampleBytes_[f];
       uint8_t *out = outs[f] + done * size;
       const uint8_t *in = data.columns[f].data();
-      if (!order) {
-        std::memcpy(out, in + first * size, run * size);
-        continue;
-      }
-      for (int64_t k = 0; k < run; ++k)
-        copyRow(out + k * size, in + (*order)[first + k] * size, size);
+      for (int64_t k = begin; k < end; ++k)
+        copyRow(out + k * size, in + rows[k] * size, size);
     }
-    done += run;
-    position += run;
+  };
+  int64_t threads = std::min<int64_t>(
+      {options_.prefetch == 0 ? options_.gatherThreads : 1,
+       static_cast<int64_t>(count * rowBytes_ / kGatherBytesPerThread), count});
+  if (threads <= 1) {
+    copyRows(0, count);
+    return;
+  }
+  // The rows are disjoint: any split copies the same bytes.
+#pragma omp parallel num_threads(threads)
+  {
+    int64_t part = omp_get_thread_num(), parts = omp_get_num_threads();
+    copyRows(count * part / parts, count * (part + 1) / parts);
   }
 }
 

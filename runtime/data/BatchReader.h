@@ -55,7 +55,15 @@ struct BatchOptions {
   /// reader serves (0 <= replica < replicas).
   int64_t replicas = 1;
   int64_t replica = 0;
+  /// OpenMP threads that gather a shuffled batch's rows when it is made on
+  /// the caller's thread (prefetch 0) and large enough to pay for waking
+  /// them (kGatherBytesPerThread each): the threads the step's kernels use,
+  /// idle while the batch is read.
+  int gatherThreads = 1;
 };
+
+/// The least bytes of a shuffled batch each gathering thread copies.
+constexpr size_t kGatherBytesPerThread = 32 * 1024;
 
 class BatchReader {
 public:
@@ -113,11 +121,16 @@ private:
   void produce();
   /// Batch `index` into `outs`, one per feed.
   void fillInto(uint8_t *const *outs, int64_t index);
+  /// The data set's rows rows[0..count) into `outs` from the batch's
+  /// position `done` on (a shuffled run), on gatherThreads threads when it
+  /// is large enough.
+  void gather(uint8_t *const *outs, int64_t done, const uint32_t *rows, int64_t count);
   const std::vector<uint32_t> &permutation(int64_t epoch);
 
   std::shared_ptr<const Dataset> data_;
   BatchOptions options_;
   std::vector<size_t> exampleBytes_;
+  size_t rowBytes_ = 0; ///< exampleBytes_ summed: one example of every feed.
   std::vector<Slot> slots_;
   Permutation permutations_[2]; ///< The two epochs a batch can span.
   int64_t nextIndex_ = 0;

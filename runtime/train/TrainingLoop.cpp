@@ -482,7 +482,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     return false;
 
   data::BatchReader reader(trainData, {model.batchSize(), options.shuffle, options.seed,
-                                       options.prefetchBatches, worldSize(), rank});
+                                       options.prefetchBatches, worldSize(), rank,
+                                       cpu::availableThreads()});
   reader.start(startStep * model.accumulateSteps());
   if (parameters && options.ps.async && options.ps.prefetch && model.accumulateSteps() == 1) {
     lookahead = std::make_unique<data::BatchReader>(

@@ -176,6 +176,21 @@ TEST(DataBatchReaderTest, WritesBatchesIntoTheCallersBuffers) {
   EXPECT_EQ(reader.nextIndex(), 42);
 }
 
+// Tests that a shuffled batch gathered on several threads (one large enough
+// to split: 16 bytes a row, 7,000 rows a batch, 3 threads of at least
+// kGatherBytesPerThread each) holds what one thread gathers, batches that
+// span two epochs included; and that with prefetch the reader's own thread
+// gathers alone, the same rows.
+TEST(DataBatchReaderTest, GathersShuffledBatchesOnSeveralThreads) {
+  BatchOptions options{7000, true, 5, 0};
+  ASSERT_GE(size_t(options.batchSize) * 16, 3 * kGatherBytesPerThread);
+  std::vector<std::vector<int64_t>> alone = read(12000, options, 0, 5);
+  options.gatherThreads = 3;
+  EXPECT_EQ(read(12000, options, 0, 5), alone);
+  options.prefetch = 1;
+  EXPECT_EQ(read(12000, options, 0, 5), alone);
+}
+
 // Tests reading a batch where the data set holds it (no shuffle, no
 // prefetch, TrainingModel::bindBatch): the pieces are the data set's own
 // bytes for exactly the batches that lie in one piece, the others (those
