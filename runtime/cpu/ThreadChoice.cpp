@@ -19,7 +19,7 @@ int ThreadChoice::next(int available, bool splittable) {
     trial_ = true;
     return (run - window_) % 2 ? available : 1;
   }
-  return chosen_ ? std::min(chosen_, std::max(available, 1)) : 1;
+  return chosen_ ? std::min(chosen_, std::max(available, 1)) : available;
 }
 
 void ThreadChoice::record(int threads, int available, double seconds) {

@@ -7,17 +7,33 @@
 // products on one thread, 2^22 made its 2M-MAC ones slower on two; a kernel
 // of 65,536 iterations gains on two threads when each iteration reads nine
 // tensors and loses when it reads one. So each such step measures itself
-// where it runs: after kWarmup runs on one thread, kTrials runs alternate
-// between one thread and the session's, and the step keeps the faster by the
-// fastest run of each (one thread unless all save 10%). A machine shared
-// with other work can mislead one such window (a neighbour busy on the
-// second core makes every split run slow: a transformer's products all
-// chose one thread and its steps took twice as long), so the step measures
-// again in a later window, each starting kRetrialFactor times later than
-// the one before ended (runs 2, 88, 432, 1808, ...): a choice is never
-// older than about three quarters of the run, at the price of the trial
-// runs (40 of the first 108, 60 of the first 452), half of them on the
-// slower choice.
+// where it runs: in a window of kTrials runs it alternates between one
+// thread and the session's, and keeps the faster by the fastest run of each
+// (one thread unless all save 10%).
+//
+// In context. What a step costs on one thread depends on where its inputs
+// were computed: wide&deep's ReLU gradient (65,536 elements) takes 10 us on
+// one thread after steps that all ran on that thread, and 36 us after a
+// product split over two, whose rows it must then fetch from the other
+// core's cache (20 us split the same way). Windows where every step
+// alternated at once (until 2026-12-06) timed each step's one-thread runs
+// after one-thread producers, chose one thread for such kernels, and left
+// the MLP, wide&deep and the transformer 5-7% slower than every split step
+// on all threads. So the steps take their windows in turn: step position p
+// (stagger(), the order of the program's measured steps) is in group
+// p mod kGroups, group g's first window starts at run kWarmup + g * kTrials,
+// and meanwhile the other steps keep their choice, or, before their own
+// first window, all threads (the usual winner). Neighbouring steps are in
+// different groups, so each is timed after and before its neighbours as
+// they will run.
+//
+// A machine shared with other work can mislead one window (a neighbour busy
+// on the second core makes every split run slow: a transformer's products
+// all chose one thread and its steps took twice as long), so each step
+// measures again in a later window starting kRetrialFactor times later than
+// its last one ended (group 0: runs 2, 48, 232, 968, ...; group 3: 32, 168,
+// 712, ...): a choice is never older than about three quarters of the run,
+// at the price of the trial runs, half of them on the slower choice.
 //
 // Since the choice comes from timings, it must not change results. "All
 // threads" is kiln's own split: for a product (cpu::gemm) whole products of a
@@ -42,14 +58,21 @@ namespace kiln::cpu {
 class ThreadChoice {
 public:
   static constexpr int kWarmup = 2;
-  static constexpr int kTrials = 20;
+  static constexpr int kTrials = 10;
+  static constexpr int kGroups = 4;
   static constexpr int kRetrialFactor = 4;
+  /// The run by which every step has had its first window.
+  static constexpr int kFirstWindowsEnd = kWarmup + kGroups * kTrials;
+
+  /// Places the step at `position` among the program's measured steps: its
+  /// group's windows (call before the first next()).
+  void stagger(int position) { window_ = kWarmup + (position % kGroups) * kTrials; }
 
   /// The threads for the step's next run (call once per run), given the
   /// session's (`available`) and whether the step can be split over them
-  /// without changing its bits: 1 or `available`. A step that cannot be
-  /// split, or a session of one thread, is settled on one at once (nothing
-  /// to measure).
+  /// without changing its bits: 1 or `available` (`available` before its
+  /// first window). A step that cannot be split, or a session of one
+  /// thread, is settled on one at once (nothing to measure).
   int next(int available, bool splittable);
   /// Whether the run next() just gave is a trial, to be timed and recorded.
   bool measuring() const { return trial_; }

@@ -322,6 +322,11 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       break; // The validator refuses these.
     }
   }
+  // The measured steps take their trial windows in turn (ThreadChoice.h).
+  int position = 0;
+  for (const Step &step : steps_)
+    if (cpu::ThreadChoice *choice = threadChoice(step))
+      choice->stagger(position++);
 }
 
 ResolvedProgram::BlockedGemmStep
@@ -464,18 +469,23 @@ void ResolvedProgram::startProfiling(int64_t warmRuns) {
   stepSeconds_.assign(steps_.size(), 0.0);
 }
 
+cpu::ThreadChoice *ResolvedProgram::threadChoice(const Step &step) {
+  if (const auto *kernel = std::get_if<KernelStep>(&step); kernel && kernel->rowFunction)
+    return &kernel->threads;
+  if (const auto *gemm = std::get_if<GemmStep>(&step))
+    return &gemm->threads;
+  if (const auto *blocked = std::get_if<BlockedGemmStep>(&step))
+    return &blocked->threads;
+  if (const auto *sparse = std::get_if<SparseStep>(&step))
+    return &sparse->threads;
+  return nullptr;
+}
+
 ProgramProfile ResolvedProgram::profile() const {
   std::vector<int> threads(steps_.size(), 0);
-  for (size_t i = 0; i < steps_.size(); ++i) {
-    if (const auto *kernel = std::get_if<KernelStep>(&steps_[i]); kernel && kernel->rowFunction)
-      threads[i] = kernel->threads.chosen();
-    else if (const auto *gemm = std::get_if<GemmStep>(&steps_[i]))
-      threads[i] = gemm->threads.chosen();
-    else if (const auto *blocked = std::get_if<BlockedGemmStep>(&steps_[i]))
-      threads[i] = blocked->threads.chosen();
-    else if (const auto *sparse = std::get_if<SparseStep>(&steps_[i]))
-      threads[i] = sparse->threads.chosen();
-  }
+  for (size_t i = 0; i < steps_.size(); ++i)
+    if (const cpu::ThreadChoice *choice = threadChoice(steps_[i]))
+      threads[i] = choice->chosen();
   return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_, std::move(threads)};
 }
 

@@ -172,6 +172,8 @@ private:
                             SparseAllReduceStartStep, SparseAllReduceWaitStep, ParameterStep,
                             PullGroupStep>;
   /// A BlockedGemm's product and update, its arguments in kernelArgs_.
+  /// The step's measured choice of threads, if it has one.
+  static cpu::ThreadChoice *threadChoice(const Step &step);
   BlockedGemmStep resolveBlockedGemm(const Executable &executable,
                                      const artifact::BlockedGemm &blocked,
                                      const FeedSites &addresses);

@@ -91,9 +91,8 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
 
 /// Train steps --profile leaves untimed: the first runs measure the threads
 /// of each matrix product and row-parallel kernel (ThreadChoice: warm-up,
-/// then trials).
-constexpr int64_t kProfileWarmRuns =
-    cpu::ThreadChoice::kWarmup + cpu::ThreadChoice::kTrials;
+/// then each group's first window).
+constexpr int64_t kProfileWarmRuns = cpu::ThreadChoice::kFirstWindowsEnd;
 
 /// Tags of the collectives the loop makes itself, apart from the
 /// artifact's buckets (which count up from 0).

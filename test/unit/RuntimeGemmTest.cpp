@@ -193,7 +193,7 @@ TEST(RuntimeGemmTest, LowPrecisionTakesInputsRoundedByKernels) {
 }
 
 // Tests the measured choice of one or all threads for a product: warm-up
-// runs on one thread and not counted, then alternating trials; all threads
+// runs on all threads and not counted, then alternating trials; all threads
 // kept only when their fastest run beats one thread's by 10%; one thread
 // always when the session has one, or when the product cannot be split
 // without changing its sums (3 rows, one product).
@@ -215,11 +215,12 @@ TEST(RuntimeGemmTest, ChoosesThreadsByMeasuring) {
     }
     EXPECT_EQ(asked.size(), size_t(cpu::ThreadChoice::kWarmup +
                                    cpu::ThreadChoice::kTrials));
-    EXPECT_EQ(asked[0], 1);
+    EXPECT_EQ(asked[0], 4);
     return std::make_pair(choice.next(4, true),
                           std::count(asked.begin(), asked.end(), 4));
   };
-  EXPECT_EQ(choose(rows, 1e-3, 0.5e-3), std::make_pair(4, long(cpu::ThreadChoice::kTrials / 2)));
+  EXPECT_EQ(choose(rows, 1e-3, 0.5e-3),
+            std::make_pair(4, long(cpu::ThreadChoice::kWarmup + cpu::ThreadChoice::kTrials / 2)));
   EXPECT_EQ(choose(rows, 1e-3, 0.95e-3).first, 1); // Not 10% faster: not worth the workers.
   EXPECT_EQ(choose(rows, 1e-3, 2e-3).first, 1);
   cpu::GemmShape thin = rows;
@@ -236,10 +237,10 @@ TEST(RuntimeGemmTest, ChoosesThreadsByMeasuring) {
 }
 
 // Tests that the choice is measured again in later windows: a first window
-// where all threads were slow (a busy neighbour) chooses one; between
-// windows nothing is timed and the choice holds; the window starting at
-// run 88 (kRetrialFactor times the 22 runs of the first) finds all threads
-// faster and takes them; the next starts at 432.
+// (runs 2-11) where all threads were slow (a busy neighbour) chooses one;
+// between windows nothing is timed and the choice holds; the window
+// starting at run 48 (kRetrialFactor times the 12 runs to the end of the
+// first) finds all threads faster and takes them; the next starts at 232.
 TEST(RuntimeGemmTest, MeasuresTheChoiceAgainLater) {
   cpu::ThreadChoice choice;
   std::vector<long> trials;
@@ -251,23 +252,53 @@ TEST(RuntimeGemmTest, MeasuresTheChoiceAgainLater) {
     choice.record(threads, 4, threads == 1 ? oneThread : allThreads);
     return threads;
   };
-  for (long i = 0; i < 22; ++i)
+  for (long i = 0; i < 12; ++i)
     run(i, 1e-3, 2e-3);
   EXPECT_EQ(choice.chosen(), 1);
-  for (long i = 22; i < 88; ++i)
+  for (long i = 12; i < 48; ++i)
     EXPECT_EQ(run(i, 1e-3, 0.5e-3), 1) << "run " << i;
   EXPECT_EQ(choice.chosen(), 1);
-  for (long i = 88; i < 108; ++i)
+  for (long i = 48; i < 58; ++i)
     run(i, 1e-3, 0.5e-3);
   EXPECT_EQ(choice.chosen(), 4);
-  for (long i = 108; i < 432; ++i)
+  for (long i = 58; i < 232; ++i)
     EXPECT_EQ(run(i, 1e-3, 0.5e-3), 4) << "run " << i;
   ASSERT_EQ(trials.size(), size_t(2 * cpu::ThreadChoice::kTrials));
   EXPECT_EQ(trials.front(), cpu::ThreadChoice::kWarmup);
-  EXPECT_EQ(trials[cpu::ThreadChoice::kTrials], 88);
-  EXPECT_EQ(trials.back(), 107);
-  run(432, 1e-3, 0.5e-3);
-  EXPECT_EQ(trials.back(), 432);
+  EXPECT_EQ(trials[cpu::ThreadChoice::kTrials], 48);
+  EXPECT_EQ(trials.back(), 57);
+  run(232, 1e-3, 0.5e-3);
+  EXPECT_EQ(trials.back(), 232);
+}
+
+// Tests that the steps of a program take their windows in turn: the step at
+// position p (of a program's measured steps) has its first window at run
+// 2 + (p mod 4) * 10, runs on all threads before it, and keeps its choice
+// after it while the later groups measure; positions 0 and 4 share a group.
+TEST(RuntimeGemmTest, NeighbouringStepsTakeTheirWindowsInTurn) {
+  const int groups = cpu::ThreadChoice::kGroups, trials = cpu::ThreadChoice::kTrials;
+  std::vector<cpu::ThreadChoice> steps(groups + 1);
+  for (int p = 0; p <= groups; ++p)
+    steps[p].stagger(p);
+  std::vector<std::vector<long>> measured(steps.size());
+  for (long run = 0; run < cpu::ThreadChoice::kFirstWindowsEnd; ++run)
+    for (size_t p = 0; p < steps.size(); ++p) {
+      int threads = steps[p].next(4, true);
+      if (!steps[p].measuring()) {
+        // Before its window: all threads; after: its choice (one here).
+        EXPECT_EQ(threads, steps[p].chosen() ? 1 : 4) << "position " << p << ", run " << run;
+        continue;
+      }
+      measured[p].push_back(run);
+      steps[p].record(threads, 4, threads == 1 ? 1e-3 : 2e-3);
+    }
+  for (size_t p = 0; p < steps.size(); ++p) {
+    long first = cpu::ThreadChoice::kWarmup + long(p % groups) * trials;
+    ASSERT_EQ(measured[p].size(), size_t(trials)) << "position " << p;
+    EXPECT_EQ(measured[p].front(), first) << "position " << p;
+    EXPECT_EQ(measured[p].back(), first + trials - 1) << "position " << p;
+    EXPECT_EQ(steps[p].chosen(), 1) << "position " << p;
+  }
 }
 
 // Tests that a product split over threads (by rows, or by products of a
