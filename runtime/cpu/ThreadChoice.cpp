@@ -15,7 +15,7 @@ int ThreadChoice::next(int available, bool splittable) {
   if (settled_)
     return 1;
   long run = runs_++;
-  if (run >= window_ && run < window_ + kTrials) {
+  if (run >= window_ && run < window_ + windowLength()) {
     trial_ = true;
     return (run - window_) % 2 ? available : 1;
   }
@@ -28,11 +28,12 @@ void ThreadChoice::record(int threads, int available, double seconds) {
   trial_ = false;
   double &fastest = fastest_[threads == 1 ? 0 : 1];
   fastest = std::min(fastest, seconds);
-  if (runs_ < window_ + kTrials)
+  if (runs_ < window_ + windowLength())
     return;
   chosen_ = fastest_[1] < 0.9 * fastest_[0] ? available : 1;
   fastest_[0] = fastest_[1] = INFINITY;
   window_ = runs_ * kRetrialFactor;
+  ++windows_;
 }
 
 } // namespace kiln::cpu

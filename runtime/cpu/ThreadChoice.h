@@ -7,9 +7,9 @@
 // products on one thread, 2^22 made its 2M-MAC ones slower on two; a kernel
 // of 65,536 iterations gains on two threads when each iteration reads nine
 // tensors and loses when it reads one. So each such step measures itself
-// where it runs: in a window of kTrials runs it alternates between one
-// thread and the session's, and keeps the faster by the fastest run of each
-// (one thread unless all save 10%).
+// where it runs: in a window of runs (kFirstTrials the first time, kTrials
+// later) it alternates between one thread and the session's, and keeps the
+// faster by the fastest run of each (one thread unless all save 10%).
 //
 // In context. What a step costs on one thread depends on where its inputs
 // were computed: wide&deep's ReLU gradient (65,536 elements) takes 10 us on
@@ -21,7 +21,9 @@
 // the MLP, wide&deep and the transformer 5-7% slower than every split step
 // on all threads. So the steps take their windows in turn: step position p
 // (stagger(), the order of the program's measured steps) is in group
-// p mod kGroups, group g's first window starts at run kWarmup + g * kTrials,
+// p mod kGroups, group g's first window starts at run
+// kWarmup + g * kFirstTrials (short, so that all end by run 26: a run of 50
+// steps is mostly past them),
 // and meanwhile the other steps keep their choice, or, before their own
 // first window, all threads (the usual winner). Neighbouring steps are in
 // different groups, so each is timed after and before its neighbours as
@@ -31,8 +33,8 @@
 // on the second core makes every split run slow: a transformer's products
 // all chose one thread and its steps took twice as long), so each step
 // measures again in a later window starting kRetrialFactor times later than
-// its last one ended (group 0: runs 2, 48, 232, 968, ...; group 3: 32, 168,
-// 712, ...): a choice is never older than about three quarters of the run,
+// its last one ended (group 0: runs 2, 32, 168, 712, ...; group 3: 20,
+// 104, 456, ...): a choice is never older than about three quarters of the run,
 // at the price of the trial runs, half of them on the slower choice.
 //
 // Since the choice comes from timings, it must not change results. "All
@@ -58,15 +60,16 @@ namespace kiln::cpu {
 class ThreadChoice {
 public:
   static constexpr int kWarmup = 2;
+  static constexpr int kFirstTrials = 6;
   static constexpr int kTrials = 10;
   static constexpr int kGroups = 4;
   static constexpr int kRetrialFactor = 4;
   /// The run by which every step has had its first window.
-  static constexpr int kFirstWindowsEnd = kWarmup + kGroups * kTrials;
+  static constexpr int kFirstWindowsEnd = kWarmup + kGroups * kFirstTrials;
 
   /// Places the step at `position` among the program's measured steps: its
   /// group's windows (call before the first next()).
-  void stagger(int position) { window_ = kWarmup + (position % kGroups) * kTrials; }
+  void stagger(int position) { window_ = kWarmup + (position % kGroups) * kFirstTrials; }
 
   /// The threads for the step's next run (call once per run), given the
   /// session's (`available`) and whether the step can be split over them
@@ -83,7 +86,10 @@ public:
 
 private:
   long runs_ = 0;         ///< Runs next() gave.
+  int windowLength() const { return windows_ ? kTrials : kFirstTrials; }
+
   long window_ = kWarmup; ///< The run the current or next window starts at.
+  int windows_ = 0;       ///< Windows ended.
   bool trial_ = false;
   int chosen_ = 0;
   bool settled_ = false; ///< One thread for good: nothing to measure.

@@ -214,13 +214,14 @@ TEST(RuntimeGemmTest, ChoosesThreadsByMeasuring) {
       choice.record(threads, 4, seconds);
     }
     EXPECT_EQ(asked.size(), size_t(cpu::ThreadChoice::kWarmup +
-                                   cpu::ThreadChoice::kTrials));
+                                   cpu::ThreadChoice::kFirstTrials));
     EXPECT_EQ(asked[0], 4);
     return std::make_pair(choice.next(4, true),
                           std::count(asked.begin(), asked.end(), 4));
   };
   EXPECT_EQ(choose(rows, 1e-3, 0.5e-3),
-            std::make_pair(4, long(cpu::ThreadChoice::kWarmup + cpu::ThreadChoice::kTrials / 2)));
+            std::make_pair(4, long(cpu::ThreadChoice::kWarmup +
+                                   cpu::ThreadChoice::kFirstTrials / 2)));
   EXPECT_EQ(choose(rows, 1e-3, 0.95e-3).first, 1); // Not 10% faster: not worth the workers.
   EXPECT_EQ(choose(rows, 1e-3, 2e-3).first, 1);
   cpu::GemmShape thin = rows;
@@ -237,10 +238,11 @@ TEST(RuntimeGemmTest, ChoosesThreadsByMeasuring) {
 }
 
 // Tests that the choice is measured again in later windows: a first window
-// (runs 2-11) where all threads were slow (a busy neighbour) chooses one;
-// between windows nothing is timed and the choice holds; the window
-// starting at run 48 (kRetrialFactor times the 12 runs to the end of the
-// first) finds all threads faster and takes them; the next starts at 232.
+// of 6 runs (2-7) where all threads were slow (a busy neighbour) chooses
+// one; between windows nothing is timed and the choice holds; the window of
+// 10 runs starting at run 32 (kRetrialFactor times the 8 runs to the end of
+// the first) finds all threads faster and takes them; the next starts at
+// 168.
 TEST(RuntimeGemmTest, MeasuresTheChoiceAgainLater) {
   cpu::ThreadChoice choice;
   std::vector<long> trials;
@@ -252,31 +254,32 @@ TEST(RuntimeGemmTest, MeasuresTheChoiceAgainLater) {
     choice.record(threads, 4, threads == 1 ? oneThread : allThreads);
     return threads;
   };
-  for (long i = 0; i < 12; ++i)
+  for (long i = 0; i < 8; ++i)
     run(i, 1e-3, 2e-3);
   EXPECT_EQ(choice.chosen(), 1);
-  for (long i = 12; i < 48; ++i)
+  for (long i = 8; i < 32; ++i)
     EXPECT_EQ(run(i, 1e-3, 0.5e-3), 1) << "run " << i;
   EXPECT_EQ(choice.chosen(), 1);
-  for (long i = 48; i < 58; ++i)
+  for (long i = 32; i < 42; ++i)
     run(i, 1e-3, 0.5e-3);
   EXPECT_EQ(choice.chosen(), 4);
-  for (long i = 58; i < 232; ++i)
+  for (long i = 42; i < 168; ++i)
     EXPECT_EQ(run(i, 1e-3, 0.5e-3), 4) << "run " << i;
-  ASSERT_EQ(trials.size(), size_t(2 * cpu::ThreadChoice::kTrials));
+  ASSERT_EQ(trials.size(),
+            size_t(cpu::ThreadChoice::kFirstTrials + cpu::ThreadChoice::kTrials));
   EXPECT_EQ(trials.front(), cpu::ThreadChoice::kWarmup);
-  EXPECT_EQ(trials[cpu::ThreadChoice::kTrials], 48);
-  EXPECT_EQ(trials.back(), 57);
-  run(232, 1e-3, 0.5e-3);
-  EXPECT_EQ(trials.back(), 232);
+  EXPECT_EQ(trials[cpu::ThreadChoice::kFirstTrials], 32);
+  EXPECT_EQ(trials.back(), 41);
+  run(168, 1e-3, 0.5e-3);
+  EXPECT_EQ(trials.back(), 168);
 }
 
 // Tests that the steps of a program take their windows in turn: the step at
 // position p (of a program's measured steps) has its first window at run
-// 2 + (p mod 4) * 10, runs on all threads before it, and keeps its choice
+// 2 + (p mod 4) * 6, runs on all threads before it, and keeps its choice
 // after it while the later groups measure; positions 0 and 4 share a group.
 TEST(RuntimeGemmTest, NeighbouringStepsTakeTheirWindowsInTurn) {
-  const int groups = cpu::ThreadChoice::kGroups, trials = cpu::ThreadChoice::kTrials;
+  const int groups = cpu::ThreadChoice::kGroups, trials = cpu::ThreadChoice::kFirstTrials;
   std::vector<cpu::ThreadChoice> steps(groups + 1);
   for (int p = 0; p <= groups; ++p)
     steps[p].stagger(p);

@@ -170,7 +170,7 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
         "drop rows with NaN/Inf or out-of-range ids"},
        {"--profile", nullptr, &training.profile, "",
         "after the run, where the train step's time went: by kind of instruction, and the "
-        "slowest (timed after the 42 warm-up steps that choose each product's and kernel's threads)"},
+        "slowest (timed after the 26 warm-up steps that choose each product's and kernel's threads)"},
        {"--profile-slowest", &numbers.profileSlowest, nullptr, "N",
         "with --profile: how many of the slowest instructions it names (default 5)"},
        {"--metrics-out", &training.metricsOut, nullptr, "FILE.jsonl",
