@@ -63,7 +63,10 @@ FailureOr<bool> elementwiseGradients(Operation *op, Value g, GradientBuilder &gb
   } else if (llvm::isa<SigmoidOp>(op)) {
     grads.assign({gb.mul(g, gb.mul(y, gb.sub(gb.splatLike(y, 1.0), y)))});
   } else if (llvm::isa<ReluOp>(op)) {
-    Value positive = gb.compare(ComparePredicate::gt, operand(0), gb.splatLike(operand(0), 0.0));
+    // relu(x) > 0 exactly where x > 0 (NaN and -0 included): the mask reads
+    // the output, which the forward keeps anyway, so the input (a product
+    // plus its bias, a convolution's) need not be kept for it.
+    Value positive = gb.compare(ComparePredicate::gt, y, gb.splatLike(y, 0.0));
     grads.assign({gb.where(positive, g)});
   } else if (llvm::isa<ErfOp>(op)) {
     // 2 / sqrt(pi) * exp(-x^2)

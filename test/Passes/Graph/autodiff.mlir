@@ -411,3 +411,24 @@ module attributes {kiln.train_spec = {loss = "loss"}} {
     return %l : tensor<f32>
   }
 }
+
+// -----
+
+// Tests that a ReLU's gradient masks where its output is > 0 (the same
+// positions as its input's), so that the input need not be kept for it.
+// CHECK-LABEL: func @train_step
+// CHECK: %[[H:.+]] = kiln.matmul
+// CHECK: %[[R:.+]] = kiln.relu %[[H]]
+// CHECK: %[[POSITIVE:.+]] = kiln.compare gt, %[[R]], %{{.+}} : tensor<8x2xf32>
+// CHECK-NOT: kiln.compare gt, %[[H]]
+// CHECK: kiln.select %[[POSITIVE]]
+module attributes {kiln.train_spec = {loss = "loss"}} {
+  kiln.variable @w : tensor<4x2xf32> init <zeros>
+  func.func @forward(%x: tensor<8x4xf32>, %t: tensor<8x2xf32>) -> (tensor<f32> {kiln.name = "loss"}) {
+    %w = kiln.read @w : tensor<4x2xf32>
+    %h = kiln.matmul %x, %w : (tensor<8x4xf32>, tensor<4x2xf32>) -> tensor<8x2xf32>
+    %r = kiln.relu %h : tensor<8x2xf32>
+    %l = kiln.mean_squared_error %r, %t : tensor<8x2xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
