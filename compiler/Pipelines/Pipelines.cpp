@@ -36,6 +36,7 @@ void buildTrainingPipeline(mlir::OpPassManager &pm) {
 void buildOptimizationPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseSoftmaxCrossEntropy());
   pm.addNestedPass<mlir::func::FuncOp>(createKilnMaskPooledGradients());
+  pm.addNestedPass<mlir::func::FuncOp>(createKilnReductionsByRows());
   pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseElementwise());
 }
 

@@ -104,6 +104,32 @@ def KilnMaskPooledGradients
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnReductionsByRows : Pass<"kiln-reductions-by-rows", "::mlir::func::FuncOp"> {
+  let summary = "A sum to one non-leading axis reads its input with that axis first";
+  let description = [{
+    A `kiln.reduce_sum` over every axis but one that is neither the first
+    nor the last (a convolution's bias gradient, [N, C, H, W] to
+    [1, C, 1, 1]) has an output whose first dimension is 1: its kernel
+    cannot be split over threads by rows. It becomes the sum of a
+    `kiln.transpose` that puts the kept axis first, over the other axes in
+    their order, reshaped to the original result. The fusion pass then reads
+    the input through the permutation inside the sum's kernel, which has C
+    rows. (The vectorized sums may round differently in the last bit.)
+
+    Before:
+    ```
+    %b = kiln.reduce_sum %g axes [0, 2, 3] {keep_dims} : tensor<32x32x28x28xf32> -> tensor<1x32x1x1xf32>
+    ```
+    After:
+    ```
+    %t = kiln.transpose %g [1, 0, 2, 3] : tensor<32x32x28x28xf32> -> tensor<32x32x28x28xf32>
+    %s = kiln.reduce_sum %t axes [1, 2, 3] : tensor<32x32x28x28xf32> -> tensor<32xf32>
+    %b = kiln.reshape %s : tensor<32xf32> -> tensor<1x32x1x1xf32>
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Groups producer-consumer chains of elementwise ops into kiln.fusion";
   let description = [{
