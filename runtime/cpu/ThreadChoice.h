@@ -15,27 +15,26 @@
 // were computed: wide&deep's ReLU gradient (65,536 elements) takes 10 us on
 // one thread after steps that all ran on that thread, and 36 us after a
 // product split over two, whose rows it must then fetch from the other
-// core's cache (20 us split the same way). Windows where every step
+// core's cache (20 us split the same way; its bf16 train step). Windows where every step
 // alternated at once (until 2026-12-06) timed each step's one-thread runs
 // after one-thread producers, chose one thread for such kernels, and left
 // the MLP, wide&deep and the transformer 5-7% slower than every split step
 // on all threads. So the steps take their windows in turn: step position p
 // (stagger(), the order of the program's measured steps) is in group
 // p mod kGroups, group g's first window starts at run
-// kWarmup + g * kFirstTrials (short, so that all end by run 26: a run of 50
-// steps is mostly past them),
-// and meanwhile the other steps keep their choice, or, before their own
-// first window, all threads (the usual winner). Neighbouring steps are in
-// different groups, so each is timed after and before its neighbours as
-// they will run.
+// kWarmup + g * kFirstTrials (short windows, so that all end by run 26 and a
+// run of 50 steps is mostly past them), and meanwhile the other steps keep
+// their choice, or, before their own first window, all threads (the usual
+// winner). Neighbouring steps are in different groups, so each is timed
+// after and before its neighbours as they will run.
 //
 // A machine shared with other work can mislead one window (a neighbour busy
 // on the second core makes every split run slow: a transformer's products
 // all chose one thread and its steps took twice as long), so each step
 // measures again in a later window starting kRetrialFactor times later than
 // its last one ended (group 0: runs 2, 32, 168, 712, ...; group 3: 20,
-// 104, 456, ...): a choice is never older than about three quarters of the run,
-// at the price of the trial runs, half of them on the slower choice.
+// 104, 456, ...): a choice is never older than about three quarters of the
+// run, at the price of the trial runs, half of them on the slower choice.
 //
 // Since the choice comes from timings, it must not change results. "All
 // threads" is kiln's own split: for a product (cpu::gemm) whole products of a
@@ -85,9 +84,9 @@ public:
   int chosen() const { return chosen_; }
 
 private:
-  long runs_ = 0;         ///< Runs next() gave.
   int windowLength() const { return windows_ ? kTrials : kFirstTrials; }
 
+  long runs_ = 0;         ///< Runs next() gave.
   long window_ = kWarmup; ///< The run the current or next window starts at.
   int windows_ = 0;       ///< Windows ended.
   bool trial_ = false;
