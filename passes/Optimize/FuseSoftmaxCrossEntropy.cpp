@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Optimize/Passes.h"
+#include "passes/Optimize/SplatConstants.h"
 
 #include "dialects/Kiln/KilnOps.h"
 
@@ -44,12 +45,10 @@ SmallVector<SoftmaxOp> softmaxesBeside(SoftmaxCrossEntropyOp loss) {
 
 /// The splat f32 value of `value` when a kiln.constant defines it.
 std::optional<double> splatOf(Value value) {
-  auto constant = value.getDefiningOp<ConstantOp>();
-  auto dense = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue())
-                        : DenseElementsAttr();
-  if (!dense || !dense.isSplat() || !dense.getElementType().isF32())
+  std::optional<APFloat> splat = splatFloat(value);
+  if (!splat || !llvm::cast<RankedTensorType>(value.getType()).getElementType().isF32())
     return std::nullopt;
-  return dense.getSplatValue<APFloat>().convertToDouble();
+  return splat->convertToDouble();
 }
 
 /// When `rows`' softmax is read only by its gradient, `(softmax -

@@ -12,10 +12,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Optimize/Passes.h"
+#include "passes/Optimize/SplatConstants.h"
 
 #include "dialects/Kiln/KilnOps.h"
 
-#include "mlir/IR/Matchers.h"
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNMASKPOOLEDGRADIENTS
@@ -29,13 +29,8 @@ namespace {
 
 /// Whether `value` is a splat 0 constant.
 bool isZero(Value value) {
-  DenseElementsAttr attr;
-  if (!value.getDefiningOp<ConstantOp>() || !matchPattern(value, m_Constant(&attr)) ||
-      !attr.isSplat())
-    return false;
-  if (auto number = llvm::dyn_cast<FloatAttr>(attr.getSplatValue<Attribute>()))
-    return number.getValue().isZero();
-  return false;
+  std::optional<APFloat> splat = splatFloat(value);
+  return splat && splat->isZero();
 }
 
 /// Whether two pooling ops have the same window.
