@@ -14,6 +14,10 @@
 //                emulated) vs its f32 ones, on the transformer example's
 //                shapes, both on the threads the fixed threshold gives them
 //                (OMP_NUM_THREADS=1: one core).
+//   transposed   few rows times a large B^T (a PyTorch Linear layer at a
+//                small batch): oneDNN's sgemm as written, one call per
+//                thread's rows as Kiln ran it before, vs cpu::gemm computing
+//                it as its transpose, on one thread and on the session's.
 //   sparse       an embedding table's lazy Adagrad update (kiln.sparse_apply)
 //                split over the threads (cpu::sparseApply: each its part of
 //                the ids) vs on one, on the examples' sizes and a larger
@@ -42,6 +46,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <dnnl.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <chrono>
@@ -253,6 +258,62 @@ void benchLowPrecision() {
   }
 }
 
+void benchTransposedProducts() {
+  int threads = kiln::cpu::availableThreads();
+  llvm::outs() << "few rows x large B^T, us: sgemm as written / as its transpose = speed-up, "
+                  "on 1 thread; on "
+               << threads << " where the rows split\n";
+  struct Case {
+    const char *what;
+    int64_t m, n, k;
+  };
+  const Case cases[] = {
+      {"PyTorch CNN fc1 32x128x3136", 32, 128, 3136},
+      {"Keras CNN fc1 dX 32x3136x128", 32, 3136, 128},
+      {"Linear 16x512x512", 16, 512, 512},
+      {"Linear 64x256x1024", 64, 256, 1024},
+  };
+  for (const Case &c : cases) {
+    kiln::cpu::GemmShape shape{1, c.m, c.n, c.k, false, true, false};
+    if (!kiln::cpu::computesTransposedProduct(shape))
+      die(std::string(c.what) + " is not computed as its transpose");
+    std::mt19937 rng(1);
+    std::uniform_real_distribution<float> value(-1, 1);
+    std::vector<float> a(c.m * c.k), b(c.n * c.k), out(c.m * c.n);
+    for (float &x : a)
+      x = value(rng);
+    for (float &x : b)
+      x = value(rng);
+    auto asWritten = [&](int split) {
+      return medianSeconds(51, [&] {
+#pragma omp parallel num_threads(split)
+        {
+          int t = omp_get_thread_num();
+          int64_t begin = c.m * t / split, end = c.m * (t + 1) / split;
+          dnnl_sgemm('N', 'T', end - begin, c.n, c.k, 1.0f, a.data() + begin * c.k, c.k, b.data(),
+                     c.k, 0.0f, out.data() + begin * c.n, c.n);
+        }
+      });
+    };
+    auto transposed = [&](int split) {
+      return medianSeconds(51, [&] {
+        std::string error;
+        if (!kiln::cpu::gemm(shape, a.data(), b.data(), out.data(), error, split))
+          die(error);
+      });
+    };
+    // Split as Kiln splits a product: at least 16 rows a thread (fewer
+    // reach oneDNN's matrix-vector path, other bits).
+    int split = kiln::cpu::canSplitGemm(shape, threads) ? threads : 1;
+    omp_set_num_threads(1);
+    double one = asWritten(1), oneT = transposed(1), all = asWritten(split),
+           allT = transposed(split);
+    llvm::outs() << llvm::format("  %-30s %7.1f / %7.1f = %.2f; %7.1f / %7.1f = %.2f\n", c.what,
+                                 one * 1e6, oneT * 1e6, one / oneT, all * 1e6, allT * 1e6,
+                                 all / allT);
+  }
+}
+
 void benchSparse() {
   int threads = kiln::cpu::availableThreads();
   llvm::outs() << "sparse Adagrad updates, us: 1 thread / " << threads
@@ -302,6 +363,7 @@ int main(int argc, char **argv) {
   benchDispatch(context);
   benchElementwise(context, quick);
   benchLowPrecision();
+  benchTransposedProducts();
   benchSparse();
   return 0;
 }

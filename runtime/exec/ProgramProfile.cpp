@@ -2,6 +2,9 @@
 
 #include "runtime/exec/ProgramProfile.h"
 
+#include "runtime/cpu/Gemm.h"
+#include "runtime/exec/ResolvedProgram.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -69,6 +72,8 @@ std::string describeInstruction(const Program &program, size_t index) {
             std::to_string(gemm->k());
     if (gemm->batch() > 1)
       what += " (" + std::to_string(gemm->batch()) + " products)";
+    if (gemm->precision() == DType_F32 && cpu::computesTransposedProduct(gemmShapeOf(*gemm)))
+      what += " as C^T = B A^T";
     if (gemm->precision() == DType_BF16)
       what += " bf16";
     else if (gemm->precision() == DType_F16)

@@ -381,6 +381,60 @@ TEST(RuntimeGemmTest, HandlesOneByOneAndVectorShapes) {
   }
 }
 
+// Tests the products computed as their transpose (C^T = B A^T: few rows
+// times a large B^T): the float64 product, the same bits on one and two
+// threads and by blocks of at least 16 rows (gemmRows, as BlockedGemm's
+// threads compute them); and that the shapes the rule leaves alone stay so.
+TEST(RuntimeGemmTest, FewRowsTimesALargeTransposedBAreComputedAsTheTranspose) {
+  std::mt19937 rng(std::random_device{}());
+  auto shapeOf = [](int64_t batch, int64_t m, int64_t n, int64_t k, bool sharedB) {
+    cpu::GemmShape shape;
+    shape.batch = batch;
+    shape.m = m;
+    shape.n = n;
+    shape.k = k;
+    shape.transposeB = true;
+    shape.sharedB = sharedB;
+    return shape;
+  };
+  for (cpu::GemmShape shape : {shapeOf(1, 16, 512, 512, false), shapeOf(1, 32, 128, 3136, false),
+                               shapeOf(1, 33, 3136, 128, false), shapeOf(1, 96, 512, 600, false),
+                               shapeOf(3, 20, 256, 1024, true)}) {
+    SCOPED_TRACE(describe(shape));
+    ASSERT_TRUE(cpu::computesTransposedProduct(shape));
+    Operands operands = randomOperands(shape, rng);
+    int64_t rows = shape.batch * shape.m;
+    std::vector<float> one(rows * shape.n, NAN), two(one.size(), NAN), blocks(one.size(), NAN);
+    std::string error;
+    ASSERT_TRUE(cpu::gemm(shape, operands.a.data(), operands.b.data(), one.data(), error, 1));
+    ASSERT_TRUE(cpu::gemm(shape, operands.a.data(), operands.b.data(), two.data(), error, 2));
+    cpu::GemmShape folded = shape;
+    folded.batch = 1;
+    folded.m = rows;
+    folded.sharedB = false;
+    for (int64_t begin = 0; begin < rows;) {
+      int64_t end = rows - begin < 2 * cpu::kGemmRowsPerThread ? rows : begin + 16 + begin % 3;
+      ASSERT_TRUE(cpu::gemmRows(folded, operands.a.data(), operands.b.data(),
+                                blocks.data() + begin * shape.n, begin, end, error))
+          << error;
+      begin = end;
+    }
+    ASSERT_EQ(std::memcmp(one.data(), two.data(), one.size() * 4), 0);
+    ASSERT_EQ(std::memcmp(one.data(), blocks.data(), one.size() * 4), 0);
+    expectProduct(shape, operands, one);
+  }
+  for (cpu::GemmShape shape : {shapeOf(1, 32, 1000, 128, false), shapeOf(1, 128, 512, 512, false),
+                               shapeOf(4, 32, 512, 512, false)}) {
+    SCOPED_TRACE(describe(shape));
+    EXPECT_FALSE(cpu::computesTransposedProduct(shape));
+  }
+  cpu::GemmShape untransposed = shapeOf(1, 32, 512, 512, false);
+  untransposed.transposeB = false;
+  EXPECT_FALSE(cpu::computesTransposedProduct(untransposed));
+  untransposed.transposeA = untransposed.transposeB = true;
+  EXPECT_FALSE(cpu::computesTransposedProduct(untransposed));
+}
+
 /// Runs `shape` as the one Gemm instruction of a session's forward program
 /// (buffers resolved from the artifact) on random operands; checks the
 /// result against them (rounded first for a bf16 or f16 product).
