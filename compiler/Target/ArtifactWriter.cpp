@@ -248,7 +248,7 @@ void Serializer::addStep(const Step &step, Instructions &out) {
                               op.getBeta2().convertToDouble(),
                               op.getEpsilon().convertToDouble(),
                               op.getWeightDecay().convertToDouble(), op.getDense(),
-                              apply.gatheredTag)
+                              apply.gatheredTag, apply.when)
             .Union());
   }
 }

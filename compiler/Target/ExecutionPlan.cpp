@@ -693,7 +693,7 @@ LogicalResult Planner::planSparseApply(SparseApplyOp apply) {
   // Every result must go back into the variable its operand was read from.
   SmallVector<Value> state = {apply.getParam()};
   llvm::append_range(state, apply.getSlots());
-  SparseApplyStep step{apply, -1, {}, -1, -1, -1, -1};
+  SparseApplyStep step{apply, -1, {}, -1, -1, -1, -1, -1};
   for (auto [operand, result] : llvm::zip(state, apply->getResults())) {
     auto read = operand.getDefiningOp<ReadOp>();
     auto assign = result.hasOneUse() ? llvm::dyn_cast<AssignOp>(*result.getUsers().begin())
@@ -728,8 +728,10 @@ LogicalResult Planner::planSparseApply(SparseApplyOp apply) {
   }
   step.lr = bufferOf(apply.getLr());
   step.step = bufferOf(apply.getStep());
-  for (int buffer : {step.indices, step.rows, step.lr, step.step})
-    use(buffer, index);
+  step.when = apply.getWhen() ? bufferOf(apply.getWhen()) : -1;
+  for (int buffer : {step.indices, step.rows, step.lr, step.step, step.when})
+    if (buffer >= 0)
+      use(buffer, index);
   program->steps.push_back(step);
   return success();
 }

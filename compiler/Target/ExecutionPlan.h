@@ -136,6 +136,7 @@ struct SparseApplyStep {
   int param;
   llvm::SmallVector<int> slots;
   int indices, rows, lr, step;
+  int when = -1; ///< An i1 scalar: the update runs where it is true (-1: always).
   int64_t gatheredTag = -1;
 };
 

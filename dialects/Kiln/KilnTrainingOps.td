@@ -245,7 +245,7 @@ def Kiln_ApplyAdagradOp : Kiln_ApplyOp<"apply_adagrad",
   }];
 }
 
-def Kiln_SparseApplyOp : Kiln_Op<"sparse_apply", [Pure]> {
+def Kiln_SparseApplyOp : Kiln_Op<"sparse_apply", [Pure, AttrSizedOperandSegments]> {
   let summary = "An optimizer update of `param` from a gradient given as rows";
   let description = [{
     The gradient is sparse: row `indices[i]` of `param` (`[R, ...]`) has
@@ -255,18 +255,24 @@ def Kiln_SparseApplyOp : Kiln_Op<"sparse_apply", [Pure]> {
     `dense`, every row gets the dense optimizer's update with a zero gradient
     where it was not named (torch.optim on an nn.Embedding's gradient). SGD
     and Adagrad give exactly the dense update either way. Slots are as in the dense ops: momentum's
-    velocity, Adam's m and v, Adagrad's accumulator. The runtime runs it (the
+    velocity, Adam's m and v, Adagrad's accumulator. With `when` (an i1
+    scalar), nothing changes where it is false: the step fp16 loss scaling
+    skips (its gradients not all finite). The runtime runs it (the
     parameter server will too), in place on the variables.
     ```
     %t2, %a2 = kiln.sparse_apply adagrad %t, [%a], %ids, %g, %lr, %step {epsilon = 1.0e-10}
         : (tensor<1000x16xf32>, tensor<1000x16xf32>, tensor<64xi64>, tensor<64x16xf32>, tensor<f32>, tensor<f32>)
         -> (tensor<1000x16xf32>, tensor<1000x16xf32>)
+    %t3 = kiln.sparse_apply sgd %t, [], %ids, %g, %lr, %step when %finite
+        : (tensor<1000x16xf32>, tensor<64xi64>, tensor<64x16xf32>, tensor<f32>, tensor<f32>, tensor<i1>)
+        -> tensor<1000x16xf32>
     ```
   }];
   let arguments = (ins Kiln_OptimizerKind:$optimizer, Kiln_FloatTensor:$param,
                        Variadic<Kiln_FloatTensor>:$slots,
                        Kiln_IndexTensor:$indices, Kiln_FloatTensor:$rows,
                        Kiln_FloatScalar:$lr, Kiln_FloatScalar:$step,
+                       Optional<0DTensorOf<[I1]>>:$when,
                        DefaultValuedAttr<F64Attr, "0.0">:$momentum,
                        UnitAttr:$nesterov,
                        DefaultValuedAttr<F64Attr, "0.9">:$beta1,
@@ -277,8 +283,8 @@ def Kiln_SparseApplyOp : Kiln_Op<"sparse_apply", [Pure]> {
   let results = (outs Kiln_FloatTensor:$new_param,
                       Variadic<Kiln_FloatTensor>:$new_slots);
   let assemblyFormat = [{
-    $optimizer $param `,` `[` $slots `]` `,` $indices `,` $rows `,` $lr `,` $step attr-dict
-    `:` functional-type(operands, results)
+    $optimizer $param `,` `[` $slots `]` `,` $indices `,` $rows `,` $lr `,` $step
+    (`when` $when^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = [{

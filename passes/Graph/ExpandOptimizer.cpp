@@ -226,11 +226,21 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
   if (!scale)
     return train.emitOpError("fp16 training needs the '")
            << kLossScaleVariable << "' variable kiln-autodiff adds";
+  // A sparse gradient the replicas exchange (data-parallel) is in kdist
+  // ops' hands, of a size known at run time: the replicas' checks would
+  // have to agree on rows only the runtime gathers.
+  auto exchanged = [](Value rows) {
+    auto byReplicas = [](Operation *op) {
+      return op && op->getName().getDialectNamespace() == "kdist";
+    };
+    return byReplicas(rows.getDefiningOp()) || llvm::any_of(rows.getUsers(), byReplicas) ||
+           !llvm::cast<RankedTensorType>(rows.getType()).hasStaticShape();
+  };
   for (Gradient &gradient : gradients)
-    if (gradient.ids)
+    if (gradient.ids && exchanged(gradient.rows))
       return train.emitOpError("fp16 loss scaling cannot skip the row updates of @")
              << gradient.variable.getSymName()
-             << " (an embedding table updated by rows) yet: use --precision=bf16";
+             << " (an embedding table whose rows the replicas gather) yet: use --precision=bf16";
   lossScale = read(scale);
   // A sum is finite when every element is (or the sum overflows: a step to
   // skip too); x - x is 0 then, NaN otherwise.
@@ -334,7 +344,8 @@ LogicalResult OptimizerExpansion::update(Gradient &gradient, Value lr, Value ste
     SmallVector<Type> slotTypes(slots.size(), variable.getTensorType());
     auto apply = builder.create<SparseApplyOp>(
         loc, variable.getTensorType(), slotTypes,
-        OptimizerKindAttr::get(module.getContext(), kind), param, slotValues, gradient.ids, gradient.rows, lr, step,
+        OptimizerKindAttr::get(module.getContext(), kind), param, slotValues, gradient.ids,
+        gradient.rows, lr, step, finite,
         builder.getF64FloatAttr(spec.momentum),
         spec.nesterov ? builder.getUnitAttr() : UnitAttr(),
         builder.getF64FloatAttr(spec.beta1), builder.getF64FloatAttr(spec.beta2),
@@ -360,9 +371,14 @@ LogicalResult OptimizerExpansion::update(Gradient &gradient, Value lr, Value ste
   } else {
     return train.emitOpError("unknown optimizer '") << spec.kind << "'";
   }
-  assign(variable, results[0]);
+  // A row update skips itself (`when`), in place: no select against the
+  // old table, which would keep a copy of it alive.
+  auto assignResult = [&](VariableOp target, Value value) {
+    gradient.ids ? assignAlways(target, value) : assign(target, value);
+  };
+  assignResult(variable, results[0]);
   for (auto [slot, value] : llvm::zip(slots, llvm::drop_begin(results)))
-    assign(slot, value);
+    assignResult(slot, value);
   return success();
 }
 

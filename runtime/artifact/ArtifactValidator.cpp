@@ -881,6 +881,18 @@ bool Validator::checkSparseApply(const std::string &field, const SparseApply &ap
                                         " is not the size of param");
   if (buffers_[apply.lr()].elementCount != 1 || buffers_[apply.step()].elementCount != 1)
     return fail(field, "lr and step must be scalars");
+  if (apply.when() >= 0) {
+    if (apply.when() > UINT32_MAX)
+      return fail(field + ".when", "buffer " + std::to_string(apply.when()) + " does not exist");
+    uint32_t when = static_cast<uint32_t>(apply.when());
+    if (!checkDType(field + ".when", when, {DType_I1}))
+      return false;
+    if (buffers_[when].elementCount != 1)
+      return fail(field + ".when", "must be a scalar");
+  } else if (apply.when() != -1) {
+    return fail(field + ".when", "is " + std::to_string(apply.when()) +
+                                     "; -1 (always) or a buffer index");
+  }
   return true;
 }
 

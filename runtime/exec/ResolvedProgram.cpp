@@ -49,6 +49,8 @@ ResolvedProgram::resolveSparseApply(const Artifact &root, const SparseApply &app
     update.rowWidth *= param.shape()->Get(d);
   update.lr = reinterpret_cast<const float *>(addresses[apply.lr()]);
   update.step = reinterpret_cast<const float *>(addresses[apply.step()]);
+  if (apply.when() >= 0)
+    step.when = reinterpret_cast<const uint8_t *>(addresses[static_cast<uint32_t>(apply.when())]);
   step.gatheredTag = apply.gathered_tag();
   return step;
 }
@@ -595,6 +597,8 @@ bool ResolvedProgram::run(std::string &error) const {
       // Split by ids over the threads, or on this one, whichever its trial
       // runs found faster (the same bits either way).
       auto apply = [&](const cpu::SparseUpdate &update) {
+        if (sparse->when && *sparse->when == 0)
+          return;
         int available = cpu::availableThreads();
         runOnChosenThreads(sparse->threads, available,
                            sparse->threads.chosen() ||

@@ -119,6 +119,9 @@ private:
     cpu::SparseUpdate update;
     /// >= 0: ids and rows from the sparse all-reduce of this tag.
     int64_t gatheredTag = -1;
+    /// An I1 scalar a kernel of the step writes: the update changes
+    /// nothing where it is 0 (a step fp16 loss scaling skips); null: always.
+    const uint8_t *when = nullptr;
     mutable cpu::ThreadChoice threads;
   };
   /// With `span` set, the bucket is reduced in place: its wait writes the

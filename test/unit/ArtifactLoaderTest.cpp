@@ -754,6 +754,37 @@ TEST(ArtifactLoaderTest, ChecksSparseAllReduces) {
                 "under tag 2");
 }
 
+// Tests a SparseApply's `when` (fp16 loss scaling's skip): an I1 scalar
+// buffer, or -1.
+TEST(ArtifactLoaderTest, ChecksASparseApplysCondition) {
+  auto withWhen = [](DType dtype, std::vector<int64_t> shape, int64_t at = 0) {
+    ArtifactSpec spec = sampleArtifact();
+    uint32_t ids = spec.addBuffer(Region_Arena, DType_I64, {2});
+    uint32_t step = spec.addBuffer(Region_Arena, DType_F32, {});
+    uint32_t when = spec.addBuffer(Region_Arena, dtype, shape);
+    SparseApplySpec apply;
+    apply.param = spec.variables[0].buffer;
+    apply.indices = ids;
+    apply.rows = Out;
+    apply.lr = apply.step = step;
+    apply.when = at ? at : when;
+    forward(spec).instructions.push_back(apply);
+    return spec;
+  };
+  std::string error;
+  EXPECT_TRUE(loads(withWhen(DType_I1, {}), error)) << error;
+  EXPECT_EQ(loadError(withWhen(DType_F32, {}).fileBytes()),
+            kForward + ".instructions[4] (SparseApply).when: buffer 10 is f32, which this "
+                       "instruction does not take");
+  EXPECT_EQ(loadError(withWhen(DType_I1, {2}).fileBytes()),
+            kForward + ".instructions[4] (SparseApply).when: must be a scalar");
+  EXPECT_EQ(loadError(withWhen(DType_I1, {}, -7).fileBytes()),
+            kForward + ".instructions[4] (SparseApply).when: is -7; -1 (always) or a buffer index");
+  EXPECT_EQ(loadError(withWhen(DType_I1, {}, int64_t(1) << 40).fileBytes()),
+            kForward + ".instructions[4] (SparseApply).when: buffer 1099511627776 does not "
+                       "exist");
+}
+
 // --- Convolutions ------------------------------------------------------------
 
 // What the convolution tests add to the sample: buffers x [1, 2, 5, 5],

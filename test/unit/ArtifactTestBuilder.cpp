@@ -64,7 +64,7 @@ buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
                              apply->momentum, /*nesterov=*/false,
                              /*beta1=*/0.9, /*beta2=*/0.999,
                              /*epsilon=*/1e-8, /*weight_decay=*/0, apply->dense,
-                             apply->gatheredTag)
+                             apply->gatheredTag, apply->when)
         .Union();
   }
   if (const auto *start = std::get_if<AllReduceStartSpec>(&spec)) {

@@ -94,6 +94,7 @@ struct SparseApplySpec {
   double momentum = 0;
   bool dense = false;
   int64_t gatheredTag = -1;
+  int64_t when = -1;
 };
 
 /// input [N, C, D...], filter [F, C / groups, K...], output [N, F, O...];

@@ -21,20 +21,25 @@ func.func @stop_gradient(%x: tensor<4x1xf32>, %i: tensor<?xi64>, %b: tensor<2xi1
 // -----
 
 // Tests that sparse_apply prints `dense` only when set, beside the other
-// hyperparameters, and that the flag survives the generic form.
+// hyperparameters, and its `when` condition only when given; and that both
+// survive the generic form.
 // CHECK-LABEL: func @sparse_apply_dense
 // CHECK: kiln.sparse_apply momentum %{{.+}}, [%{{.+}}], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {dense, momentum = 9.000000e-01 : f64} :
 // CHECK: kiln.sparse_apply momentum %{{.+}}, [%{{.+}}], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {momentum = 9.000000e-01 : f64} :
 // CHECK: kiln.sparse_apply adam %{{.+}}, [%{{.+}}, %{{.+}}], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {dense} :
 // CHECK-SAME: -> (tensor<100x4xf32>, tensor<100x4xf32>, tensor<100x4xf32>)
 // CHECK: kiln.sparse_apply sgd %{{.+}}, [], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} :
+// CHECK: kiln.sparse_apply adagrad %{{.+}}, [%{{.+}}], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} when %{{.+}} :
+// CHECK-SAME: tensor<f32>, tensor<i1>) -> (tensor<100x4xf32>, tensor<100x4xf32>)
 // GENERIC-LABEL: sym_name = "sparse_apply_dense"
 // GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, dense, epsilon = {{.+}}, optimizer = 1 : i32
 // GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, epsilon = {{.+}}, optimizer = 1 : i32
 // GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, dense, epsilon = {{.+}}, optimizer = 2 : i32
-// GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, epsilon = {{.+}}, optimizer = 0 : i32
+// GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, epsilon = {{.+}}, operandSegmentSizes = array<i32: 1, 0, 1, 1, 1, 1, 0>, optimizer = 0 : i32
+// GENERIC: "kiln.sparse_apply"({{.+}}) <{beta1 = {{[^,]+}}, beta2 = {{[^,]+}}, epsilon = {{.+}}, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1>, optimizer = 3 : i32
 func.func @sparse_apply_dense(%t: tensor<100x4xf32>, %v: tensor<100x4xf32>, %m: tensor<100x4xf32>,
-                              %ids: tensor<8xi64>, %g: tensor<8x4xf32>, %lr: tensor<f32>, %step: tensor<f32>) {
+                              %ids: tensor<8xi64>, %g: tensor<8x4xf32>, %lr: tensor<f32>, %step: tensor<f32>,
+                              %finite: tensor<i1>) {
   %0, %1 = kiln.sparse_apply momentum %t, [%v], %ids, %g, %lr, %step {momentum = 0.9, dense}
       : (tensor<100x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<8x4xf32>, tensor<f32>, tensor<f32>)
       -> (tensor<100x4xf32>, tensor<100x4xf32>)
@@ -46,6 +51,9 @@ func.func @sparse_apply_dense(%t: tensor<100x4xf32>, %v: tensor<100x4xf32>, %m: 
       -> (tensor<100x4xf32>, tensor<100x4xf32>, tensor<100x4xf32>)
   %5 = kiln.sparse_apply sgd %t, [], %ids, %g, %lr, %step
       : (tensor<100x4xf32>, tensor<8xi64>, tensor<8x4xf32>, tensor<f32>, tensor<f32>) -> tensor<100x4xf32>
+  %6:2 = kiln.sparse_apply adagrad %t, [%v], %ids, %g, %lr, %step when %finite
+      : (tensor<100x4xf32>, tensor<100x4xf32>, tensor<8xi64>, tensor<8x4xf32>, tensor<f32>, tensor<f32>, tensor<i1>)
+      -> (tensor<100x4xf32>, tensor<100x4xf32>)
   return
 }
 
