@@ -363,8 +363,15 @@ std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
       fbb.CreateString(host.features), fbb.CreateVector(kernelObject),
       fbb.CreateVectorOfStrings(symbols));
 
+  bool skipsRowUpdates = llvm::any_of(plan.programs, [](const ProgramPlan &planned) {
+    return llvm::any_of(planned.steps, [](const Step &step) {
+      const auto *apply = std::get_if<SparseApplyStep>(&step);
+      return apply && apply->when >= 0;
+    });
+  });
   auto artifact = fb::CreateArtifact(
-      fbb, kArtifactFormatVersion, fbb.CreateString("cpu"), fbb.CreateString("kilnc 0.1"),
+      fbb, skipsRowUpdates ? kArtifactFormatVersionWithWhen : kArtifactFormatVersion,
+      fbb.CreateString("cpu"), fbb.CreateString("kilnc 0.1"),
       fbb.CreateString(modelName.str()), plan.arenaBytes, plan.stateBytes,
       fbb.CreateVector(constants), fbb.CreateVector(buffers), fbb.CreateVector(variables),
       fbb.CreateVector(programs), kernels, trainingTable);

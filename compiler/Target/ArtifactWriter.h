@@ -11,7 +11,11 @@
 namespace kiln {
 
 /// Format version this compiler writes (artifact.fbs).
+/// The format version kilnc writes: 1, or 2 where a SparseApply has `when`
+/// (fp16 loss scaling of row updates), which a version-1 runtime would
+/// ignore; so artifacts without one still run on version-1 runtimes.
 constexpr uint32_t kArtifactFormatVersion = 1;
+constexpr uint32_t kArtifactFormatVersionWithWhen = 2;
 
 /// Serializes the artifact: the plan's buffers, variables, the `init`
 /// program (one InitVariable per variable), the planned programs

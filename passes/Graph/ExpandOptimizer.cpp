@@ -240,7 +240,8 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
     if (gradient.ids && exchanged(gradient.rows))
       return train.emitOpError("fp16 loss scaling cannot skip the row updates of @")
              << gradient.variable.getSymName()
-             << " (an embedding table whose rows the replicas gather) yet: use --precision=bf16";
+             << " (an embedding table whose rows the replicas gather, or whose row count is "
+                "known only at run time) yet: use --precision=bf16";
   lossScale = read(scale);
   // A sum is finite when every element is (or the sum overflows: a step to
   // skip too); x - x is 0 then, NaN otherwise.

@@ -882,8 +882,17 @@ bool Validator::checkSparseApply(const std::string &field, const SparseApply &ap
   if (buffers_[apply.lr()].elementCount != 1 || buffers_[apply.step()].elementCount != 1)
     return fail(field, "lr and step must be scalars");
   if (apply.when() >= 0) {
+    if (artifact_.format_version() < 2)
+      return fail(field + ".when", "needs format_version 2 (the artifact says " +
+                                       std::to_string(artifact_.format_version()) + ")");
+    if (apply.gathered_tag() >= 0)
+      return fail(field + ".when", "with gathered_tag: each replica would skip on its own "
+                                   "flag, and the tables would drift apart");
     if (apply.when() > UINT32_MAX)
-      return fail(field + ".when", "buffer " + std::to_string(apply.when()) + " does not exist");
+      return fail(field + ".when", "buffer " + std::to_string(apply.when()) +
+                                       " does not exist (the artifact has " +
+                                       std::to_string(sizeOf(artifact_.buffers())) +
+                                       " buffers)");
     uint32_t when = static_cast<uint32_t>(apply.when());
     if (!checkDType(field + ".when", when, {DType_I1}))
       return false;

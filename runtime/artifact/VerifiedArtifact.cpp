@@ -164,9 +164,10 @@ std::unique_ptr<VerifiedArtifact> VerifiedArtifact::fromFileBytes(
     return failure("the FlatBuffer fails verification (corrupt, or not "
                    "written from proto/kiln/artifact.fbs)");
   const Artifact *root = GetArtifact(flatbuffer);
-  if (root->format_version() != kFormatVersion)
+  if (root->format_version() < kOldestFormatVersion || root->format_version() > kFormatVersion)
     return failure("format_version " + std::to_string(root->format_version()) +
-                   " is not supported (this runtime reads version " +
+                   " is not supported (this runtime reads versions " +
+                   std::to_string(kOldestFormatVersion) + " to " +
                    std::to_string(kFormatVersion) + ")");
 
   std::unique_ptr<VerifiedArtifact> artifact(new VerifiedArtifact());

@@ -23,8 +23,10 @@
 
 namespace kiln::artifact {
 
-/// The format versions this runtime runs.
-constexpr uint32_t kFormatVersion = 1;
+/// The format versions this runtime runs: 1, and 2 (a SparseApply may have
+/// `when`, which a version-1 runtime would ignore).
+constexpr uint32_t kOldestFormatVersion = 1;
+constexpr uint32_t kFormatVersion = 2;
 
 /// Where a buffer lives, computed once by the validator.
 struct BufferLayout {

@@ -35,14 +35,19 @@ struct Plain {
   bool transposed; ///< Computed as C^T = B A^T (computesTransposedProduct).
 };
 
-/// Products of at most this many rows may be computed as their transpose:
-/// by oneDNN 1 and 2 threads on an EPYC Zen 4, the transposed form wins
-/// from 16 to 96 rows where B is large, and ties at 128.
+/// Products of kGemmRowsPerThread to this many rows may be computed as their
+/// transpose. Timed with oneDNN on an EPYC Zen 4, 1 and 2 threads, n x k
+/// from 1000 x 128 to 3136 x 128: 16 to 64 rows win 30-50% on one thread
+/// where B has 2^18 elements or more (0.99 for 64 x 256 x 1024, which wins
+/// 1.5x on two), 96 rows 5-30% on two, 128 rows tie. Below 16 rows oneDNN's
+/// matrix-vector path is faster as written (8 x 128 x 3136: 74 against
+/// 182 us).
 constexpr int64_t kTransposedMaxRows = 96;
-/// ... where B has at least this many elements (2^17, 1000 x 128, is a tie
-/// or a loss, 2^18 a win of 30-45%) ...
+/// ... where B has at least this many elements (2^17, 1000 x 128, ties or
+/// loses) ...
 constexpr int64_t kTransposedMinB = int64_t(1) << 18;
-/// ... and C at most this many, the size of each thread's scratch C^T.
+/// ... and C at most this many: each thread's scratch C^T, kept between
+/// calls outside the planned arena, is at most 4 MiB.
 constexpr int64_t kTransposedMaxC = int64_t(1) << 20;
 
 Plain plainOf(const GemmShape &shape) {
@@ -57,7 +62,8 @@ Plain plainOf(const GemmShape &shape) {
   p.strideB = shape.sharedB ? 0 : shape.k * shape.n;
   p.strideC = p.m * shape.n;
   p.transposed = shape.transposeB && !shape.transposeA && p.batch == 1 &&
-                 p.m <= kTransposedMaxRows && p.n * p.k >= kTransposedMinB &&
+                 p.m >= kGemmRowsPerThread && p.m <= kTransposedMaxRows &&
+                 p.n * p.k >= kTransposedMinB &&
                  p.m * p.n <= kTransposedMaxC;
   return p;
 }

@@ -56,14 +56,16 @@ constexpr int64_t kGemmRowsPerThread = 16;
 /// bits: batches to spread, or at least 16 rows for each.
 bool canSplitGemm(const GemmShape &shape, int threads);
 
-/// Whether the f32 product of `shape` is computed as its transpose: a
-/// single product (or a shared B's batches folded into rows) of few rows
-/// times a large B^T (a PyTorch Linear layer's [out, in] weight at a small
-/// batch, or a Keras Dense layer's input gradient) is C^T = B A^T, then
-/// transposed into C. As written, oneDNN repacks all of B for the few rows
-/// each call (and each thread); the other way round it packs the small A:
-/// 32 x 128 x 3136 on two threads 0.35 -> 0.19 ms (kiln-bench, docs/performance.md).
-/// The same bits on one thread and split by rows, as every product here.
+/// Whether `gemm` computes the product of `shape` as its transpose: a
+/// single product (or a shared B's batches folded into rows) of 16 to 96
+/// rows times a large B^T (a PyTorch Linear layer's [out, in] weight at a
+/// small batch, or a Keras Dense layer's input gradient) is C^T = B A^T,
+/// then transposed into C. As written, oneDNN repacks all of B for the few
+/// rows each call (and each thread); the other way round it packs the small
+/// A: 32 x 128 x 3136 on two threads 0.35 -> 0.19 ms (kiln-bench,
+/// docs/performance.md). f32 products, and bf16 or f16 ones where they are
+/// emulated (gemm on rounded inputs); not native bf16 ones. The same bits
+/// on one thread and split by rows, as every product here.
 bool computesTransposedProduct(const GemmShape &shape);
 
 /// The OpenMP threads a product (or convolution) of `macs` multiply-adds

@@ -183,11 +183,11 @@ TEST(ArtifactLoaderTest, RejectsAFlatBufferTheVerifierRefuses) {
 }
 
 TEST(ArtifactLoaderTest, RejectsUnknownFormatVersions) {
-  for (uint32_t version : {0u, 2u, 100u})
+  for (uint32_t version : {0u, 3u, 100u})
     EXPECT_EQ(
         rejection([&](ArtifactSpec &spec) { spec.formatVersion = version; }),
         "test.kiln: error: format_version " + std::to_string(version) +
-            " is not supported (this runtime reads version 1)");
+            " is not supported (this runtime reads versions 1 to 2)");
 }
 
 // --- Buffers -----------------------------------------------------------------
@@ -755,10 +755,12 @@ TEST(ArtifactLoaderTest, ChecksSparseAllReduces) {
 }
 
 // Tests a SparseApply's `when` (fp16 loss scaling's skip): an I1 scalar
-// buffer, or -1.
+// buffer, or -1; only in format version 2 (a version-1 runtime would ignore
+// it), and not on rows the replicas gathered.
 TEST(ArtifactLoaderTest, ChecksASparseApplysCondition) {
   auto withWhen = [](DType dtype, std::vector<int64_t> shape, int64_t at = 0) {
     ArtifactSpec spec = sampleArtifact();
+    spec.formatVersion = 2;
     uint32_t ids = spec.addBuffer(Region_Arena, DType_I64, {2});
     uint32_t step = spec.addBuffer(Region_Arena, DType_F32, {});
     uint32_t when = spec.addBuffer(Region_Arena, dtype, shape);
@@ -780,9 +782,21 @@ TEST(ArtifactLoaderTest, ChecksASparseApplysCondition) {
             kForward + ".instructions[4] (SparseApply).when: must be a scalar");
   EXPECT_EQ(loadError(withWhen(DType_I1, {}, -7).fileBytes()),
             kForward + ".instructions[4] (SparseApply).when: is -7; -1 (always) or a buffer index");
-  EXPECT_EQ(loadError(withWhen(DType_I1, {}, int64_t(1) << 40).fileBytes()),
+  ArtifactSpec far = withWhen(DType_I1, {}, int64_t(1) << 40);
+  EXPECT_EQ(loadError(far.fileBytes()),
             kForward + ".instructions[4] (SparseApply).when: buffer 1099511627776 does not "
-                       "exist");
+                       "exist (the artifact has " + std::to_string(far.buffers.size()) +
+                       " buffers)");
+  ArtifactSpec old = withWhen(DType_I1, {});
+  old.formatVersion = 1;
+  EXPECT_EQ(loadError(old.fileBytes()),
+            kForward + ".instructions[4] (SparseApply).when: needs format_version 2 (the "
+                       "artifact says 1)");
+  ArtifactSpec gathered = withWhen(DType_I1, {});
+  std::get<SparseApplySpec>(forward(gathered).instructions.back()).gatheredTag = 1;
+  EXPECT_EQ(loadError(gathered.fileBytes()),
+            kForward + ".instructions[4] (SparseApply).when: with gathered_tag: each replica "
+                       "would skip on its own flag, and the tables would drift apart");
 }
 
 // --- Convolutions ------------------------------------------------------------

@@ -384,7 +384,9 @@ TEST(RuntimeGemmTest, HandlesOneByOneAndVectorShapes) {
 // Tests the products computed as their transpose (C^T = B A^T: few rows
 // times a large B^T): the float64 product, the same bits on one and two
 // threads and by blocks of at least 16 rows (gemmRows, as BlockedGemm's
-// threads compute them); and that the shapes the rule leaves alone stay so.
+// threads compute them; 16 rows is one block, the smallest taken); and that
+// the shapes the rule leaves alone stay so (a small B, 128 rows, a batch of
+// its own Bs, fewer than 16 rows).
 TEST(RuntimeGemmTest, FewRowsTimesALargeTransposedBAreComputedAsTheTranspose) {
   std::mt19937 rng(std::random_device{}());
   auto shapeOf = [](int64_t batch, int64_t m, int64_t n, int64_t k, bool sharedB) {
@@ -424,7 +426,8 @@ TEST(RuntimeGemmTest, FewRowsTimesALargeTransposedBAreComputedAsTheTranspose) {
     expectProduct(shape, operands, one);
   }
   for (cpu::GemmShape shape : {shapeOf(1, 32, 1000, 128, false), shapeOf(1, 128, 512, 512, false),
-                               shapeOf(4, 32, 512, 512, false)}) {
+                               shapeOf(4, 32, 512, 512, false), shapeOf(1, 8, 128, 3136, false),
+                               shapeOf(1, 15, 512, 512, false)}) {
     SCOPED_TRACE(describe(shape));
     EXPECT_FALSE(cpu::computesTransposedProduct(shape));
   }

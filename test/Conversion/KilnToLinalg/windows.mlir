@@ -403,3 +403,39 @@ func.func @max_pool_grad_disjoint(%dy: tensor<1x1x2xf32>, %i: tensor<1x1x2xi32>)
       : (tensor<1x1x2xf32>, tensor<1x1x2xi32>) -> tensor<1x1x5xf32>
   return %0 : tensor<1x1x5xf32>
 }
+
+// -----
+
+// Tests that a max_pool_grad whose windows tile the input exactly (2x2,
+// stride 2, over 4x6) loops over window positions (o1, o2) and offsets
+// (k1, k2): dy and the argmax read at [n, c, o1, o2], dx written at
+// [n, c, 2 o1 + k1, 2 o2 + k2], the offsets' bounds from a splat constant of
+// the window's shape; no division, and each position's flat offset
+// (2 o1 + k1) * 6 + 2 o2 + k2 compared with the argmax.
+// CHECK-DAG: #[[$WINDOW:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2, d3)>
+// CHECK-DAG: #[[$OFFSET:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d4, d5)>
+// CHECK-DAG: #[[$OUT:.+]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, d1, d2 * 2 + d4, d3 * 2 + d5)>
+// CHECK-LABEL: func @max_pool_grad_tiled
+// CHECK-SAME: (%[[DY:[^:]+]]: tensor<1x2x2x3xf32>, %[[IDX:[^:]+]]: tensor<1x2x2x3xi32>)
+// CHECK: %[[SHAPE:.+]] = arith.constant dense<0> : tensor<2x2xi8>
+// CHECK: linalg.generic {indexing_maps = [#[[$WINDOW]], #[[$WINDOW]], #[[$OFFSET]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "parallel", "parallel", "parallel", "parallel"]} ins(%[[DY]], %[[IDX]], %[[SHAPE]] : {{.+}}) outs(%{{.+}} : tensor<1x2x4x6xf32>)
+// CHECK-NEXT: ^bb0(%[[G:[^:]+]]: f32, %[[ARGMAX:[^:]+]]: i32, %{{[^:]+}}: i8, %{{[^:]+}}: f32):
+// CHECK-NOT: arith.divsi
+// CHECK-NOT: arith.remsi
+// CHECK: %[[K1:.+]] = linalg.index 4 : index
+// CHECK: %[[O1:.+]] = linalg.index 2 : index
+// CHECK: arith.muli %[[O1]], %c2{{[_0-9]*}} : index
+// CHECK: %[[K2:.+]] = linalg.index 5 : index
+// CHECK: %[[O2:.+]] = linalg.index 3 : index
+// CHECK: arith.muli %{{.+}}, %c6{{[_0-9]*}} : index
+// CHECK-NEXT: %[[FLAT:.+]] = arith.addi %{{.+}}, %{{.+}} : index
+// CHECK-NEXT: %[[SELF:.+]] = arith.index_cast %[[FLAT]] : index to i32
+// CHECK-NEXT: %[[HIT:.+]] = arith.cmpi eq, %[[ARGMAX]], %[[SELF]] : i32
+// CHECK: %[[R:.+]] = arith.select %[[HIT]], %[[G]], %{{.+}} : f32
+// CHECK-NEXT: linalg.yield %[[R]] : f32
+// CHECK-NOT: kiln.
+func.func @max_pool_grad_tiled(%dy: tensor<1x2x2x3xf32>, %i: tensor<1x2x2x3xi32>) -> tensor<1x2x4x6xf32> {
+  %0 = kiln.max_pool_grad %dy, %i kernel [2, 2] strides [2, 2] dilations [1, 1] pad_low [0, 0] pad_high [0, 0]
+      : (tensor<1x2x2x3xf32>, tensor<1x2x2x3xi32>) -> tensor<1x2x4x6xf32>
+  return %0 : tensor<1x2x4x6xf32>
+}

@@ -29,6 +29,16 @@ func.func @sparse_apply_dense_value(%t: tensor<10x4xf32>, %ids: tensor<2xi64>, %
 
 // -----
 
+// Tests that sparse_apply's `when` is an i1 scalar (the step's finite flag).
+func.func @sparse_apply_when_type(%t: tensor<10x4xf32>, %ids: tensor<2xi64>, %g: tensor<2x4xf32>, %lr: tensor<f32>, %flags: tensor<2xi1>) {
+  // expected-error @+1 {{'kiln.sparse_apply' op operand #5 must be 0D tensor of 1-bit signless integer values}}
+  %0 = kiln.sparse_apply sgd %t, [], %ids, %g, %lr, %lr when %flags
+      : (tensor<10x4xf32>, tensor<2xi64>, tensor<2x4xf32>, tensor<f32>, tensor<f32>, tensor<2xi1>) -> tensor<10x4xf32>
+  return
+}
+
+// -----
+
 // Tests scatter_add_rows' shape rules: one id per row, ids of rank 1, the
 // rows' trailing dimensions and element type in the result.
 func.func @scatter_count(%rows: tensor<8x4xf32>, %ids: tensor<6xi64>) {
