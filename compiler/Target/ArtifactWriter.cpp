@@ -189,7 +189,8 @@ void Serializer::addStep(const Step &step, Instructions &out) {
     instructions.push_back(fb::CreateConvolution(fbb, kind, conv->input, conv->filter,
                                                  conv->output, longs(conv->strides),
                                                  longs(conv->dilations), longs(conv->padLow),
-                                                 longs(conv->padHigh), conv->groups)
+                                                 longs(conv->padHigh), conv->groups,
+                                                 conv->bf16 ? fb::DType_BF16 : fb::DType_F32)
                                .Union());
   } else if (const auto *copy = std::get_if<CopyStep>(&step)) {
     kinds.push_back(fb::Instruction_Copy);

@@ -616,6 +616,8 @@ bool Planner::planConvolution(Operation *op) {
     return false;
   int step = program->steps.size();
   ConvStep conv{ConvStep::Forward, -1, -1, -1, {}, {}, {}, {}, 1};
+  if (Type precision = computePrecisionOf(op))
+    conv.bf16 = precision.isBF16();
   // Each op reads two of the forward convolution's buffers and writes the
   // third.
   int *written;

@@ -120,6 +120,7 @@ struct ConvStep {
   int input, filter, output;
   std::vector<int64_t> strides, dilations, padLow, padHigh;
   int64_t groups;
+  bool bf16 = false; ///< The two buffers read rounded to bf16 (kiln.compute_precision).
 };
 
 /// dst = src, same bytes.

@@ -62,6 +62,14 @@ public:
       if (elementType(matmul.getLhs()).isF32() && elementType(matmul.getRhs()).isF32())
         matmul->setAttr(kComputePrecisionAttrName, TypeAttr::get(type));
     });
+    // bf16 convolutions: the runtime converts their f32 inputs as it lays
+    // them out for oneDNN (f16 ones have no fast kernel on these CPUs).
+    if (chosen == "bf16")
+      module.walk([&](Operation *op) {
+        if (llvm::isa<ConvOp, ConvBackwardDataOp, ConvBackwardFilterOp>(op) &&
+            llvm::all_of(op->getOperands(), [](Value v) { return elementType(v).isF32(); }))
+          op->setAttr(kComputePrecisionAttrName, TypeAttr::get(type));
+      });
     // bf16 products read their inputs rounded by the kernels that compute
     // them. f16 products are emulated on every CPU (the runtime rounds into
     // f32 buffers), so a 16-bit copy of their inputs would only add work.

@@ -634,6 +634,9 @@ bool Validator::checkGemm(const std::string &field, const Gemm &gemm, int64_t ro
 bool Validator::checkConvolution(const std::string &field, const Convolution &conv) {
   if (conv.kind() < ConvolutionKind_MIN || conv.kind() > ConvolutionKind_MAX)
     return fail(field + ".kind", "unknown kind " + std::to_string(conv.kind()));
+  if (conv.precision() != DType_F32 && conv.precision() != DType_BF16)
+    return fail(field + ".precision", std::string(dtypeName(conv.precision())) +
+                                          "; a convolution computes in f32 or bf16");
   const std::pair<const char *, uint32_t> operands[] = {
       {"input", conv.input()}, {"filter", conv.filter()}, {"output", conv.output()}};
   for (const auto &[name, index] : operands)

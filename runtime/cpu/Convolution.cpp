@@ -42,6 +42,7 @@ struct Convolution::Impl {
   dnnl::stream stream;
   BoundPrimitive bound;
   int threads = 1;
+  bool bf16 = false;
 };
 
 namespace {
@@ -61,30 +62,32 @@ memory::dims dims(const std::vector<int64_t> &v) { return memory::dims(v.begin()
 /// Plain channels-first layouts: activations ncw/nchw/ncdhw, filters
 /// oiw/oihw/oidhw, or with groups goiw/goihw/goidhw over [G, F/G, C/G, K...]
 /// (the same bytes as [F, C/G, K...]).
-memory::desc activation(const std::vector<int64_t> &shape) {
+memory::desc activation(const std::vector<int64_t> &shape,
+                        memory::data_type type = memory::data_type::f32) {
   static const memory::format_tag tags[] = {memory::format_tag::ncw, memory::format_tag::nchw,
                                             memory::format_tag::ncdhw};
-  return memory::desc(dims(shape), memory::data_type::f32, tags[shape.size() - 3]);
+  return memory::desc(dims(shape), type, tags[shape.size() - 3]);
 }
 
-memory::desc filterDesc(const std::vector<int64_t> &shape, int64_t groups) {
+memory::desc filterDesc(const std::vector<int64_t> &shape, int64_t groups,
+                        memory::data_type type = memory::data_type::f32) {
   size_t spatial = shape.size() - 2;
   if (groups == 1) {
     static const memory::format_tag tags[] = {memory::format_tag::oiw, memory::format_tag::oihw,
                                               memory::format_tag::oidhw};
-    return memory::desc(dims(shape), memory::data_type::f32, tags[spatial - 1]);
+    return memory::desc(dims(shape), type, tags[spatial - 1]);
   }
   static const memory::format_tag tags[] = {memory::format_tag::goiw,
                                             memory::format_tag::goihw,
                                             memory::format_tag::goidhw};
   memory::dims grouped = {groups, shape[0] / groups};
   grouped.insert(grouped.end(), shape.begin() + 1, shape.end());
-  return memory::desc(grouped, memory::data_type::f32, tags[spatial - 1]);
+  return memory::desc(grouped, type, tags[spatial - 1]);
 }
 
-/// The same dimensions in whatever layout the primitive prefers.
+/// The same dimensions and type in whatever layout the primitive prefers.
 memory::desc anyLayout(const memory::desc &plain) {
-  return memory::desc(plain.dims(), memory::data_type::f32, memory::format_tag::any);
+  return memory::desc(plain.dims(), plain.data_type(), memory::format_tag::any);
 }
 
 const dnnl::engine &cpuEngine() {
@@ -130,11 +133,17 @@ void bind(BoundPrimitive &impl, int arg, const memory &plain, const memory::desc
     impl.before.push_back({dnnl::reorder(plain, staged), threads, plain, staged});
 }
 
-/// The primitive over `x`, `w`, `y` (plain layouts, or `any` for the
-/// primitive's own), bound to the buffers.
+/// The descriptions of a convolution's three tensors.
+struct Tensors {
+  memory::desc x, w, y;
+};
+
+/// The primitive over `t` (plain layouts, or `any` for the primitive's
+/// own), bound to the buffers; a gradient's forward hint is `hint` (in bf16
+/// all three bf16, as oneDNN's backward kernels expect of it).
 BoundPrimitive makePrimitive(const ConvolutionShape &shape, const PlainBuffers &buffers,
-                             const memory::desc &x, const memory::desc &w,
-                             const memory::desc &y) {
+                             const Tensors &t, const Tensors &hint) {
+  const memory::desc &x = t.x, &w = t.w, &y = t.y;
   const dnnl::engine &engine = cpuEngine();
   memory::dims strides = dims(shape.strides), low = dims(shape.padLow),
                high = dims(shape.padHigh), dilates;
@@ -142,8 +151,9 @@ BoundPrimitive makePrimitive(const ConvolutionShape &shape, const PlainBuffers &
   for (int64_t d : shape.dilations)
     dilates.push_back(d - 1);
   auto algorithm = dnnl::algorithm::convolution_direct;
-  dnnl::convolution_forward::desc forwardDesc(dnnl::prop_kind::forward_training, algorithm, x,
-                                              w, y, strides, dilates, low, high);
+  const Tensors &f = shape.kind == ConvolutionKind::Forward ? t : hint;
+  dnnl::convolution_forward::desc forwardDesc(dnnl::prop_kind::forward_training, algorithm, f.x,
+                                              f.w, f.y, strides, dilates, low, high);
   dnnl::convolution_forward::primitive_desc forward(forwardDesc, engine);
   BoundPrimitive impl;
   switch (shape.kind) {
@@ -208,23 +218,49 @@ std::unique_ptr<Convolution> Convolution::create(const ConvolutionShape &shape, 
     // parts: made for the threads it runs with, its bits depend on the
     // shape alone, not on OMP_NUM_THREADS.
     ThreadsWhileMaking threadsWhileMaking(impl->threads);
-    bool blocked = false;
-    if (prefersBlockedLayouts(shape)) {
+    // Blocked layouts where the shape prefers them, else (or where oneDNN
+    // has no blocked kernel) the plain ones; in bf16 first when asked (the
+    // two buffers read are converted as `bind` lays them out), in f32 where
+    // oneDNN has no bf16 kernel for this CPU.
+    auto tryMake = [&](bool blocked, bool bf16) {
+      auto tensors = [&](bool readX, bool readW, bool readY) {
+        auto type = [&](bool read) {
+          return bf16 && read ? memory::data_type::bf16 : memory::data_type::f32;
+        };
+        Tensors t{activation(shape.input, type(readX)),
+                  filterDesc(shape.filter, shape.groups, type(readW)),
+                  activation(shape.output, type(readY))};
+        return blocked ? Tensors{anyLayout(t.x), anyLayout(t.w), anyLayout(t.y)} : t;
+      };
       try {
-        impl->bound = makePrimitive(shape, buffers, anyLayout(x), anyLayout(w), anyLayout(y));
-        blocked = true;
+        impl->bound = makePrimitive(shape, buffers,
+                                    tensors(shape.kind != ConvolutionKind::BackwardData,
+                                            shape.kind != ConvolutionKind::BackwardFilter,
+                                            shape.kind != ConvolutionKind::Forward),
+                                    tensors(true, true, true));
+        return true;
       } catch (const dnnl::error &) {
-        // No blocked kernel for this shape: the plain one below.
+        return false;
       }
+    };
+    bool blocked = prefersBlockedLayouts(shape);
+    bool made = false;
+    for (bool bf16 : {shape.bf16, false}) {
+      if (made || (bf16 && !shape.bf16))
+        continue;
+      made = (blocked && tryMake(true, bf16)) || tryMake(false, bf16);
+      impl->bf16 = made && bf16;
     }
-    if (!blocked)
-      impl->bound = makePrimitive(shape, buffers, x, w, y);
+    if (!made)
+      impl->bound = makePrimitive(shape, buffers, {x, w, y}, {x, w, y}); // Throws the reason.
     return std::unique_ptr<Convolution>(new Convolution(std::move(impl)));
   } catch (const dnnl::error &e) {
     error = std::string("oneDNN refused the convolution: ") + e.what();
     return nullptr;
   }
 }
+
+bool Convolution::bf16() const { return impl_->bf16; }
 
 bool Convolution::run(std::string &error) const {
   try {

@@ -28,6 +28,10 @@ struct ConvolutionShape {
   std::vector<int64_t> input, filter, output;
   std::vector<int64_t> strides, dilations, padLow, padHigh;
   int64_t groups = 1;
+  /// The two buffers read rounded to bf16, the products summed in f32 into
+  /// the f32 buffer written (kilnc --precision=bf16), where oneDNN has a
+  /// bf16 convolution for this CPU; else in f32 (Convolution::bf16 says).
+  bool bf16 = false;
 };
 
 /// Below this many input channels per group a convolution's data gradient
@@ -53,6 +57,9 @@ public:
 
   /// Runs it; false with `error` set on a library failure.
   bool run(std::string &error) const;
+
+  /// Whether it runs in bf16 (asked for, and oneDNN has a kernel for it).
+  bool bf16() const;
 
 private:
   struct Impl;

@@ -87,10 +87,13 @@ std::string describeInstruction(const Program &program, size_t index) {
                         " rows, each then " + kernel;
     }
   } else if (type == Instruction_Convolution) {
-    ConvolutionKind kind = program.instructions()->GetAs<Convolution>(index)->kind();
+    const auto *conv = program.instructions()->GetAs<Convolution>(index);
+    ConvolutionKind kind = conv->kind();
     what += kind == ConvolutionKind_Forward        ? " forward"
             : kind == ConvolutionKind_BackwardData ? " data gradient"
                                                    : " filter gradient";
+    if (conv->precision() == DType_BF16)
+      what += " bf16";
   } else if (type == Instruction_KernelCall) {
     const auto *call = program.instructions()->GetAs<KernelCall>(index);
     what += " " + std::to_string(call->kernel());

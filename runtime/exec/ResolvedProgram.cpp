@@ -87,6 +87,7 @@ ResolvedProgram::resolveConvolution(const Artifact &root, const Convolution &con
   shape.padLow = list(conv.pad_low());
   shape.padHigh = list(conv.pad_high());
   shape.groups = conv.groups();
+  shape.bf16 = conv.precision() == DType_BF16;
   auto address = [&](uint32_t buffer) { return reinterpret_cast<float *>(addresses[buffer]); };
   std::string problem;
   ConvStep step{cpu::Convolution::create(shape, address(conv.input()), address(conv.filter()),

@@ -52,10 +52,12 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kMaxSkippedInARow = 50;
 
 /// "precision: bf16 matrix products (N GEMM calls a step, C input
-/// conversions, K inputs rounded in kernels), HOW\n" for a train step with
-/// 16-bit products (kilnc --precision); "" otherwise. A tensor several
-/// products read (one copy slot) is converted once; an input of the
-/// product's 16-bit type was rounded by the kernel that computed it.
+/// conversions, K inputs rounded in kernels[; V convolutions]), HOW\n" for
+/// a train step with 16-bit products (kilnc --precision); "" otherwise. A
+/// tensor several products read (one copy slot) is converted once; an input
+/// of the product's 16-bit type was rounded by the kernel that computed it.
+/// The convolutions asked in bf16 run so where oneDNN has a bf16 kernel for
+/// the CPU (natively with AVX512_BF16 or AMX), else in f32.
 std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
   const artifact::Program *program = artifact.findProgram("train_step");
   if (!program || !program->instructions())
@@ -63,7 +65,11 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
   int64_t calls = 0, conversions = 0, roundedInKernels = 0;
   std::set<int32_t> filledSlots;
   auto precision = cpu::GemmPrecision::F32;
+  int64_t convolutions = 0;
   for (size_t i = 0; i < program->instructions()->size(); ++i) {
+    if (program->instructions_type()->Get(i) == artifact::Instruction_Convolution)
+      convolutions += program->instructions()->GetAs<artifact::Convolution>(i)->precision() ==
+                      artifact::DType_BF16;
     if (program->instructions_type()->Get(i) != artifact::Instruction_Gemm)
       continue;
     const auto *gemm = program->instructions()->GetAs<artifact::Gemm>(i);
@@ -85,7 +91,8 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
   return std::string("precision: ") + (precision == cpu::GemmPrecision::BF16 ? "bf16" : "fp16") +
          " matrix products (" + std::to_string(calls) + " GEMM calls a step, " +
          std::to_string(conversions) + " input conversions, " +
-         std::to_string(roundedInKernels) + " inputs rounded in kernels), " +
+         std::to_string(roundedInKernels) + " inputs rounded in kernels" +
+         (convolutions ? "; " + std::to_string(convolutions) + " convolutions" : "") + "), " +
          cpu::lowPrecisionGemmPath(precision) + "\n";
 }
 

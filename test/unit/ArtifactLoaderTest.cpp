@@ -887,6 +887,18 @@ TEST(ArtifactLoaderTest, RejectsUnknownConvolutionKinds) {
             kConv + ".kind: unknown kind -1");
 }
 
+// Tests a convolution's precision: f32 or bf16 (kilnc --precision=bf16).
+TEST(ArtifactLoaderTest, ChecksConvolutionPrecisions) {
+  std::string error;
+  ArtifactSpec bf16 = withConvolution();
+  convOf(bf16).precision = DType_BF16;
+  EXPECT_TRUE(loads(bf16, error)) << error;
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) { convOf(spec).precision = DType_F16; }),
+            kConv + ".precision: f16; a convolution computes in f32 or bf16");
+  EXPECT_EQ(convRejection([](ArtifactSpec &spec) { convOf(spec).precision = DType_I32; }),
+            kConv + ".precision: i32; a convolution computes in f32 or bf16");
+}
+
 TEST(ArtifactLoaderTest, RejectsConvolutionBuffersThatAreNotF32) {
   EXPECT_EQ(
       convRejection(

@@ -94,7 +94,7 @@ buildInstruction(Builder &fbb, const InstructionSpec &spec, uint8_t &type) {
                              conv->output, fbb.CreateVector(conv->strides),
                              fbb.CreateVector(conv->dilations),
                              fbb.CreateVector(conv->padLow),
-                             fbb.CreateVector(conv->padHigh), conv->groups)
+                             fbb.CreateVector(conv->padHigh), conv->groups, conv->precision)
         .Union();
   }
   if (const auto *access = std::get_if<ParameterAccessSpec>(&spec)) {

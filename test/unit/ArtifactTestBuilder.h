@@ -104,6 +104,7 @@ struct ConvolutionSpec {
   uint32_t input = 0, filter = 0, output = 0;
   std::vector<int64_t> strides, dilations, padLow, padHigh;
   int64_t groups = 1;
+  artifact::DType precision = artifact::DType_F32;
 };
 
 struct AllReduceStartSpec {

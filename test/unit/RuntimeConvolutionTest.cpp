@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/Convolution.h"
+#include "runtime/cpu/LowPrecisionGemm.h"
+#include "runtime/support/FloatRounding.h"
 
 #include <gtest/gtest.h>
 #include <omp.h>
@@ -98,7 +100,9 @@ struct Buffers {
 
 /// Runs `shape` through cpu::Convolution on random operands and checks the
 /// buffer it writes against the float64 loop, to a few ulps of the sum of
-/// magnitudes of each result.
+/// magnitudes of each result. A bf16 convolution is checked against the
+/// loop over its two read buffers rounded to bf16 (the products summed in
+/// f32): the unrounded operands' result is farther off than that.
 void expectMatchesReference(const Shape &shape, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> value(-1, 1);
@@ -116,6 +120,11 @@ void expectMatchesReference(const Shape &shape, uint32_t seed) {
                                        buffers.output.data(), error);
   ASSERT_TRUE(conv) << error;
   ASSERT_TRUE(conv->run(error)) << error;
+  if (shape.bf16 && conv->bf16())
+    for (std::vector<float> *read : {&buffers.input, &buffers.filter, &buffers.output})
+      if (read != written)
+        for (float &x : *read)
+          x = bf16ToFloat(roundToBF16(x));
 
   std::vector<double> sum(written->size()), magnitude(written->size());
   forEachProduct(shape, [&](int64_t in, int64_t w, int64_t out) {
@@ -169,6 +178,35 @@ TEST_P(ConvolutionLayouts, EveryKindMatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(BlockedAndPlain, ConvolutionLayouts,
                          ::testing::Values("blocked", "plain"));
+
+// Tests bf16 convolutions (kilnc --precision=bf16): on a CPU with bf16
+// instructions every kind of every shape runs in bf16 and equals the
+// float64 loop over the rounded inputs; elsewhere each runs, in bf16 where
+// oneDNN emulates it or in f32, and matches the reference it ran.
+TEST(ConvolutionBF16, EveryKindMatchesTheRoundedReference) {
+  bool native = cpu::hasNativeGemm(cpu::GemmPrecision::BF16);
+  uint32_t seed = 100;
+  int inBF16 = 0, all = 0;
+  for (Kind kind : {Kind::Forward, Kind::BackwardData, Kind::BackwardFilter})
+    for (Shape shape : shapesOf(kind)) {
+      shape.bf16 = true;
+      SCOPED_TRACE("kind " + std::to_string(int(kind)) + ", input channels " +
+                   std::to_string(shape.input[1]) + ", groups " + std::to_string(shape.groups) +
+                   ", spatial dims " + std::to_string(shape.input.size() - 2));
+      std::vector<float> input(count(shape.input)), filter(count(shape.filter)),
+          output(count(shape.output));
+      std::string error;
+      auto conv = cpu::Convolution::create(shape, input.data(), filter.data(), output.data(),
+                                           error);
+      ASSERT_TRUE(conv) << error;
+      inBF16 += conv->bf16();
+      ++all;
+      expectMatchesReference(shape, seed++);
+    }
+  if (native) {
+    EXPECT_EQ(inBF16, all) << "this CPU has bf16 instructions";
+  }
+}
 
 TEST(ConvolutionLayoutChoice, FewChannelDataGradientsStayPlain) {
   unsetenv("KILN_CONV_LAYOUT");
