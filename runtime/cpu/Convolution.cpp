@@ -1,8 +1,9 @@
-//===- Convolution.cpp - f32 convolutions through oneDNN ------------------===//
+//===- Convolution.cpp - f32 and bf16 convolutions through oneDNN ---------===//
 
 #include "runtime/cpu/Convolution.h"
 
 #include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/Threads.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -245,8 +246,12 @@ std::unique_ptr<Convolution> Convolution::create(const ConvolutionShape &shape, 
     };
     bool blocked = prefersBlockedLayouts(shape);
     bool made = false;
-    for (bool bf16 : {shape.bf16, false}) {
-      if (made || (bf16 && !shape.bf16))
+    // bf16 only with bf16 instructions: elsewhere oneDNN would emulate them
+    // or fall to its reference kernel, slower than f32.
+    bool bf16Wanted = shape.bf16 && hasNativeGemm(GemmPrecision::BF16) &&
+                      nativeLowPrecisionAllowed();
+    for (bool bf16 : {bf16Wanted, false}) {
+      if (made || (bf16 && !bf16Wanted))
         continue;
       made = (blocked && tryMake(true, bf16)) || tryMake(false, bf16);
       impl->bf16 = made && bf16;

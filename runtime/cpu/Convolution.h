@@ -29,8 +29,10 @@ struct ConvolutionShape {
   std::vector<int64_t> strides, dilations, padLow, padHigh;
   int64_t groups = 1;
   /// The two buffers read rounded to bf16, the products summed in f32 into
-  /// the f32 buffer written (kilnc --precision=bf16), where oneDNN has a
-  /// bf16 convolution for this CPU; else in f32 (Convolution::bf16 says).
+  /// the f32 buffer written (kilnc --precision=bf16), where the CPU has bf16
+  /// instructions (AVX512_BF16 or AMX, not turned off by
+  /// KILN_EMULATE_LOW_PRECISION) and oneDNN a bf16 kernel for the shape;
+  /// else in f32 (Convolution::bf16 says).
   bool bf16 = false;
 };
 
