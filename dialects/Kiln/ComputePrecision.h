@@ -2,8 +2,10 @@
 //
 // kiln-mixed-precision marks a kiln.matmul with `kiln.compute_precision =
 // bf16` (or f16): its f32 inputs are rounded to that type and the products
-// summed in f32 (the artifact's Gemm.precision). The kiln dialect verifies
-// the attribute: on a kiln.matmul only, a bf16 or f16 type.
+// summed in f32 (the artifact's Gemm.precision); and in bf16 a convolution
+// or convolution gradient (Convolution.precision). The kiln dialect
+// verifies the attribute: on a kiln.matmul a bf16 or f16 type, on a
+// convolution bf16.
 //
 //===----------------------------------------------------------------------===//
 

@@ -53,12 +53,12 @@ LogicalResult KilnDialect::verifyOperationAttribute(Operation *op,
     if (!llvm::isa<MatmulOp>(op) && !convolution)
       return op->emitError("'") << kComputePrecisionAttrName
                                 << "' belongs on a kiln.matmul or a convolution";
+    if (convolution && !(type && type.getValue().isBF16()))
+      return op->emitError("'") << kComputePrecisionAttrName
+                                << "' on a convolution must be bf16, got " << attr.getValue();
     if (!type || !(type.getValue().isBF16() || type.getValue().isF16()))
       return op->emitError("'") << kComputePrecisionAttrName
                                 << "' must be the type bf16 or f16, got " << attr.getValue();
-    if (convolution && !type.getValue().isBF16())
-      return op->emitError("'") << kComputePrecisionAttrName
-                                << "' on a convolution must be bf16, got " << attr.getValue();
     return success();
   }
   if (attr.getName() != kTrainSpecAttrName)

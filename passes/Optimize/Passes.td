@@ -255,8 +255,16 @@ def KilnRemat : Pass<"kiln-remat", "::mlir::func::FuncOp"> {
 }
 
 def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
-  let summary = "Computes matrix products in bf16 or f16 with f32 sums";
+  let summary = "Computes matrix products (and, in bf16, convolutions) in 16 bits with f32 sums";
   let description = [{
+    With bf16, also marks the convolutions and convolution gradients of f32
+    operands that gain from it (`kiln.compute_precision = bf16`): 4 or more
+    input channels per group, 16 or more for a data gradient (the ones
+    oneDNN runs with its blocked kernels; an image's first layer, one
+    channel, is slower in bf16). The runtime runs oneDNN's bf16 kernel
+    where the CPU has bf16 instructions, converting the two tensors read as
+    it lays them out, f32 otherwise.
+
     Marks every kiln.matmul of f32 operands with
     `kiln.compute_precision = bf16` (or `f16`): both inputs are rounded to
     that type (round to nearest, ties to even) and the products summed in

@@ -187,6 +187,18 @@ BoundPrimitive makePrimitive(const ConvolutionShape &shape, const PlainBuffers &
   return impl;
 }
 
+/// The three tensors in the layouts the primitive prefers: in bf16, the two
+/// the convolution reads (all three for a gradient's forward `hint`) bf16.
+Tensors blockedTensors(const ConvolutionShape &shape, bool bf16, bool hint) {
+  auto type = [&](bool read) {
+    return bf16 && (read || hint) ? memory::data_type::bf16 : memory::data_type::f32;
+  };
+  return {anyLayout(activation(shape.input, type(shape.kind != ConvolutionKind::BackwardData))),
+          anyLayout(filterDesc(shape.filter, shape.groups,
+                               type(shape.kind != ConvolutionKind::BackwardFilter))),
+          anyLayout(activation(shape.output, type(shape.kind != ConvolutionKind::Forward)))};
+}
+
 } // namespace
 
 Convolution::Convolution(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -219,45 +231,25 @@ std::unique_ptr<Convolution> Convolution::create(const ConvolutionShape &shape, 
     // parts: made for the threads it runs with, its bits depend on the
     // shape alone, not on OMP_NUM_THREADS.
     ThreadsWhileMaking threadsWhileMaking(impl->threads);
-    // Blocked layouts where the shape prefers them, else (or where oneDNN
-    // has no blocked kernel) the plain ones; in bf16 first when asked (the
-    // two buffers read are converted as `bind` lays them out), in f32 where
-    // oneDNN has no bf16 kernel for this CPU.
-    auto tryMake = [&](bool blocked, bool bf16) {
-      auto tensors = [&](bool readX, bool readW, bool readY) {
-        auto type = [&](bool read) {
-          return bf16 && read ? memory::data_type::bf16 : memory::data_type::f32;
-        };
-        Tensors t{activation(shape.input, type(readX)),
-                  filterDesc(shape.filter, shape.groups, type(readW)),
-                  activation(shape.output, type(readY))};
-        return blocked ? Tensors{anyLayout(t.x), anyLayout(t.w), anyLayout(t.y)} : t;
-      };
+    // In bf16 when asked and the CPU has bf16 instructions (elsewhere
+    // oneDNN would emulate them or take its reference kernel, slower than
+    // f32), on the blocked layouts only (the two buffers read converted as
+    // `bind` lays them out); else f32: blocked layouts where the shape
+    // prefers them, the plain ones where it does not or oneDNN has no
+    // blocked kernel.
+    auto makeBlocked = [&](bool bf16) {
       try {
-        impl->bound = makePrimitive(shape, buffers,
-                                    tensors(shape.kind != ConvolutionKind::BackwardData,
-                                            shape.kind != ConvolutionKind::BackwardFilter,
-                                            shape.kind != ConvolutionKind::Forward),
-                                    tensors(true, true, true));
+        impl->bound = makePrimitive(shape, buffers, blockedTensors(shape, bf16, false),
+                                    blockedTensors(shape, bf16, true));
         return true;
       } catch (const dnnl::error &) {
         return false;
       }
     };
     bool blocked = prefersBlockedLayouts(shape);
-    bool made = false;
-    // bf16 only with bf16 instructions: elsewhere oneDNN would emulate them
-    // or fall to its reference kernel, slower than f32.
-    bool bf16Wanted = shape.bf16 && hasNativeGemm(GemmPrecision::BF16) &&
-                      nativeLowPrecisionAllowed();
-    for (bool bf16 : {bf16Wanted, false}) {
-      if (made || (bf16 && !bf16Wanted))
-        continue;
-      made = (blocked && tryMake(true, bf16)) || tryMake(false, bf16);
-      impl->bf16 = made && bf16;
-    }
-    if (!made)
-      impl->bound = makePrimitive(shape, buffers, {x, w, y}, {x, w, y}); // Throws the reason.
+    impl->bf16 = shape.bf16 && convolutionsInBF16() && blocked && makeBlocked(true);
+    if (!impl->bf16 && !(blocked && makeBlocked(false)))
+      impl->bound = makePrimitive(shape, buffers, {x, w, y}, {x, w, y}); // Plain; throws why not.
     return std::unique_ptr<Convolution>(new Convolution(std::move(impl)));
   } catch (const dnnl::error &e) {
     error = std::string("oneDNN refused the convolution: ") + e.what();
@@ -266,6 +258,10 @@ std::unique_ptr<Convolution> Convolution::create(const ConvolutionShape &shape, 
 }
 
 bool Convolution::bf16() const { return impl_->bf16; }
+
+bool convolutionsInBF16() {
+  return hasNativeGemm(GemmPrecision::BF16) && nativeLowPrecisionAllowed();
+}
 
 bool Convolution::run(std::string &error) const {
   try {

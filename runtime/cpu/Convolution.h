@@ -1,4 +1,4 @@
-//===- Convolution.h - f32 convolutions through oneDNN ----------*- C++ -*-===//
+//===- Convolution.h - f32 and bf16 convolutions through oneDNN -*- C++ -*-===//
 //
 // The artifact's Convolution instruction: a convolution, or one of its two
 // gradients, over channels-first f32 tensors with 1 to 3 spatial
@@ -47,6 +47,11 @@ constexpr int64_t kMinBlockedInputChannels = 16;
 /// KILN_CONV_LAYOUT=plain forces the plain kernels, for comparison.
 bool prefersBlockedLayouts(const ConvolutionShape &shape);
 
+/// Whether convolutions asked in bf16 run so on this CPU: with bf16
+/// instructions (AVX512_BF16 or AMX), not turned off by
+/// KILN_EMULATE_LOW_PRECISION; else in f32.
+bool convolutionsInBF16();
+
 class Convolution {
 public:
   /// Makes the primitive for buffers at these addresses (the two read and
@@ -60,7 +65,8 @@ public:
   /// Runs it; false with `error` set on a library failure.
   bool run(std::string &error) const;
 
-  /// Whether it runs in bf16 (asked for, and oneDNN has a kernel for it).
+  /// Whether it runs in bf16 (asked for, convolutionsInBF16, and oneDNN
+  /// has a blocked bf16 kernel for the shape).
   bool bf16() const;
 
 private:

@@ -2,6 +2,7 @@
 
 #include "runtime/exec/ProgramProfile.h"
 
+#include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/exec/ResolvedProgram.h"
 
@@ -92,7 +93,7 @@ std::string describeInstruction(const Program &program, size_t index) {
     what += kind == ConvolutionKind_Forward        ? " forward"
             : kind == ConvolutionKind_BackwardData ? " data gradient"
                                                    : " filter gradient";
-    if (conv->precision() == DType_BF16)
+    if (conv->precision() == DType_BF16 && cpu::convolutionsInBF16())
       what += " bf16";
   } else if (type == Instruction_KernelCall) {
     const auto *call = program.instructions()->GetAs<KernelCall>(index);

@@ -4,6 +4,7 @@
 
 #include "runtime/artifact/DTypes.h"
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/Threads.h"
 #include "runtime/data/BatchReader.h"
@@ -52,12 +53,13 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kMaxSkippedInARow = 50;
 
 /// "precision: bf16 matrix products (N GEMM calls a step, C input
-/// conversions, K inputs rounded in kernels[; V convolutions]), HOW\n" for
-/// a train step with 16-bit products (kilnc --precision); "" otherwise. A
-/// tensor several products read (one copy slot) is converted once; an input
-/// of the product's 16-bit type was rounded by the kernel that computed it.
-/// The convolutions asked in bf16 run so where oneDNN has a bf16 kernel for
-/// the CPU (natively with AVX512_BF16 or AMX), else in f32.
+/// conversions, K inputs rounded in kernels), HOW[; V convolutions in
+/// bf16|f32 (...)]\n" for a train step with 16-bit products or convolutions
+/// (kilnc --precision); "" otherwise. A tensor several products read (one
+/// copy slot) is converted once; an input of the product's 16-bit type was
+/// rounded by the kernel that computed it. The convolutions asked in bf16
+/// run so where the CPU has bf16 instructions (convolutionsInBF16), else
+/// in f32.
 std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
   const artifact::Program *program = artifact.findProgram("train_step");
   if (!program || !program->instructions())
@@ -86,14 +88,22 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
     }
     precision = of;
   }
-  if (!calls)
+  if (!calls && !convolutions)
     return "";
-  return std::string("precision: ") + (precision == cpu::GemmPrecision::BF16 ? "bf16" : "fp16") +
-         " matrix products (" + std::to_string(calls) + " GEMM calls a step, " +
-         std::to_string(conversions) + " input conversions, " +
-         std::to_string(roundedInKernels) + " inputs rounded in kernels" +
-         (convolutions ? "; " + std::to_string(convolutions) + " convolutions" : "") + "), " +
-         cpu::lowPrecisionGemmPath(precision) + "\n";
+  std::string line = "precision: ";
+  if (calls)
+    line += std::string(precision == cpu::GemmPrecision::BF16 ? "bf16" : "fp16") +
+            " matrix products (" + std::to_string(calls) + " GEMM calls a step, " +
+            std::to_string(conversions) + " input conversions, " +
+            std::to_string(roundedInKernels) + " inputs rounded in kernels), " +
+            cpu::lowPrecisionGemmPath(precision);
+  if (convolutions)
+    line += std::string(calls ? "; " : "") + std::to_string(convolutions) + " convolutions " +
+            (cpu::convolutionsInBF16()
+                 ? "in bf16"
+                 : "in f32 (asked in bf16; this CPU has no bf16 instructions, or they are "
+                   "turned off)");
+  return line + "\n";
 }
 
 /// Train steps --profile leaves untimed: the first runs measure the threads

@@ -225,9 +225,9 @@ cl::opt<bool> sinkTransposesFlag(
     cl::init(true), cl::cat(kilncCategory));
 cl::opt<std::string> precisionFlag(
     "precision",
-    cl::desc("Matrix products in bf16 or fp16: inputs rounded, products summed in f32; "
-             "weights, optimizer state and elementwise ops stay f32 (default: the train "
-             "spec's precision, else fp32)"),
+    cl::desc("Matrix products in bf16 or fp16, and convolutions in bf16: inputs rounded, "
+             "products summed in f32; weights, optimizer state and elementwise ops stay f32 "
+             "(default: the train spec's precision, else fp32)"),
     cl::value_desc("fp32|bf16|fp16"), cl::cat(kilncCategory));
 cl::opt<bool> roundInKernelsFlag(
     "round-in-kernels",

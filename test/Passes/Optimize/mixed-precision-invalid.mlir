@@ -1,6 +1,6 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics
 
-// Tests that the attribute belongs on a matrix product.
+// Tests that the attribute belongs on a matrix product or a convolution.
 func.func @not_a_product(%x: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'kiln.compute_precision' belongs on a kiln.matmul or a convolution}}
   %r = kiln.relu %x {kiln.compute_precision = bf16} : tensor<4xf32>

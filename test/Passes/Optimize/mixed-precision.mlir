@@ -95,23 +95,42 @@ module attributes {kiln.train_spec = {loss = "l", precision = "bf16_mixed"}} {
 
 // -----
 
-// Tests that bf16 marks the convolutions and their gradients too (their
-// inputs stay f32: the runtime converts them as it lays them out), and fp16
-// leaves them f32 (no fast f16 convolution on these CPUs).
+// Tests that bf16 marks the convolutions and their gradients that gain
+// from it (their inputs stay f32: the runtime converts them as it lays them
+// out): 4 or more input channels per group, 16 or more for a data
+// gradient; one channel (an image's first layer) and an 8-channel data
+// gradient stay f32. fp16 marks none (no fast f16 convolution on these
+// CPUs).
 // BF16-LABEL: func.func @convolutions
-// BF16: kiln.conv %{{.+}}, %{{.+}} strides {{.+}} {kiln.compute_precision = bf16} : (tensor<2x3x8x8xf32>
+// BF16: kiln.conv %{{.+}}, %{{.+}} strides {{.+}} {kiln.compute_precision = bf16} : (tensor<2x16x8x8xf32>
 // BF16: kiln.conv_backward_data %{{.+}} {kiln.compute_precision = bf16} : (tensor<2x4x8x8xf32>
-// BF16: kiln.conv_backward_filter %{{.+}} {kiln.compute_precision = bf16} : (tensor<2x3x8x8xf32>
+// BF16: kiln.conv_backward_filter %{{.+}} {kiln.compute_precision = bf16} : (tensor<2x16x8x8xf32>
+// BF16: kiln.conv %{{.+}}, %{{.+}} strides {{[^{]+}} : (tensor<2x1x8x8xf32>
+// BF16: kiln.conv_backward_filter %{{.+}} strides {{[^{]+}} : (tensor<2x1x8x8xf32>
+// BF16: kiln.conv %{{.+}}, %{{.+}} strides {{.+}} {kiln.compute_precision = bf16} : (tensor<2x8x8x8xf32>
+// BF16: kiln.conv_backward_data %{{.+}} strides {{[^{]+}} : (tensor<2x4x8x8xf32>, tensor<4x8x3x3xf32>)
 // FP16-LABEL: func.func @convolutions
 // FP16-NOT: kiln.compute_precision
 // FP16: return
-func.func @convolutions(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %dy: tensor<2x4x8x8xf32>)
-    -> (tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) {
+func.func @convolutions(%x: tensor<2x16x8x8xf32>, %w: tensor<4x16x3x3xf32>, %dy: tensor<2x4x8x8xf32>,
+                        %img: tensor<2x1x8x8xf32>, %w1: tensor<4x1x3x3xf32>,
+                        %x8: tensor<2x8x8x8xf32>, %w8: tensor<4x8x3x3xf32>)
+    -> (tensor<2x4x8x8xf32>, tensor<2x16x8x8xf32>, tensor<4x16x3x3xf32>, tensor<2x4x8x8xf32>,
+        tensor<4x1x3x3xf32>, tensor<2x4x8x8xf32>, tensor<2x8x8x8xf32>) {
   %y = kiln.conv %x, %w strides [1, 1] dilations [1, 1] pad_low [1, 1] pad_high [1, 1] {groups = 1 : i64}
-      : (tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x8x8xf32>
+      : (tensor<2x16x8x8xf32>, tensor<4x16x3x3xf32>) -> tensor<2x4x8x8xf32>
   %dx = kiln.conv_backward_data %dy, %w strides [1, 1] dilations [1, 1] pad_low [1, 1] pad_high [1, 1]
-      : (tensor<2x4x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<2x3x8x8xf32>
+      : (tensor<2x4x8x8xf32>, tensor<4x16x3x3xf32>) -> tensor<2x16x8x8xf32>
   %dw = kiln.conv_backward_filter %x, %dy strides [1, 1] dilations [1, 1] pad_low [1, 1] pad_high [1, 1]
-      : (tensor<2x3x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<4x3x3x3xf32>
-  return %y, %dx, %dw : tensor<2x4x8x8xf32>, tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32>
+      : (tensor<2x16x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<4x16x3x3xf32>
+  %y1 = kiln.conv %img, %w1 strides [1, 1] dilations [1, 1] pad_low [1, 1] pad_high [1, 1] {groups = 1 : i64}
+      : (tensor<2x1x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %dw1 = kiln.conv_backward_filter %img, %dy strides [1, 1] dilations [1, 1] pad_low [1, 1] pad_high [1, 1]
+      : (tensor<2x1x8x8xf32>, tensor<2x4x8x8xf32>) -> tensor<4x1x3x3xf32>
+  %y8 = kiln.conv %x8, %w8 strides [1, 1] dilations [1, 1] pad_low [1, 1] pad_high [1, 1] {groups = 1 : i64}
+      : (tensor<2x8x8x8xf32>, tensor<4x8x3x3xf32>) -> tensor<2x4x8x8xf32>
+  %dx8 = kiln.conv_backward_data %dy, %w8 strides [1, 1] dilations [1, 1] pad_low [1, 1] pad_high [1, 1]
+      : (tensor<2x4x8x8xf32>, tensor<4x8x3x3xf32>) -> tensor<2x8x8x8xf32>
+  return %y, %dx, %dw, %y1, %dw1, %y8, %dx8 : tensor<2x4x8x8xf32>, tensor<2x16x8x8xf32>, tensor<4x16x3x3xf32>,
+      tensor<2x4x8x8xf32>, tensor<4x1x3x3xf32>, tensor<2x4x8x8xf32>, tensor<2x8x8x8xf32>
 }
