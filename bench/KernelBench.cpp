@@ -18,6 +18,9 @@
 //                small batch): oneDNN's sgemm as written, one call per
 //                thread's rows as Kiln ran it before, vs cpu::gemm computing
 //                it as its transpose, on one thread and on the session's.
+//   conv bf16    cpu::Convolution in f32 and in bf16 (kilnc --precision=bf16;
+//                where the CPU has bf16 instructions), each kind, over the
+//                input channels per group that decide which are marked.
 //   sparse       an embedding table's lazy Adagrad update (kiln.sparse_apply)
 //                split over the threads (cpu::sparseApply: each its part of
 //                the ids) vs on one, on the examples' sizes and a larger
@@ -34,6 +37,7 @@
 #include "compiler/Target/ArtifactWriter.h"
 #include "compiler/Target/CompileToArtifact.h"
 #include "runtime/api/kiln.h"
+#include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/SparseApply.h"
@@ -314,6 +318,40 @@ void benchTransposedProducts() {
   }
 }
 
+void benchConvolutionsBF16() {
+  llvm::outs() << "convolutions [32, C, 28, 28] 3x3 to 32 channels, us: f32 / bf16 = speed-up"
+               << (kiln::cpu::convolutionsInBF16() ? "" : " (no bf16 instructions: both f32)")
+               << "\n";
+  const char *kinds[] = {"forward", "data gradient", "filter gradient"};
+  for (int64_t channels : {1, 4, 8, 16, 32})
+    for (int kind = 0; kind < 3; ++kind) {
+      double seconds[2];
+      for (int bf16 = 0; bf16 < 2; ++bf16) {
+        kiln::cpu::ConvolutionShape shape;
+        shape.kind = static_cast<kiln::cpu::ConvolutionKind>(kind);
+        shape.input = {32, channels, 28, 28};
+        shape.filter = {32, channels, 3, 3};
+        shape.output = {32, 32, 28, 28};
+        shape.strides = shape.dilations = {1, 1};
+        shape.padLow = shape.padHigh = {1, 1};
+        shape.bf16 = bf16;
+        std::vector<float> x(32 * channels * 28 * 28, 0.5f), w(32 * channels * 9, 0.25f),
+            y(32 * 32 * 28 * 28, 0.125f);
+        std::string error;
+        auto conv = kiln::cpu::Convolution::create(shape, x.data(), w.data(), y.data(), error);
+        if (!conv)
+          die(error);
+        seconds[bf16] = medianSeconds(31, [&] {
+          if (!conv->run(error))
+            die(error);
+        });
+      }
+      llvm::outs() << llvm::format("  C %2d %-16s %8.1f / %8.1f = %.2f\n",
+                                   static_cast<int>(channels), kinds[kind], seconds[0] * 1e6,
+                                   seconds[1] * 1e6, seconds[0] / seconds[1]);
+    }
+}
+
 void benchSparse() {
   int threads = kiln::cpu::availableThreads();
   llvm::outs() << "sparse Adagrad updates, us: 1 thread / " << threads
@@ -364,6 +402,7 @@ int main(int argc, char **argv) {
   benchElementwise(context, quick);
   benchLowPrecision();
   benchTransposedProducts();
+  benchConvolutionsBF16();
   benchSparse();
   return 0;
 }

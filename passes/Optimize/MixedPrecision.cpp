@@ -29,10 +29,11 @@ using namespace kiln;
 namespace {
 
 /// Whether a convolution (or gradient) gains from bf16, by its input
-/// channels per group (its filter's second dimension). oneDNN on an EPYC
-/// Zen 4, [32, C, 28, 28] 3x3 to 32 channels, f32 / bf16 time: C = 1 forward
-/// 1.10x, filter gradient 0.54x (slower); C = 4 1.55x and 2.33x; C = 8 1.66x
-/// and 1.50x; C >= 16 1.5-1.8x for all three kinds. A data gradient with
+/// channels per group (its filter's second dimension). kiln-bench's
+/// "convolutions" section on an EPYC Zen 4, [32, C, 28, 28] 3x3 to 32
+/// channels, f32 / bf16 time: C = 1 forward 1.0-1.1x, filter gradient 0.54x
+/// (slower); C = 4 1.54x and 2.31x; C = 8 1.68x and 1.49x; C >= 16
+/// 1.5-1.85x for all three kinds. A data gradient with
 /// fewer than 16 channels runs oneDNN's plain kernel, which the runtime
 /// keeps f32 (cpu::kMinBlockedInputChannels), so it is not marked either.
 bool gainsFromBF16(Operation *op) {
