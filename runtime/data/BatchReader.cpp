@@ -13,6 +13,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
@@ -58,6 +59,7 @@ void BatchReader::stop() {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
+  stopPolling_.store(true, std::memory_order_relaxed);
   changed_.notify_all();
   if (thread_.joinable())
     thread_.join();
@@ -74,6 +76,8 @@ void BatchReader::start(int64_t first) {
   handed_ = -1;
   failure_ = nullptr;
   stopping_ = false;
+  producerAsleep_ = false;
+  stopPolling_.store(false, std::memory_order_relaxed);
   nextIndex_ = produceIndex_ = first;
   started_ = true;
   if (options_.prefetch > 0)
@@ -92,7 +96,10 @@ const std::vector<std::vector<uint8_t>> &BatchReader::next() {
   if (handed_ >= 0) {
     free_.push_back(static_cast<size_t>(handed_));
     handed_ = -1;
-    changed_.notify_all();
+    slotsFreed_.fetch_add(1, std::memory_order_release);
+    // A polling producer sees the count; only a sleeping one needs waking.
+    if (producerAsleep_)
+      changed_.notify_all();
   }
   changed_.wait(lock, [this] { return !ready_.empty() || failure_; });
   if (ready_.empty())
@@ -103,13 +110,38 @@ const std::vector<std::vector<uint8_t>> &BatchReader::next() {
   return slots_[handed_].buffers;
 }
 
+void BatchReader::pollForFreeSlot(uint64_t seen) const {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point end =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(kPollSeconds));
+  for (int polls = 1;; ++polls) {
+    if (slotsFreed_.load(std::memory_order_acquire) != seen ||
+        stopPolling_.load(std::memory_order_relaxed))
+      return;
+    if (polls % 64 == 0 && Clock::now() >= end)
+      return;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
 void BatchReader::produce() {
   for (;;) {
     size_t slot;
     int64_t index;
     {
       std::unique_lock<std::mutex> lock(mutex_);
+      if (free_.empty() && !stopping_ && options_.pollForFreeSlots) {
+        uint64_t seen = slotsFreed_.load(std::memory_order_acquire);
+        lock.unlock();
+        pollForFreeSlot(seen);
+        lock.lock();
+      }
+      producerAsleep_ = true;
       changed_.wait(lock, [this] { return stopping_ || !free_.empty(); });
+      producerAsleep_ = false;
       if (stopping_)
         return;
       slot = free_.back();

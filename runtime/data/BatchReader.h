@@ -24,7 +24,11 @@
 // Threading. One thread (the training loop) calls start, next and
 // nextIndex; the reader's own thread only fills batches ahead of it. The
 // Dataset is shared read-only. A failure on the background thread (out of
-// memory) is rethrown by next().
+// memory) is rethrown by next(). Waking a sleeping reader from next() costs
+// the step a system call and, in a virtual machine, an interrupt to another
+// CPU (13-20 us measured, 2-3% of a 0.6 ms step): a reader with a core of
+// its own (`pollForFreeSlots`) polls for the slot next() frees instead, up
+// to kPollSeconds, and next() wakes it only once it sleeps.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +37,7 @@
 
 #include "runtime/data/Dataset.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -60,7 +65,15 @@ struct BatchOptions {
   /// them (kGatherBytesPerThread each): the threads the step's kernels use,
   /// idle while the batch is read.
   int gatherThreads = 1;
+  /// The prefetch thread has a core of its own (no step thread needs it):
+  /// it polls for a freed slot, up to kPollSeconds at a time, before it
+  /// sleeps until next() wakes it.
+  bool pollForFreeSlots = false;
 };
+
+/// How long a reader with a core of its own polls for a freed slot before
+/// it sleeps: past a step this long, waking it costs under 1% of the step.
+constexpr double kPollSeconds = 2e-3;
 
 /// The least bytes of a shuffled batch each gathering thread copies.
 constexpr size_t kGatherBytesPerThread = 32 * 1024;
@@ -119,6 +132,9 @@ private:
 
   void stop();
   void produce();
+  /// Polls (pollForFreeSlots) until next() has freed a slot after the
+  /// count `seen`, the reader stops or kPollSeconds pass.
+  void pollForFreeSlot(uint64_t seen) const;
   /// Batch `index` into `outs`, one per feed.
   void fillInto(uint8_t *const *outs, int64_t index);
   /// The data set's rows rows[0..count) into `outs` from the batch's
@@ -144,7 +160,11 @@ private:
   int64_t produceIndex_ = 0; ///< The index the producer fills next.
   long handed_ = -1;         ///< The slot next() returned last.
   bool stopping_ = false;
+  bool producerAsleep_ = false; ///< The producer waits on changed_ for a slot.
   std::exception_ptr failure_;
+  // Polled by the producer without the mutex (pollForFreeSlots).
+  std::atomic<uint64_t> slotsFreed_{0};
+  std::atomic<bool> stopPolling_{false};
   std::thread thread_;
 };
 

@@ -255,6 +255,10 @@ private:
   /// Seconds the steps spent taking their batches from the reader (waiting
   /// for its prefetch thread) and binding them to the feeds.
   double inputSeconds = 0;
+  /// Batches the reader lays out ahead (--prefetch, else chosen), and
+  /// whether its thread has a core no step thread uses.
+  int prefetchBatches = 0;
+  bool readerHasCore = false;
   TrainingModel::FeedCounts feedCounts;
   /// fp16 loss scaling: the scale after the last step, whether it skipped
   /// its update, and how many steps did (in all, and in a row).
@@ -497,9 +501,17 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   if (chief() && !openLogs(error))
     return false;
 
-  data::BatchReader reader(trainData, {model.batchSize(), options.shuffle, options.seed,
-                                       options.prefetchBatches, worldSize(), rank,
-                                       cpu::availableThreads()});
+  // One process whose threads leave a core free: a reader thread there
+  // gathers shuffled batches off the step's path (with a copy in memory
+  // and no shuffle, reading in place costs nothing to move).
+  readerHasCore = worldSize() == 1 && !parameters && cpu::usableCores() > cpu::processThreads();
+  prefetchBatches = options.prefetchBatches != TrainOptions::kPrefetchAuto
+                        ? options.prefetchBatches
+                        : (options.shuffle && readerHasCore ? 1 : 0);
+  data::BatchOptions batches{model.batchSize(), options.shuffle, options.seed, prefetchBatches,
+                             worldSize(), rank, cpu::availableThreads()};
+  batches.pollForFreeSlots = readerHasCore;
+  data::BatchReader reader(trainData, batches);
   reader.start(startStep * model.accumulateSteps());
   if (parameters && options.ps.async && options.ps.prefetch && model.accumulateSteps() == 1) {
     lookahead = std::make_unique<data::BatchReader>(
@@ -592,9 +604,13 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       << static_cast<int64_t>(total * 1e3 + 0.5) << " ms reading and binding batches ("
       << (total > 0 ? static_cast<int64_t>(inputSeconds / total * 1000 + 0.5) / 10.0 : 0.0)
       << "%, "
-      << (options.prefetchBatches > 0 ? std::to_string(options.prefetchBatches) +
-                                              " ahead on a thread of its own"
-                                        : howFeedsWereBound(feedCounts))
+      << (prefetchBatches > 0
+              ? std::to_string(prefetchBatches) + " ahead on a thread of its own" +
+                    (readerHasCore ? " on a core the step's threads leave free" : "") +
+                    (options.prefetchBatches == TrainOptions::kPrefetchAuto
+                         ? ", chosen for --shuffle"
+                         : "")
+              : howFeedsWereBound(feedCounts))
       << ")\n";
   int cores = cpu::usableCores();
   out << "threads: " << cpu::processThreads() << " on " << cores << (cores == 1 ? " core" : " cores");

@@ -88,11 +88,15 @@ struct TrainOptions {
   int64_t steps = 0;
   bool shuffle = false;
   /// Batches laid out on a background thread while the steps before them
-  /// run (--prefetch N); 0 (the default) writes each straight into the
-  /// feeds' buffers when its step needs it: the data is in memory, so a
-  /// batch is one copy, and a second thread only adds a copy and a handoff
-  /// (docs/training.md has the measurements).
-  int prefetchBatches = 0;
+  /// run (--prefetch N); 0 writes each straight into the feeds' buffers
+  /// when its step needs it (or reads it where the data set holds it): the
+  /// data is in memory, so a batch is one copy at most, and a second thread
+  /// competing with the step's only adds a copy and a handoff
+  /// (docs/training.md has the measurements). kPrefetchAuto (the default):
+  /// 1 for a shuffled run of one process with a core its threads leave
+  /// free (the gather moves there), else 0.
+  int prefetchBatches = kPrefetchAuto;
+  static constexpr int kPrefetchAuto = -1;
   uint64_t seed = 0;
   bool skipBadRows = false;
   /// After the run, where the train step's time went (kiln run --profile),

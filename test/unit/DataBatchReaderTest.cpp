@@ -10,9 +10,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <numeric>
 #include <stdexcept>
+#include <thread>
 
 using namespace kiln::data;
 
@@ -256,6 +258,29 @@ TEST(DataBatchReaderTest, StopsWhileTheProducerWaits) {
   BatchReader reader(indexedDataset(5), {2, false, 0, 4});
   reader.start(0);
   EXPECT_EQ(rowsOf(reader.next(), 2), (std::vector<int64_t>{0, 1}));
+}
+
+// Tests a reader with a core of its own (pollForFreeSlots): it polls for the
+// slot next() frees, then sleeps past kPollSeconds and next() wakes it. The
+// same batches whether the steps come at once or each after the polling
+// gave up; stopping while it polls or sleeps returns.
+TEST(DataBatchReaderTest, PollsForFreeSlotsThenSleeps) {
+  BatchOptions options{6, true, 11, 0};
+  std::vector<std::vector<int64_t>> expected = read(50, options, 0, 12);
+  options.pollForFreeSlots = true;
+  for (int prefetch : {1, 3}) {
+    options.prefetch = prefetch;
+    EXPECT_EQ(read(50, options, 0, 12), expected) << prefetch;
+    BatchReader reader(indexedDataset(50), options);
+    reader.start(0);
+    for (size_t i = 0; i < 4; ++i) {
+      EXPECT_EQ(rowsOf(reader.next(), 6), expected[i]) << prefetch << " batch " << i;
+      std::this_thread::sleep_for(std::chrono::duration<double>(2 * kPollSeconds));
+    }
+  }
+  BatchReader polling(indexedDataset(50), options);
+  polling.start(0);
+  polling.next();
 }
 
 TEST(DataBatchReaderTest, RefusesInvalidUse) {
