@@ -47,7 +47,7 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
   auto train = module.lookupSymbol<func::FuncOp>("train_step");
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   func::FuncOp step = accumulate ? accumulate : train ? train : forward;
-  GemmPrecisionSummary precision = summarizeGemmPrecision(plan);
+  PrecisionSummary precision = summarizePrecision(plan);
   RematSettings remat = RematSettings::of(module);
   int64_t fusionGroups = 0;
   if (step)
@@ -76,6 +76,8 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"precision", precision.precision},
       {"low_precision_gemm_calls", precision.lowPrecisionCalls},
       {"low_precision_gemm", precision.host},
+      {"bf16_convolution_calls", precision.bf16Convolutions},
+      {"bf16_convolution", precision.convolutionHost},
       {"compile_seconds", compileSeconds},
       {"kernel_cache", kernelCache.str()},
       {"programs", std::move(programs)},

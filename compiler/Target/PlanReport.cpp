@@ -6,27 +6,41 @@
 
 namespace kiln {
 
-GemmPrecisionSummary summarizeGemmPrecision(const ExecutionPlan &plan) {
-  GemmPrecisionSummary summary;
+PrecisionSummary summarizePrecision(const ExecutionPlan &plan) {
+  PrecisionSummary summary;
   for (const ProgramPlan &program : plan.programs)
-    for (const Step &step : program.steps)
-      if (const auto *gemm = std::get_if<GemmStep>(&step)) {
-        ++summary.calls;
-        if (!gemm->precision)
-          continue;
-        ++summary.lowPrecisionCalls;
-        summary.precision = gemm->precision.isBF16() ? "bf16" : "fp16";
+    for (const Step &step : program.steps) {
+      if (const auto *conv = std::get_if<ConvStep>(&step)) {
+        ++summary.convolutions;
+        summary.bf16Convolutions += conv->bf16;
       }
+      const auto *gemm = std::get_if<GemmStep>(&step);
+      if (!gemm)
+        continue;
+      ++summary.calls;
+      if (!gemm->precision)
+        continue;
+      ++summary.lowPrecisionCalls;
+      summary.precision = gemm->precision.isBF16() ? "bf16" : "fp16";
+    }
+  // The runtime's choices (runtime/cpu/LowPrecisionGemm.cpp, Convolution.cpp)
+  // on this host.
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  const char *bf16Instructions = features.lookup("amx-bf16")      ? "amx-bf16"
+                                 : features.lookup("avx512bf16") ? "avx512bf16"
+                                                                 : nullptr;
+  if (summary.bf16Convolutions) {
+    summary.precision = "bf16";
+    summary.convolutionHost = bf16Instructions
+                                  ? std::string("bf16 (") + bf16Instructions + ")"
+                                  : "f32 (this CPU has neither avx512bf16 nor amx-bf16)";
+  }
   if (!summary.lowPrecisionCalls)
     return summary;
-  // The runtime's choice (runtime/cpu/LowPrecisionGemm.cpp) on this host.
-  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   if (summary.precision == "fp16")
     summary.host = "emulated (inputs rounded to f16, multiplied in f32)";
-  else if (features.lookup("amx-bf16"))
-    summary.host = "native (amx-bf16)";
-  else if (features.lookup("avx512bf16"))
-    summary.host = "native (avx512bf16)";
+  else if (bf16Instructions)
+    summary.host = std::string("native (") + bf16Instructions + ")";
   else
     summary.host = "emulated (this CPU has neither avx512bf16 nor amx-bf16)";
   return summary;
@@ -76,11 +90,18 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
     os << program.steps.size() - kernels - gemms - convs - 2 * buckets - 2 * gathers
        << " copies and sparse updates)\n";
   }
-  GemmPrecisionSummary precision = summarizeGemmPrecision(plan);
-  if (precision.lowPrecisionCalls)
-    os << "  precision: " << precision.precision << " matrix products in "
-       << precision.lowPrecisionCalls << " of " << precision.calls << " GEMM calls, "
-       << precision.host << " on this CPU; weights, optimizer state and elementwise ops f32\n";
+  PrecisionSummary precision = summarizePrecision(plan);
+  if (precision.lowPrecisionCalls || precision.bf16Convolutions) {
+    os << "  precision: ";
+    if (precision.lowPrecisionCalls)
+      os << precision.precision << " matrix products in " << precision.lowPrecisionCalls
+         << " of " << precision.calls << " GEMM calls, " << precision.host << " on this CPU; ";
+    if (precision.bf16Convolutions)
+      os << "bf16 convolutions in " << precision.bf16Convolutions << " of "
+         << precision.convolutions << " calls, " << precision.convolutionHost
+         << " on this CPU; ";
+    os << "weights, optimizer state and elementwise ops f32\n";
+  }
   os << "  memory:    arena " << plan.arenaBytes << " bytes (" << plan.arenaBytesWithoutReuse()
      << " without reuse), state " << plan.stateBytes << ", constants "
      << plan.constantsBytes << "\n";
