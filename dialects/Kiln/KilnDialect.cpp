@@ -101,6 +101,12 @@ LogicalResult KilnDialect::verifyRegionResultAttribute(Operation *op, unsigned,
                                 << " must name a variable, got " << attr.getValue();
     return success();
   }
+  if (name == kRowsUnscaledAttr || name == kRowsCheckAttr) {
+    if (!llvm::isa<UnitAttr>(attr.getValue()))
+      return op->emitError("'") << name << "' of result #" << resultIndex
+                                << " must be a unit attribute";
+    return success();
+  }
   return verifyNameAttr(op, "result", resultIndex, attr);
 }
 

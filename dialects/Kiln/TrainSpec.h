@@ -21,6 +21,17 @@ namespace kiln {
 constexpr llvm::StringLiteral kGradientAttr = "kiln.gradient";
 constexpr llvm::StringLiteral kGradientIndicesAttr = "kiln.gradient_indices";
 constexpr llvm::StringLiteral kGradientRowsAttr = "kiln.gradient_rows";
+/// fp16 loss scaling (passes/Graph/LossScaling.h) with rows the
+/// data-parallel replicas gather (kiln-insert-allreduce), of a size known
+/// only at run time: the check and the division by the scale happen on each
+/// replica's own rows before the gather. The rows result is marked
+/// kRowsUnscaledAttr (already divided by the scale), and an f32 scalar
+/// result marked kRowsCheckAttr (0, or NaN where a replica's rows were not
+/// all finite) is averaged over the replicas with the gradients:
+/// kiln-expand-optimizer adds it to its finite check, so every replica
+/// skips alike. Both unit attributes.
+constexpr llvm::StringLiteral kRowsUnscaledAttr = "kiln.loss_scale_unscaled";
+constexpr llvm::StringLiteral kRowsCheckAttr = "kiln.loss_scale_rows_check";
 
 /// The optimizer part of a train spec (its `optimizer` dictionary), with
 /// the defaults kiln-expand-optimizer applies where a key is missing. The

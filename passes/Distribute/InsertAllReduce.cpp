@@ -14,8 +14,11 @@
 #include "dialects/Kiln/TrainSpec.h"
 #include "passes/Graph/GradientBuilder.h"
 #include "passes/Graph/GradientRules.h"
+#include "passes/Graph/LossScaling.h"
 
 #include "llvm/ADT/MapVector.h"
+
+#include <numeric>
 
 namespace kiln {
 #define GEN_PASS_DEF_KILNINSERTALLREDUCE
@@ -65,6 +68,10 @@ private:
   /// averaged: gathered (remembered in `gathers`) or replaced by its table's
   /// dense gradient, built right after the later of ids and rows.
   LogicalResult routeSparseGradients();
+  /// fp16 loss scaling: divides each gathered gradient's rows by the scale
+  /// and adds the result the replicas average to know whether all their
+  /// rows were finite (LossScaling.h).
+  LogicalResult checkGatheredRows();
   /// Starts each gathered sparse gradient right after it is computed and
   /// waits for it before the return, after the buckets; tags from `tag`.
   void insertGathers(int64_t tag);
@@ -187,6 +194,52 @@ void AllReduceInsertion::insertGathers(int64_t tag) {
   }
 }
 
+LogicalResult AllReduceInsertion::checkGatheredRows() {
+  if (gathers.empty() || !usesLossScaling(module))
+    return success();
+  auto scale = module.lookupSymbol<VariableOp>(kLossScaleVariable);
+  if (!scale)
+    return train.emitOpError("fp16 training needs the '")
+           << kLossScaleVariable << "' variable kiln-autodiff adds";
+  MLIRContext *context = train.getContext();
+  OpBuilder builder(context);
+  builder.setInsertionPointToStart(&train.getBody().front());
+  GradientBuilder gb(builder, train.getLoc());
+  Value scaleValue = builder.create<ReadOp>(train.getLoc(), scale.getType(), scale.getSymName());
+  Value inverse = gb.div(gb.splatLike(scaleValue, 1.0), scaleValue);
+  // Per table, right after its rows: whether they are finite (their sum
+  // minus itself is 0, else NaN; an overflowing sum skips too, as without
+  // replicas), and the rows divided by the scale, which the replicas gather.
+  SmallVector<Value> checks;
+  for (auto [idsResult, rowsResult] : gathers) {
+    Value rows = results[rowsResult];
+    auto type = llvm::cast<RankedTensorType>(rows.getType());
+    if (!type.hasStaticShape())
+      return train.emitOpError("fp16 loss scaling needs the rows of result #")
+             << rowsResult << " in a static shape, not " << type;
+    Operation *after = producer(rows);
+    builder.setInsertionPointAfter(after ? after : inverse.getDefiningOp());
+    SmallVector<int64_t> axes(type.getRank());
+    std::iota(axes.begin(), axes.end(), 0);
+    Value sum = gb.reduceSum(rows, axes, false);
+    checks.push_back(gb.sub(sum, sum));
+    results[rowsResult] = gb.mul(rows, gb.broadcastTo(inverse, type));
+    NamedAttrList attrs(resultAttrs[rowsResult]);
+    attrs.set(kRowsUnscaledAttr, UnitAttr::get(context));
+    resultAttrs[rowsResult] = attrs.getDictionary(context);
+  }
+  Value last = *llvm::max_element(
+      checks, [](Value a, Value b) { return producedBefore(a, b); });
+  builder.setInsertionPointAfter(last.getDefiningOp());
+  Value check = checks.front();
+  for (Value next : llvm::drop_begin(checks))
+    check = gb.add(check, next);
+  results.push_back(check);
+  resultAttrs.push_back(DictionaryAttr::get(
+      context, {NamedAttribute(StringAttr::get(context, kRowsCheckAttr), UnitAttr::get(context))}));
+  return success();
+}
+
 LogicalResult AllReduceInsertion::collect(SmallVectorImpl<Reduced> &reduced) {
   auto spec = module->getAttrOfType<DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
   auto loss = spec.getAs<StringAttr>("loss");
@@ -196,7 +249,7 @@ LogicalResult AllReduceInsertion::collect(SmallVectorImpl<Reduced> &reduced) {
     bool gradient = attrs.get(kGradientAttr) != nullptr;
     auto name = attrs.getAs<StringAttr>(KilnDialect::kNameAttrName);
     bool isLoss = name && loss && name == loss;
-    if (!gradient && !isLoss)
+    if (!gradient && !isLoss && !attrs.get(kRowsCheckAttr))
       continue;
     auto type = llvm::cast<RankedTensorType>(results[i].getType());
     if (!type.getElementType().isF32())
@@ -259,7 +312,7 @@ LogicalResult AllReduceInsertion::run() {
   results.assign(ret.getOperands().begin(), ret.getOperands().end());
   for (unsigned i = 0; i < results.size(); ++i)
     resultAttrs.push_back(train.getResultAttrDict(i));
-  if (failed(routeSparseGradients()))
+  if (failed(routeSparseGradients()) || failed(checkGatheredRows()))
     return failure();
   SmallVector<Reduced> reduced;
   if (failed(collect(reduced)))

@@ -30,7 +30,15 @@ def KilnInsertAllReduce : Pass<"kiln-insert-allreduce", "::mlir::ModuleOp"> {
         backward pass runs, and a `kdist.wait` just before the return, whose
         results replace the gradients;
       - the model's loss joins the first bucket, so @train_step's `loss` is
-        the mean over all replicas' examples.
+        the mean over all replicas' examples;
+      - with fp16 loss scaling (the train spec's precision fp16_mixed), each
+        gathered gradient's rows are checked (their sum minus itself: 0, or
+        NaN where one is not finite) and divided by the loss scale before
+        the gather, on each replica's own rows of static shape; the checks'
+        sum is an extra f32 result (kiln.loss_scale_rows_check) averaged
+        with the gradients, the rows result is marked
+        kiln.loss_scale_unscaled, and kiln-expand-optimizer adds the check
+        to its finite flag: every replica skips the step alike.
 
     `mean` divides by the number of replicas at run time: one artifact
     serves any number of them, and N replicas at batch B compute the

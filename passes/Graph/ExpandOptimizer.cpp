@@ -40,6 +40,9 @@ using OptimizerSpec = OptimizerSettings;
 struct Gradient {
   VariableOp variable;
   Value dense, ids, rows;
+  /// fp16: rows the replicas gathered, divided by the loss scale and
+  /// checked before (LossScaling.h, kRowsUnscaledAttr).
+  bool unscaledByReplicas = false;
 };
 
 class OptimizerExpansion {
@@ -101,6 +104,9 @@ private:
   OpBuilder builder;
   GradientBuilder gb;
   SmallVector<Gradient> gradients;
+  /// fp16 with gathered rows: the replicas' averaged check of their rows
+  /// (kRowsCheckAttr): 0, or NaN.
+  SmallVector<Value> replicaRowChecks;
   Value lossScale; ///< fp16: the scale this step used.
   Value finite;    ///< fp16: an i1 scalar, whether every gradient is finite.
   SmallVector<Value> kept;           // Results that stay.
@@ -122,6 +128,10 @@ LogicalResult OptimizerExpansion::collectGradients() {
   llvm::MapVector<StringRef, Gradient> byName;
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     DictionaryAttr attrs = train.getResultAttrDict(i);
+    if (attrs && attrs.get(kRowsCheckAttr)) {
+      replicaRowChecks.push_back(value);
+      continue;
+    }
     FlatSymbolRefAttr target;
     StringRef kind;
     for (StringRef attr : {kGradientAttr, kGradientIndicesAttr, kGradientRowsAttr})
@@ -141,6 +151,8 @@ LogicalResult OptimizerExpansion::collectGradients() {
     gradient.variable = variable;
     (kind == kGradientAttr ? gradient.dense
                            : kind == kGradientIndicesAttr ? gradient.ids : gradient.rows) = value;
+    if (kind == kGradientRowsAttr && attrs.get(kRowsUnscaledAttr))
+      gradient.unscaledByReplicas = true;
   }
   for (auto &[name, gradient] : byName) {
     if (gradient.dense && gradient.ids)
@@ -237,16 +249,21 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
            !llvm::cast<RankedTensorType>(rows.getType()).hasStaticShape();
   };
   for (Gradient &gradient : gradients)
-    if (gradient.ids && exchanged(gradient.rows))
+    if (gradient.ids && !gradient.unscaledByReplicas && exchanged(gradient.rows))
       return train.emitOpError("fp16 loss scaling cannot skip the row updates of @")
              << gradient.variable.getSymName()
              << " (an embedding table whose rows the replicas gather, or whose row count is "
                 "known only at run time) yet: use --precision=bf16";
   lossScale = read(scale);
   // A sum is finite when every element is (or the sum overflows: a step to
-  // skip too); x - x is 0 then, NaN otherwise.
+  // skip too); x - x is 0 then, NaN otherwise. The replicas checked the
+  // rows they gather before (a NaN check if any was not finite).
   Value total;
+  for (Value check : replicaRowChecks)
+    total = total ? gb.add(total, check) : check;
   for (Gradient &gradient : gradients) {
+    if (gradient.unscaledByReplicas)
+      continue;
     Value g = gradient.dense ? gradient.dense : gradient.rows;
     SmallVector<int64_t> axes;
     for (int64_t d = 0; d < tensorType(g).getRank(); ++d)
@@ -258,6 +275,8 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
   finite = gb.compare(ComparePredicate::eq, difference, gb.splatLike(difference, 0.0));
   Value inverse = gb.div(gb.splatLike(lossScale, 1.0), lossScale);
   for (Gradient &gradient : gradients) {
+    if (gradient.unscaledByReplicas)
+      continue;
     Value &g = gradient.dense ? gradient.dense : gradient.rows;
     g = gb.mul(g, gb.broadcastTo(inverse, tensorType(g)));
   }

@@ -27,6 +27,9 @@ inline constexpr llvm::StringLiteral kGoodStepsVariable = "loss_scale/good_steps
 inline constexpr llvm::StringLiteral kLossScaleOutput = "loss_scale";
 inline constexpr llvm::StringLiteral kSkippedStepOutput = "skipped_step";
 
+// Rows the data-parallel replicas gather: TrainSpec.h's kRowsUnscaledAttr
+// and kRowsCheckAttr.
+
 inline constexpr double kInitialLossScale = 65536.0; // 2^16, GradScaler's.
 inline constexpr double kGrowthInterval = 2000.0;
 

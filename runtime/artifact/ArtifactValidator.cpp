@@ -888,9 +888,6 @@ bool Validator::checkSparseApply(const std::string &field, const SparseApply &ap
     if (artifact_.format_version() < 2)
       return fail(field + ".when", "needs format_version 2 (the artifact says " +
                                        std::to_string(artifact_.format_version()) + ")");
-    if (apply.gathered_tag() >= 0)
-      return fail(field + ".when", "with gathered_tag: each replica would skip on its own "
-                                   "flag, and the tables would drift apart");
     if (apply.when() > UINT32_MAX)
       return fail(field + ".when", "buffer " + std::to_string(apply.when()) +
                                        " does not exist (the artifact has " +

@@ -103,6 +103,34 @@ module attributes {kiln.train_spec = {loss = "loss", optimizer = {kind = "adam",
 
 // -----
 
+// Tests fp16 loss scaling with gathered rows: each replica checks its own
+// rows (their sum minus itself: 0, or NaN) and divides them by the scale
+// before they are gathered; the check is a result the replicas average with
+// the loss, which kiln-expand-optimizer adds to its finite check.
+// CHECK-LABEL: func @train_step
+// CHECK-SAME: -> (tensor<f32> {kiln.name = "loss"}, tensor<?xi32> {kiln.gradient_indices = @emb}, tensor<?x3xf32> {kiln.gradient_rows = @emb, kiln.loss_scale_unscaled}, tensor<f32> {kiln.loss_scale_rows_check})
+// CHECK: %[[SCALE:.+]] = kiln.read @loss_scale : tensor<f32>
+// CHECK: %[[INVERSE:.+]] = kiln.div %{{.+}}, %[[SCALE]] : tensor<f32>
+// CHECK: %[[SUM:.+]] = kiln.reduce_sum %[[ROWS:[^ ]+]] axes [0, 1] : tensor<4x3xf32> -> tensor<f32>
+// CHECK-NEXT: %[[CHECK:.+]] = kiln.sub %[[SUM]], %[[SUM]] : tensor<f32>
+// CHECK-NEXT: %[[H0:.+]] = kdist.all_reduce_start mean %{{.+}}, %[[CHECK]] tag = 0 : tensor<f32>, tensor<f32>
+// CHECK-NEXT: %[[BY:.+]] = kiln.broadcast %[[INVERSE]] : tensor<f32> -> tensor<4x3xf32>
+// CHECK-NEXT: %[[UNSCALED:.+]] = kiln.mul %[[ROWS]], %[[BY]] : tensor<4x3xf32>
+// CHECK-NEXT: kdist.sparse_all_reduce_start mean %{{.+}}, %[[UNSCALED]] tag = 1
+// CHECK: %[[REDUCED:.+]]:2 = kdist.wait %[[H0]] : tensor<f32>, tensor<f32>
+// CHECK: return %[[REDUCED]]#0, %{{.+}}, %{{.+}}, %[[REDUCED]]#1
+module attributes {kiln.train_spec = {loss = "loss", precision = "fp16_mixed", optimizer = {kind = "adam", sparse_updates = "lazy"}, strategy = {kind = "all_reduce", bucket_bytes = 1024 : i64}}} {
+  kiln.variable @emb : tensor<10x3xf32> init <zeros>
+  func.func @forward(%ids: tensor<4xi32> {kiln.name = "ids"}, %t: tensor<4x3xf32> {kiln.name = "t"}) -> (tensor<f32> {kiln.name = "loss"}) {
+    %e = kiln.read @emb : tensor<10x3xf32>
+    %rows = kiln.gather %e[%ids] : (tensor<10x3xf32>, tensor<4xi32>) -> tensor<4x3xf32>
+    %l = kiln.mean_squared_error %rows, %t : tensor<4x3xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
 // Tests that a model trained by one replica is left alone.
 // CHECK-LABEL: func @train_step
 // CHECK-NOT: kdist
