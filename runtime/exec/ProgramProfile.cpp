@@ -2,7 +2,6 @@
 
 #include "runtime/exec/ProgramProfile.h"
 
-#include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
 #include "runtime/exec/ResolvedProgram.h"
 
@@ -61,7 +60,11 @@ std::string milliseconds(double seconds) {
 
 } // namespace
 
-std::string describeInstruction(const Program &program, size_t index) {
+int64_t countConvolutionsInBF16(const ProgramProfile &profile) {
+  return std::count(profile.convolutionInBF16.begin(), profile.convolutionInBF16.end(), true);
+}
+
+std::string describeInstruction(const Program &program, size_t index, bool convolutionInBF16) {
   Instruction type = program.instructions_type()->GetEnum<Instruction>(index);
   std::string what = EnumNameInstruction(type);
   const Gemm *gemm = type == Instruction_Gemm ? program.instructions()->GetAs<Gemm>(index)
@@ -93,7 +96,7 @@ std::string describeInstruction(const Program &program, size_t index) {
     what += kind == ConvolutionKind_Forward        ? " forward"
             : kind == ConvolutionKind_BackwardData ? " data gradient"
                                                    : " filter gradient";
-    if (conv->precision() == DType_BF16 && cpu::convolutionsInBF16())
+    if (convolutionInBF16)
       what += " bf16";
   } else if (type == Instruction_KernelCall) {
     const auto *call = program.instructions()->GetAs<KernelCall>(index);
@@ -145,7 +148,8 @@ std::string formatProgramProfile(const Program &program, std::string_view name,
   text += "  slowest:";
   for (size_t i : order) {
     int threads = threadsOf(profile, i);
-    text += " [" + std::to_string(i) + "] " + describeInstruction(program, i) +
+    bool inBF16 = i < profile.convolutionInBF16.size() && profile.convolutionInBF16[i];
+    text += " [" + std::to_string(i) + "] " + describeInstruction(program, i, inBF16) +
             (threads > 1 ? " on " + std::to_string(threads) + " threads" : "") + " " +
             milliseconds(profile.seconds[i] / runs) + (i == order.back() ? "" : ";");
   }

@@ -27,12 +27,20 @@ struct ProgramProfile {
   /// By instruction: the threads a product or a row-parallel kernel runs
   /// on (cpu::ThreadChoice), 0 for the others and while still measuring.
   std::vector<int> threads;
+  /// By instruction: a convolution that runs oneDNN's bf16 kernel
+  /// (cpu::Convolution::bf16(): asked in bf16, on a CPU with bf16
+  /// instructions, in blocked layouts oneDNN has a bf16 kernel for).
+  std::vector<bool> convolutionInBF16;
 };
 
 /// What instruction `index` of `program` is, in a few words: "Gemm
-/// 512x1000x128 bf16", "Convolution filter gradient", "KernelCall 12
-/// (row-parallel)".
-std::string describeInstruction(const artifact::Program &program, size_t index);
+/// 512x1000x128 bf16", "Convolution filter gradient bf16" (where
+/// `convolutionInBF16`), "KernelCall 12 (row-parallel)".
+std::string describeInstruction(const artifact::Program &program, size_t index,
+                                bool convolutionInBF16 = false);
+
+/// How many of `profile`'s instructions are convolutions in bf16.
+int64_t countConvolutionsInBF16(const ProgramProfile &profile);
 
 /// The profile as text: one line with the runs and the time a run, a line
 /// per kind of instruction (ms a run, share, count), then the `slowest`

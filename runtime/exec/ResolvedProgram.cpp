@@ -486,10 +486,15 @@ cpu::ThreadChoice *ResolvedProgram::threadChoice(const Step &step) {
 
 ProgramProfile ResolvedProgram::profile() const {
   std::vector<int> threads(steps_.size(), 0);
-  for (size_t i = 0; i < steps_.size(); ++i)
+  std::vector<bool> convolutionInBF16(steps_.size(), false);
+  for (size_t i = 0; i < steps_.size(); ++i) {
     if (const cpu::ThreadChoice *choice = threadChoice(steps_[i]))
       threads[i] = choice->chosen();
-  return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_, std::move(threads)};
+    if (const auto *conv = std::get_if<ConvStep>(&steps_[i]))
+      convolutionInBF16[i] = conv->convolution && conv->convolution->bf16();
+  }
+  return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_, std::move(threads),
+          std::move(convolutionInBF16)};
 }
 
 namespace {

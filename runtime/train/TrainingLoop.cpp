@@ -57,10 +57,11 @@ constexpr int64_t kMaxSkippedInARow = 50;
 /// bf16|f32 (...)]\n" for a train step with 16-bit products or convolutions
 /// (kilnc --precision); "" otherwise. A tensor several products read (one
 /// copy slot) is converted once; an input of the product's 16-bit type was
-/// rounded by the kernel that computed it. The convolutions asked in bf16
-/// run so where the CPU has bf16 instructions (convolutionsInBF16), else
-/// in f32.
-std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
+/// rounded by the kernel that computed it. Of the convolutions asked in
+/// bf16, `runningInBF16` run oneDNN's bf16 kernels (the session's
+/// Convolution::bf16(): where the CPU has bf16 instructions and oneDNN a
+/// blocked bf16 kernel for the shape), the others f32.
+std::string precisionLine(const artifact::VerifiedArtifact &artifact, int64_t runningInBF16) {
   const artifact::Program *program = artifact.findProgram("train_step");
   if (!program || !program->instructions())
     return "";
@@ -97,12 +98,17 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact) {
             std::to_string(conversions) + " input conversions, " +
             std::to_string(roundedInKernels) + " inputs rounded in kernels), " +
             cpu::lowPrecisionGemmPath(precision);
-  if (convolutions)
-    line += std::string(calls ? "; " : "") + std::to_string(convolutions) + " convolutions " +
-            (cpu::convolutionsInBF16()
-                 ? "in bf16"
-                 : "in f32 (asked in bf16; this CPU has no bf16 instructions, or they are "
-                   "turned off)");
+  if (convolutions) {
+    line += std::string(calls ? "; " : "") + std::to_string(convolutions) + " convolutions ";
+    if (!cpu::convolutionsInBF16())
+      line += "in f32 (asked in bf16; this CPU has no bf16 instructions, or they are turned off)";
+    else if (runningInBF16 == convolutions)
+      line += "in bf16";
+    else
+      line += "asked in bf16, " + std::to_string(runningInBF16) +
+              " in bf16 (the others in f32: oneDNN has no blocked bf16 kernel for their shapes, "
+              "or KILN_CONV_LAYOUT=plain)";
+  }
   return line + "\n";
 }
 
@@ -616,7 +622,11 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   out << "threads: " << cpu::processThreads() << " on " << cores << (cores == 1 ? " core" : " cores");
   if (options.group.localReplicas > 1)
     out << ", " << cpu::availableThreads() << " a replica";
-  out << "\n" << precisionLine(session->executable().artifact());
+  exec::ProgramProfile kinds; // What each train_step instruction runs, timed or not.
+  if (session->profile(kTrainProgram, kinds, error))
+    return false;
+  out << "\n" << precisionLine(session->executable().artifact(),
+                               exec::countConvolutionsInBF16(kinds));
   if (options.profile) {
     exec::ProgramProfile profile;
     if (session->profile(kTrainProgram, profile, error))
