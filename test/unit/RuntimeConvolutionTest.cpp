@@ -179,16 +179,29 @@ TEST_P(ConvolutionLayouts, EveryKindMatchesTheReference) {
 INSTANTIATE_TEST_SUITE_P(BlockedAndPlain, ConvolutionLayouts,
                          ::testing::Values("blocked", "plain"));
 
-// Tests bf16 convolutions (kilnc --precision=bf16): on a CPU with bf16
-// instructions every kind of every shape on oneDNN's blocked kernels runs
-// in bf16 and equals the float64 loop over the rounded inputs (the data
-// gradients of few channels, on the plain kernel, run in f32); elsewhere
-// each runs in f32 and matches the unrounded one.
-TEST(ConvolutionBF16, EveryKindMatchesTheRoundedReference) {
+// Tests bf16 convolutions (kilnc --precision=bf16), with the layouts each
+// shape prefers ("default") and forced (KILN_CONV_LAYOUT): on a CPU with
+// bf16 instructions every kind of every shape on oneDNN's blocked kernels
+// runs in bf16 and equals the float64 loop over the rounded inputs (by
+// default the data gradients of few channels, on the plain kernel, run in
+// f32; forced plain, every shape does); elsewhere each runs in f32 and
+// matches the unrounded one.
+class ConvolutionBF16 : public ::testing::TestWithParam<const char *> {
+protected:
+  void SetUp() override {
+    if (std::string(GetParam()) == "default")
+      unsetenv("KILN_CONV_LAYOUT");
+    else
+      setenv("KILN_CONV_LAYOUT", GetParam(), 1);
+  }
+  void TearDown() override { unsetenv("KILN_CONV_LAYOUT"); }
+};
+
+TEST_P(ConvolutionBF16, EveryKindMatchesTheRoundedReference) {
   bool native =
       cpu::hasNativeGemm(cpu::GemmPrecision::BF16) && cpu::nativeLowPrecisionAllowed();
   uint32_t seed = 100;
-  int inBF16 = 0, blocked = 0;
+  int inBF16 = 0, blocked = 0, shapes = 0;
   for (Kind kind : {Kind::Forward, Kind::BackwardData, Kind::BackwardFilter})
     for (Shape shape : shapesOf(kind)) {
       shape.bf16 = true;
@@ -203,12 +216,19 @@ TEST(ConvolutionBF16, EveryKindMatchesTheRoundedReference) {
       ASSERT_TRUE(conv) << error;
       inBF16 += conv->bf16();
       blocked += cpu::prefersBlockedLayouts(shape);
+      ++shapes;
       expectMatchesReference(shape, seed++);
     }
-  EXPECT_GT(blocked, 20);
+  // By default the two data gradients of one input channel a group (the
+  // first layer's, the depthwise one's) take the plain kernel.
+  std::string layout = GetParam();
+  EXPECT_EQ(blocked, layout == "plain" ? 0 : layout == "blocked" ? shapes : shapes - 2);
   EXPECT_EQ(inBF16, native ? blocked : 0) << (native ? "this CPU has bf16 instructions"
                                                       : "no bf16 instructions (or turned off)");
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ConvolutionBF16,
+                         ::testing::Values("default", "blocked", "plain"));
 
 TEST(ConvolutionLayoutChoice, FewChannelDataGradientsStayPlain) {
   unsetenv("KILN_CONV_LAYOUT");
