@@ -24,10 +24,12 @@
 // every member has mapped it, so nothing is left in /dev/shm whatever
 // happens next.
 //
-// Failure: a wait checks the generation first, then the broken flag, the
-// deadline, and (every 20 ms) that every member's process still exists. A
-// member that fails, or is destroyed, sets the flag and wakes the others,
-// which fail at once: "<collective> failed on rank R of N: <why>".
+// Failure: a wait checks the generation first, then the broken flag (and,
+// the flag set, the generation again: a member destroyed after the barrier
+// finished sets it after the generation moved), the deadline, and (every
+// 20 ms) that every member's process still exists. A member that fails, or
+// is destroyed, sets the flag and wakes the others, which fail at once:
+// "<collective> failed on rank R of N: <why>".
 //
 //===----------------------------------------------------------------------===//
 
@@ -232,8 +234,15 @@ private:
     for (int spin = 0;; ++spin) {
       if (h->generation.load(std::memory_order_acquire) != generation)
         return true;
-      if (h->broken.load(std::memory_order_acquire))
+      // A member that left after this barrier finished set `broken` after
+      // the generation moved (its own barrier returned first): read the
+      // generation again, or a waiter preempted between the two loads would
+      // fail a barrier that succeeded.
+      if (h->broken.load(std::memory_order_acquire)) {
+        if (h->generation.load(std::memory_order_acquire) != generation)
+          return true;
         return fail(what, "another member failed or left the group", error);
+      }
       if (spin < 2000) {
         cpuRelax();
         continue;
