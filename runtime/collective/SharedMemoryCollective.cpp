@@ -24,10 +24,10 @@
 // every member has mapped it, so nothing is left in /dev/shm whatever
 // happens next.
 //
-// Failure: a wait checks the generation first, then the broken flag (and,
-// the flag set, the generation again: a member destroyed after the barrier
-// finished sets it after the generation moved), the deadline, and (every
-// 20 ms) that every member's process still exists. A member that fails, or
+// Failure: a wait checks the generation first, then the broken flag, the
+// deadline, and (every 20 ms) that every member's process still exists;
+// before failing on any of them, the generation again (a member destroyed
+// or gone after the barrier finished left after the generation moved). A member that fails, or
 // is destroyed, sets the flag and wakes the others, which fail at once:
 // "<collective> failed on rank R of N: <why>".
 //
@@ -231,33 +231,33 @@ private:
     std::chrono::milliseconds limit = timeout.count() > 0 ? timeout : options_.timeout;
     Clock::time_point deadline = Clock::now() + limit;
     Clock::time_point nextCheck = Clock::now() + std::chrono::milliseconds(20);
+    auto finished = [&] { return h->generation.load(std::memory_order_acquire) != generation; };
+    // A member that left (or exited) after this barrier finished did so
+    // after the generation moved (its own barrier returned first): before
+    // failing, read the generation again, or a waiter preempted after its
+    // last look would fail a barrier that succeeded.
+    auto failUnlessFinished = [&](const std::string &why) {
+      return finished() || fail(what, why, error);
+    };
     for (int spin = 0;; ++spin) {
-      if (h->generation.load(std::memory_order_acquire) != generation)
+      if (finished())
         return true;
-      // A member that left after this barrier finished set `broken` after
-      // the generation moved (its own barrier returned first): read the
-      // generation again, or a waiter preempted between the two loads would
-      // fail a barrier that succeeded.
-      if (h->broken.load(std::memory_order_acquire)) {
-        if (h->generation.load(std::memory_order_acquire) != generation)
-          return true;
-        return fail(what, "another member failed or left the group", error);
-      }
+      if (h->broken.load(std::memory_order_acquire))
+        return failUnlessFinished("another member failed or left the group");
       if (spin < 2000) {
         cpuRelax();
         continue;
       }
       Clock::time_point now = Clock::now();
       if (now >= deadline)
-        return fail(what, "timed out after " + std::to_string(limit.count()) + " ms", error);
+        return failUnlessFinished("timed out after " + std::to_string(limit.count()) + " ms");
       if (now >= nextCheck) {
         nextCheck = now + std::chrono::milliseconds(20);
         for (int r = 0; r < size(); ++r) {
           int32_t pid = h->pids[r].load(std::memory_order_relaxed);
           if (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH)
-            return fail(what, "rank " + std::to_string(r) + " (pid " + std::to_string(pid) +
-                                  ") exited",
-                        error);
+            return failUnlessFinished("rank " + std::to_string(r) + " (pid " +
+                                      std::to_string(pid) + ") exited");
         }
       }
       futexWait(&h->generation, generation, std::chrono::milliseconds(20));

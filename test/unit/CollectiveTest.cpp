@@ -279,7 +279,9 @@ TEST(SharedMemoryCollectiveTest, GathersAndBroadcastsAcrossChunks) {
     thread.join();
   std::string name, error;
   ASSERT_TRUE(store.get("gloo/shm/name", name, error)) << error;
-  ASSERT_FALSE(name.empty()) << "the members fell back to Gloo";
+  if (name.empty() && access("/dev/shm", W_OK) != 0)
+    GTEST_SKIP() << "no writable /dev/shm: the members fell back to Gloo";
+  ASSERT_FALSE(name.empty()) << "the members fell back to Gloo with /dev/shm writable";
   EXPECT_NE(access(("/dev/shm" + name).c_str(), F_OK), 0) << name << " was left behind";
 }
 
