@@ -215,8 +215,10 @@ LogicalResult AllReduceInsertion::checkGatheredRows() {
     Value rows = results[rowsResult];
     auto type = llvm::cast<RankedTensorType>(rows.getType());
     if (!type.hasStaticShape())
-      return train.emitOpError("fp16 loss scaling needs the rows of result #")
-             << rowsResult << " in a static shape, not " << type;
+      return train.emitOpError("fp16 loss scaling cannot check the rows of ")
+             << resultAttrs[rowsResult].get(kGradientRowsAttr)
+             << " before the replicas gather them: their shape " << type
+             << " is not static; use --precision=bf16";
     Operation *after = producer(rows);
     builder.setInsertionPointAfter(after ? after : inverse.getDefiningOp());
     SmallVector<int64_t> axes(type.getRank());

@@ -238,9 +238,10 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
   if (!scale)
     return train.emitOpError("fp16 training needs the '")
            << kLossScaleVariable << "' variable kiln-autodiff adds";
-  // A sparse gradient the replicas exchange (data-parallel) is in kdist
-  // ops' hands, of a size known at run time: the replicas' checks would
-  // have to agree on rows only the runtime gathers.
+  // Rows the replicas gather (data-parallel) have a size known at run
+  // time: kiln-insert-allreduce checked and unscaled each replica's own
+  // before the gather (unscaledByReplicas, and a check result). Exchanged
+  // rows without that mark (a train step that skipped it) cannot be.
   auto exchanged = [](Value rows) {
     auto byReplicas = [](Operation *op) {
       return op && op->getName().getDialectNamespace() == "kdist";
@@ -250,10 +251,14 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
   };
   for (Gradient &gradient : gradients)
     if (gradient.ids && !gradient.unscaledByReplicas && exchanged(gradient.rows))
-      return train.emitOpError("fp16 loss scaling cannot skip the row updates of @")
+      return train.emitOpError("fp16 loss scaling cannot check the rows of @")
              << gradient.variable.getSymName()
-             << " (an embedding table whose rows the replicas gather, or whose row count is "
-                "known only at run time) yet: use --precision=bf16";
+             << ": the replicas gather them (or their count is known only at run time) and "
+                "kiln-insert-allreduce did not check them first; use --precision=bf16";
+  if (llvm::any_of(gradients, [](const Gradient &g) { return g.unscaledByReplicas; }) &&
+      replicaRowChecks.empty())
+    return train.emitOpError("returns rows marked '")
+           << kRowsUnscaledAttr << "' but no '" << kRowsCheckAttr << "' result";
   lossScale = read(scale);
   // A sum is finite when every element is (or the sum overflows: a step to
   // skip too); x - x is 0 then, NaN otherwise. The replicas checked the

@@ -6,6 +6,8 @@
 // gradients by it again, skips the update of a step whose gradients are not
 // all finite, and moves the scale as PyTorch's GradScaler does: halved
 // after a skipped step, doubled after kGrowthInterval finite steps in a row.
+// Rows the data-parallel replicas gather are checked and divided before the
+// gather (kiln-insert-allreduce; TrainSpec.h, kRowsUnscaledAttr).
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,8 +29,6 @@ inline constexpr llvm::StringLiteral kGoodStepsVariable = "loss_scale/good_steps
 inline constexpr llvm::StringLiteral kLossScaleOutput = "loss_scale";
 inline constexpr llvm::StringLiteral kSkippedStepOutput = "skipped_step";
 
-// Rows the data-parallel replicas gather: TrainSpec.h's kRowsUnscaledAttr
-// and kRowsCheckAttr.
 
 inline constexpr double kInitialLossScale = 65536.0; // 2^16, GradScaler's.
 inline constexpr double kGrowthInterval = 2000.0;

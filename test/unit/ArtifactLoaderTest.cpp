@@ -727,6 +727,13 @@ TEST(ArtifactLoaderTest, ChecksSparseAllReduces) {
   std::string error;
   ArtifactSpec good = sparse([](ArtifactSpec &, uint32_t, uint32_t) {});
   EXPECT_TRUE(loads(good, error)) << error;
+  // fp16 loss scaling's skip on gathered rows (a flag the replicas share).
+  ArtifactSpec skipping = sparse([](ArtifactSpec &spec, uint32_t, uint32_t) {
+    spec.formatVersion = 2;
+    std::get<SparseApplySpec>(forward(spec).instructions[6]).when =
+        spec.addBuffer(Region_Arena, DType_I1, {});
+  });
+  EXPECT_TRUE(loads(skipping, error)) << error;
   EXPECT_EQ(loadError(sparse([](ArtifactSpec &spec, uint32_t, uint32_t) {
               std::swap(forward(spec).instructions[5], forward(spec).instructions[6]);
             }).fileBytes()),
