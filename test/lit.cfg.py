@@ -21,9 +21,13 @@ config.environment["PATH"] = os.pathsep.join(path)
 # folders of their own); it holds kernel objects and artifacts.
 config.environment["KILN_CACHE_DIR"] = os.path.join(config.kiln_obj_root, "test", "kernel-cache")
 # Tests of what the runtime does with a core its threads leave free pin
-# themselves to two: they need two to pin to (UNSUPPORTED on one core).
-if len(os.sched_getaffinity(0)) >= 2:
+# themselves (taskset) to %two-cpus (the first two this process may run on)
+# or %one-cpu: they need two (UNSUPPORTED on one core).
+allowed_cpus = sorted(os.sched_getaffinity(0))
+if len(allowed_cpus) >= 2:
     config.available_features.add("two-cores")
+    config.substitutions.append(("%two-cpus", "%d,%d" % tuple(allowed_cpus[:2])))
+config.substitutions.append(("%one-cpu", str(allowed_cpus[0])))
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%FileCheck", "FileCheck --enable-var-scope"))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))

@@ -11,6 +11,7 @@
 #include "runtime/data/SplitMix.h"
 
 #include <omp.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -78,6 +79,7 @@ void BatchReader::start(int64_t first) {
   stopping_ = false;
   producerAsleep_ = false;
   stopPolling_.store(false, std::memory_order_relaxed);
+  lastNext_ = {};
   nextIndex_ = produceIndex_ = first;
   started_ = true;
   if (options_.prefetch > 0)
@@ -92,12 +94,24 @@ const std::vector<std::vector<uint8_t>> &BatchReader::next() {
     ++nextIndex_;
     return slots_[0].buffers;
   }
+  if (options_.pollForFreeSlots) {
+    // The steps' pace, for the reader's looks at the freed slots.
+    auto now = std::chrono::steady_clock::now();
+    if (lastNext_ != std::chrono::steady_clock::time_point()) {
+      int64_t interval = std::chrono::duration_cast<std::chrono::nanoseconds>(now - lastNext_)
+                             .count();
+      int64_t before = stepNanos_.load(std::memory_order_relaxed);
+      stepNanos_.store(before ? (3 * before + interval) / 4 : interval,
+                       std::memory_order_relaxed);
+    }
+    lastNext_ = now;
+  }
   std::unique_lock<std::mutex> lock(mutex_);
   if (handed_ >= 0) {
     free_.push_back(static_cast<size_t>(handed_));
     handed_ = -1;
     slotsFreed_.fetch_add(1, std::memory_order_release);
-    // A polling producer sees the count; only a sleeping one needs waking.
+    // A polling producer sees the count; only one waiting here needs waking.
     if (producerAsleep_)
       changed_.notify_all();
   }
@@ -111,23 +125,18 @@ const std::vector<std::vector<uint8_t>> &BatchReader::next() {
 }
 
 void BatchReader::pollForFreeSlot(uint64_t seen) const {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point end =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(kPollSeconds));
-  for (int polls = 1;; ++polls) {
-    if (slotsFreed_.load(std::memory_order_acquire) != seen ||
-        stopPolling_.load(std::memory_order_relaxed))
-      return;
-    if (polls % 64 == 0 && Clock::now() >= end)
-      return;
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
+  while (slotsFreed_.load(std::memory_order_acquire) == seen &&
+         !stopPolling_.load(std::memory_order_relaxed)) {
+    int64_t slice = std::clamp<int64_t>(stepNanos_.load(std::memory_order_relaxed) / 8,
+                                        kMinPollNanos, kMaxPollNanos);
+    std::this_thread::sleep_for(std::chrono::nanoseconds(slice));
   }
 }
 
 void BatchReader::produce() {
+  // Its sleeps end when asked, not up to 50 us later (the default slack).
+  if (options_.pollForFreeSlots)
+    prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
   for (;;) {
     size_t slot;
     int64_t index;

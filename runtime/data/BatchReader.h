@@ -27,8 +27,10 @@
 // memory) is rethrown by next(). Waking a sleeping reader from next() costs
 // the step a system call and, in a virtual machine, an interrupt to another
 // CPU (13-20 us measured, 2-3% of a 0.6 ms step): a reader with a core of
-// its own (`pollForFreeSlots`) polls for the slot next() frees instead, up
-// to kPollSeconds, and next() wakes it only once it sleeps.
+// its own (`pollForFreeSlots`) looks for the slot next() frees by itself
+// instead, sleeping an eighth of a step (kMinPollNanos..kMaxPollNanos)
+// between looks, so next() never wakes it; the sleeps cost its own core a
+// timer tick each, not a spinning core.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +40,7 @@
 #include "runtime/data/Dataset.h"
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -66,14 +69,15 @@ struct BatchOptions {
   /// idle while the batch is read.
   int gatherThreads = 1;
   /// The prefetch thread has a core of its own (no step thread needs it):
-  /// it polls for a freed slot, up to kPollSeconds at a time, before it
-  /// sleeps until next() wakes it.
+  /// it looks for a freed slot every eighth of a step rather than waiting
+  /// for next() to wake it.
   bool pollForFreeSlots = false;
 };
 
-/// How long a reader with a core of its own polls for a freed slot before
-/// it sleeps: past a step this long, waking it costs under 1% of the step.
-constexpr double kPollSeconds = 2e-3;
+/// The reader's sleep between two looks for a freed slot (pollForFreeSlots):
+/// an eighth of the steps' interval, within these bounds.
+constexpr int64_t kMinPollNanos = 20'000;
+constexpr int64_t kMaxPollNanos = 1'000'000;
 
 /// The least bytes of a shuffled batch each gathering thread copies.
 constexpr size_t kGatherBytesPerThread = 32 * 1024;
@@ -132,8 +136,8 @@ private:
 
   void stop();
   void produce();
-  /// Polls (pollForFreeSlots) until next() has freed a slot after the
-  /// count `seen`, the reader stops or kPollSeconds pass.
+  /// Looks (pollForFreeSlots) until next() has freed a slot after the count
+  /// `seen` or the reader stops, sleeping in between.
   void pollForFreeSlot(uint64_t seen) const;
   /// Batch `index` into `outs`, one per feed.
   void fillInto(uint8_t *const *outs, int64_t index);
@@ -165,6 +169,10 @@ private:
   // Polled by the producer without the mutex (pollForFreeSlots).
   std::atomic<uint64_t> slotsFreed_{0};
   std::atomic<bool> stopPolling_{false};
+  /// The interval between next() calls, smoothed (0 before two), which
+  /// sizes the reader's sleeps; next() alone writes it and lastNext_.
+  std::atomic<int64_t> stepNanos_{0};
+  std::chrono::steady_clock::time_point lastNext_;
   std::thread thread_;
 };
 

@@ -93,8 +93,8 @@ struct TrainOptions {
   /// data is in memory, so a batch is one copy at most, and a second thread
   /// competing with the step's only adds a copy and a handoff
   /// (docs/training.md has the measurements). kPrefetchAuto (the default):
-  /// 1 for a shuffled run of one process with a core its threads leave
-  /// free (the gather moves there), else 0.
+  /// 2 for a shuffled run of one process, without parameter servers, with
+  /// a core its threads leave free (the gather moves there), else 0.
   int prefetchBatches = kPrefetchAuto;
   static constexpr int kPrefetchAuto = -1;
   uint64_t seed = 0;

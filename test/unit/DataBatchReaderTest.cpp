@@ -260,11 +260,11 @@ TEST(DataBatchReaderTest, StopsWhileTheProducerWaits) {
   EXPECT_EQ(rowsOf(reader.next(), 2), (std::vector<int64_t>{0, 1}));
 }
 
-// Tests a reader with a core of its own (pollForFreeSlots): it polls for the
-// slot next() frees, then sleeps past kPollSeconds and next() wakes it. The
-// same batches whether the steps come at once or each after the polling
-// gave up; stopping while it polls or sleeps returns.
-TEST(DataBatchReaderTest, PollsForFreeSlotsThenSleeps) {
+// Tests a reader with a core of its own (pollForFreeSlots): it looks for the
+// slot next() frees by itself, between sleeps sized to the steps' pace. The
+// same batches whether the steps come at once or far apart (past
+// kMaxPollNanos); stopping while it sleeps between looks returns.
+TEST(DataBatchReaderTest, FindsFreedSlotsWithoutBeingWoken) {
   BatchOptions options{6, true, 11, 0};
   std::vector<std::vector<int64_t>> expected = read(50, options, 0, 12);
   options.pollForFreeSlots = true;
@@ -275,7 +275,7 @@ TEST(DataBatchReaderTest, PollsForFreeSlotsThenSleeps) {
     reader.start(0);
     for (size_t i = 0; i < 4; ++i) {
       EXPECT_EQ(rowsOf(reader.next(), 6), expected[i]) << prefetch << " batch " << i;
-      std::this_thread::sleep_for(std::chrono::duration<double>(2 * kPollSeconds));
+      std::this_thread::sleep_for(std::chrono::nanoseconds(3 * kMaxPollNanos));
     }
   }
   BatchReader polling(indexedDataset(50), options);

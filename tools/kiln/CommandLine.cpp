@@ -162,9 +162,9 @@ void addTrainingFlags(KilnApp &kiln, CLI::App *command, const char *replicasFlag
        {"--shuffle", nullptr, &training.shuffle, "",
         "a new order of the rows every epoch"},
        {"--prefetch", &numbers.prefetch, nullptr, "N",
-        "batches read ahead on a background thread (default: 1 with --shuffle when the "
-        "threads leave a core free, else 0: each read in place or written straight into "
-        "the feeds when its step needs it)"},
+        "batches read ahead on a background thread (default: 2 with --shuffle in one "
+        "process, without parameter servers, whose threads leave a core free; else 0: each "
+        "read in place or written straight into the feeds when its step needs it)"},
        {"--seed", &numbers.seed, nullptr, "S",
         "the shuffle's seed (default 0)"},
        {"--skip-bad-rows", nullptr, &training.skipBadRows, "",
