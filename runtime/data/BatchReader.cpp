@@ -100,9 +100,13 @@ const std::vector<std::vector<uint8_t>> &BatchReader::next() {
     if (lastNext_ != std::chrono::steady_clock::time_point()) {
       int64_t interval = std::chrono::duration_cast<std::chrono::nanoseconds>(now - lastNext_)
                              .count();
+      // Down at once, up a little at a time: a slow first step or a pause
+      // (an evaluation, a checkpoint) would have the reader sleep through
+      // the steps after it.
       int64_t before = stepNanos_.load(std::memory_order_relaxed);
-      stepNanos_.store(before ? (3 * before + interval) / 4 : interval,
-                       std::memory_order_relaxed);
+      if (before && interval > before)
+        interval = (3 * before + std::min(interval, 2 * before)) / 4;
+      stepNanos_.store(interval, std::memory_order_relaxed);
     }
     lastNext_ = now;
   }

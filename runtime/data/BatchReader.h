@@ -169,8 +169,9 @@ private:
   // Polled by the producer without the mutex (pollForFreeSlots).
   std::atomic<uint64_t> slotsFreed_{0};
   std::atomic<bool> stopPolling_{false};
-  /// The interval between next() calls, smoothed (0 before two), which
-  /// sizes the reader's sleeps; next() alone writes it and lastNext_.
+  /// The interval between next() calls (0 before two): the last one when
+  /// shorter, else moving up by at most a quarter, which sizes the reader's
+  /// sleeps; next() alone writes it and lastNext_.
   std::atomic<int64_t> stepNanos_{0};
   std::chrono::steady_clock::time_point lastNext_;
   std::thread thread_;
