@@ -132,6 +132,11 @@ LogicalResult AllReduceInsertion::routeSparseGradients() {
     if (!variable)
       return train.emitOpError("returns the gradient of unknown variable @") << name;
     Value ids = results[parts.ids], rows = results[parts.rows];
+    for (Value half : {ids, rows})
+      if (!llvm::cast<RankedTensorType>(half.getType()).hasStaticShape())
+        return train.emitOpError("returns a sparse gradient of @")
+               << name << " of shape " << half.getType()
+               << ": the replicas can average only static shapes";
     auto table = llvm::cast<RankedTensorType>(variable.getType());
     if (mayGather && (gatherIsSmaller(ids, rows, table) || (lazy && !denseEqualsLazy))) {
       gathers.push_back({static_cast<unsigned>(parts.ids), static_cast<unsigned>(parts.rows)});
@@ -213,12 +218,7 @@ LogicalResult AllReduceInsertion::checkGatheredRows() {
   SmallVector<Value> checks;
   for (auto [idsResult, rowsResult] : gathers) {
     Value rows = results[rowsResult];
-    auto type = llvm::cast<RankedTensorType>(rows.getType());
-    if (!type.hasStaticShape())
-      return train.emitOpError("fp16 loss scaling cannot check the rows of ")
-             << resultAttrs[rowsResult].get(kGradientRowsAttr)
-             << " before the replicas gather them: their shape " << type
-             << " is not static; use --precision=bf16";
+    auto type = llvm::cast<RankedTensorType>(rows.getType()); // Static: routed.
     Operation *after = producer(rows);
     builder.setInsertionPointAfter(after ? after : inverse.getDefiningOp());
     SmallVector<int64_t> axes(type.getRank());
