@@ -128,7 +128,8 @@ std::optional<SessionError> Session::checkBinding(
     const char *kind, const char *kinds, std::string_view program,
     const Bindings *bindings, std::string_view name, DType dtype, size_t size,
     uint32_t &buffer, size_t &index, std::string &error) const {
-  std::string where = "program " + quoted(program);
+  // Called for every feed of every step: the message is built on failure only.
+  auto where = [&] { return "program " + quoted(program); };
   for (index = 0; bindings && index < bindings->size(); ++index) {
     const Binding &binding = *bindings->Get(index);
     if (binding.name()->string_view() != name)
@@ -139,13 +140,13 @@ std::optional<SessionError> Session::checkBinding(
     uint64_t bytes = executable_->artifact().buffer(buffer).byteSize;
     if (expected.dtype() == dtype && bytes == size)
       return std::nullopt;
-    error = where + ": " + kind + " " + quoted(name) + " is " +
+    error = where() + ": " + kind + " " + quoted(name) + " is " +
             dtypeName(expected.dtype()) + " " + shapeString(expected.shape()) +
             " (" + std::to_string(bytes) + " bytes); got " + dtypeName(dtype) +
             " data of " + std::to_string(size) + " bytes";
     return SessionError::InvalidArgument;
   }
-  error = where + " has no " + kind + " " + quoted(name) + " (" + kinds + ": " +
+  error = where() + " has no " + kind + " " + quoted(name) + " (" + kinds + ": " +
           listNames(bindings, [](const Binding *b) { return b->name(); }) + ")";
   return SessionError::NotFound;
 }
