@@ -718,8 +718,14 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
       problem = "kiln: error: " + std::string(e.what());
     }
     // A member that failed breaks the group, and the others then fail
-    // saying so: report the cause, whichever replica saw it first.
-    bool consequence = problem.find("another member failed or left the group") != std::string::npos;
+    // saying so: report the cause, whichever replica saw it first. The
+    // in-process parameter servers stop too: the others would wait there
+    // for its pushes (sync) or for it to catch up (--staleness) forever.
+    for (const std::unique_ptr<ps::ParameterServer> &server : prepared.localServers)
+      server->shutdown(describe(group, rank) + " failed");
+    bool consequence = problem.find("another member failed or left the group") !=
+                           std::string::npos ||
+                       problem.find("the parameter server is stopping") != std::string::npos;
     std::lock_guard<std::mutex> lock(mutex);
     if (firstError.empty() || (firstIsConsequence && !consequence)) {
       firstError = problem.rfind("kiln", 0) == 0 || problem.find(": error: ") != std::string::npos
