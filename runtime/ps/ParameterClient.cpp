@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <system_error>
 #include <thread>
 #include <unordered_map>
 
@@ -347,9 +348,15 @@ bool ParameterClient::save(const std::string &directory, int64_t step,
   replies.assign(servers_.size(), ShardSaveReply());
   std::vector<CallStatus> statuses(servers_.size());
   // Each server writes its own file: in parallel, one thread a server.
+  // (Where no thread can be started, that server's save runs on this one.)
   std::vector<std::thread> writers;
-  for (size_t s = 0; s < servers_.size(); ++s)
-    writers.emplace_back([&, s] { statuses[s] = servers_[s]->save(request, replies[s]); });
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    try {
+      writers.emplace_back([&, s] { statuses[s] = servers_[s]->save(request, replies[s]); });
+    } catch (const std::system_error &) {
+      statuses[s] = servers_[s]->save(request, replies[s]);
+    }
+  }
   for (std::thread &writer : writers)
     writer.join();
   for (size_t s = 0; s < servers_.size(); ++s)

@@ -28,6 +28,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <system_error>
 #include <thread>
 
 namespace kiln::train {
@@ -736,12 +737,21 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
   };
   cpu::shareThreadsAmong(group.localReplicas);
   std::vector<std::thread> threads;
-  for (int i = 1; i < group.localReplicas; ++i)
-    threads.emplace_back(replica, group.firstRank + i);
-  replica(group.firstRank);
+  std::string unstarted;
+  for (int i = 1; i < group.localReplicas && unstarted.empty(); ++i) {
+    try {
+      threads.emplace_back(replica, group.firstRank + i);
+    } catch (const std::system_error &e) {
+      // The started replicas fail at the rendezvous, waiting for it.
+      unstarted = "kiln: error: cannot start a thread for " +
+                  describe(group, group.firstRank + i) + ": " + e.what();
+    }
+  }
+  if (unstarted.empty())
+    replica(group.firstRank);
   for (std::thread &thread : threads)
     thread.join();
-  error = firstError;
+  error = unstarted.empty() ? firstError : unstarted;
   return error.empty();
 }
 
