@@ -27,9 +27,9 @@
 // Failure: a wait checks the generation first, then the broken flag, the
 // deadline, and (every 20 ms) that every member's process still exists;
 // before failing on any of them, the generation again (a member destroyed
-// or gone after the barrier finished left after the generation moved). A member that fails, or
-// is destroyed, sets the flag and wakes the others, which fail at once:
-// "<collective> failed on rank R of N: <why>".
+// or gone after the barrier finished left after the generation moved). A
+// member that fails, or is destroyed, sets the flag and wakes the others,
+// which fail at once: "<collective> failed on rank R of N: <why>".
 //
 //===----------------------------------------------------------------------===//
 
