@@ -41,10 +41,11 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm) {
 }
 
 void buildMixedPrecisionPipeline(mlir::OpPassManager &pm, llvm::StringRef precision,
-                                 bool roundInKernels) {
+                                 bool roundInKernels, bool storeActivations) {
   KilnMixedPrecisionOptions options;
   options.precision = precision.str();
   options.roundInKernels = roundInKernels;
+  options.storeActivations = storeActivations;
   pm.addPass(createKilnMixedPrecision(options));
 }
 

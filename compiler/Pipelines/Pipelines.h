@@ -31,9 +31,11 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm);
 
 /// kiln-mixed-precision: the matrix products in `precision` (fp32, bf16 or
 /// fp16; empty: the train spec's), bf16 inputs rounded by the kernels that
-/// compute them unless `roundInKernels` is false.
+/// compute them unless `roundInKernels` is false, and with bf16 the forward
+/// values backward reads kept as bf16 copies unless `storeActivations` is
+/// false.
 void buildMixedPrecisionPipeline(mlir::OpPassManager &pm, llvm::StringRef precision,
-                                 bool roundInKernels = true);
+                                 bool roundInKernels, bool storeActivations);
 
 /// kiln-schedule on the training functions: an order of their ops that
 /// lowers the peak memory and starts communication early.

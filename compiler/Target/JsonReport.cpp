@@ -78,6 +78,8 @@ void printJsonReport(ModuleOp module, const ExecutionPlan &plan, llvm::StringRef
       {"low_precision_gemm", precision.host},
       {"bf16_convolution_calls", precision.bf16Convolutions},
       {"bf16_convolution", precision.convolutionHost},
+      {"bf16_activations", precision.bf16Activations},
+      {"bf16_activation_bytes", int64_t(precision.bf16ActivationBytes)},
       {"compile_seconds", compileSeconds},
       {"kernel_cache", kernelCache.str()},
       {"programs", std::move(programs)},

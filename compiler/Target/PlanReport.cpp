@@ -2,14 +2,23 @@
 
 #include "compiler/Target/PlanReport.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/TargetParser/Host.h"
 
 namespace kiln {
 
 PrecisionSummary summarizePrecision(const ExecutionPlan &plan) {
   PrecisionSummary summary;
+  llvm::DenseSet<int> bf16Read;
   for (const ProgramPlan &program : plan.programs)
     for (const Step &step : program.steps) {
+      if (const auto *kernel = std::get_if<KernelStep>(&step))
+        for (int buffer : kernel->inputs)
+          if (plan.buffers[buffer].type.getElementType().isBF16() &&
+              bf16Read.insert(buffer).second) {
+            ++summary.bf16Activations;
+            summary.bf16ActivationBytes += tensorBytes(plan.buffers[buffer].type);
+          }
       if (const auto *conv = std::get_if<ConvStep>(&step)) {
         ++summary.convolutions;
         summary.bf16Convolutions += conv->bf16;
@@ -100,6 +109,9 @@ void printPlanReport(const ExecutionPlan &plan, llvm::raw_ostream &os) {
       os << "bf16 convolutions in " << precision.bf16Convolutions << " of "
          << precision.convolutions << " calls, " << precision.convolutionHost
          << " on this CPU; ";
+    if (precision.bf16Activations)
+      os << precision.bf16Activations << " activations kept in bf16 for the backward pass ("
+         << precision.bf16ActivationBytes << " bytes); ";
     os << "weights, optimizer state and elementwise ops f32\n";
   }
   os << "  memory:    arena " << plan.arenaBytes << " bytes (" << plan.arenaBytesWithoutReuse()

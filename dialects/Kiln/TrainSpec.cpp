@@ -241,6 +241,12 @@ llvm::StringRef trainSpecPrecision(mlir::ModuleOp module) {
   return value ? value.getValue() : llvm::StringRef("fp32");
 }
 
+llvm::StringRef trainSpecLoss(mlir::ModuleOp module) {
+  auto spec = module->getAttrOfType<mlir::DictionaryAttr>(KilnDialect::kTrainSpecAttrName);
+  auto value = spec ? spec.getAs<mlir::StringAttr>("loss") : mlir::StringAttr();
+  return value ? value.getValue() : llvm::StringRef();
+}
+
 RematSettings RematSettings::of(mlir::ModuleOp module) {
   RematSettings settings;
   auto spec = module->getAttrOfType<mlir::DictionaryAttr>(KilnDialect::kTrainSpecAttrName);

@@ -69,6 +69,10 @@ bool trainsWithParameterServers(mlir::ModuleOp module);
 /// without a spec.
 llvm::StringRef trainSpecPrecision(mlir::ModuleOp module);
 
+/// The train spec's `loss` (the name of the forward output it minimizes);
+/// empty without a spec.
+llvm::StringRef trainSpecLoss(mlir::ModuleOp module);
+
 /// Checks the keys, value kinds and enumerated values of a train spec, and
 /// that its `loss` names a result of the module's `forward` function.
 mlir::LogicalResult verifyTrainSpec(mlir::ModuleOp module, mlir::Attribute spec);

@@ -13,6 +13,7 @@
 #include "dialects/Kiln/TrainSpec.h"
 #include "passes/Graph/LossScaling.h"
 #include "passes/Optimize/Fusible.h"
+#include "passes/Optimize/SavedActivations.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SetVector.h"
@@ -91,6 +92,11 @@ public:
     // f32 buffers), so a 16-bit copy of their inputs would only add work.
     if (chosen == "bf16" && roundInKernels)
       module.walk([&](func::FuncOp func) { roundInputsWhereComputed(func, type); });
+    // After the products' copies, which the saved values share.
+    if (chosen == "bf16" && roundInKernels && storeActivations)
+      for (StringRef step : {"train_step", "accumulate_step"})
+        if (auto func = module.lookupSymbol<func::FuncOp>(step); func && !func.isExternal())
+          storeSavedActivations(func, trainSpecLoss(module), type);
   }
 
 private:

@@ -288,6 +288,20 @@ def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
     emulated in f32, and with `round-in-kernels=false`, the runtime rounds
     the f32 inputs of each product itself (the same bits).
 
+    With bf16 (and `store-activations` and `round-in-kernels`, the
+    defaults), the f32 values of
+    4,096 elements or more that a train step's forward pass computes (the
+    ops its loss is computed from) and its backward sweep reads are kept
+    between the two as bf16 copies: the kernel that computes the value (an
+    elementwise op's) writes the copy as a second result, or the copy is
+    the one a product reads already, and each backward reader widens it as
+    it loads it (a `kiln.cast` back to f32 right before the reader, which
+    fusion puts into the reader's kernel). Only values whose backward
+    readers are all elementwise ops of the value's shape or reductions are
+    kept so; the f32 value then dies with its last forward reader. As with
+    PyTorch's autocast, backward reads the activations rounded to bf16 (the
+    forward pass reads them in f32).
+
     The precision is the pass option, else the train spec's (`bf16_mixed`,
     `fp16_mixed`); `fp32` marks nothing. A training module in `fp16` must
     have been trained with the spec's precision `fp16_mixed` (dynamic loss
@@ -310,6 +324,9 @@ def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
     Option<"roundInKernels", "round-in-kernels", "bool", /*default=*/"true",
            "bf16: cast each product's inputs where they are computed (false: "
            "the runtime converts them)">,
+    Option<"storeActivations", "store-activations", "bool", /*default=*/"true",
+           "bf16: keep the forward values the backward sweep reads as bf16 "
+           "copies between the two (false: f32, for comparison)">,
   ];
   let dependentDialects = ["::kiln::KilnDialect"];
 }

@@ -47,6 +47,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <utility>
 
 #include <google/protobuf/stubs/logging.h>
 
@@ -235,6 +236,12 @@ cl::opt<bool> roundInKernelsFlag(
              "write them rounded to bf16 (default true; false: the runtime converts them "
              "before each product, for comparison: the same bits)"),
     cl::init(true), cl::cat(kilncCategory));
+cl::opt<std::string> bf16ActivationsFlag(
+    "bf16-activations",
+    cl::desc("With --precision=bf16, the forward values the backward pass reads are kept "
+             "as bf16 copies between the two, half the memory (default on; off: kept in "
+             "f32, for comparison)"),
+    cl::value_desc("on|off"), cl::init("on"), cl::cat(kilncCategory));
 cl::opt<std::string> opOrderFlag(
     "schedule",
     cl::desc("Order of the training step's ops: memory (the default: each update right "
@@ -464,10 +471,18 @@ int main(int argc, char **argv) {
                  << ": expected library or generated\n";
     return 1;
   }
-  if (fusionFlag != "on" && fusionFlag != "off") {
-    llvm::errs() << "kilnc: error: --fusion=" << fusionFlag << ": expected on or off\n";
-    return 1;
-  }
+  const std::pair<const char *, const cl::opt<std::string> *> onOffFlags[] = {
+      {"fusion", &fusionFlag},
+      {"row-parallel", &rowParallelFlag},
+      {"blocked-gradients", &blockedGradientsFlag},
+      {"gemm-epilogues", &gemmEpiloguesFlag},
+      {"bf16-activations", &bf16ActivationsFlag}};
+  for (auto [name, value] : onOffFlags)
+    if (value->getValue() != "on" && value->getValue() != "off") {
+      llvm::errs() << "kilnc: error: --" << name << "=" << value->getValue()
+                   << ": expected on or off\n";
+      return 1;
+    }
   if (precisionFlag.getNumOccurrences() && precisionFlag != "fp32" && precisionFlag != "bf16" &&
       precisionFlag != "fp16") {
     llvm::errs() << "kilnc: error: --precision=" << precisionFlag
@@ -482,21 +497,6 @@ int main(int argc, char **argv) {
   if (rowParallelMinIterations < 1) {
     llvm::errs() << "kilnc: error: --row-parallel-min-iterations=" << rowParallelMinIterations
                  << ": expected at least 1\n";
-    return 1;
-  }
-  if (rowParallelFlag != "on" && rowParallelFlag != "off") {
-    llvm::errs() << "kilnc: error: --row-parallel=" << rowParallelFlag
-                 << ": expected on or off\n";
-    return 1;
-  }
-  if (blockedGradientsFlag != "on" && blockedGradientsFlag != "off") {
-    llvm::errs() << "kilnc: error: --blocked-gradients=" << blockedGradientsFlag
-                 << ": expected on or off\n";
-    return 1;
-  }
-  if (gemmEpiloguesFlag != "on" && gemmEpiloguesFlag != "off") {
-    llvm::errs() << "kilnc: error: --gemm-epilogues=" << gemmEpiloguesFlag
-                 << ": expected on or off\n";
     return 1;
   }
   if (target != "cpu") {
@@ -565,7 +565,8 @@ int main(int argc, char **argv) {
       kiln::buildTrainingPipeline(pm);
     // Before fusion: the casts that round a bf16 product's inputs join the
     // kernels that compute them.
-    kiln::buildMixedPrecisionPipeline(pm, precisionFlag, roundInKernelsFlag);
+    kiln::buildMixedPrecisionPipeline(pm, precisionFlag, roundInKernelsFlag,
+                                      bf16ActivationsFlag == "on");
     // --emit=mlir shows the graph as the training passes leave it unless
     // --fusion=on asks for the fused one.
     if (fusionFlag == "on" && (emit != Emit::Mlir || fusionFlag.getNumOccurrences() > 0))

@@ -1,0 +1,60 @@
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16})' | FileCheck %s
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16},func.func(kiln-fuse-elementwise))' | FileCheck %s --check-prefix=FUSED
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16 store-activations=false})' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16 round-in-kernels=false})' | FileCheck %s --check-prefix=OFF
+
+// Tests which forward values a train step's backward sweep reads through a
+// bf16 copy. The forward pass is what the loss is computed from (here
+// before the replicas average it). %a (a tanh: its kernel writes the copy)
+// is read by the backward mul through a cast back to f32, and the forward
+// reduction still reads it in f32. %e is read in backward by a softmax,
+// which cannot widen a copy in its kernel: f32. %small has fewer than 4,096
+// elements: f32. %h is a product's output (no kernel of its own would write
+// the copy): f32. The variable %w keeps f32 for everything but products.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[A:.+]] = kiln.tanh %{{.+}} : tensor<64x128xf32>
+// CHECK-NEXT: %[[A16:.+]] = kiln.cast %[[A]] : tensor<64x128xf32> to tensor<64x128xbf16>
+// CHECK: kiln.reduce_sum %[[A]] axes [0, 1]
+// CHECK: %[[E:.+]] = kiln.exp
+// CHECK: %[[SMALL:.+]] = kiln.tanh %{{.+}} : tensor<8x16xf32>
+// CHECK: kdist.all_reduce mean
+// CHECK: %[[A32:.+]] = kiln.cast %[[A16]] : tensor<64x128xbf16> to tensor<64x128xf32>
+// CHECK-NEXT: kiln.mul %[[A32]], %[[A32]] : tensor<64x128xf32>
+// CHECK: kiln.softmax %[[E]] axis = 1
+// CHECK: kiln.neg %[[SMALL]]
+// CHECK: kiln.sub %{{.+}}, %[[W:[^ ]+]] : tensor<128x128xf32>
+// CHECK-NOT: tensor<128x128xbf16> to tensor<128x128xf32>
+// In one kernel: the tanh writes both; the mul reads the copy.
+// FUSED-LABEL: func.func @train_step
+// FUSED: kiln.fusion({{.+}}) : (tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64x128xbf16>)
+// FUSED: kiln.fusion({{.+}}) : (tensor<64x128xbf16>, tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64x128xbf16>)
+// OFF-LABEL: func.func @train_step
+// OFF-NOT: xbf16> to tensor<64x128xf32>
+module attributes {kiln.train_spec = {loss = "l"}} {
+  kiln.variable @w : tensor<128x128xf32> init <zeros>
+  func.func @forward(%x: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}) {
+    %s = kiln.reduce_sum %x axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    return %s : tensor<f32>
+  }
+  func.func @train_step(%x: tensor<64x128xf32>, %dy: tensor<64x128xf32>, %z: tensor<8x16xf32>) -> (tensor<f32> {kiln.name = "l"}, tensor<64x128xf32>, tensor<64x128xf32>, tensor<8x16xf32>, tensor<128x128xf32>) {
+    %w = kiln.read @w : tensor<128x128xf32>
+    %h = kiln.matmul %x, %w : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+    %a = kiln.tanh %h : tensor<64x128xf32>
+    %s = kiln.reduce_sum %a axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    %e = kiln.exp %h : tensor<64x128xf32>
+    %es = kiln.reduce_sum %e axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    %small = kiln.tanh %z : tensor<8x16xf32>
+    %ss = kiln.reduce_sum %small axes [0, 1] : tensor<8x16xf32> -> tensor<f32>
+    %t = kiln.add %s, %es : tensor<f32>
+    %u = kiln.add %t, %ss : tensor<f32>
+    %l = kdist.all_reduce mean %u : tensor<f32>
+    // The backward sweep.
+    %sq = kiln.mul %a, %a : tensor<64x128xf32>
+    %g = kiln.mul %sq, %dy : tensor<64x128xf32>
+    %p = kiln.softmax %e axis = 1 : tensor<64x128xf32>
+    %n = kiln.neg %small : tensor<8x16xf32>
+    %gw = kiln.matmul %x, %g {transpose_a} : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
+    %upd = kiln.sub %gw, %w : tensor<128x128xf32>
+    return %l, %g, %p, %n, %upd : tensor<f32>, tensor<64x128xf32>, tensor<64x128xf32>, tensor<8x16xf32>, tensor<128x128xf32>
+  }
+}
