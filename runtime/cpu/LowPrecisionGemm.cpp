@@ -168,12 +168,32 @@ void prepareParts(LowPrecisionGemm::Impl &impl, const dnnl::engine &engine, int6
     memory::desc src({batches, rows, s.k}, type::bf16, aStrides);
     memory::desc weights({bBatches, s.k, s.n}, type::bf16, bStrides);
     memory::desc dst({batches, rows, s.n}, type::f32, cStrides);
+    auto descriptor = dnnl::matmul::desc(src, weights, dst);
+    // A block of rows of one product described with the whole matrix's
+    // batch stride is not dense to oneDNN 2.6, which then multiplies it
+    // with gemm:jit (AVX512_BF16) even on a CPU with AMX. With the block's
+    // own stride (the same elements: there is one batch) it takes its AMX
+    // kernel where it has one: twice the rate on the transformer's shapes.
+    // Kept only for AMX: capped to AVX512_BF16 (ONEDNN_MAX_CPU_ISA), the
+    // dense form's brgemm was no faster than gemm:jit.
+    if (batches == 1) {
+      memory::dims aBlock = aStrides, cBlock = cStrides;
+      aBlock[0] = rows * s.k;
+      cBlock[0] = rows * s.n;
+      memory::desc srcDense({1, rows, s.k}, type::bf16, aBlock);
+      memory::desc dstDense({1, rows, s.n}, type::f32, cBlock);
+      auto dense = dnnl::matmul::desc(srcDense, weights, dstDense);
+      if (std::strstr(dnnl::matmul::primitive_desc(dense, engine).impl_info_str(), "amx")) {
+        src = srcDense;
+        dst = dstDense;
+        descriptor = dense;
+      }
+    }
     uint16_t *aAt = byBatch ? a16 + begin * m * s.k : a16 + (s.transposeA ? begin : begin * s.k);
     uint16_t *bAt = byBatch && !s.sharedB ? b16 + begin * s.k * s.n : b16;
     float *cAt = impl.c + (byBatch ? begin * m * s.n : begin * s.n);
     LowPrecisionGemm::Impl::Part part;
-    part.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(
-        dnnl::matmul::desc(src, weights, dst), engine));
+    part.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(descriptor, engine));
     part.stream = dnnl::stream(engine);
     part.a16 = memory(src, engine, aAt);
     part.b16 = memory(weights, engine, bAt);
