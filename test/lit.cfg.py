@@ -1,5 +1,6 @@
 # lit configuration of kiln's IR and tool tests (see test/README.md).
 import os
+import subprocess
 import sys
 
 import lit.formats
@@ -28,6 +29,13 @@ if len(allowed_cpus) >= 2:
     config.available_features.add("two-cores")
     config.substitutions.append(("%two-cpus", "%d,%d" % tuple(allowed_cpus[:2])))
 config.substitutions.append(("%one-cpu", str(allowed_cpus[0])))
+# Tests of thread choice under a container's CPU limit run kiln in a cgroup
+# of their own (scripts/run_in_cpu_quota.py): where one can be made (root,
+# a writable cpu controller), else UNSUPPORTED.
+if subprocess.run([sys.executable, os.path.join(config.kiln_src_root, "scripts",
+                                                "run_in_cpu_quota.py"), "--probe"],
+                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+    config.available_features.add("cpu-quota")
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append(("%FileCheck", "FileCheck --enable-var-scope"))
 config.substitutions.append(("%examples", os.path.join(config.kiln_src_root, "examples")))

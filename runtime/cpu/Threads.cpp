@@ -2,6 +2,8 @@
 
 #include "runtime/cpu/Threads.h"
 
+#include "runtime/cpu/CpuQuota.h"
+
 #include <omp.h>
 #include <sched.h>
 
@@ -25,11 +27,17 @@ int openMpThreads() {
 
 } // namespace
 
-int usableCores() {
+int affinityCores() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0)
     return std::max(1, CPU_COUNT(&set));
   return std::max(1u, std::thread::hardware_concurrency());
+}
+
+int usableCores() {
+  static const int quota = cgroupCpuLimit(); // Read once: it is a file or two.
+  int cores = affinityCores();
+  return quota > 0 ? std::min(cores, quota) : cores;
 }
 
 int processThreads() { return openMpThreads(); }

@@ -2,7 +2,8 @@
 //
 // GEMMs, convolutions and row-parallel kernels run on OpenMP threads. The
 // process has a number of them (OMP_NUM_THREADS, which kiln --threads sets,
-// else the cores it may run on), shared among the sessions that run at once
+// and kiln sets to a smaller cgroup CPU quota's cores; else the cores it may
+// run on), shared among the sessions that run at once
 // (the replicas of an in-process data-parallel run).
 //
 //===----------------------------------------------------------------------===//
@@ -13,6 +14,10 @@
 namespace kiln::cpu {
 
 /// The cores this process may run on (its CPU affinity), at least one.
+int affinityCores();
+
+/// The cores this process may use: its affinity's, or fewer where its
+/// cgroup's CPU quota allows fewer (a container's CPU limit; CpuQuota.h).
 int usableCores();
 
 /// The process's threads (OMP_NUM_THREADS, else the cores), read once when

@@ -627,6 +627,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       << ")\n";
   int cores = cpu::usableCores();
   out << "threads: " << cpu::processThreads() << " on " << cores << (cores == 1 ? " core" : " cores");
+  if (int affinity = cpu::affinityCores(); affinity > cores)
+    out << " (the cgroup's CPU quota; " << affinity << " in the affinity mask)";
   if (options.group.localReplicas > 1)
     out << ", " << cpu::availableThreads() << " a replica";
   exec::ProgramProfile kinds; // What each train_step instruction runs, timed or not.

@@ -43,8 +43,9 @@ constexpr const char *kSpinCount = "10000";
 /// the threads awake from one row-parallel kernel to the next: waking
 /// sleeping threads for each made the transformer's step 1.6x slower. And
 /// --threads N becomes OMP_NUM_THREADS, which every part of the runtime
-/// reads (libkiln.so's copy too). libgomp reads its settings when it loads,
-/// before main: so set them and start again.
+/// reads (libkiln.so's copy too), as does a cgroup CPU quota smaller than
+/// the cores (Threads.h). libgomp reads its settings when it loads, before
+/// main: so set them and start again.
 void configureOpenMp(int argc, char **argv) {
   bool restart = false;
   if (!std::getenv("OMP_WAIT_POLICY")) {
@@ -53,7 +54,13 @@ void configureOpenMp(int argc, char **argv) {
       setenv("GOMP_SPINCOUNT", kSpinCount, 1);
     restart = true;
   }
-  if (int threads = threadsFlagOf(std::vector<std::string>(argv + 1, argv + argc))) {
+  int threads = threadsFlagOf(std::vector<std::string>(argv + 1, argv + argc));
+  // Under a container's CPU limit (a cgroup quota smaller than the affinity
+  // mask), libgomp would still start a thread per core of the mask.
+  if (!threads && !std::getenv("OMP_NUM_THREADS") &&
+      kiln::cpu::usableCores() < kiln::cpu::affinityCores())
+    threads = kiln::cpu::usableCores();
+  if (threads) {
     std::string value = std::to_string(threads);
     const char *current = std::getenv("OMP_NUM_THREADS");
     if (!current || value != current) {
