@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <system_error>
 
 namespace kiln::ps {
 
@@ -47,9 +48,42 @@ std::vector<int64_t> decodeIds(const std::string &bytes) {
 
 ParameterServer::ParameterServer(const PsModel &model, const ServerOptions &options)
     : store_(model, options.index, options.servers, options.hashPolicy), options_(options),
-      lastPushed_(static_cast<size_t>(std::max(1, options.workers)), 0), started_(Clock::now()) {}
+      lastPushed_(static_cast<size_t>(std::max(1, options.workers)), 0), started_(Clock::now()) {
+  if (options_.mode == SyncMode::Async && options_.staleness >= 0) {
+    try {
+      deadlineWatcher_ = std::thread([this] { expireWaiters(); });
+    } catch (const std::system_error &) {
+      // No thread to spare (EAGAIN): held pulls' times are then looked at
+      // when pushes arrive, as they are anyway.
+    }
+  }
+}
 
-ParameterServer::~ParameterServer() { shutdown(); }
+ParameterServer::~ParameterServer() {
+  shutdown();
+  if (deadlineWatcher_.joinable())
+    deadlineWatcher_.join();
+}
+
+void ParameterServer::expireWaiters() {
+  std::unique_lock<std::mutex> lock(mutex_);
+  while (!stopped_) {
+    if (waiters_.empty()) {
+      waitersChanged_.wait(lock);
+      continue;
+    }
+    Clock::time_point earliest = waiters_.front().deadline;
+    for (const Waiter &waiter : waiters_)
+      earliest = std::min(earliest, waiter.deadline);
+    if (waitersChanged_.wait_until(lock, earliest) == std::cv_status::no_timeout)
+      continue; // A new waiter (maybe sooner), a push, or the stop.
+    Finished finished;
+    wakeWaiters(finished);
+    lock.unlock();
+    runAll(finished);
+    lock.lock();
+  }
+}
 
 int64_t ParameterServer::appliedSteps() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -126,6 +160,7 @@ void ParameterServer::pull(const PullRequest &request, PullReply *reply, Done do
       waiters_.push_back(Waiter{[this, step] { return stalenessAllows(step); },
                                 [this, &request, reply] { return readPull(request, *reply); },
                                 std::move(done), Clock::now() + options_.staleWait});
+      waitersChanged_.notify_all();
     }
   }
   runAll(finished);
@@ -298,6 +333,7 @@ void ParameterServer::shutdown(const std::string &reason) {
     for (Waiter &waiter : waiters_)
       finished.push_back({std::move(waiter.done), stopping});
     waiters_.clear();
+    waitersChanged_.notify_all();
   }
   runAll(finished);
 }

@@ -28,11 +28,13 @@
 #include "runtime/ps/ShardStore.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace kiln::ps {
@@ -101,6 +103,10 @@ private:
   void maybeApplyStep(int64_t step, Finished &finished);
   /// Completes the waiters whose condition now holds or whose time is up.
   void wakeWaiters(Finished &finished);
+  /// Bounded staleness: ends each held pull when its time is up, without
+  /// waiting for a push to look (every worker that would push may be held
+  /// itself); runs on `deadlineWatcher_` until the server stops.
+  void expireWaiters();
   bool stalenessAllows(int64_t step) const;
   std::string slowestWorker() const;
 
@@ -114,6 +120,9 @@ private:
   /// Async: each worker's last step pushed.
   std::vector<int64_t> lastPushed_;
   std::vector<Waiter> waiters_;
+  /// Notified when a waiter is added or the server stops.
+  std::condition_variable waitersChanged_;
+  std::thread deadlineWatcher_;
   bool stopped_ = false;
   std::string stopReason_; ///< ": why", or empty.
   // Statistics.

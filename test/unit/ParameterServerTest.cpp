@@ -336,6 +336,37 @@ TEST(ParameterServerTest, AsyncAppliesEachPushAndStalenessBoundsTheLead) {
   EXPECT_TRUE(pulled.get());
 }
 
+// A pull held by the staleness bound ends when its time is up even if no
+// push arrives to look at it (every worker that would push may be held
+// itself): DEADLINE_EXCEEDED naming the slowest worker, not a hang until
+// the client's own deadline.
+TEST(ParameterServerTest, HeldPullEndsAtItsDeadlineWithoutAPush) {
+  ServerOptions options;
+  options.workers = 2;
+  options.mode = SyncMode::Async;
+  options.staleness = 0;
+  options.staleWait = 300ms;
+  ParameterServer server(smallModel(), options);
+  PullRequest request;
+  request.set_worker(0);
+  request.set_step(3); // Two steps ahead of worker 1, which pushed nothing.
+  ShardKey &key = *request.add_dense();
+  key.set_variable(0);
+  key.set_shard(0);
+  PullReply reply;
+  std::promise<CallStatus> held;
+  auto start = std::chrono::steady_clock::now();
+  server.pull(request, &reply, [&](CallStatus s) { held.set_value(s); });
+  std::future<CallStatus> done = held.get_future();
+  ASSERT_EQ(done.wait_for(5s), std::future_status::ready) << "the held pull never ended";
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
+  CallStatus status = done.get();
+  EXPECT_EQ(status.code, CallStatus::Code::DeadlineExceeded);
+  EXPECT_NE(status.message.find("bounded staleness: waited for the slowest worker, worker 0"),
+            std::string::npos)
+      << status.message;
+}
+
 TEST(ParameterServerTest, BadRequestsChangeNothing) {
   PsModel model = smallModel();
   LocalCluster cluster(model, 1, 1);
