@@ -8,14 +8,15 @@ For kiln's tests of thread choice under a container's CPU limit
 (test/Tools/kiln-cpu-quota.test). Needs a writable cpu controller: cgroup v1's
 /sys/fs/cgroup/cpu (or cpu,cpuacct), or cgroup v2 with "cpu" in the root's
 cgroup.subtree_control. The cgroup is removed whatever the command does
-(it holds no process once the command has ended; killed, this script kills the
-command first).
+with whatever still runs in it (the command and anything it started) killed
+first; killed with SIGKILL itself (lit's timeout), the next run removes it.
 """
 import argparse
 import os
 import signal
 import subprocess
 import sys
+import time
 
 V2 = "/sys/fs/cgroup"
 PERIOD_US = 100000
@@ -36,13 +37,56 @@ def hierarchy():
     return None
 
 
+def empty_and_remove(folder):
+    """Kills whatever runs in the cgroup `folder` (the command and anything
+    it started), waits for it to be empty (5 s at most), then removes it."""
+    procs = os.path.join(folder, "cgroup.procs")
+    deadline = time.monotonic() + 5
+    while True:
+        try:
+            with open(procs) as f:
+                pids = [int(line) for line in f if line.strip()]
+        except OSError:
+            pids = []
+        if not pids:
+            try:
+                os.rmdir(folder)
+                return
+            except OSError:
+                pass  # Busy for a moment after its last process ends.
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if time.monotonic() > deadline:
+            print("run_in_cpu_quota.py: could not remove %s" % folder, file=sys.stderr)
+            return
+        time.sleep(0.05)
+
+
+def sweep(parent):
+    """Removes the test cgroups an earlier run left (killed with SIGKILL, as
+    lit's timeout does, it could not): those whose process is gone."""
+    for name in os.listdir(parent):
+        if not name.startswith("kiln-test-"):
+            continue
+        try:
+            owner = int(name.split("-")[2])
+        except (IndexError, ValueError):
+            continue
+        if not os.path.exists("/proc/%d" % owner):
+            empty_and_remove(os.path.join(parent, name))
+
+
 def make(cores):
     """Creates the cgroup with a quota of `cores` cores; returns its folder."""
     found = hierarchy()
     if not found:
         raise OSError("no writable cpu cgroup controller")
     parent, version = found
-    folder = os.path.join(parent, "kiln-test-%d" % os.getpid())
+    sweep(parent)
+    folder = os.path.join(parent, "kiln-test-%d-%s" % (os.getpid(), os.urandom(4).hex()))
     os.mkdir(folder)
     try:
         if version == "v2":
@@ -65,6 +109,13 @@ def main():
     parser.add_argument("--probe", action="store_true")
     parser.add_argument("command", nargs="*")
     args = parser.parse_args()
+
+    # Killed (a test's timeout), the cgroup and what runs in it go first.
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(signum, stop)
     try:
         folder = make(args.cores)
     except OSError as e:
@@ -80,26 +131,13 @@ def main():
                 f.write(str(os.getpid()))
 
         child = subprocess.Popen(args.command, preexec_fn=join)
-
-        def stop(signum, frame):
-            child.kill()
-            raise SystemExit(128 + signum)
-
-        # Killed (a test's timeout), the command goes first, then the cgroup.
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            signal.signal(signum, stop)
         try:
             return child.wait(timeout=600)
         except subprocess.TimeoutExpired:
             print("run_in_cpu_quota.py: the command ran past 600 s", file=sys.stderr)
-            child.kill()
             return 1
-        finally:
-            if child.poll() is None:
-                child.kill()
-            child.wait()
     finally:
-        os.rmdir(folder)
+        empty_and_remove(folder)
 
 
 if __name__ == "__main__":

@@ -12,7 +12,10 @@ PrecisionSummary summarizePrecision(const ExecutionPlan &plan) {
   llvm::DenseSet<int> bf16Read;
   for (const ProgramPlan &program : plan.programs)
     for (const Step &step : program.steps) {
-      if (const auto *kernel = std::get_if<KernelStep>(&step))
+      // A training program's kernels read bf16 tensors only as the copies
+      // kiln-mixed-precision keeps for the backward pass.
+      bool training = program.name == "train_step" || program.name == "accumulate_step";
+      if (const auto *kernel = std::get_if<KernelStep>(&step); kernel && training)
         for (int buffer : kernel->inputs)
           if (plan.buffers[buffer].type.getElementType().isBF16() &&
               bf16Read.insert(buffer).second) {

@@ -26,8 +26,8 @@ struct PrecisionSummary {
   /// oneDNN takes its blocked bf16 kernels): "bf16 (avx512bf16)", "bf16
   /// (amx-bf16)" or "f32 (...)"; empty without any.
   std::string convolutionHost;
-  /// bf16 tensors that kernels read (every program): the forward values
-  /// kept in bf16 for the backward pass (kiln-mixed-precision's
+  /// bf16 tensors that the training programs' kernels read: the forward
+  /// values kept in bf16 for the backward pass (kiln-mixed-precision's
   /// store-activations; product inputs are read by products only), and
   /// their bytes.
   int64_t bf16Activations = 0;

@@ -291,14 +291,18 @@ def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
     With bf16 (and `store-activations` and `round-in-kernels`, the
     defaults), the f32 values of
     4,096 elements or more that a train step's forward pass computes (the
-    ops its loss is computed from) and its backward sweep reads are kept
+    ops its loss and its other results, such as predictions, are computed
+    from: those keep reading f32) and its backward sweep reads are kept
     between the two as bf16 copies: the kernel that computes the value (an
     elementwise op's) writes the copy as a second result, or the copy is
     the one a product reads already, and each backward reader widens it as
     it loads it (a `kiln.cast` back to f32 right before the reader, which
     fusion puts into the reader's kernel). Only values whose backward
     readers are all elementwise ops of the value's shape or reductions are
-    kept so; the f32 value then dies with its last forward reader. As with
+    kept so, never a weight (a variable read or a parameter-server pull)
+    or a constant; the f32 value then dies with its last forward reader.
+    kilnc runs it only with fusion (without it, each copy and each
+    widening would be a kernel of its own). As with
     PyTorch's autocast, backward reads the activations rounded to bf16 (the
     forward pass reads them in f32).
 

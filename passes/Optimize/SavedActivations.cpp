@@ -31,43 +31,42 @@ namespace {
 /// bookkeeping of one more result (a layer norm's row statistics, a bias).
 constexpr int64_t kMinSavedElements = 4096;
 
-/// The replica's own loss that `func` returns under the name `lossName`
-/// (before the data-parallel replicas average it with the gradients), or
-/// null.
-Value replicaLoss(func::FuncOp func, StringRef lossName) {
-  auto ret = llvm::cast<func::ReturnOp>(func.getBody().back().getTerminator());
-  Value loss;
-  for (unsigned i = 0; i < func.getNumResults(); ++i) {
-    auto name = func.getResultAttrOfType<StringAttr>(i, KilnDialect::kNameAttrName);
-    if (name && name.getValue() == lossName)
-      loss = ret.getOperand(i);
-  }
-  while (loss) {
-    auto result = llvm::dyn_cast<OpResult>(loss);
-    if (!result)
-      break;
+/// The replica's own `value` before the data-parallel replicas average it
+/// (the loss is all-reduced with the gradients).
+Value beforeAllReduce(Value value) {
+  while (auto result = llvm::dyn_cast<OpResult>(value)) {
     Operation *def = result.getOwner();
     if (auto wait = llvm::dyn_cast<dist::WaitOp>(def)) {
       auto start = wait.getPending().getDefiningOp<dist::AllReduceStartOp>();
       if (!start)
         break;
-      loss = start.getInputs()[result.getResultNumber()];
+      value = start.getInputs()[result.getResultNumber()];
     } else if (auto reduce = llvm::dyn_cast<dist::AllReduceOp>(def)) {
-      loss = reduce.getInputs()[result.getResultNumber()];
+      value = reduce.getInputs()[result.getResultNumber()];
     } else {
       break;
     }
   }
-  return loss;
+  return value;
 }
 
-/// The ops `value` is computed from, itself included: the forward pass of
-/// the loss.
-llvm::DenseSet<Operation *> opsComputing(Value value) {
+/// The ops the results of `func` are computed from, each traced to the
+/// replica's own value: the forward pass (the loss's, and the outputs',
+/// such as a model's predictions, which must not read rounded values);
+/// empty when none of them is named `lossName`.
+llvm::DenseSet<Operation *> forwardPass(func::FuncOp func, StringRef lossName) {
   llvm::DenseSet<Operation *> slice;
+  auto ret = llvm::cast<func::ReturnOp>(func.getBody().back().getTerminator());
+  bool hasLoss = false;
   SmallVector<Operation *> worklist;
-  if (Operation *def = value.getDefiningOp())
-    worklist.push_back(def);
+  for (unsigned i = 0; i < func.getNumResults(); ++i) {
+    auto name = func.getResultAttrOfType<StringAttr>(i, KilnDialect::kNameAttrName);
+    hasLoss |= name && name.getValue() == lossName;
+    if (Operation *def = beforeAllReduce(ret.getOperand(i)).getDefiningOp())
+      worklist.push_back(def);
+  }
+  if (!hasLoss)
+    return slice;
   while (!worklist.empty()) {
     Operation *op = worklist.pop_back_val();
     if (!slice.insert(op).second)
@@ -124,10 +123,9 @@ SmallVector<Operation *> backwardReaders(Value value, Type type,
 } // namespace
 
 int kiln::storeSavedActivations(func::FuncOp func, StringRef lossName, Type type) {
-  Value loss = replicaLoss(func, lossName);
-  if (!loss)
+  llvm::DenseSet<Operation *> forward = forwardPass(func, lossName);
+  if (forward.empty())
     return 0;
-  llvm::DenseSet<Operation *> forward = opsComputing(loss);
   SmallVector<Value> saved;
   for (Operation &op : func.getBody().front()) {
     if (!forward.contains(&op) || op.getNumResults() != 1)
@@ -138,9 +136,11 @@ int kiln::storeSavedActivations(func::FuncOp func, StringRef lossName, Type type
         shaped.getNumElements() < kMinSavedElements)
       continue;
     // The copy is written by the kernel computing the value, or is a
-    // product's input already. A variable (a master weight) stays f32 for
-    // everything but products.
-    if (isFusible(&op) || (!llvm::isa<ReadOp>(op) && copyIn(value, type)))
+    // product's input already. A weight (a variable read, or pulled from a
+    // parameter server) or a constant stays f32 for everything but products.
+    if (isFusible(&op) ||
+        (copyIn(value, type) && !llvm::isa<ReadOp, ConstantOp>(op) &&
+         !llvm::isa<dist::KDistDialect>(op.getDialect())))
       saved.push_back(value);
   }
   int stored = 0;

@@ -183,7 +183,12 @@ void prepareParts(LowPrecisionGemm::Impl &impl, const dnnl::engine &engine, int6
       memory::desc srcDense({1, rows, s.k}, type::bf16, aBlock);
       memory::desc dstDense({1, rows, s.n}, type::f32, cBlock);
       auto dense = dnnl::matmul::desc(srcDense, weights, dstDense);
-      if (std::strstr(dnnl::matmul::primitive_desc(dense, engine).impl_info_str(), "amx")) {
+      bool amx = false;
+      try {
+        amx = std::strstr(dnnl::matmul::primitive_desc(dense, engine).impl_info_str(), "amx");
+      } catch (const dnnl::error &) { // No kernel for the dense form: keep the other.
+      }
+      if (amx) {
         src = srcDense;
         dst = dstDense;
         descriptor = dense;

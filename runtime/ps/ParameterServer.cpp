@@ -46,6 +46,11 @@ std::vector<int64_t> decodeIds(const std::string &bytes) {
 
 } // namespace
 
+std::chrono::milliseconds staleWaitWithin(std::chrono::milliseconds clientDeadline) {
+  auto margin = std::min<std::chrono::milliseconds>(clientDeadline / 10, std::chrono::seconds(5));
+  return clientDeadline - margin;
+}
+
 ParameterServer::ParameterServer(const PsModel &model, const ServerOptions &options)
     : store_(model, options.index, options.servers, options.hashPolicy), options_(options),
       lastPushed_(static_cast<size_t>(std::max(1, options.workers)), 0), started_(Clock::now()) {

@@ -64,6 +64,12 @@ struct ServerOptions {
   HashPolicy hashPolicy;
 };
 
+/// How long a pull may wait for the slowest worker when the workers' calls
+/// have `clientDeadline`: a little less (a tenth, at most 5 s), so that the
+/// held pull ends with the server's "bounded staleness" message before the
+/// client's gRPC deadline, which started earlier, ends the call without one.
+std::chrono::milliseconds staleWaitWithin(std::chrono::milliseconds clientDeadline);
+
 class ParameterServer {
 public:
   ParameterServer(const PsModel &model, const ServerOptions &options);

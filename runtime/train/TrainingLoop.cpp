@@ -166,6 +166,7 @@ bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
     server.workers = workers;
     server.mode = options.ps.async ? ps::SyncMode::Async : ps::SyncMode::Sync;
     server.staleness = options.ps.staleness;
+    server.staleWait = ps::staleWaitWithin(options.ps.deadline);
     server.hashPolicy = {options.ps.admitAfter, options.ps.evictTtl, options.ps.maxRows};
     prepared.localServers.push_back(
         std::make_unique<ps::ParameterServer>(*prepared.psModel, server));

@@ -341,20 +341,26 @@ TEST(ParameterServerTest, AsyncAppliesEachPushAndStalenessBoundsTheLead) {
 // itself): DEADLINE_EXCEEDED naming the slowest worker, not a hang until
 // the client's own deadline.
 TEST(ParameterServerTest, HeldPullEndsAtItsDeadlineWithoutAPush) {
+  // Declared before the server: its destructor may still complete the pull.
+  PullRequest request;
+  PullReply reply;
+  PushReply pushed;
+  std::promise<CallStatus> held;
   ServerOptions options;
   options.workers = 2;
   options.mode = SyncMode::Async;
   options.staleness = 0;
   options.staleWait = 300ms;
   ParameterServer server(smallModel(), options);
-  PullRequest request;
+  PushRequest push; // Worker 0 finishes step 1 (an empty push); worker 1 nothing.
+  push.set_worker(0);
+  push.set_step(1);
+  server.push(push, &pushed, [](CallStatus) {});
   request.set_worker(0);
-  request.set_step(3); // Two steps ahead of worker 1, which pushed nothing.
+  request.set_step(3); // Two steps ahead of worker 1.
   ShardKey &key = *request.add_dense();
   key.set_variable(0);
   key.set_shard(0);
-  PullReply reply;
-  std::promise<CallStatus> held;
   auto start = std::chrono::steady_clock::now();
   server.pull(request, &reply, [&](CallStatus s) { held.set_value(s); });
   std::future<CallStatus> done = held.get_future();
@@ -362,9 +368,15 @@ TEST(ParameterServerTest, HeldPullEndsAtItsDeadlineWithoutAPush) {
   EXPECT_GE(std::chrono::steady_clock::now() - start, 300ms);
   CallStatus status = done.get();
   EXPECT_EQ(status.code, CallStatus::Code::DeadlineExceeded);
-  EXPECT_NE(status.message.find("bounded staleness: waited for the slowest worker, worker 0"),
+  EXPECT_NE(status.message.find(
+                "bounded staleness: waited for the slowest worker, worker 1 (at step 0)"),
             std::string::npos)
       << status.message;
+}
+
+TEST(ParameterServerTest, StaleWaitEndsBeforeTheClientsDeadline) {
+  EXPECT_EQ(staleWaitWithin(300000ms), 295000ms);
+  EXPECT_EQ(staleWaitWithin(2000ms), 1800ms);
 }
 
 TEST(ParameterServerTest, BadRequestsChangeNothing) {

@@ -209,7 +209,7 @@ int serveParameterServer(const ServeOptions &options, const cluster::ClusterSpec
   server.workers = static_cast<int>(spec.trainingTasks().size()) * training.group.localReplicas;
   server.mode = training.ps.async ? ps::SyncMode::Async : ps::SyncMode::Sync;
   server.staleness = training.ps.staleness;
-  server.staleWait = training.ps.deadline;
+  server.staleWait = ps::staleWaitWithin(training.ps.deadline);
   server.hashPolicy = {training.ps.admitAfter, training.ps.evictTtl, training.ps.maxRows};
   ps::ParameterServer parameters(model, server);
   // Its part of the checkpoint, before any worker can pull.

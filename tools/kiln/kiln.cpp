@@ -56,8 +56,11 @@ void configureOpenMp(int argc, char **argv) {
   }
   int threads = threadsFlagOf(std::vector<std::string>(argv + 1, argv + argc));
   // Under a container's CPU limit (a cgroup quota smaller than the affinity
-  // mask), libgomp would still start a thread per core of the mask.
-  if (!threads && !std::getenv("OMP_NUM_THREADS") &&
+  // mask), libgomp would still start a thread per core of the mask. Not for
+  // kiln launch, which shares those cores among its tasks (each gets its
+  // OMP_NUM_THREADS unless the user set one for all).
+  bool launching = argc > 1 && std::string(argv[1]) == "launch";
+  if (!threads && !launching && !std::getenv("OMP_NUM_THREADS") &&
       kiln::cpu::usableCores() < kiln::cpu::affinityCores())
     threads = kiln::cpu::usableCores();
   if (threads) {

@@ -238,9 +238,9 @@ cl::opt<bool> roundInKernelsFlag(
     cl::init(true), cl::cat(kilncCategory));
 cl::opt<std::string> bf16ActivationsFlag(
     "bf16-activations",
-    cl::desc("With --precision=bf16, the forward values the backward pass reads are kept "
-             "as bf16 copies between the two, half the memory (default on; off: kept in "
-             "f32, for comparison)"),
+    cl::desc("With --precision=bf16 and --fusion=on, the forward values the backward pass "
+             "reads are kept as bf16 copies between the two, half the memory (default on; "
+             "off: kept in f32, for comparison)"),
     cl::value_desc("on|off"), cl::init("on"), cl::cat(kilncCategory));
 cl::opt<std::string> opOrderFlag(
     "schedule",
@@ -566,7 +566,7 @@ int main(int argc, char **argv) {
     // Before fusion: the casts that round a bf16 product's inputs join the
     // kernels that compute them.
     kiln::buildMixedPrecisionPipeline(pm, precisionFlag, roundInKernelsFlag,
-                                      bf16ActivationsFlag == "on");
+                                      bf16ActivationsFlag == "on" && fusionFlag == "on");
     // --emit=mlir shows the graph as the training passes leave it unless
     // --fusion=on asks for the fused one.
     if (fusionFlag == "on" && (emit != Emit::Mlir || fusionFlag.getNumOccurrences() > 0))

@@ -1,17 +1,18 @@
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16})' | FileCheck %s
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16},func.func(kiln-fuse-elementwise))' | FileCheck %s --check-prefix=FUSED
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16 store-activations=false})' | FileCheck %s --check-prefix=OFF
-// RUN: kiln-opt %s --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16 round-in-kernels=false})' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16})' | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16},func.func(kiln-fuse-elementwise))' | FileCheck %s --check-prefix=FUSED
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16 store-activations=false})' | FileCheck %s --check-prefix=OFF
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(kiln-mixed-precision{precision=bf16 round-in-kernels=false})' | FileCheck %s --check-prefix=OFF
 
 // Tests which forward values a train step's backward sweep reads through a
-// bf16 copy. The forward pass is what the loss is computed from (here
-// before the replicas average it). %a (a tanh: its kernel writes the copy)
-// is read by the backward mul through a cast back to f32, and the forward
-// reduction still reads it in f32. %e is read in backward by a softmax,
-// which cannot widen a copy in its kernel: f32. %small has fewer than 4,096
-// elements: f32. %h is a product's output (no kernel of its own would write
-// the copy): f32. The variable %w keeps f32 for everything but products.
+// bf16 copy. The forward pass is what the results are computed from (the
+// loss here before the replicas average it). %a (a tanh: its kernel writes
+// the copy) is read by the backward mul through a cast back to f32, and the
+// forward reduction still reads it in f32. %e is read in backward by a
+// softmax, which cannot widen a copy in its kernel: f32. %small has fewer
+// than 4,096 elements: f32. The weight %w (a variable read, with a bf16
+// copy for its product) keeps f32 for the backward sub.
 // CHECK-LABEL: func.func @train_step
+// CHECK: %[[W:.+]] = kiln.read @w : tensor<128x128xf32>
 // CHECK: %[[A:.+]] = kiln.tanh %{{.+}} : tensor<64x128xf32>
 // CHECK-NEXT: %[[A16:.+]] = kiln.cast %[[A]] : tensor<64x128xf32> to tensor<64x128xbf16>
 // CHECK: kiln.reduce_sum %[[A]] axes [0, 1]
@@ -22,8 +23,7 @@
 // CHECK-NEXT: kiln.mul %[[A32]], %[[A32]] : tensor<64x128xf32>
 // CHECK: kiln.softmax %[[E]] axis = 1
 // CHECK: kiln.neg %[[SMALL]]
-// CHECK: kiln.sub %{{.+}}, %[[W:[^ ]+]] : tensor<128x128xf32>
-// CHECK-NOT: tensor<128x128xbf16> to tensor<128x128xf32>
+// CHECK: kiln.sub %{{.+}}, %[[W]] : tensor<128x128xf32>
 // In one kernel: the tanh writes both; the mul reads the copy.
 // FUSED-LABEL: func.func @train_step
 // FUSED: kiln.fusion({{.+}}) : (tensor<64x128xf32>) -> (tensor<64x128xf32>, tensor<64x128xbf16>)
@@ -32,11 +32,14 @@
 // OFF-NOT: xbf16> to tensor<64x128xf32>
 module attributes {kiln.train_spec = {loss = "l"}} {
   kiln.variable @w : tensor<128x128xf32> init <zeros>
+  kiln.variable @g : tensor<64x128xf32> init <zeros>
+  kiln.variable @p : tensor<64x128xf32> init <zeros>
+  kiln.variable @n : tensor<8x16xf32> init <zeros>
   func.func @forward(%x: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}) {
     %s = kiln.reduce_sum %x axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
     return %s : tensor<f32>
   }
-  func.func @train_step(%x: tensor<64x128xf32>, %dy: tensor<64x128xf32>, %z: tensor<8x16xf32>) -> (tensor<f32> {kiln.name = "l"}, tensor<64x128xf32>, tensor<64x128xf32>, tensor<8x16xf32>, tensor<128x128xf32>) {
+  func.func @train_step(%x: tensor<64x128xf32>, %dy: tensor<64x128xf32>, %z: tensor<8x16xf32>) -> (tensor<f32> {kiln.name = "l"}) {
     %w = kiln.read @w : tensor<128x128xf32>
     %h = kiln.matmul %x, %w : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
     %a = kiln.tanh %h : tensor<64x128xf32>
@@ -55,6 +58,45 @@ module attributes {kiln.train_spec = {loss = "l"}} {
     %n = kiln.neg %small : tensor<8x16xf32>
     %gw = kiln.matmul %x, %g {transpose_a} : (tensor<64x128xf32>, tensor<64x128xf32>) -> tensor<128x128xf32>
     %upd = kiln.sub %gw, %w : tensor<128x128xf32>
-    return %l, %g, %p, %n, %upd : tensor<f32>, tensor<64x128xf32>, tensor<64x128xf32>, tensor<8x16xf32>, tensor<128x128xf32>
+    kiln.assign @w, %upd : tensor<128x128xf32>
+    kiln.assign @g, %g : tensor<64x128xf32>
+    kiln.assign @p, %p : tensor<64x128xf32>
+    kiln.assign @n, %n : tensor<8x16xf32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests what stays f32 for every reader. %pred is an output (a model's
+// prediction, here also read by the backward mul, as when CSE merges a
+// forward op with the same op a gradient rule builds): an op the results
+// are computed from reads f32, so %h, which it reads, keeps no copy. A
+// weight pulled from a parameter server (%pw, with a bf16 copy for its
+// product) keeps f32 for its backward reader too.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[PW:.+]] = kdist.ps_pull @pw : tensor<128x128xf32>
+// CHECK: %[[H:.+]] = kiln.tanh
+// CHECK: %[[PRED:.+]] = kiln.sigmoid %[[H]]
+// CHECK: kiln.mul %[[PRED]], %{{.+}} : tensor<64x128xf32>
+// CHECK: kiln.mul %[[PW]], %[[PW]] : tensor<128x128xf32>
+// CHECK-NOT: to tensor<64x128xf32>
+// CHECK: return
+module attributes {kiln.train_spec = {loss = "l"}} {
+  kiln.variable @pw : tensor<128x128xf32> init <zeros>
+  func.func @forward(%x: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}) {
+    %s = kiln.reduce_sum %x axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    return %s : tensor<f32>
+  }
+  func.func @train_step(%x: tensor<64x128xf32>, %dy: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}, tensor<64x128xf32> {kiln.name = "pred"}, tensor<64x128xf32>, tensor<128x128xf32>) {
+    %pw = kdist.ps_pull @pw : tensor<128x128xf32>
+    %y = kiln.matmul %x, %pw : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+    %h = kiln.tanh %y : tensor<64x128xf32>
+    %l = kiln.reduce_sum %h axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    %pred = kiln.sigmoid %h : tensor<64x128xf32>
+    // The backward sweep.
+    %g = kiln.mul %pred, %dy : tensor<64x128xf32>
+    %gw = kiln.mul %pw, %pw : tensor<128x128xf32>
+    return %l, %pred, %g, %gw : tensor<f32>, tensor<64x128xf32>, tensor<64x128xf32>, tensor<128x128xf32>
   }
 }
