@@ -43,14 +43,19 @@ def empty_and_remove(folder):
     procs = os.path.join(folder, "cgroup.procs")
     deadline = time.monotonic() + 5
     while True:
+        if not os.path.isdir(folder):
+            return  # Removed (by a concurrent sweep).
         try:
             with open(procs) as f:
-                pids = [int(line) for line in f if line.strip()]
+                # 0: a process outside this PID namespace, never signalled.
+                pids = [int(line) for line in f if line.strip() and int(line) > 0]
         except OSError:
             pids = []
         if not pids:
             try:
                 os.rmdir(folder)
+                return
+            except FileNotFoundError:
                 return
             except OSError:
                 pass  # Busy for a moment after its last process ends.
@@ -65,15 +70,23 @@ def empty_and_remove(folder):
         time.sleep(0.05)
 
 
+def namespace():
+    """This PID namespace's identity: the sweep only touches cgroups made
+    in it (a cgroup tree may be shared with other containers)."""
+    return os.stat("/proc/self/ns/pid").st_ino
+
+
 def sweep(parent):
-    """Removes the test cgroups an earlier run left (killed with SIGKILL, as
-    lit's timeout does, it could not): those whose process is gone."""
+    """Removes the test cgroups an earlier run in this PID namespace left
+    (killed with SIGKILL, as lit's timeout does, it could not): those whose
+    process is gone."""
+    prefix = "kiln-test-%d-" % namespace()
     for name in os.listdir(parent):
-        if not name.startswith("kiln-test-"):
+        if not name.startswith(prefix):
             continue
         try:
-            owner = int(name.split("-")[2])
-        except (IndexError, ValueError):
+            owner = int(name[len(prefix):].split("-")[0])
+        except ValueError:
             continue
         if not os.path.exists("/proc/%d" % owner):
             empty_and_remove(os.path.join(parent, name))
@@ -86,7 +99,8 @@ def make(cores):
         raise OSError("no writable cpu cgroup controller")
     parent, version = found
     sweep(parent)
-    folder = os.path.join(parent, "kiln-test-%d-%s" % (os.getpid(), os.urandom(4).hex()))
+    folder = os.path.join(parent, "kiln-test-%d-%d-%s" % (namespace(), os.getpid(),
+                                                          os.urandom(4).hex()))
     os.mkdir(folder)
     try:
         if version == "v2":
@@ -130,7 +144,12 @@ def main():
             with open(procs, "w") as f:
                 f.write(str(os.getpid()))
 
-        child = subprocess.Popen(args.command, preexec_fn=join)
+        try:
+            child = subprocess.Popen(args.command, preexec_fn=join)
+        except OSError as e:
+            print("run_in_cpu_quota.py: cannot run %s: %s" % (args.command[:1], e),
+                  file=sys.stderr)
+            return 127
         try:
             return child.wait(timeout=600)
         except subprocess.TimeoutExpired:

@@ -299,8 +299,10 @@ def KilnMixedPrecision : Pass<"kiln-mixed-precision", "::mlir::ModuleOp"> {
     it loads it (a `kiln.cast` back to f32 right before the reader, which
     fusion puts into the reader's kernel). Only values whose backward
     readers are all elementwise ops of the value's shape or reductions are
-    kept so, never a weight (a variable read or a parameter-server pull)
-    or a constant; the f32 value then dies with its last forward reader.
+    kept so, and only values computed from the step's inputs (never a
+    weight, a variable read or a parameter-server pull, nor what is
+    computed from weights and constants alone) and not broadcasts; the f32
+    value then dies with its last forward reader.
     kilnc runs it only with fusion (without it, each copy and each
     widening would be a kernel of its own). As with
     PyTorch's autocast, backward reads the activations rounded to bf16 (the

@@ -126,9 +126,18 @@ int kiln::storeSavedActivations(func::FuncOp func, StringRef lossName, Type type
   llvm::DenseSet<Operation *> forward = forwardPass(func, lossName);
   if (forward.empty())
     return 0;
+  // Activations are computed from the step's inputs. A value computed from
+  // weights (variables, parameter-server pulls) and constants alone, a
+  // weight's reshape or broadcast say, stays f32 for everything but products.
+  llvm::DenseSet<Operation *> fromInputs;
   SmallVector<Value> saved;
   for (Operation &op : func.getBody().front()) {
-    if (!forward.contains(&op) || op.getNumResults() != 1)
+    if (llvm::any_of(op.getOperands(), [&](Value operand) {
+          Operation *def = operand.getDefiningOp();
+          return !def || fromInputs.contains(def);
+        }))
+      fromInputs.insert(&op);
+    if (!forward.contains(&op) || op.getNumResults() != 1 || !fromInputs.contains(&op))
       continue;
     Value value = op.getResult(0);
     auto shaped = llvm::dyn_cast<RankedTensorType>(value.getType());
@@ -136,11 +145,11 @@ int kiln::storeSavedActivations(func::FuncOp func, StringRef lossName, Type type
         shaped.getNumElements() < kMinSavedElements)
       continue;
     // The copy is written by the kernel computing the value, or is a
-    // product's input already. A weight (a variable read, or pulled from a
-    // parameter server) or a constant stays f32 for everything but products.
-    if (isFusible(&op) ||
-        (copyIn(value, type) && !llvm::isa<ReadOp, ConstantOp>(op) &&
-         !llvm::isa<dist::KDistDialect>(op.getDialect())))
+    // product's input already. Rows pulled from parameter servers are the
+    // tables' own; a broadcast is cheaper computed again than kept.
+    if (llvm::isa<BroadcastOp>(op) || llvm::isa<dist::KDistDialect>(op.getDialect()))
+      continue;
+    if (isFusible(&op) || copyIn(value, type))
       saved.push_back(value);
   }
   int stored = 0;

@@ -13,8 +13,9 @@ namespace kiln {
 /// f32) a copy of the value in `type` (bf16), widened as they read it: a
 /// kiln.cast after the value (or the one a product reads already) and a
 /// kiln.cast back before each reader. Only values of 4,096 elements or
-/// more whose kernel can write the copy (elementwise ops, or a product's
-/// input other than a weight or a constant) and whose backward readers can
+/// more computed from the step's inputs (not from weights and constants
+/// alone), not broadcasts, whose kernel can write the copy (elementwise
+/// ops, or a product's input) and whose backward readers can
 /// each widen it in their own kernel (elementwise ops of its shape,
 /// reductions) are kept so. Returns how many.
 int storeSavedActivations(mlir::func::FuncOp func, llvm::StringRef lossName, mlir::Type type);

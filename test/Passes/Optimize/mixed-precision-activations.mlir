@@ -73,30 +73,52 @@ module attributes {kiln.train_spec = {loss = "l"}} {
 // forward op with the same op a gradient rule builds): an op the results
 // are computed from reads f32, so %h, which it reads, keeps no copy. A
 // weight pulled from a parameter server (%pw, with a bf16 copy for its
-// product) keeps f32 for its backward reader too.
+// product) keeps f32 for its backward reader too, and so does %wsq, an
+// elementwise op of weights alone, and %bc, a broadcast (of a column sum of
+// the input), cheaper computed again than kept.
 // CHECK-LABEL: func.func @train_step
 // CHECK: %[[PW:.+]] = kdist.ps_pull @pw : tensor<128x128xf32>
+// CHECK: %[[WSQ:.+]] = kiln.mul %[[PW]], %[[PW]] : tensor<128x128xf32>
 // CHECK: %[[H:.+]] = kiln.tanh
+// CHECK: %[[BC:.+]] = kiln.broadcast
 // CHECK: %[[PRED:.+]] = kiln.sigmoid %[[H]]
 // CHECK: kiln.mul %[[PRED]], %{{.+}} : tensor<64x128xf32>
 // CHECK: kiln.mul %[[PW]], %[[PW]] : tensor<128x128xf32>
+// CHECK: kiln.neg %[[WSQ]] : tensor<128x128xf32>
+// CHECK: kiln.neg %[[BC]] : tensor<64x128xf32>
 // CHECK-NOT: to tensor<64x128xf32>
+// CHECK-NOT: to tensor<128x128xf32>
 // CHECK: return
 module attributes {kiln.train_spec = {loss = "l"}} {
   kiln.variable @pw : tensor<128x128xf32> init <zeros>
+  kiln.variable @g : tensor<64x128xf32> init <zeros>
+  kiln.variable @nw : tensor<128x128xf32> init <zeros>
+  kiln.variable @nb : tensor<64x128xf32> init <zeros>
   func.func @forward(%x: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}) {
     %s = kiln.reduce_sum %x axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
     return %s : tensor<f32>
   }
-  func.func @train_step(%x: tensor<64x128xf32>, %dy: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}, tensor<64x128xf32> {kiln.name = "pred"}, tensor<64x128xf32>, tensor<128x128xf32>) {
+  func.func @train_step(%x: tensor<64x128xf32>, %dy: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}, tensor<64x128xf32> {kiln.name = "pred"}) {
     %pw = kdist.ps_pull @pw : tensor<128x128xf32>
+    %wsq = kiln.mul %pw, %pw : tensor<128x128xf32>
+    %ws = kiln.reduce_sum %wsq axes [0, 1] : tensor<128x128xf32> -> tensor<f32>
     %y = kiln.matmul %x, %pw : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
     %h = kiln.tanh %y : tensor<64x128xf32>
-    %l = kiln.reduce_sum %h axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    %c = kiln.reduce_sum %x axes [0] : tensor<64x128xf32> -> tensor<128xf32>
+    %bc = kiln.broadcast %c : tensor<128xf32> -> tensor<64x128xf32>
+    %hb = kiln.add %h, %bc : tensor<64x128xf32>
+    %hs = kiln.reduce_sum %hb axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    %l = kiln.add %hs, %ws : tensor<f32>
     %pred = kiln.sigmoid %h : tensor<64x128xf32>
     // The backward sweep.
     %g = kiln.mul %pred, %dy : tensor<64x128xf32>
     %gw = kiln.mul %pw, %pw : tensor<128x128xf32>
-    return %l, %pred, %g, %gw : tensor<f32>, tensor<64x128xf32>, tensor<64x128xf32>, tensor<128x128xf32>
+    %nw = kiln.neg %wsq : tensor<128x128xf32>
+    %nb = kiln.neg %bc : tensor<64x128xf32>
+    kiln.assign @g, %g : tensor<64x128xf32>
+    kiln.assign @pw, %gw : tensor<128x128xf32>
+    kiln.assign @nw, %nw : tensor<128x128xf32>
+    kiln.assign @nb, %nb : tensor<64x128xf32>
+    return %l, %pred : tensor<f32>, tensor<64x128xf32>
   }
 }
