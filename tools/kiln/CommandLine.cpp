@@ -512,6 +512,8 @@ std::string firstGiven(const CLI::App &command, const std::string &group,
   return "";
 }
 
+constexpr int64_t kMaxCollectiveTimeoutSeconds = 7 * 24 * 3600;
+
 /// --replicas (`replicasFlag`), --all-reduce and --collective-timeout into
 /// `group`.
 bool parseReplicaFlags(const KilnApp &kiln, const std::string &replicasFlag,
@@ -525,9 +527,12 @@ bool parseReplicaFlags(const KilnApp &kiln, const std::string &replicasFlag,
     return fail("kiln: error: " + replicasFlag + " '" + numbers.replicas +
                     "': expected 1..1024",
                 error);
-  if (timeout < 1)
+  // At most a week: deadlines are now() + timeout on a clock counting
+  // nanoseconds in 64 bits, which an absurd timeout would overflow.
+  if (timeout < 1 || timeout > kMaxCollectiveTimeoutSeconds)
     return fail("kiln: error: --collective-timeout '" + numbers.collectiveTimeout +
-                    "': expected whole seconds >= 1",
+                    "': expected whole seconds 1.." +
+                    std::to_string(kMaxCollectiveTimeoutSeconds) + " (a week)",
                 error);
   const std::string &algorithm = kiln.runOptions.allReduce;
   if (!algorithm.empty() &&
