@@ -10,11 +10,11 @@ namespace kiln {
 PrecisionSummary summarizePrecision(const ExecutionPlan &plan) {
   PrecisionSummary summary;
   llvm::DenseSet<int> bf16Read;
-  for (const ProgramPlan &program : plan.programs)
+  for (const ProgramPlan &program : plan.programs) {
+    // A training program's kernels read bf16 tensors only as the copies
+    // kiln-mixed-precision keeps for the backward pass.
+    bool training = program.name == "train_step" || program.name == "accumulate_step";
     for (const Step &step : program.steps) {
-      // A training program's kernels read bf16 tensors only as the copies
-      // kiln-mixed-precision keeps for the backward pass.
-      bool training = program.name == "train_step" || program.name == "accumulate_step";
       if (const auto *kernel = std::get_if<KernelStep>(&step); kernel && training)
         for (int buffer : kernel->inputs)
           if (plan.buffers[buffer].type.getElementType().isBF16() &&
@@ -35,6 +35,7 @@ PrecisionSummary summarizePrecision(const ExecutionPlan &plan) {
       ++summary.lowPrecisionCalls;
       summary.precision = gemm->precision.isBF16() ? "bf16" : "fp16";
     }
+  }
   // The runtime's choices (runtime/cpu/LowPrecisionGemm.cpp, Convolution.cpp)
   // on this host.
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();

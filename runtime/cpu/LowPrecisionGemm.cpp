@@ -12,6 +12,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 namespace kiln::cpu {
@@ -168,7 +169,7 @@ void prepareParts(LowPrecisionGemm::Impl &impl, const dnnl::engine &engine, int6
     memory::desc src({batches, rows, s.k}, type::bf16, aStrides);
     memory::desc weights({bBatches, s.k, s.n}, type::bf16, bStrides);
     memory::desc dst({batches, rows, s.n}, type::f32, cStrides);
-    auto descriptor = dnnl::matmul::desc(src, weights, dst);
+    std::optional<dnnl::matmul::primitive_desc> kernel;
     // A block of rows of one product described with the whole matrix's
     // batch stride is not dense to oneDNN 2.6, which then multiplies it
     // with gemm:jit (AVX512_BF16) even on a CPU with AMX. With the block's
@@ -182,23 +183,24 @@ void prepareParts(LowPrecisionGemm::Impl &impl, const dnnl::engine &engine, int6
       cBlock[0] = rows * s.n;
       memory::desc srcDense({1, rows, s.k}, type::bf16, aBlock);
       memory::desc dstDense({1, rows, s.n}, type::f32, cBlock);
-      auto dense = dnnl::matmul::desc(srcDense, weights, dstDense);
-      bool amx = false;
       try {
-        amx = std::strstr(dnnl::matmul::primitive_desc(dense, engine).impl_info_str(), "amx");
+        dnnl::matmul::primitive_desc dense(dnnl::matmul::desc(srcDense, weights, dstDense),
+                                           engine);
+        if (std::strstr(dense.impl_info_str(), "amx")) {
+          src = srcDense;
+          dst = dstDense;
+          kernel = dense;
+        }
       } catch (const dnnl::error &) { // No kernel for the dense form: keep the other.
       }
-      if (amx) {
-        src = srcDense;
-        dst = dstDense;
-        descriptor = dense;
-      }
     }
+    if (!kernel)
+      kernel.emplace(dnnl::matmul::desc(src, weights, dst), engine);
     uint16_t *aAt = byBatch ? a16 + begin * m * s.k : a16 + (s.transposeA ? begin : begin * s.k);
     uint16_t *bAt = byBatch && !s.sharedB ? b16 + begin * s.k * s.n : b16;
     float *cAt = impl.c + (byBatch ? begin * m * s.n : begin * s.n);
     LowPrecisionGemm::Impl::Part part;
-    part.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(descriptor, engine));
+    part.matmul = dnnl::matmul(*kernel);
     part.stream = dnnl::stream(engine);
     part.a16 = memory(src, engine, aAt);
     part.b16 = memory(weights, engine, bAt);
