@@ -370,8 +370,21 @@ std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
       return apply && apply->when >= 0;
     });
   });
+  bool sendsSkipMarkers = llvm::any_of(plan.programs, [](const ProgramPlan &planned) {
+    bool pushes = llvm::any_of(planned.steps, [](const Step &step) {
+      const auto *parameter = std::get_if<ParameterStep>(&step);
+      return parameter && (parameter->kind == ParameterStep::Push ||
+                           parameter->kind == ParameterStep::PushRows);
+    });
+    return pushes && llvm::any_of(planned.fetches, [](const NamedBuffer &fetch) {
+             return fetch.name == "skipped_step";
+           });
+  });
+  uint32_t version = sendsSkipMarkers ? kArtifactFormatVersionWithSkipMarkers
+                     : skipsRowUpdates ? kArtifactFormatVersionWithWhen
+                                       : kArtifactFormatVersion;
   auto artifact = fb::CreateArtifact(
-      fbb, skipsRowUpdates ? kArtifactFormatVersionWithWhen : kArtifactFormatVersion,
+      fbb, version,
       fbb.CreateString("cpu"), fbb.CreateString("kilnc 0.1"),
       fbb.CreateString(modelName.str()), plan.arenaBytes, plan.stateBytes,
       fbb.CreateVector(constants), fbb.CreateVector(buffers), fbb.CreateVector(variables),

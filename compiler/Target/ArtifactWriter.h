@@ -13,9 +13,12 @@ namespace kiln {
 /// Format version this compiler writes (artifact.fbs).
 /// The format version kilnc writes: 1, or 2 where a SparseApply has `when`
 /// (fp16 loss scaling of row updates), which a version-1 runtime would
-/// ignore; so artifacts without one still run on version-1 runtimes.
+/// ignore, or 3 where a program pushes to parameter servers under fp16 loss
+/// scaling (a version-2 runtime would push gradients that are not finite
+/// instead of a skip marker); so other artifacts still run on older runtimes.
 constexpr uint32_t kArtifactFormatVersion = 1;
 constexpr uint32_t kArtifactFormatVersionWithWhen = 2;
+constexpr uint32_t kArtifactFormatVersionWithSkipMarkers = 3;
 
 /// Serializes the artifact: the plan's buffers, variables, the `init`
 /// program (one InitVariable per variable), the planned programs

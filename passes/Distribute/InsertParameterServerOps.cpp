@@ -14,6 +14,7 @@
 #include "dialects/Kiln/TrainSpec.h"
 #include "passes/Graph/GradientBuilder.h"
 #include "passes/Graph/GradientRules.h"
+#include "passes/Graph/LossScaling.h"
 
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -99,6 +100,10 @@ private:
   void insertPulls(func::FuncOp func);
   /// Turns @train_step's gradient results into pushes.
   LogicalResult insertPushes();
+  /// fp16: divides the gradients @train_step returns by the loss scale and
+  /// moves the scale; appends the step's loss-scaling outputs to `results`.
+  LogicalResult unscaleGradientResults(func::ReturnOp ret, SmallVectorImpl<Value> &results,
+                                       SmallVectorImpl<DictionaryAttr> &resultAttrs);
 
   ModuleOp module;
   func::FuncOp train;
@@ -235,9 +240,57 @@ void ParameterServerInsertion::insertPulls(func::FuncOp func) {
   }
 }
 
+LogicalResult ParameterServerInsertion::unscaleGradientResults(
+    func::ReturnOp ret, SmallVectorImpl<Value> &results,
+    SmallVectorImpl<DictionaryAttr> &resultAttrs) {
+  auto scale = module.lookupSymbol<VariableOp>(kLossScaleVariable);
+  if (!scale)
+    return train.emitOpError("fp16 training needs the '")
+           << kLossScaleVariable << "' variable kiln-autodiff adds";
+  SmallVector<unsigned> positions;
+  SmallVector<Value> gradients;
+  for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
+    DictionaryAttr attrs = train.getResultAttrDict(i);
+    for (StringRef key : {kGradientAttr, kGradientRowsAttr}) {
+      auto name = attrs ? attrs.getAs<FlatSymbolRefAttr>(key) : FlatSymbolRefAttr();
+      if (name && remote.count(name.getValue())) {
+        positions.push_back(i);
+        gradients.push_back(value);
+      }
+    }
+  }
+  if (gradients.empty())
+    return train.emitOpError("returns no gradient to push: give the loss a trainable variable "
+                             "to depend on");
+  OpBuilder builder(ret);
+  GradientBuilder gb(builder, train.getLoc());
+  // The scale the backward pass started from (kiln-autodiff's read; nothing
+  // assigns it before the end of the step).
+  Value lossScale;
+  for (auto read : train.getBody().front().getOps<ReadOp>())
+    if (read.getVariable() == kLossScaleVariable) {
+      lossScale = read.getResult();
+      break;
+    }
+  if (!lossScale)
+    lossScale = builder.create<ReadOp>(train.getLoc(), scale.getType(), scale.getSymName());
+  Value finite = unscaleGradients(gb, lossScale, gradients);
+  for (auto [position, gradient] : llvm::zip(positions, gradients))
+    ret->setOperand(position, gradient);
+  updateLossScale(gb, module, train, lossScale, finite, results, resultAttrs);
+  return success();
+}
+
 LogicalResult ParameterServerInsertion::insertPushes() {
   MLIRContext *context = module.getContext();
   auto ret = llvm::cast<func::ReturnOp>(train.getBody().front().getTerminator());
+  // fp16: what is pushed is divided by the loss scale, and where it is not
+  // finite the runtime sends a skip marker instead (its `skipped_step`).
+  SmallVector<Value> lossScaling;
+  SmallVector<DictionaryAttr> lossScalingAttrs;
+  if (usesLossScaling(module) &&
+      failed(unscaleGradientResults(ret, lossScaling, lossScalingAttrs)))
+    return failure();
   struct Sparse {
     Value ids, rows;
   };
@@ -283,6 +336,8 @@ LogicalResult ParameterServerInsertion::insertPushes() {
     Value dense = scatterRowsDense(gb, parts.ids, parts.rows, variable.getTensorType());
     builder.create<dist::PsPushOp>(later.getLoc(), symbol, dense);
   }
+  kept.append(lossScaling);
+  keptAttrs.append(lossScalingAttrs);
   setFunctionResults(train, kept, keptAttrs);
   return success();
 }

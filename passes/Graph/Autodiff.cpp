@@ -160,11 +160,6 @@ void addSparseRows(VariableGradient &variable, Value table, Value ids, Value row
 /// where loss scaling cannot work.
 static Value lossScaleSeed(ModuleOp module, func::FuncOp train, Value loss,
                            GradientBuilder &gb) {
-  if (trainsWithParameterServers(module)) {
-    module.emitError("fp16 training with parameter servers is not supported (the servers "
-                     "apply the update, without loss scaling): use --precision=bf16");
-    return {};
-  }
   if (module.lookupSymbol(kLossScaleVariable)) {
     module.emitError("the model already has a variable named '")
         << kLossScaleVariable << "', which fp16 loss scaling needs";

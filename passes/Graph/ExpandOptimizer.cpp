@@ -260,62 +260,22 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
     return train.emitOpError("returns rows marked '")
            << kRowsUnscaledAttr << "' but no '" << kRowsCheckAttr << "' result";
   lossScale = read(scale);
-  // A sum is finite when every element is (or the sum overflows: a step to
-  // skip too); x - x is 0 then, NaN otherwise. The replicas checked the
-  // rows they gather before (a NaN check if any was not finite).
-  Value total;
-  for (Value check : replicaRowChecks)
-    total = total ? gb.add(total, check) : check;
-  for (Gradient &gradient : gradients) {
-    if (gradient.unscaledByReplicas)
-      continue;
-    Value g = gradient.dense ? gradient.dense : gradient.rows;
-    SmallVector<int64_t> axes;
-    for (int64_t d = 0; d < tensorType(g).getRank(); ++d)
-      axes.push_back(d);
-    Value sum = gb.reduceSum(g, axes, false);
-    total = total ? gb.add(total, sum) : sum;
-  }
-  Value difference = gb.sub(total, total);
-  finite = gb.compare(ComparePredicate::eq, difference, gb.splatLike(difference, 0.0));
-  Value inverse = gb.div(gb.splatLike(lossScale, 1.0), lossScale);
-  for (Gradient &gradient : gradients) {
-    if (gradient.unscaledByReplicas)
-      continue;
-    Value &g = gradient.dense ? gradient.dense : gradient.rows;
-    g = gb.mul(g, gb.broadcastTo(inverse, tensorType(g)));
-  }
+  SmallVector<Value> scaled;
+  for (Gradient &gradient : gradients)
+    if (!gradient.unscaledByReplicas)
+      scaled.push_back(gradient.dense ? gradient.dense : gradient.rows);
+  finite = kiln::unscaleGradients(gb, lossScale, scaled, replicaRowChecks);
+  auto next = scaled.begin();
+  for (Gradient &gradient : gradients)
+    if (!gradient.unscaledByReplicas)
+      (gradient.dense ? gradient.dense : gradient.rows) = *next++;
   return success();
 }
 
 void OptimizerExpansion::updateLossScale() {
-  auto scale = module.lookupSymbol<VariableOp>(kLossScaleVariable);
-  auto type = llvm::cast<RankedTensorType>(lossScale.getType());
-  VariableOp counter = addVariable(kGoodStepsVariable, type,
-                                   InitializerAttr::get(module.getContext(), InitKind::zeros),
-                                   false);
-  Location loc = gb.location();
-  auto select = [&](Value condition, Value x, Value y) {
-    return builder.create<SelectOp>(loc, condition, x, y).getResult();
-  };
-  Value good = read(counter);
-  Value zero = gb.splatLike(good, 0.0);
-  Value counted = select(finite, gb.add(good, gb.splatLike(good, 1.0)), zero);
-  Value grow = gb.compare(ComparePredicate::ge, counted, gb.splatLike(good, kGrowthInterval));
-  Value next = select(finite, select(grow, gb.scale(lossScale, 2.0), lossScale),
-                      gb.scale(lossScale, 0.5));
-  assignAlways(scale, next);
-  assignAlways(counter, select(grow, zero, counted));
-  MLIRContext *context = module.getContext();
-  auto named = [&](StringRef name) {
-    return DictionaryAttr::get(
-        context, {NamedAttribute(StringAttr::get(context, KilnDialect::kNameAttrName),
-                                 StringAttr::get(context, name))});
-  };
-  kept.push_back(next);
-  keptAttrs.push_back(named(kLossScaleOutput));
-  kept.push_back(select(finite, zero, gb.splatLike(good, 1.0)));
-  keptAttrs.push_back(named(kSkippedStepOutput));
+  kiln::updateLossScale(gb, module, train, lossScale, finite, kept, keptAttrs);
+  reads.erase(kLossScaleVariable);
+  reads.erase(kGoodStepsVariable);
 }
 
 SmallVector<VariableOp> OptimizerExpansion::slotsFor(VariableOp variable) {

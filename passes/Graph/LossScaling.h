@@ -7,7 +7,10 @@
 // all finite, and moves the scale as PyTorch's GradScaler does: halved
 // after a skipped step, doubled after kGrowthInterval finite steps in a row.
 // Rows the data-parallel replicas gather are checked and divided before the
-// gather (kiln-insert-allreduce; TrainSpec.h, kRowsUnscaledAttr).
+// gather (kiln-insert-allreduce; TrainSpec.h, kRowsUnscaledAttr). With
+// parameter servers (kiln-insert-ps-ops) the step checks and divides what it
+// pushes and updates its own scale; the runtime sends the servers a skip
+// marker instead of a step's gradients that are not finite.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +19,7 @@
 
 #include "dialects/Kiln/TrainSpec.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 
 namespace kiln {
@@ -37,6 +41,26 @@ inline constexpr double kGrowthInterval = 2000.0;
 inline bool usesLossScaling(mlir::ModuleOp module) {
   return trainSpecPrecision(module) == "fp16_mixed";
 }
+
+class GradientBuilder;
+
+/// Replaces each of `gradients` by itself divided by `lossScale` (built at
+/// `gb`'s point) and gives an i1 scalar: whether every gradient, and every
+/// one of `checks` (values that are 0, or NaN for rows checked elsewhere),
+/// is finite.
+mlir::Value unscaleGradients(GradientBuilder &gb, mlir::Value lossScale,
+                             llvm::MutableArrayRef<mlir::Value> gradients,
+                             mlir::ValueRange checks = {});
+
+/// The scale's move after a step that used `lossScale` and whose gradients
+/// were `finite`: assigns it and its counter of finite steps (the variable
+/// kGoodStepsVariable, added here) at `gb`'s point, and appends the step's
+/// outputs kLossScaleOutput and kSkippedStepOutput to `results` and
+/// `resultAttrs`.
+void updateLossScale(GradientBuilder &gb, mlir::ModuleOp module, mlir::func::FuncOp train,
+                     mlir::Value lossScale, mlir::Value finite,
+                     llvm::SmallVectorImpl<mlir::Value> &results,
+                     llvm::SmallVectorImpl<mlir::DictionaryAttr> &resultAttrs);
 
 } // namespace kiln
 

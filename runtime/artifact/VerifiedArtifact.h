@@ -23,10 +23,12 @@
 
 namespace kiln::artifact {
 
-/// The format versions this runtime runs: 1, and 2 (a SparseApply may have
-/// `when`, which a version-1 runtime would ignore).
+/// The format versions this runtime runs: 1, 2 (a SparseApply may have
+/// `when`, which a version-1 runtime would ignore) and 3 (parameter-server
+/// pushes under fp16 loss scaling: skip markers, which a version-2 runtime
+/// would not send).
 constexpr uint32_t kOldestFormatVersion = 1;
-constexpr uint32_t kFormatVersion = 2;
+constexpr uint32_t kFormatVersion = 3;
 
 /// Where a buffer lives, computed once by the validator.
 struct BufferLayout {

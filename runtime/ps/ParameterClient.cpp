@@ -7,6 +7,7 @@
 #include "proto/kiln/ps.grpc.pb.h"
 #include "runtime/support/FloatRounding.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <cstring>
 #include <system_error>
@@ -310,6 +311,11 @@ bool ParameterClient::finishStep(std::string &error) {
   for (size_t s = 0; s < servers_.size(); ++s) {
     pending_[s].set_worker(worker_);
     pending_[s].set_step(step_);
+    if (skipping_) {
+      pending_[s].clear_dense();
+      pending_[s].clear_rows();
+      pending_[s].set_skipped(true);
+    }
     servers_[s]->push(pending_[s], &replies[s], [&, s](CallStatus status) {
       statuses[s] = std::move(status);
       latch.countDown();
@@ -318,12 +324,17 @@ bool ParameterClient::finishStep(std::string &error) {
   latch.wait();
   for (PushRequest &request : pending_)
     request.Clear();
-  for (size_t s = 0; s < servers_.size(); ++s)
+  stepSkipped_ = skipping_;
+  skipping_ = false;
+  for (size_t s = 0; s < servers_.size(); ++s) {
     if (!statuses[s].ok()) {
       error = servers_[s]->name() + ": push of step " + std::to_string(step_) + " failed: " +
               statuses[s].message;
       return false;
     }
+    stepSkipped_ = stepSkipped_ || replies[s].step_skipped();
+    skippedSteps_ = std::max(skippedSteps_, replies[s].skipped_steps());
+  }
   ++step_;
   return true;
 }

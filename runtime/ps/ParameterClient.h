@@ -9,7 +9,9 @@
 //     back to every position that asked;
 //   - pushes are collected during the step, duplicate ids summed, and sent
 //     by finishStep(): one request per server per step (every server gets
-//     one, empty or not: a sync server counts every worker's step);
+//     one, empty or not: a sync server counts every worker's step); a step
+//     whose fp16 gradients were not finite (skipStep()) sends a skip marker
+//     instead;
 //   - in async mode a step's first pulls can be prefetched during the step
 //     before (prefetch()): the next step's pull with the same variables and
 //     ids takes the answer already on its way; one no pull of its step
@@ -111,8 +113,17 @@ public:
   /// Queues a sparse gradient (rows[k] at ids[k], duplicates summed).
   bool pushRows(uint32_t variable, const void *ids, bool ids64, int64_t count,
                 const float *rows, std::string &error) override;
+  /// fp16 loss scaling: this step's gradients were not finite; finishStep()
+  /// sends every server a skip marker instead of the pushes queued.
+  void skipStep() { skipping_ = true; }
   /// Sends this step's pushes to every server and waits for them (sync: until applied).
   bool finishStep(std::string &error);
+  /// Whether the step finishStep() last sent changed nothing: this worker
+  /// skipped it, or (sync) another worker did and so the servers did.
+  bool stepSkipped() const { return stepSkipped_; }
+  /// Sync: the steps the servers have skipped so far (the optimizer's own
+  /// step count is the steps applied less these); 0 in async mode.
+  int64_t skippedSteps() const { return skippedSteps_; }
 
   /// The servers' statistics, one reply per server.
   bool stats(std::vector<StatsReply> &replies, std::string &error);
@@ -178,6 +189,8 @@ private:
   std::vector<VariableShards> shards_; ///< By ordinal.
   int worker_, workers_;
   int64_t step_ = 1;
+  bool skipping_ = false, stepSkipped_ = false;
+  int64_t skippedSteps_ = 0;
   std::vector<PushRequest> pending_; ///< By server.
   std::deque<std::unique_ptr<PullCalls>> prefetched_;
   int64_t prefetchHits_ = 0, prefetchMisses_ = 0;

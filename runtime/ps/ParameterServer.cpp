@@ -172,6 +172,16 @@ void ParameterServer::pull(const PullRequest &request, PullReply *reply, Done do
 }
 
 CallStatus ParameterServer::addPush(const PushRequest &request) {
+  if (request.skipped()) {
+    if (request.dense_size() > 0 || request.rows_size() > 0)
+      return CallStatus::error(Code::InvalidArgument,
+                               "worker " + std::to_string(request.worker()) + "'s push of step " +
+                                   std::to_string(request.step()) +
+                                   " is marked skipped but carries gradients");
+    ++pushRequests_;
+    bytesReceived_ += static_cast<int64_t>(request.ByteSizeLong());
+    return {};
+  }
   RequestError error;
   store_.setStep(request.step());
   std::vector<std::vector<float>> dense;
@@ -224,7 +234,12 @@ void ParameterServer::push(const PushRequest &request, PushReply *reply, Done do
       if (!duplicate) {
         status = addPush(request);
         if (status.ok()) {
-          store_.apply(1.0, ++applied_);
+          // A skipped push (fp16 gradients not finite) applies nothing but
+          // counts as the worker's progress for the staleness bound.
+          if (request.skipped())
+            ++skipped_;
+          else
+            store_.apply(1.0, ++applied_);
           lastPushed_[worker] = step;
         }
       }
@@ -235,6 +250,7 @@ void ParameterServer::push(const PushRequest &request, PushReply *reply, Done do
     } else if (step <= applied_) {
       reply->set_duplicate(true);
       reply->set_applied_steps(applied_);
+      reply->set_skipped_steps(skipped_);
       finished.push_back({std::move(done), CallStatus{}});
     } else if (step > applied_ + 1) {
       finished.push_back(
@@ -250,6 +266,8 @@ void ParameterServer::push(const PushRequest &request, PushReply *reply, Done do
         finished.push_back({std::move(done), status});
       } else {
         pushedBy_[step].insert(worker);
+        if (!duplicate && request.skipped())
+          skippedAt_.insert(step);
         reply->set_duplicate(duplicate);
         waitingPushes_[step].push_back({reply, std::move(done)});
         maybeApplyStep(step, finished);
@@ -262,11 +280,21 @@ void ParameterServer::push(const PushRequest &request, PushReply *reply, Done do
 void ParameterServer::maybeApplyStep(int64_t step, Finished &finished) {
   if (static_cast<int>(pushedBy_[step].size()) < options_.workers)
     return;
-  store_.apply(1.0 / options_.workers, step);
+  // One worker's gradients not finite: so is their sum, and the step
+  // changes nothing (nor counts as an optimizer step), as in one process.
+  bool skip = skippedAt_.erase(step) > 0;
+  if (skip) {
+    store_.discardPending();
+    ++skipped_;
+  } else {
+    store_.apply(1.0 / options_.workers, step - skipped_);
+  }
   applied_ = step;
   pushedBy_.erase(step);
   for (auto &[reply, done] : waitingPushes_[step]) {
     reply->set_applied_steps(applied_);
+    reply->set_step_skipped(skip);
+    reply->set_skipped_steps(skipped_);
     finished.push_back({std::move(done), CallStatus{}});
   }
   waitingPushes_.erase(step);
@@ -294,6 +322,8 @@ void ParameterServer::stats(StatsReply &reply) {
   std::lock_guard<std::mutex> lock(mutex_);
   reply.set_server_index(options_.index);
   reply.set_applied_steps(applied_);
+  reply.set_skipped_steps(skipped_);
+  reply.set_async(options_.mode == SyncMode::Async);
   reply.set_pull_requests(pullRequests_);
   reply.set_push_requests(pushRequests_);
   reply.set_bytes_received(bytesReceived_);
@@ -358,6 +388,7 @@ CallStatus ParameterServer::save(const ShardSaveRequest &request, ShardSaveReply
     return CallStatus::error(Code::FailedPrecondition, error);
   reply.set_file(file);
   reply.set_applied_steps(applied_);
+  reply.set_skipped_steps(skipped_);
   for (const checkpoint::SavedTensor &tensor : saved) {
     SavedTensor &entry = *reply.add_tensors();
     entry.set_name(tensor.name);
@@ -384,15 +415,30 @@ bool ParameterServer::restore(const std::string &path, std::string &error) {
   int saved = static_cast<int>(servers->second);
   // Each server's update count; another number of servers goes on from the
   // most advanced (sync: they are equal).
-  int64_t applied = -1;
+  int64_t applied = -1, skipped = 0;
   for (int s = 0; s < saved; ++s) {
     auto count = manifest.data.find(appliedStepsKey(s));
     if (count == manifest.data.end() || count->second < 0) {
       error = manifest.path + ": error: data." + appliedStepsKey(s) + " is missing or negative";
       return false;
     }
-    if (saved == options_.servers ? s == options_.index : true)
+    // Skipped steps (fp16) are written only where there were some.
+    auto skips = manifest.data.find(skippedStepsKey(s));
+    int64_t skippedHere = skips == manifest.data.end() ? 0 : skips->second;
+    // Sync: the skipped steps are among the applied ones (async counts pushes).
+    bool sync = options_.mode == SyncMode::Sync;
+    if (skippedHere < 0 || (sync && skippedHere > count->second)) {
+      error = manifest.path + ": error: data." + skippedStepsKey(s) + " is " +
+              std::to_string(skippedHere) +
+              (sync ? ", not between 0 and data." + appliedStepsKey(s) + " (" +
+                          std::to_string(count->second) + ")"
+                    : ", negative");
+      return false;
+    }
+    if (saved == options_.servers ? s == options_.index : true) {
       applied = std::max(applied, count->second);
+      skipped = std::max(skipped, skippedHere);
+    }
   }
   // Saved by as many servers: this server's own file. Otherwise every
   // server's, redistributed by this run's shard map.
@@ -411,6 +457,7 @@ bool ParameterServer::restore(const std::string &path, std::string &error) {
     return false;
   }
   applied_ = applied;
+  skipped_ = skipped;
   std::fill(lastPushed_.begin(), lastPushed_.end(), loaded.step);
   return true;
 }

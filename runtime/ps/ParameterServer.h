@@ -13,7 +13,13 @@
 //   - bounded staleness K (async): a pull for step s waits until no worker
 //     has pushed fewer than s - 1 - K steps;
 //   - a push carries (worker, step): a repeated one is answered as a
-//     duplicate and applied once.
+//     duplicate and applied once;
+//   - fp16 loss scaling: a worker whose gradients were not finite pushes a
+//     skip marker instead. Sync: the step changes nothing on any server and
+//     is not an optimizer step (the schedule and Adam's bias correction use
+//     the steps applied less those skipped), as one process at the global
+//     batch would skip it; the replies say so. Async: that push applies
+//     nothing but counts as the worker's progress.
 //
 // Replies that wait are finished later, from the call that completes the
 // step, through the `Done` callbacks; shutdown() fails every waiting call.
@@ -123,6 +129,10 @@ private:
   /// Sync: workers whose push of a step has arrived, and the replies waiting for it.
   std::map<int64_t, std::set<int>> pushedBy_;
   std::map<int64_t, std::vector<std::pair<PushReply *, Done>>> waitingPushes_;
+  /// Sync: steps a worker pushed a skip marker for, not applied yet.
+  std::set<int64_t> skippedAt_;
+  /// Sync: steps skipped (applied_ counts them too); async: pushes skipped.
+  int64_t skipped_ = 0;
   /// Async: each worker's last step pushed.
   std::vector<int64_t> lastPushed_;
   std::vector<Waiter> waiters_;

@@ -37,6 +37,12 @@ inline std::string appliedStepsKey(int index) {
   return "ps." + std::to_string(index) + ".applied_steps";
 }
 
+/// Manifest data: server I's skipped steps under fp16 loss scaling
+/// ("ps.I.skipped_steps"; written when there were some).
+inline std::string skippedStepsKey(int index) {
+  return "ps." + std::to_string(index) + ".skipped_steps";
+}
+
 } // namespace kiln::ps
 
 #endif // KILN_RUNTIME_PS_SHARDFILES_H

@@ -16,10 +16,19 @@ std::string perSecond(double count, double seconds) {
 
 } // namespace
 
+std::string skippedUpdatesNote(const StatsReply &stats) {
+  // Sync: skipped steps are among the updates; async: pushes applied none.
+  if (stats.skipped_steps() == 0)
+    return "";
+  return (stats.async() ? " (and " : " (") + std::to_string(stats.skipped_steps()) +
+         (stats.async() ? " pushes" : " of them") + " skipped: fp16 gradients not finite)";
+}
+
 std::string formatServerReport(const StatsReply &stats) {
   std::string name = "ps:" + std::to_string(stats.server_index());
   double seconds = stats.seconds();
-  std::string text = name + ": " + std::to_string(stats.applied_steps()) + " updates; " +
+  std::string text = name + ": " + std::to_string(stats.applied_steps()) + " updates" +
+                     skippedUpdatesNote(stats) + "; " +
                      std::to_string(stats.pull_requests()) + " pulls (" +
                      perSecond(stats.pull_requests(), seconds) + "), " +
                      std::to_string(stats.push_requests()) + " pushes (" +

@@ -16,6 +16,9 @@ namespace kiln::ps {
 
 /// "ps:I: ..." lines, each ending in a newline.
 std::string formatServerReport(const StatsReply &stats);
+/// " (K of them skipped: fp16 gradients not finite)" (async: "(and K pushes
+/// skipped: ...)") where fp16 loss scaling skipped some; else empty.
+std::string skippedUpdatesNote(const StatsReply &stats);
 
 } // namespace kiln::ps
 

@@ -333,6 +333,18 @@ void ShardStore::apply(double scale, int64_t stepNumber) {
   evictRows(step_);
 }
 
+void ShardStore::discardPending() {
+  for (VariableState &state : variables_) {
+    for (auto &[index, shard] : state.local) {
+      shard.gradientSum.clear();
+      shard.pushedIds.clear();
+      shard.pushedRows.clear();
+    }
+    state.hash.pushedRowIds.clear();
+    state.hash.pushedRows.clear();
+  }
+}
+
 int64_t ShardStore::rowsHeld(int ordinal) const {
   const VariableState &state = variables_[ordinal];
   int64_t rows = state.hash.block.rows();

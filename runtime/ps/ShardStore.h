@@ -117,6 +117,8 @@ public:
   /// Applies the pending sums times `scale` as optimizer step `step`
   /// (1-based) and clears them.
   void apply(double scale, int64_t step);
+  /// Drops the pending sums (a step skipped: its gradients were not finite).
+  void discardPending();
 
   /// Rows and bytes held for variable `ordinal`.
   int64_t rowsHeld(int ordinal) const;

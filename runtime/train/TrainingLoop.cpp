@@ -278,6 +278,9 @@ private:
   /// its update, and how many steps did (in all, and in a row).
   double lossScale = 0;
   bool skipped = false;
+  /// Whether any worker skipped the last step (its mean loss may be
+  /// infinite though this worker's update went through).
+  bool anySkipped = false;
   int64_t skippedSteps = 0, skippedInARow = 0;
 };
 
@@ -388,34 +391,52 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
   loss = sum / static_cast<double>(model.accumulateSteps());
   if (!(!accumulating || model.runTrainStep(*session, error)))
     return false;
-  if (parameters) {
-    // The servers apply the update; the rate is theirs for this step.
-    std::string problem;
-    if (!parameters->finishStep(problem)) {
-      error = options.artifact + ": error: " + problem;
-      return false;
-    }
-    lr = psModel->optimizer.learningRateAt(parameters->currentStep() - 1);
-  } else if (!model.readScalar(*session, kTrainProgram, "learning_rate", lr, error)) {
-    return false;
-  }
   double skippedFlag = 0;
   if (model.lossScaling() &&
       (!model.readScalar(*session, kTrainProgram, "loss_scale", lossScale, error) ||
        !model.readScalar(*session, kTrainProgram, "skipped_step", skippedFlag, error)))
     return false;
   skipped = skippedFlag != 0;
-  // Without accumulation a data-parallel train_step's loss is already the
-  // mean over every replica (it rides in the first gradient bucket); with it,
-  // or with parameter servers, average here.
-  if ((accumulating || parameters) && worldSize() > 1) {
-    float total = static_cast<float>(loss);
+  if (parameters) {
+    // The servers apply the update; the rate is theirs for this step. fp16
+    // gradients that are not finite are not sent: a skip marker is, and in
+    // sync mode another worker's skips the step here too (the servers'
+    // optimizer steps are the steps less those skipped).
+    if (skipped)
+      parameters->skipStep();
     std::string problem;
-    if (!group->allReduceSum(&total, 1, kLossTag, problem)) {
+    if (!parameters->finishStep(problem)) {
       error = options.artifact + ": error: " + problem;
       return false;
     }
-    loss = total / worldSize();
+    skipped = parameters->stepSkipped();
+    // Sync: step s was the servers' optimizer step s - (steps skipped), and
+    // a skipped one reports the rate its update would have had; async: the
+    // worker's own step (the servers count no skipped steps there).
+    int64_t serverSkips = parameters->skippedSteps();
+    int64_t optimizerStep = parameters->currentStep() - 1 - serverSkips;
+    if (skipped && serverSkips > 0)
+      ++optimizerStep;
+    lr = psModel->optimizer.learningRateAt(optimizerStep);
+  } else if (!model.readScalar(*session, kTrainProgram, "learning_rate", lr, error)) {
+    return false;
+  }
+  // Without accumulation a data-parallel train_step's loss is already the
+  // mean over every replica (it rides in the first gradient bucket); with it,
+  // or with parameter servers, average here.
+  // With the loss, whether any worker skipped the step (async parameter
+  // servers: another worker's loss may have overflowed where this one's
+  // update went through).
+  anySkipped = skipped;
+  if ((accumulating || parameters) && worldSize() > 1) {
+    float totals[2] = {static_cast<float>(loss), skipped ? 1.0f : 0.0f};
+    std::string problem;
+    if (!group->allReduceSum(totals, 2, kLossTag, problem)) {
+      error = options.artifact + ": error: " + problem;
+      return false;
+    }
+    loss = totals[0] / worldSize();
+    anySkipped = totals[1] > 0;
   }
   return true;
 }
@@ -465,6 +486,8 @@ bool Trainer::saveServerParts(checkpoint::SaveRequest &request, std::string &err
     }
     request.external.push_back(std::move(shard));
     request.data[ps::appliedStepsKey(static_cast<int>(s))] = replies[s].applied_steps();
+    if (replies[s].skipped_steps() > 0)
+      request.data[ps::skippedStepsKey(static_cast<int>(s))] = replies[s].skipped_steps();
   }
   request.data[ps::kServersKey] = static_cast<int64_t>(replies.size());
   request.begun = true;
@@ -558,7 +581,7 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       error = message.str();
       return false;
     }
-    if (!std::isfinite(loss) && !skipped) {
+    if (!std::isfinite(loss) && !anySkipped) {
       error = options.artifact + ": error: step " + std::to_string(step) + ": loss is " +
               (std::isnan(loss) ? "NaN" : "infinite") + " (lr " + std::to_string(lr) + ")";
       return false;

@@ -86,7 +86,7 @@ std::map<std::string, std::function<std::vector<uint8_t>()>> brokenArtifacts() {
                               flatbuffer.data() + size);
          return flatbuffer;
        }},
-      {"version", broken([](ArtifactSpec &spec) { spec.formatVersion = 3; })},
+      {"version", broken([](ArtifactSpec &spec) { spec.formatVersion = 4; })},
       {"buffer-index", broken([](ArtifactSpec &spec) {
          std::get<GemmSpec>(spec.programs[1].instructions[2]).b = 42;
        })},

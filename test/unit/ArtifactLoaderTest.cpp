@@ -183,11 +183,11 @@ TEST(ArtifactLoaderTest, RejectsAFlatBufferTheVerifierRefuses) {
 }
 
 TEST(ArtifactLoaderTest, RejectsUnknownFormatVersions) {
-  for (uint32_t version : {0u, 3u, 100u})
+  for (uint32_t version : {0u, 4u, 100u})
     EXPECT_EQ(
         rejection([&](ArtifactSpec &spec) { spec.formatVersion = version; }),
         "test.kiln: error: format_version " + std::to_string(version) +
-            " is not supported (this runtime reads versions 1 to 2)");
+            " is not supported (this runtime reads versions 1 to 3)");
 }
 
 // --- Buffers -----------------------------------------------------------------

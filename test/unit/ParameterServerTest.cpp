@@ -9,6 +9,7 @@
 
 #include "runtime/ps/ParameterClient.h"
 #include "runtime/ps/ParameterServerService.h"
+#include "runtime/ps/ShardReport.h"
 #include "runtime/checkpoint/Safetensors.h"
 #include "runtime/support/FloatRounding.h"
 
@@ -334,6 +335,114 @@ TEST(ParameterServerTest, AsyncAppliesEachPushAndStalenessBoundsTheLead) {
   ASSERT_TRUE(slow.finishStep(error)) << error;
   ASSERT_EQ(pulled.wait_for(2s), std::future_status::ready);
   EXPECT_TRUE(pulled.get());
+}
+
+/// Step `step` of one worker: `gradient` for variable 0, or (`skip`) a
+/// skip marker instead (fp16 gradients not finite).
+void pushStep(ParameterClient &client, int64_t step, const std::vector<float> &gradient,
+              bool skip) {
+  std::string error;
+  client.beginStep(step);
+  EXPECT_TRUE(client.pushDense(0, gradient.data(), error)) << error;
+  if (skip)
+    client.skipStep();
+  EXPECT_TRUE(client.finishStep(error)) << error;
+}
+
+/// Step `step` of every worker at once; those in `skipping` skip it.
+void pushStepSkipping(LocalCluster &cluster, int64_t step, const std::vector<float> &gradient,
+                      const std::set<int> &skipping) {
+  std::vector<std::thread> threads;
+  for (size_t w = 0; w < cluster.clients.size(); ++w)
+    threads.emplace_back([&, w] {
+      pushStep(*cluster.clients[w], step, gradient, skipping.count(static_cast<int>(w)) > 0);
+    });
+  for (std::thread &thread : threads)
+    thread.join();
+}
+
+// fp16 loss scaling, sync: one worker's skip marker skips the step on every
+// server (as one process would: the sum of the gradients is not finite),
+// every worker hears it, and the next step is the optimizer's first (its
+// warm-up rate is step 1's, not step 2's).
+TEST(ParameterServerTest, SyncSkipMarkerSkipsTheStepForEveryWorker) {
+  PsModel model = smallModel();
+  model.optimizer.schedule = "linear_warmup";
+  model.optimizer.warmupSteps = 10;
+  LocalCluster cluster(model, 2, 2);
+  std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+  std::vector<float> gradient(30, 1.0f);
+  pushStepSkipping(cluster, 1, gradient, {1});
+  EXPECT_EQ(pullDense(*cluster.clients[0], 0, 30), before);
+  for (auto &client : cluster.clients) {
+    EXPECT_TRUE(client->stepSkipped());
+    EXPECT_EQ(client->skippedSteps(), 1);
+  }
+  for (auto &server : cluster.servers)
+    EXPECT_EQ(server->appliedSteps(), 1);
+  pushStepSkipping(cluster, 2, gradient, {});
+  EXPECT_FALSE(cluster.clients[0]->stepSkipped());
+  std::vector<float> after = pullDense(*cluster.clients[1], 0, 30);
+  float rate = model.optimizer.learningRateAt(1);
+  ASSERT_NE(rate, model.optimizer.learningRateAt(2));
+  for (int i = 0; i < 30; ++i)
+    EXPECT_FLOAT_EQ(after[i], before[i] - rate) << "element " << i;
+  std::vector<StatsReply> stats;
+  std::string error;
+  ASSERT_TRUE(cluster.clients[0]->stats(stats, error)) << error;
+  for (const StatsReply &reply : stats) {
+    EXPECT_EQ(reply.skipped_steps(), 1);
+    EXPECT_NE(formatServerReport(reply).find("2 updates (1 of them skipped: fp16 gradients "
+                                             "not finite)"),
+              std::string::npos)
+        << formatServerReport(reply);
+  }
+  // A skip marker that carries gradients is refused and changes nothing.
+  PushRequest bad;
+  bad.set_worker(0);
+  bad.set_step(3);
+  bad.set_skipped(true);
+  DenseGradient &entry = *bad.add_dense();
+  entry.set_variable(0);
+  entry.set_shard(0);
+  entry.set_values(std::string(reinterpret_cast<const char *>(gradient.data()), 4 * 4 * 3));
+  PushReply reply;
+  CallStatus status;
+  cluster.servers[1]->push(bad, &reply, [&](CallStatus s) { status = s; });
+  EXPECT_EQ(status.code, CallStatus::Code::InvalidArgument);
+  EXPECT_NE(status.message.find("marked skipped but carries gradients"), std::string::npos)
+      << status.message;
+}
+
+// Async: a skip marker applies nothing, but the worker has made progress
+// (the staleness bound lets the others on).
+TEST(ParameterServerTest, AsyncSkipMarkerAppliesNothingButCountsAsProgress) {
+  PsModel model = smallModel();
+  LocalCluster cluster(model, 1, 2, SyncMode::Async, /*staleness=*/0);
+  std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+  std::vector<float> gradient(30, 1.0f);
+  ParameterClient &skipping = *cluster.clients[1];
+  pushStep(skipping, 1, gradient, /*skip=*/true);
+  EXPECT_TRUE(skipping.stepSkipped());
+  EXPECT_EQ(skipping.skippedSteps(), 0);
+  EXPECT_EQ(cluster.servers[0]->appliedSteps(), 0);
+  EXPECT_EQ(pullDense(*cluster.clients[0], 0, 30), before);
+  ParameterClient &applying = *cluster.clients[0];
+  pushStep(applying, 1, gradient, /*skip=*/false);
+  EXPECT_FALSE(applying.stepSkipped());
+  // The applying worker's pull for step 2 is not held by the bound: the
+  // skipping worker's marker finished its step 1.
+  auto pulled = std::async(std::launch::async, [&] {
+    std::vector<float> values(30);
+    std::string pullError;
+    return applying.pullDense(0, values.data(), pullError);
+  });
+  ASSERT_EQ(pulled.wait_for(2s), std::future_status::ready);
+  EXPECT_TRUE(pulled.get());
+  std::vector<float> after = pullDense(applying, 0, 30);
+  for (int i = 0; i < 30; ++i)
+    EXPECT_FLOAT_EQ(after[i], before[i] - 0.5f) << "element " << i;
+  EXPECT_EQ(cluster.servers[0]->appliedSteps(), 1);
 }
 
 // A pull held by the staleness bound ends when its time is up even if no

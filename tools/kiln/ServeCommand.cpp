@@ -19,6 +19,7 @@
 #include "runtime/cluster/CoordinatorServer.h"
 #include "runtime/ps/ArtifactPsModel.h"
 #include "runtime/ps/ParameterServerService.h"
+#include "runtime/ps/ShardReport.h"
 #include "runtime/support/PrintableText.h"
 #include "runtime/train/CheckpointEvaluator.h"
 
@@ -248,7 +249,8 @@ int serveParameterServer(const ServeOptions &options, const cluster::ClusterSpec
     rows += variable.rows();
     bytes += variable.bytes();
   }
-  std::cout << spec.task.name() << ": done after " << stats.applied_steps() << " updates; held "
+  std::cout << spec.task.name() << ": done after " << stats.applied_steps() << " updates"
+            << ps::skippedUpdatesNote(stats) << "; held "
             << rows << " rows, " << bytes << " bytes; " << stats.pull_requests() << " pulls, "
             << stats.push_requests() << " pushes" << std::endl;
   return 0;
