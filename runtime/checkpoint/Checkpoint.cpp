@@ -10,6 +10,7 @@
 #include "runtime/checkpoint/CheckpointFiles.h"
 #include "runtime/checkpoint/Json.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace kiln::checkpoint {
@@ -113,11 +114,22 @@ bool findLatestCheckpoint(const std::string &directory, std::string &path,
 
 bool checkMatches(const Checkpoint &checkpoint,
                   const std::vector<TensorSpec> &expected,
-                  const std::string &model, std::string &error) {
+                  const std::string &model, std::string &error,
+                  OptionalTensors *optional) {
   auto fail = [&](const std::string &problem) {
     error = checkpoint.path + ": error: " + problem;
     return false;
   };
+  // An optional tensor on one side only, as it should be: an F32 scalar.
+  auto mayBeAlone = [&](const std::string &name, DType dtype, const std::vector<int64_t> &shape) {
+    return optional && dtype == DType::F32 && shape.empty() &&
+           std::find(optional->names.begin(), optional->names.end(), name) !=
+               optional->names.end();
+  };
+  if (optional) {
+    optional->missing.clear();
+    optional->ignored.clear();
+  }
   if (checkpoint.model != model)
     return fail("checkpoint is of model '" + checkpoint.model + "', not '" +
                 model + "'");
@@ -127,6 +139,10 @@ bool checkMatches(const Checkpoint &checkpoint,
       if (tensor.name == spec.name)
         found = &tensor;
     std::string wanted = tensorTypeString(spec.dtype, spec.shape);
+    if (!found && mayBeAlone(spec.name, spec.dtype, spec.shape)) {
+      optional->missing.push_back(spec.name);
+      continue;
+    }
     if (!found)
       return fail("checkpoint lacks tensor '" + spec.name + "' (" + wanted +
                   ")");
@@ -139,6 +155,10 @@ bool checkMatches(const Checkpoint &checkpoint,
     bool known = false;
     for (const TensorSpec &spec : expected)
       known = known || spec.name == tensor.name;
+    if (!known && mayBeAlone(tensor.name, tensor.dtype, tensor.shape)) {
+      optional->ignored.push_back(tensor.name);
+      continue;
+    }
     if (!known)
       return fail("checkpoint has tensor '" + tensor.name + "' (" +
                   tensorTypeString(tensor.dtype, tensor.shape) +

@@ -169,13 +169,24 @@ struct TensorSpec {
   std::vector<int64_t> shape;
 };
 
+/// Tensors that may be on one side only, each an F32 scalar: fp16 loss
+/// scaling's state, which an artifact of another precision does not have.
+struct OptionalTensors {
+  std::vector<std::string> names;
+  /// Set by checkMatches: the model's that the checkpoint lacks (they keep
+  /// their first values), and the checkpoint's the model lacks (not
+  /// restored).
+  std::vector<std::string> missing, ignored;
+};
+
 /// Whether `checkpoint` is of `model` and holds exactly the `expected`
-/// tensors (any order). Otherwise sets `error` to "PATH: error: PROBLEM"
-/// naming the model mismatch or the first missing, mismatched or extra
-/// tensor, and returns false.
+/// tensors (any order), but for `optional` ones. Otherwise sets `error` to
+/// "PATH: error: PROBLEM" naming the model mismatch or the first missing,
+/// mismatched or extra tensor, and returns false.
 bool checkMatches(const Checkpoint &checkpoint,
                   const std::vector<TensorSpec> &expected,
-                  const std::string &model, std::string &error);
+                  const std::string &model, std::string &error,
+                  OptionalTensors *optional = nullptr);
 
 /// "F32 [2, 3]" ("F32 []" for a scalar).
 std::string tensorTypeString(DType dtype, const std::vector<int64_t> &shape);

@@ -69,19 +69,16 @@ private:
     checkpoint::Checkpoint own;
     // With parameter servers only the chief's file here; the servers below
     // read theirs.
-    if (!checkpoint::loadCheckpoint(path, own, error,
-                                    psModel_ ? ps::isChiefFile : nullptr) ||
-        !checkpoint::checkMatches(own, model_.checkpointSpecs(), model_.name(), error))
+    if (!checkpoint::loadCheckpoint(path, own, error, psModel_ ? ps::isChiefFile : nullptr))
       return false;
     step = own.step;
     if (step <= after)
       return true;
     std::unique_ptr<exec::Session> session = exec::Session::create(executable_, error);
-    if (!session || !model_.runInit(*session, error))
+    std::string note;
+    if (!session || !model_.runInit(*session, error) ||
+        !model_.restoreVariables(*session, own, note, error))
       return false;
-    for (const checkpoint::LoadedTensor &tensor : own.tensors)
-      if (!model_.writeVariable(*session, tensor.name, tensor.data, error))
-        return false;
     std::vector<std::unique_ptr<ps::ParameterServer>> servers;
     std::unique_ptr<ps::ParameterClient> client;
     if (psModel_) {

@@ -356,16 +356,14 @@ bool Trainer::restore(std::string &error) {
   checkpoint::Checkpoint loaded;
   // With parameter servers the chief reads its own files; each server
   // restored its part before serving.
+  std::string note;
   if (!checkpoint::loadCheckpoint(options.restore, loaded, error,
                                   parameters ? ps::isChiefFile : nullptr) ||
-      !checkpoint::checkMatches(loaded, model.checkpointSpecs(), model.name(), error))
+      !model.restoreVariables(*session, loaded, note, error))
     return false;
-  for (const checkpoint::LoadedTensor &tensor : loaded.tensors)
-    if (!model.writeVariable(*session, tensor.name, tensor.data, error))
-      return false;
   startStep = loaded.step;
   lastSaved = loaded.step;
-  out << "restored " << loaded.path << " at step " << loaded.step << "\n";
+  out << "restored " << loaded.path << " at step " << loaded.step << note << "\n";
   return true;
 }
 

@@ -4,6 +4,8 @@
 
 #include "runtime/artifact/DTypes.h"
 
+#include <algorithm>
+
 namespace kiln::train {
 
 using namespace artifact;
@@ -271,6 +273,28 @@ std::vector<checkpoint::TensorSpec> TrainingModel::checkpointSpecs() const {
     specs.push_back(spec);
   }
   return specs;
+}
+
+bool TrainingModel::restoreVariables(exec::Session &session,
+                                     const checkpoint::Checkpoint &loaded, std::string &note,
+                                     std::string &error) const {
+  // kiln-autodiff's and kiln-expand-optimizer's names (passes/Graph/LossScaling.h).
+  checkpoint::OptionalTensors optional;
+  optional.names = {"loss_scale", "loss_scale/good_steps"};
+  if (!checkpoint::checkMatches(loaded, checkpointSpecs(), name(), error, &optional))
+    return false;
+  for (const checkpoint::LoadedTensor &tensor : loaded.tensors) {
+    bool ignored = std::find(optional.ignored.begin(), optional.ignored.end(), tensor.name) !=
+                   optional.ignored.end();
+    if (!ignored && !writeVariable(session, tensor.name, tensor.data, error))
+      return false;
+  }
+  note.clear();
+  if (!optional.missing.empty())
+    note = " (it has no fp16 loss scale: the scale starts afresh)";
+  else if (!optional.ignored.empty())
+    note = " (its fp16 loss scale is not used: this artifact does not scale the loss)";
+  return true;
 }
 
 bool TrainingModel::writeVariable(exec::Session &session, const std::string &name,

@@ -94,6 +94,12 @@ public:
 
   /// Every variable (parameters, optimizer slots, the step counter).
   std::vector<checkpoint::TensorSpec> checkpointSpecs() const;
+  /// Checks `loaded` against the model and writes its tensors into the
+  /// session's variables. fp16 loss scaling's state may be on one side only
+  /// (a checkpoint of another precision): missing, the scale starts afresh;
+  /// extra, it is not used. `note` then says so (" (...)"), else is empty.
+  bool restoreVariables(exec::Session &session, const checkpoint::Checkpoint &loaded,
+                        std::string &note, std::string &error) const;
   bool writeVariable(exec::Session &session, const std::string &name,
                      const std::vector<uint8_t> &bytes, std::string &error) const;
   /// A save request for every variable at `step`; `storage` holds the bytes.

@@ -380,6 +380,47 @@ TEST(CheckpointTest, ChecksTheModel) {
                             "does not have");
 }
 
+// fp16 loss scaling's state may be on one side only (a checkpoint of
+// another precision): a scalar F32 the model has and the checkpoint lacks
+// keeps its first value, one the checkpoint has and the model lacks is not
+// restored; any other type, or any other name, is still an error.
+TEST(CheckpointTest, OptionalScalarsMayBeOnOneSideOnly) {
+  std::mt19937 random(std::random_device{}());
+  ScratchDirectory scratch;
+  std::vector<OwnedTensor> tensors = {randomTensor(random, "w", DType::F32, {2, 3}),
+                                      randomTensor(random, "loss_scale", DType::F32, {})};
+  save(requestFor(scratch.path(), 1, tensors));
+  Checkpoint loaded;
+  std::string error;
+  ASSERT_TRUE(loadCheckpoint(scratch.path(), loaded, error)) << error;
+  std::string prefix = loaded.path + ": error: ";
+  OptionalTensors optional;
+  optional.names = {"loss_scale", "loss_scale/good_steps"};
+  std::vector<TensorSpec> scaled = {{"w", DType::F32, {2, 3}},
+                                    {"loss_scale", DType::F32, {}},
+                                    {"loss_scale/good_steps", DType::F32, {}}};
+  ASSERT_TRUE(checkMatches(loaded, scaled, "mlp", error, &optional)) << error;
+  EXPECT_EQ(optional.missing, std::vector<std::string>{"loss_scale/good_steps"});
+  EXPECT_TRUE(optional.ignored.empty());
+  std::vector<TensorSpec> unscaled = {{"w", DType::F32, {2, 3}}};
+  ASSERT_TRUE(checkMatches(loaded, unscaled, "mlp", error, &optional)) << error;
+  EXPECT_TRUE(optional.missing.empty());
+  EXPECT_EQ(optional.ignored, std::vector<std::string>{"loss_scale"});
+  // Without the leniency, exactly the model's tensors.
+  EXPECT_FALSE(checkMatches(loaded, unscaled, "mlp", error));
+  EXPECT_EQ(error, prefix + "checkpoint has tensor 'loss_scale' (F32 []) the model does not "
+                            "have");
+  // Not a scalar F32, or not optional: refused as before.
+  std::vector<TensorSpec> wide = {{"w", DType::F32, {2, 3}}, {"loss_scale", DType::F32, {}},
+                                  {"loss_scale/good_steps", DType::F32, {2}}};
+  EXPECT_FALSE(checkMatches(loaded, wide, "mlp", error, &optional));
+  EXPECT_EQ(error, prefix + "checkpoint lacks tensor 'loss_scale/good_steps' (F32 [2])");
+  std::vector<TensorSpec> other = {{"w", DType::F32, {2, 3}}, {"loss_scale", DType::F32, {}},
+                                   {"bias", DType::F32, {}}};
+  EXPECT_FALSE(checkMatches(loaded, other, "mlp", error, &optional));
+  EXPECT_EQ(error, prefix + "checkpoint lacks tensor 'bias' (F32 [])");
+}
+
 TEST(CheckpointTest, DTypeNames) {
   for (DType dtype : {DType::F32, DType::F16, DType::BF16, DType::I32,
                       DType::I64, DType::Bool}) {
