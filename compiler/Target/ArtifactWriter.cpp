@@ -4,6 +4,7 @@
 
 #include "compiler/Target/KernelModule.h"
 #include "dialects/Kiln/TrainSpec.h"
+#include "passes/Graph/LossScaling.h"
 #include "proto/kiln/artifact_generated.h"
 #include "runtime/artifact/ArtifactFile.h"
 
@@ -377,7 +378,7 @@ std::vector<uint8_t> Serializer::run(const std::vector<uint8_t> &kernelObject,
                            parameter->kind == ParameterStep::PushRows);
     });
     return pushes && llvm::any_of(planned.fetches, [](const NamedBuffer &fetch) {
-             return fetch.name == "skipped_step";
+             return llvm::StringRef(fetch.name) == kSkippedStepOutput;
            });
   });
   uint32_t version = sendsSkipMarkers ? kArtifactFormatVersionWithSkipMarkers

@@ -262,6 +262,11 @@ LogicalResult ParameterServerInsertion::unscaleGradientResults(
   if (gradients.empty())
     return train.emitOpError("returns no gradient to push: give the loss a trainable variable "
                              "to depend on");
+  for (Value gradient : gradients)
+    if (!llvm::cast<RankedTensorType>(gradient.getType()).hasStaticShape())
+      return train.emitOpError("fp16 loss scaling cannot check a gradient of type ")
+             << gradient.getType() << " (its size is known only at run time); use "
+             << "--precision=bf16";
   OpBuilder builder(ret);
   GradientBuilder gb(builder, train.getLoc());
   // The scale the backward pass started from (kiln-autodiff's read; nothing

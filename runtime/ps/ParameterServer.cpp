@@ -250,6 +250,7 @@ void ParameterServer::push(const PushRequest &request, PushReply *reply, Done do
     } else if (step <= applied_) {
       reply->set_duplicate(true);
       reply->set_applied_steps(applied_);
+      reply->set_step_skipped(recentSkips_.count(step) > 0);
       reply->set_skipped_steps(skipped_);
       finished.push_back({std::move(done), CallStatus{}});
     } else if (step > applied_ + 1) {
@@ -286,6 +287,10 @@ void ParameterServer::maybeApplyStep(int64_t step, Finished &finished) {
   if (skip) {
     store_.discardPending();
     ++skipped_;
+    // What a repeated push of this step is told (the last steps only).
+    recentSkips_.insert(step);
+    while (recentSkips_.size() > kRecentSkips)
+      recentSkips_.erase(recentSkips_.begin());
   } else {
     store_.apply(1.0 / options_.workers, step - skipped_);
   }
@@ -389,6 +394,7 @@ CallStatus ParameterServer::save(const ShardSaveRequest &request, ShardSaveReply
   reply.set_file(file);
   reply.set_applied_steps(applied_);
   reply.set_skipped_steps(skipped_);
+  reply.set_async(options_.mode == SyncMode::Async);
   for (const checkpoint::SavedTensor &tensor : saved) {
     SavedTensor &entry = *reply.add_tensors();
     entry.set_name(tensor.name);
@@ -413,6 +419,17 @@ bool ParameterServer::restore(const std::string &path, std::string &error) {
     return false;
   }
   int saved = static_cast<int>(servers->second);
+  // A step count of one mode does not carry to the other (async counts
+  // every worker's pushes, sync the steps). Older checkpoints do not say.
+  bool async = options_.mode == SyncMode::Async;
+  auto mode = manifest.data.find(kAsyncKey);
+  if (mode != manifest.data.end() && (mode->second != 0) != async) {
+    error = manifest.path + ": error: the checkpoint was saved by " +
+            (async ? "sync" : "async") + " parameter servers and these run " +
+            (async ? "async" : "sync") + " (data." + kAsyncKey +
+            "): restore it in the mode it was saved in (" + (async ? "--sync" : "--async") + ")";
+    return false;
+  }
   // Each server's update count; another number of servers goes on from the
   // most advanced (sync: they are equal).
   int64_t applied = -1, skipped = 0;

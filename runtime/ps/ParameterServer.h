@@ -133,6 +133,9 @@ private:
   std::set<int64_t> skippedAt_;
   /// Sync: steps skipped (applied_ counts them too); async: pushes skipped.
   int64_t skipped_ = 0;
+  /// Sync: the last kRecentSkips steps skipped, for repeated pushes' replies.
+  static constexpr size_t kRecentSkips = 64;
+  std::set<int64_t> recentSkips_;
   /// Async: each worker's last step pushed.
   std::vector<int64_t> lastPushed_;
   std::vector<Waiter> waiters_;

@@ -17,6 +17,9 @@ namespace kiln::ps {
 
 /// Manifest data: the number of servers that wrote the checkpoint.
 constexpr const char *kServersKey = "ps.servers";
+/// Manifest data: 1 when the servers ran async, 0 sync (since fp16 loss
+/// scaling; older checkpoints do not say).
+constexpr const char *kAsyncKey = "ps.async";
 
 /// "ps-0000I-of-0000N.safetensors": server I's part.
 inline std::string serverShardFile(int index, int servers) {

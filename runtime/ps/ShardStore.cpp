@@ -343,6 +343,7 @@ void ShardStore::discardPending() {
     state.hash.pushedRowIds.clear();
     state.hash.pushedRows.clear();
   }
+  evictRows(step_); // As after an update: the rows this step's pulls made count.
 }
 
 int64_t ShardStore::rowsHeld(int ordinal) const {

@@ -117,7 +117,8 @@ public:
   /// Applies the pending sums times `scale` as optimizer step `step`
   /// (1-based) and clears them.
   void apply(double scale, int64_t step);
-  /// Drops the pending sums (a step skipped: its gradients were not finite).
+  /// Drops the pending sums (a step skipped: its gradients were not finite)
+  /// and applies the eviction policy, as apply() does.
   void discardPending();
 
   /// Rows and bytes held for variable `ordinal`.

@@ -407,7 +407,12 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
       error = options.artifact + ": error: " + problem;
       return false;
     }
+    // Sync: another worker's skip marker skipped the step for every worker.
+    bool ownSkip = skipped;
     skipped = parameters->stepSkipped();
+    if (skipped && !ownSkip && model.lossScaling() &&
+        !model.followSkippedStep(*session, lossScale, error))
+      return false;
     // Sync: step s was the servers' optimizer step s - (steps skipped), and
     // a skipped one reports the rate its update would have had; async: the
     // worker's own step (the servers count no skipped steps there).
@@ -488,6 +493,7 @@ bool Trainer::saveServerParts(checkpoint::SaveRequest &request, std::string &err
       request.data[ps::skippedStepsKey(static_cast<int>(s))] = replies[s].skipped_steps();
   }
   request.data[ps::kServersKey] = static_cast<int64_t>(replies.size());
+  request.data[ps::kAsyncKey] = !replies.empty() && replies[0].async() ? 1 : 0;
   request.begun = true;
   return true;
 }

@@ -297,6 +297,24 @@ bool TrainingModel::restoreVariables(exec::Session &session,
   return true;
 }
 
+bool TrainingModel::followSkippedStep(exec::Session &session, double &scale,
+                                     std::string &error) const {
+  // The step moved the scale as a finite one: doubled it (and restarted the
+  // count at 0) after kGrowthInterval finite steps in a row, else kept it.
+  float good = 0;
+  if (!check(session.readVariable("loss_scale/good_steps", DType_F32, &good, sizeof good,
+                                  error)))
+    return false;
+  double used = good == 0 ? scale / 2 : scale;
+  float halved = static_cast<float>(used / 2), zero = 0;
+  if (!check(session.writeVariable("loss_scale", DType_F32, &halved, sizeof halved, error)) ||
+      !check(session.writeVariable("loss_scale/good_steps", DType_F32, &zero, sizeof zero,
+                                   error)))
+    return false;
+  scale = halved;
+  return true;
+}
+
 bool TrainingModel::writeVariable(exec::Session &session, const std::string &name,
                                   const std::vector<uint8_t> &bytes, std::string &error) const {
   for (const VariableInfo &variable : variables_)

@@ -100,6 +100,14 @@ public:
   /// extra, it is not used. `note` then says so (" (...)"), else is empty.
   bool restoreVariables(exec::Session &session, const checkpoint::Checkpoint &loaded,
                         std::string &note, std::string &error) const;
+  /// fp16 loss scaling with sync parameter servers: the servers skipped a
+  /// step because another worker's gradients were not finite, though this
+  /// worker's were. Moves this worker's scale as its own skip would have
+  /// (half the scale the step used, the count of finite steps back to 0), so
+  /// every worker keeps the one scale one process would (and a checkpoint's,
+  /// the chief's, is every worker's). `scale`: the step's `loss_scale`
+  /// output on entry, the scale now on return.
+  bool followSkippedStep(exec::Session &session, double &scale, std::string &error) const;
   bool writeVariable(exec::Session &session, const std::string &name,
                      const std::vector<uint8_t> &bytes, std::string &error) const;
   /// A save request for every variable at `step`; `storage` holds the bytes.

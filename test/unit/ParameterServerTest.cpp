@@ -337,13 +337,21 @@ TEST(ParameterServerTest, AsyncAppliesEachPushAndStalenessBoundsTheLead) {
   EXPECT_TRUE(pulled.get());
 }
 
-/// Step `step` of one worker: `gradient` for variable 0, or (`skip`) a
-/// skip marker instead (fp16 gradients not finite).
+/// Ids of the hash table (variable 3) the skip tests push rows of.
+const std::vector<int64_t> kSkipTestIds = {5, 9};
+
+/// Step `step` of one worker: `gradient` for variable 0 and rows of ones
+/// at kSkipTestIds of the hash table, or (`skip`) a skip marker instead
+/// (fp16 gradients not finite).
 void pushStep(ParameterClient &client, int64_t step, const std::vector<float> &gradient,
               bool skip) {
   std::string error;
   client.beginStep(step);
   EXPECT_TRUE(client.pushDense(0, gradient.data(), error)) << error;
+  std::vector<float> rows(kSkipTestIds.size() * 4, 1.0f);
+  EXPECT_TRUE(client.pushRows(3, kSkipTestIds.data(), true,
+                              static_cast<int64_t>(kSkipTestIds.size()), rows.data(), error))
+      << error;
   if (skip)
     client.skipStep();
   EXPECT_TRUE(client.finishStep(error)) << error;
@@ -371,9 +379,11 @@ TEST(ParameterServerTest, SyncSkipMarkerSkipsTheStepForEveryWorker) {
   model.optimizer.warmupSteps = 10;
   LocalCluster cluster(model, 2, 2);
   std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+  std::vector<float> hashBefore = pullRows(*cluster.clients[0], 3, kSkipTestIds, 4);
   std::vector<float> gradient(30, 1.0f);
   pushStepSkipping(cluster, 1, gradient, {1});
   EXPECT_EQ(pullDense(*cluster.clients[0], 0, 30), before);
+  EXPECT_EQ(pullRows(*cluster.clients[0], 3, kSkipTestIds, 4), hashBefore);
   for (auto &client : cluster.clients) {
     EXPECT_TRUE(client->stepSkipped());
     EXPECT_EQ(client->skippedSteps(), 1);
@@ -387,6 +397,10 @@ TEST(ParameterServerTest, SyncSkipMarkerSkipsTheStepForEveryWorker) {
   ASSERT_NE(rate, model.optimizer.learningRateAt(2));
   for (int i = 0; i < 30; ++i)
     EXPECT_FLOAT_EQ(after[i], before[i] - rate) << "element " << i;
+  // The skipped step's rows were dropped, not kept for the next update.
+  std::vector<float> hashAfter = pullRows(*cluster.clients[0], 3, kSkipTestIds, 4);
+  for (size_t i = 0; i < hashAfter.size(); ++i)
+    EXPECT_FLOAT_EQ(hashAfter[i], hashBefore[i] - rate) << "hash element " << i;
   std::vector<StatsReply> stats;
   std::string error;
   ASSERT_TRUE(cluster.clients[0]->stats(stats, error)) << error;
@@ -412,6 +426,18 @@ TEST(ParameterServerTest, SyncSkipMarkerSkipsTheStepForEveryWorker) {
   EXPECT_EQ(status.code, CallStatus::Code::InvalidArgument);
   EXPECT_NE(status.message.find("marked skipped but carries gradients"), std::string::npos)
       << status.message;
+  EXPECT_EQ(cluster.servers[1]->appliedSteps(), 2);
+  EXPECT_EQ(pullDense(*cluster.clients[1], 0, 30), after);
+  // A repeated push of the skipped step is a duplicate and says it was skipped.
+  PushRequest repeated;
+  repeated.set_worker(0);
+  repeated.set_step(1);
+  PushReply again;
+  cluster.servers[0]->push(repeated, &again, [&](CallStatus s) { status = s; });
+  EXPECT_TRUE(status.ok()) << status.message;
+  EXPECT_TRUE(again.duplicate());
+  EXPECT_TRUE(again.step_skipped());
+  EXPECT_EQ(again.skipped_steps(), 1);
 }
 
 // Async: a skip marker applies nothing, but the worker has made progress

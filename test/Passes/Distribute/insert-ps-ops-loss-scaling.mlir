@@ -24,9 +24,11 @@
 // CHECK: %[[DIFF:.*]] = kiln.sub %[[TOTAL]], %[[TOTAL]]
 // CHECK: %[[FINITE:.*]] = kiln.compare eq, %[[DIFF]]
 // CHECK: %[[INVERSE:.*]] = kiln.div %{{.*}}, %[[SCALE]]
-// CHECK: %[[UNSCALED:.*]] = kiln.mul %[[GRAD]], %{{.*}}
+// CHECK: %[[INVERSE2D:.*]] = kiln.broadcast %[[INVERSE]] : tensor<f32> -> tensor<4x2xf32>
+// CHECK: %[[UNSCALED:.*]] = kiln.mul %[[GRAD]], %[[INVERSE2D]]
 // CHECK: kdist.ps_push @w, %[[UNSCALED]]
-// CHECK: %[[UNSCALEDROWS:.*]] = kiln.mul %[[ROWS]], %{{.*}}
+// CHECK: %[[INVERSEROWS:.*]] = kiln.broadcast %[[INVERSE]] : tensor<f32> -> tensor<8x4xf32>
+// CHECK: %[[UNSCALEDROWS:.*]] = kiln.mul %[[ROWS]], %[[INVERSEROWS]]
 // CHECK: kdist.ps_push_rows @emb, %arg0, %[[UNSCALEDROWS]]
 // CHECK-NOT: kiln.assign @w
 // CHECK-NOT: kiln.assign @emb
