@@ -100,10 +100,11 @@ private:
   void insertPulls(func::FuncOp func);
   /// Turns @train_step's gradient results into pushes.
   LogicalResult insertPushes();
-  /// fp16: divides the gradients @train_step returns by the loss scale and
-  /// moves the scale; appends the step's loss-scaling outputs to `results`.
-  LogicalResult unscaleGradientResults(func::ReturnOp ret, SmallVectorImpl<Value> &results,
-                                       SmallVectorImpl<DictionaryAttr> &resultAttrs);
+  /// fp16: checks the gradients @train_step returns (pushed times the loss
+  /// scale) and moves the scale; appends the step's loss-scaling outputs to
+  /// `results`.
+  LogicalResult checkScaledGradients(func::ReturnOp ret, SmallVectorImpl<Value> &results,
+                                     SmallVectorImpl<DictionaryAttr> &resultAttrs);
 
   ModuleOp module;
   func::FuncOp train;
@@ -240,23 +241,20 @@ void ParameterServerInsertion::insertPulls(func::FuncOp func) {
   }
 }
 
-LogicalResult ParameterServerInsertion::unscaleGradientResults(
+LogicalResult ParameterServerInsertion::checkScaledGradients(
     func::ReturnOp ret, SmallVectorImpl<Value> &results,
     SmallVectorImpl<DictionaryAttr> &resultAttrs) {
   auto scale = module.lookupSymbol<VariableOp>(kLossScaleVariable);
   if (!scale)
     return train.emitOpError("fp16 training needs the '")
            << kLossScaleVariable << "' variable kiln-autodiff adds";
-  SmallVector<unsigned> positions;
   SmallVector<Value> gradients;
   for (auto [i, value] : llvm::enumerate(ret.getOperands())) {
     DictionaryAttr attrs = train.getResultAttrDict(i);
     for (StringRef key : {kGradientAttr, kGradientRowsAttr}) {
       auto name = attrs ? attrs.getAs<FlatSymbolRefAttr>(key) : FlatSymbolRefAttr();
-      if (name && remote.count(name.getValue())) {
-        positions.push_back(i);
+      if (name && remote.count(name.getValue()))
         gradients.push_back(value);
-      }
     }
   }
   if (gradients.empty())
@@ -279,9 +277,10 @@ LogicalResult ParameterServerInsertion::unscaleGradientResults(
     }
   if (!lossScale)
     lossScale = builder.create<ReadOp>(train.getLoc(), scale.getType(), scale.getSymName());
-  Value finite = unscaleGradients(gb, lossScale, gradients);
-  for (auto [position, gradient] : llvm::zip(positions, gradients))
-    ret->setOperand(position, gradient);
+  // Pushed as they are, times the scale: the runtime sends the scale with
+  // them and the servers divide (exactly: the scale is a power of 2), so
+  // that gradients compressed to f16 for the wire keep their small values.
+  Value finite = allFinite(gb, gradients);
   updateLossScale(gb, module, train, lossScale, finite, results, resultAttrs);
   return success();
 }
@@ -289,12 +288,13 @@ LogicalResult ParameterServerInsertion::unscaleGradientResults(
 LogicalResult ParameterServerInsertion::insertPushes() {
   MLIRContext *context = module.getContext();
   auto ret = llvm::cast<func::ReturnOp>(train.getBody().front().getTerminator());
-  // fp16: what is pushed is divided by the loss scale, and where it is not
-  // finite the runtime sends a skip marker instead (its `skipped_step`).
+  // fp16: what is pushed is times the loss scale (the servers divide), and
+  // where it is not finite the runtime sends a skip marker instead (its
+  // `skipped_step`).
   SmallVector<Value> lossScaling;
   SmallVector<DictionaryAttr> lossScalingAttrs;
   if (usesLossScaling(module) &&
-      failed(unscaleGradientResults(ret, lossScaling, lossScalingAttrs)))
+      failed(checkScaledGradients(ret, lossScaling, lossScalingAttrs)))
     return failure();
   struct Sparse {
     Value ids, rows;

@@ -264,7 +264,8 @@ LogicalResult OptimizerExpansion::unscaleGradients() {
   for (Gradient &gradient : gradients)
     if (!gradient.unscaledByReplicas)
       scaled.push_back(gradient.dense ? gradient.dense : gradient.rows);
-  finite = kiln::unscaleGradients(gb, lossScale, scaled, replicaRowChecks);
+  finite = allFinite(gb, scaled, replicaRowChecks);
+  kiln::unscaleGradients(gb, lossScale, scaled);
   auto next = scaled.begin();
   for (Gradient &gradient : gradients)
     if (!gradient.unscaledByReplicas)

@@ -1,9 +1,9 @@
 //===- LossScaling.cpp - The fp16 loss scale's check and update -----------===//
 //
 // Shared by kiln-expand-optimizer (the update applied in the step) and
-// kiln-insert-ps-ops (the servers apply it: the step checks and unscales
-// what it pushes, and the runtime sends a skip marker instead of gradients
-// that are not finite).
+// kiln-insert-ps-ops (the servers apply it: the step checks what it pushes,
+// which the servers divide by the scale, and the runtime sends a skip
+// marker instead of gradients that are not finite).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,8 +15,7 @@ using namespace mlir;
 
 namespace kiln {
 
-Value unscaleGradients(GradientBuilder &gb, Value lossScale, MutableArrayRef<Value> gradients,
-                       ValueRange checks) {
+Value allFinite(GradientBuilder &gb, ValueRange gradients, ValueRange checks) {
   // A sum is finite when every element is (or the sum overflows: a step to
   // skip too); x - x is 0 then, NaN otherwise. A check is 0 or NaN already.
   Value total;
@@ -30,11 +29,13 @@ Value unscaleGradients(GradientBuilder &gb, Value lossScale, MutableArrayRef<Val
     total = total ? gb.add(total, sum) : sum;
   }
   Value difference = gb.sub(total, total);
-  Value finite = gb.compare(ComparePredicate::eq, difference, gb.splatLike(difference, 0.0));
+  return gb.compare(ComparePredicate::eq, difference, gb.splatLike(difference, 0.0));
+}
+
+void unscaleGradients(GradientBuilder &gb, Value lossScale, MutableArrayRef<Value> gradients) {
   Value inverse = gb.div(gb.splatLike(lossScale, 1.0), lossScale);
   for (Value &g : gradients)
     g = gb.mul(g, gb.broadcastTo(inverse, tensorType(g)));
-  return finite;
 }
 
 void updateLossScale(GradientBuilder &gb, ModuleOp module, func::FuncOp train, Value lossScale,

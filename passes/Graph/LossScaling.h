@@ -8,9 +8,10 @@
 // after a skipped step, doubled after kGrowthInterval finite steps in a row.
 // Rows the data-parallel replicas gather are checked and divided before the
 // gather (kiln-insert-allreduce; TrainSpec.h, kRowsUnscaledAttr). With
-// parameter servers (kiln-insert-ps-ops) the step checks and divides what it
-// pushes and updates its own scale; the runtime sends the servers a skip
-// marker instead of a step's gradients that are not finite.
+// parameter servers (kiln-insert-ps-ops) the step checks what it pushes,
+// times the scale (the servers divide), and updates its own scale; the
+// runtime sends the servers a skip marker instead of a step's gradients
+// that are not finite.
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,13 +45,15 @@ inline bool usesLossScaling(mlir::ModuleOp module) {
 
 class GradientBuilder;
 
-/// Replaces each of `gradients` by itself divided by `lossScale` (built at
-/// `gb`'s point) and gives an i1 scalar: whether every gradient, and every
-/// one of `checks` (values that are 0, or NaN for rows checked elsewhere),
-/// is finite.
-mlir::Value unscaleGradients(GradientBuilder &gb, mlir::Value lossScale,
-                             llvm::MutableArrayRef<mlir::Value> gradients,
-                             mlir::ValueRange checks = {});
+/// An i1 scalar (built at `gb`'s point): whether every one of `gradients`,
+/// and every one of `checks` (values that are 0, or NaN for rows checked
+/// elsewhere), is finite.
+mlir::Value allFinite(GradientBuilder &gb, mlir::ValueRange gradients,
+                      mlir::ValueRange checks = {});
+
+/// Replaces each of `gradients` by itself divided by `lossScale`.
+void unscaleGradients(GradientBuilder &gb, mlir::Value lossScale,
+                      llvm::MutableArrayRef<mlir::Value> gradients);
 
 /// The scale's move after a step that used `lossScale` and whose gradients
 /// were `finite`: assigns it and its counter of finite steps (the variable

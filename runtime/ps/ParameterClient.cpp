@@ -8,6 +8,7 @@
 #include "runtime/support/FloatRounding.h"
 
 #include <algorithm>
+#include <cmath>
 #include <condition_variable>
 #include <cstring>
 #include <system_error>
@@ -293,12 +294,15 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
   return true;
 }
 
-std::string ParameterClient::payloadOf(const std::vector<float> &values) const {
+std::string ParameterClient::payloadOf(const std::vector<float> &values) {
   if (!compressFp16_)
     return bytesOf(values.data(), values.size() * sizeof(float));
   std::string bytes(values.size() * sizeof(uint16_t), '\0');
   for (size_t i = 0; i < values.size(); ++i) {
     uint16_t bits = roundToF16(values[i]);
+    // An infinity (exponent all ones, no mantissa) from a finite value.
+    if ((bits & 0x7fffu) == 0x7c00u && std::isfinite(values[i]))
+      compressionOverflowed_ = true;
     std::memcpy(bytes.data() + i * sizeof bits, &bits, sizeof bits);
   }
   return bytes;
@@ -311,10 +315,16 @@ bool ParameterClient::finishStep(std::string &error) {
   for (size_t s = 0; s < servers_.size(); ++s) {
     pending_[s].set_worker(worker_);
     pending_[s].set_step(step_);
+    // A gradient finite in f32 but beyond f16's range once rounded for the
+    // wire: under loss scaling an overflow like any other, the step skipped.
+    if (gradientScale_ != 0 && compressionOverflowed_)
+      skipping_ = true;
     if (skipping_) {
       pending_[s].clear_dense();
       pending_[s].clear_rows();
       pending_[s].set_skipped(true);
+    } else if (gradientScale_ != 0) {
+      pending_[s].set_gradient_scale(gradientScale_);
     }
     servers_[s]->push(pending_[s], &replies[s], [&, s](CallStatus status) {
       statuses[s] = std::move(status);
@@ -325,7 +335,7 @@ bool ParameterClient::finishStep(std::string &error) {
   for (PushRequest &request : pending_)
     request.Clear();
   stepSkipped_ = skipping_;
-  skipping_ = false;
+  skipping_ = compressionOverflowed_ = false;
   for (size_t s = 0; s < servers_.size(); ++s) {
     if (!statuses[s].ok()) {
       error = servers_[s]->name() + ": push of step " + std::to_string(step_) + " failed: " +

@@ -116,6 +116,11 @@ public:
   /// fp16 loss scaling: this step's gradients were not finite; finishStep()
   /// sends every server a skip marker instead of the pushes queued.
   void skipStep() { skipping_ = true; }
+  /// fp16 loss scaling: this step's gradients are times `scale`, which the
+  /// servers divide them by; a gradient that overflows f16 when compressed
+  /// for the wire (--compress=fp16) then skips the step like one that was
+  /// not finite (stepSkipped()). 0: not scaled.
+  void setGradientScale(float scale) { gradientScale_ = scale; }
   /// Sends this step's pushes to every server and waits for them (sync: until applied).
   bool finishStep(std::string &error);
   /// Whether the step finishStep() last sent changed nothing: this worker
@@ -180,8 +185,9 @@ private:
   /// Waits for every prefetch in flight and forgets them.
   void dropPrefetched();
 
-  /// A pushed tensor's bytes: f32, or f16 with compression.
-  std::string payloadOf(const std::vector<float> &values) const;
+  /// A pushed tensor's bytes: f32, or f16 with compression (noting a value
+  /// that overflowed f16).
+  std::string payloadOf(const std::vector<float> &values);
 
   const PsModel &model_;
   bool compressFp16_ = false;
@@ -189,7 +195,8 @@ private:
   std::vector<VariableShards> shards_; ///< By ordinal.
   int worker_, workers_;
   int64_t step_ = 1;
-  bool skipping_ = false, stepSkipped_ = false;
+  bool skipping_ = false, stepSkipped_ = false, compressionOverflowed_ = false;
+  float gradientScale_ = 0;
   int64_t skippedSteps_ = 0;
   std::vector<PushRequest> pending_; ///< By server.
   std::deque<std::unique_ptr<PullCalls>> prefetched_;

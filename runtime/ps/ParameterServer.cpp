@@ -6,6 +6,7 @@
 #include "runtime/support/FloatRounding.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <system_error>
 
@@ -182,16 +183,31 @@ CallStatus ParameterServer::addPush(const PushRequest &request) {
     bytesReceived_ += static_cast<int64_t>(request.ByteSizeLong());
     return {};
   }
+  float scale = request.gradient_scale();
+  if (!(scale == 0 || (std::isfinite(scale) && scale > 0)))
+    return CallStatus::error(Code::InvalidArgument,
+                             "worker " + std::to_string(request.worker()) + "'s push of step " +
+                                 std::to_string(request.step()) + " has gradient_scale " +
+                                 std::to_string(scale) + " (not a positive finite number)");
+  // Scaled gradients (fp16 loss scaling) divided back as they are decoded.
+  float inverse = scale == 0 ? 1.0f : 1.0f / scale;
+  auto decode = [&](const std::string &bytes, bool compressed) {
+    std::vector<float> values = decodeFloats(bytes, compressed);
+    if (inverse != 1.0f)
+      for (float &value : values)
+        value *= inverse;
+    return values;
+  };
   RequestError error;
   store_.setStep(request.step());
   std::vector<std::vector<float>> dense;
   for (const DenseGradient &gradient : request.dense())
-    dense.push_back(decodeFloats(gradient.values(), gradient.compressed()));
+    dense.push_back(decode(gradient.values(), gradient.compressed()));
   std::vector<std::vector<int64_t>> ids;
   std::vector<std::vector<float>> rows;
   for (const RowsGradient &gradient : request.rows()) {
     ids.push_back(decodeIds(gradient.ids()));
-    rows.push_back(decodeFloats(gradient.rows(), gradient.compressed()));
+    rows.push_back(decode(gradient.rows(), gradient.compressed()));
   }
   // Every entry is checked before any is added: a bad request changes nothing.
   for (bool commit : {false, true}) {

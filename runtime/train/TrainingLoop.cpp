@@ -371,6 +371,14 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
   // Without accumulation the batch program is train_step itself.
   const char *batchProgram = model.batchProgram();
   bool accumulating = model.accumulateSteps() > 1;
+  // fp16 with parameter servers: the step pushes its gradients times the
+  // scale it starts from, which the servers divide by.
+  if (parameters && model.lossScaling()) {
+    float scale = 0;
+    if (!model.lossScaleNow(*session, scale, error))
+      return false;
+    parameters->setGradientScale(scale);
+  }
   double sum = 0;
   for (int64_t micro = 0; micro < model.accumulateSteps(); ++micro) {
     double microLoss = 0;

@@ -297,6 +297,11 @@ bool TrainingModel::restoreVariables(exec::Session &session,
   return true;
 }
 
+bool TrainingModel::lossScaleNow(const exec::Session &session, float &scale,
+                                 std::string &error) const {
+  return check(session.readVariable("loss_scale", DType_F32, &scale, sizeof scale, error));
+}
+
 bool TrainingModel::followSkippedStep(exec::Session &session, double &scale,
                                      std::string &error) const {
   // The step moved the scale as a finite one: doubled it (and restarted the

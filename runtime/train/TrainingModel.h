@@ -108,6 +108,8 @@ public:
   /// the chief's, is every worker's). `scale`: the step's `loss_scale`
   /// output on entry, the scale now on return.
   bool followSkippedStep(exec::Session &session, double &scale, std::string &error) const;
+  /// fp16 loss scaling: the scale the next step's backward pass starts from.
+  bool lossScaleNow(const exec::Session &session, float &scale, std::string &error) const;
   bool writeVariable(exec::Session &session, const std::string &name,
                      const std::vector<uint8_t> &bytes, std::string &error) const;
   /// A save request for every variable at `step`; `storage` holds the bytes.

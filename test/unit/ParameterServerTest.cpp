@@ -440,6 +440,46 @@ TEST(ParameterServerTest, SyncSkipMarkerSkipsTheStepForEveryWorker) {
   EXPECT_EQ(again.skipped_steps(), 1);
 }
 
+// fp16 loss scaling: pushes carry the gradients times the scale, which the
+// server divides them by (exactly: a power of 2), compressed to f16 or not;
+// a scale that is not a positive finite number is refused. A gradient that
+// overflows f16 only once compressed skips the step (the client's marker).
+TEST(ParameterServerTest, ScaledPushesAreDividedByTheirScale) {
+  PsModel model = smallModel();
+  std::vector<float> gradient(30, 0.25f), scaled(30, 0.25f * 65536.0f);
+  std::vector<float> expected;
+  {
+    LocalCluster plain(model, 1, 1);
+    pushStep(*plain.clients[0], 1, gradient, /*skip=*/false);
+    expected = pullDense(*plain.clients[0], 0, 30);
+  }
+  for (bool compressed : {false, true}) {
+    LocalCluster cluster(model, 1, 1);
+    cluster.clients[0]->setCompression(compressed);
+    cluster.clients[0]->setGradientScale(65536.0f);
+    pushStep(*cluster.clients[0], 1, scaled, /*skip=*/false);
+    EXPECT_FALSE(cluster.clients[0]->stepSkipped());
+    EXPECT_EQ(pullDense(*cluster.clients[0], 0, 30), expected) << "compressed " << compressed;
+  }
+  LocalCluster cluster(model, 1, 1);
+  std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+  cluster.clients[0]->setCompression(true);
+  cluster.clients[0]->setGradientScale(65536.0f);
+  std::vector<float> beyond(30, 2.0f * 65536.0f); // Finite in f32, not in f16.
+  pushStep(*cluster.clients[0], 1, beyond, /*skip=*/false);
+  EXPECT_TRUE(cluster.clients[0]->stepSkipped());
+  EXPECT_EQ(pullDense(*cluster.clients[0], 0, 30), before);
+  PushRequest bad;
+  bad.set_worker(0);
+  bad.set_step(2);
+  bad.set_gradient_scale(-4.0f);
+  PushReply reply;
+  CallStatus status;
+  cluster.servers[0]->push(bad, &reply, [&](CallStatus s) { status = s; });
+  EXPECT_EQ(status.code, CallStatus::Code::InvalidArgument);
+  EXPECT_NE(status.message.find("gradient_scale -4"), std::string::npos) << status.message;
+}
+
 // Async: a skip marker applies nothing, but the worker has made progress
 // (the staleness bound lets the others on).
 TEST(ParameterServerTest, AsyncSkipMarkerAppliesNothingButCountsAsProgress) {
