@@ -148,6 +148,9 @@ struct PrometheusMetrics::Training {
   prometheus::Gauge *loss = nullptr;
   prometheus::Gauge *learningRate = nullptr;
   prometheus::Gauge *examplesPerSecond = nullptr;
+  /// fp16 loss scaling only: registered with the first step of such a run.
+  prometheus::Gauge *lossScale = nullptr;
+  prometheus::Counter *skippedSteps = nullptr;
 };
 
 struct PrometheusMetrics::SingleRuns {
@@ -227,6 +230,25 @@ void PrometheusMetrics::stepFinished(const train::StepReport &report) {
   training.loss->Set(report.loss);
   training.learningRate->Set(report.learningRate);
   training.examplesPerSecond->Set(report.examplesPerSecond);
+  if (!report.lossScaling)
+    return;
+  if (!training.lossScale) {
+    training.lossScale = &prometheus::BuildGauge()
+                              .Name("kiln_loss_scale")
+                              .Help("fp16 loss scaling: the scale the next step starts "
+                                    "its backward pass from.")
+                              .Register(*registry_)
+                              .Add({});
+    training.skippedSteps = &prometheus::BuildCounter()
+                                 .Name("kiln_skipped_steps_total")
+                                 .Help("fp16 loss scaling: steps that changed nothing, their "
+                                       "gradients not finite.")
+                                 .Register(*registry_)
+                                 .Add({});
+  }
+  training.lossScale->Set(report.lossScale);
+  if (report.skipped)
+    training.skippedSteps->Increment();
 }
 
 void PrometheusMetrics::checkpointSaved(int64_t) { checkpointAge_->saved(); }

@@ -21,6 +21,9 @@
 //   kiln_checkpoint_age_seconds       gauge: seconds since this run last
 //                                     committed a checkpoint, computed at
 //                                     scrape time; absent until it has one
+//   kiln_loss_scale                   gauge, fp16 only: the next step's scale
+//   kiln_skipped_steps_total          counter, fp16 only: steps skipped
+//                                     (gradients not finite)
 //   a single run (no --data):
 //   kiln_runs_total                   counter: runs of the program finished
 //   kiln_last_run_duration_seconds    gauge: how long the last one took

@@ -607,7 +607,7 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     if (observer)
       observer->stepFinished({step, loss, lr, examplesPerStep,
                               std::chrono::duration<double>(now - stepBegin).count(),
-                              examplesPerSecond});
+                              examplesPerSecond, model.lossScaling(), lossScale, skipped});
     if (!chief())
       continue;
     std::vector<std::pair<std::string, double>> fields = {

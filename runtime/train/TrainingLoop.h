@@ -123,6 +123,11 @@ struct StepReport {
   int64_t examples = 0;    ///< Rows the step trained on (all micro-batches).
   double seconds = 0;      ///< The step itself: forward, backward, update.
   double examplesPerSecond = 0; ///< Over the time since the previous step.
+  /// fp16 loss scaling: whether the run scales its loss, the scale for the
+  /// next step, and whether this step skipped its update.
+  bool lossScaling = false;
+  double lossScale = 0;
+  bool skipped = false;
 };
 
 /// Watches a run from outside the loop, beside its own logs (JSON lines,
