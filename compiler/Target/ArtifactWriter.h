@@ -14,8 +14,9 @@ namespace kiln {
 /// The format version kilnc writes: 1, or 2 where a SparseApply has `when`
 /// (fp16 loss scaling of row updates), which a version-1 runtime would
 /// ignore, or 3 where a program pushes to parameter servers under fp16 loss
-/// scaling (a version-2 runtime would push gradients that are not finite
-/// instead of a skip marker); so other artifacts still run on older runtimes.
+/// scaling (its pushes are the gradients times the scale, which the runtime
+/// sends for the servers to divide, or a skip marker: a version-2 runtime
+/// would do neither); so other artifacts still run on older runtimes.
 constexpr uint32_t kArtifactFormatVersion = 1;
 constexpr uint32_t kArtifactFormatVersionWithWhen = 2;
 constexpr uint32_t kArtifactFormatVersionWithSkipMarkers = 3;

@@ -25,8 +25,8 @@ namespace kiln::artifact {
 
 /// The format versions this runtime runs: 1, 2 (a SparseApply may have
 /// `when`, which a version-1 runtime would ignore) and 3 (parameter-server
-/// pushes under fp16 loss scaling: skip markers, which a version-2 runtime
-/// would not send).
+/// pushes under fp16 loss scaling: gradients times the scale, sent with it,
+/// and skip markers, which a version-2 runtime would not send).
 constexpr uint32_t kOldestFormatVersion = 1;
 constexpr uint32_t kFormatVersion = 3;
 

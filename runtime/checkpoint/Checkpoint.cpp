@@ -121,10 +121,10 @@ bool checkMatches(const Checkpoint &checkpoint,
     return false;
   };
   // An optional tensor on one side only, as it should be: an F32 scalar.
-  auto mayBeAlone = [&](const std::string &name, DType dtype, const std::vector<int64_t> &shape) {
-    return optional && dtype == DType::F32 && shape.empty() &&
-           std::find(optional->names.begin(), optional->names.end(), name) !=
-               optional->names.end();
+  auto mayBeAlone = [&](const std::vector<std::string> &names, const std::string &name,
+                        DType dtype, const std::vector<int64_t> &shape) {
+    return dtype == DType::F32 && shape.empty() &&
+           std::find(names.begin(), names.end(), name) != names.end();
   };
   if (optional) {
     optional->missing.clear();
@@ -139,7 +139,7 @@ bool checkMatches(const Checkpoint &checkpoint,
       if (tensor.name == spec.name)
         found = &tensor;
     std::string wanted = tensorTypeString(spec.dtype, spec.shape);
-    if (!found && mayBeAlone(spec.name, spec.dtype, spec.shape)) {
+    if (!found && optional && mayBeAlone(optional->mayLack, spec.name, spec.dtype, spec.shape)) {
       optional->missing.push_back(spec.name);
       continue;
     }
@@ -155,7 +155,8 @@ bool checkMatches(const Checkpoint &checkpoint,
     bool known = false;
     for (const TensorSpec &spec : expected)
       known = known || spec.name == tensor.name;
-    if (!known && mayBeAlone(tensor.name, tensor.dtype, tensor.shape)) {
+    if (!known && optional &&
+        mayBeAlone(optional->mayHaveExtra, tensor.name, tensor.dtype, tensor.shape)) {
       optional->ignored.push_back(tensor.name);
       continue;
     }

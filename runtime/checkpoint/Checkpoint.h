@@ -172,10 +172,11 @@ struct TensorSpec {
 /// Tensors that may be on one side only, each an F32 scalar: fp16 loss
 /// scaling's state, which an artifact of another precision does not have.
 struct OptionalTensors {
-  std::vector<std::string> names;
-  /// Set by checkMatches: the model's that the checkpoint lacks (they keep
-  /// their first values), and the checkpoint's the model lacks (not
-  /// restored).
+  /// The model's tensors the checkpoint may lack (they keep their first
+  /// values), and tensors the checkpoint may hold that the model lacks
+  /// (not restored).
+  std::vector<std::string> mayLack, mayHaveExtra;
+  /// Set by checkMatches: those it found so.
   std::vector<std::string> missing, ignored;
 };
 

@@ -295,14 +295,20 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
 }
 
 std::string ParameterClient::payloadOf(const std::vector<float> &values) {
-  if (!compressFp16_)
+  if (!compressFp16_) {
+    // Under loss scaling the step checked its gradients; a sum of rows of
+    // duplicate ids made here could still overflow.
+    if (gradientScale_ != 0 &&
+        !std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); }))
+      pushOverflowed_ = true;
     return bytesOf(values.data(), values.size() * sizeof(float));
+  }
   std::string bytes(values.size() * sizeof(uint16_t), '\0');
   for (size_t i = 0; i < values.size(); ++i) {
     uint16_t bits = roundToF16(values[i]);
-    // An infinity (exponent all ones, no mantissa) from a finite value.
-    if ((bits & 0x7fffu) == 0x7c00u && std::isfinite(values[i]))
-      compressionOverflowed_ = true;
+    // Not finite (exponent all ones) on the wire: an overflow under loss scaling.
+    if ((bits & 0x7c00u) == 0x7c00u)
+      pushOverflowed_ = true;
     std::memcpy(bytes.data() + i * sizeof bits, &bits, sizeof bits);
   }
   return bytes;
@@ -317,7 +323,7 @@ bool ParameterClient::finishStep(std::string &error) {
     pending_[s].set_step(step_);
     // A gradient finite in f32 but beyond f16's range once rounded for the
     // wire: under loss scaling an overflow like any other, the step skipped.
-    if (gradientScale_ != 0 && compressionOverflowed_)
+    if (gradientScale_ != 0 && pushOverflowed_)
       skipping_ = true;
     if (skipping_) {
       pending_[s].clear_dense();
@@ -335,7 +341,7 @@ bool ParameterClient::finishStep(std::string &error) {
   for (PushRequest &request : pending_)
     request.Clear();
   stepSkipped_ = skipping_;
-  skipping_ = compressionOverflowed_ = false;
+  skipping_ = pushOverflowed_ = false;
   for (size_t s = 0; s < servers_.size(); ++s) {
     if (!statuses[s].ok()) {
       error = servers_[s]->name() + ": push of step " + std::to_string(step_) + " failed: " +

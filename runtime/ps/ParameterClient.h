@@ -195,7 +195,7 @@ private:
   std::vector<VariableShards> shards_; ///< By ordinal.
   int worker_, workers_;
   int64_t step_ = 1;
-  bool skipping_ = false, stepSkipped_ = false, compressionOverflowed_ = false;
+  bool skipping_ = false, stepSkipped_ = false, pushOverflowed_ = false;
   float gradientScale_ = 0;
   int64_t skippedSteps_ = 0;
   std::vector<PushRequest> pending_; ///< By server.

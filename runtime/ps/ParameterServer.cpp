@@ -189,13 +189,13 @@ CallStatus ParameterServer::addPush(const PushRequest &request) {
                              "worker " + std::to_string(request.worker()) + "'s push of step " +
                                  std::to_string(request.step()) + " has gradient_scale " +
                                  std::to_string(scale) + " (not a positive finite number)");
-  // Scaled gradients (fp16 loss scaling) divided back as they are decoded.
-  float inverse = scale == 0 ? 1.0f : 1.0f / scale;
+  // Scaled gradients (fp16 loss scaling) divided back as they are decoded
+  // (a division: a tiny scale's reciprocal could overflow).
   auto decode = [&](const std::string &bytes, bool compressed) {
     std::vector<float> values = decodeFloats(bytes, compressed);
-    if (inverse != 1.0f)
+    if (scale != 0 && scale != 1)
       for (float &value : values)
-        value *= inverse;
+        value /= scale;
     return values;
   };
   RequestError error;

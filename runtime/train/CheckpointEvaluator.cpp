@@ -93,6 +93,11 @@ private:
         ps::ServerOptions server;
         server.index = s;
         server.servers = static_cast<int>(count->second);
+        // The mode it was saved in (evaluation pushes nothing; restore
+        // refuses the other).
+        auto async = own.data.find(ps::kAsyncKey);
+        if (async != own.data.end() && async->second != 0)
+          server.mode = ps::SyncMode::Async;
         servers.push_back(std::make_unique<ps::ParameterServer>(*psModel_, server));
         if (!servers.back()->restore(own.path, error))
           return false;

@@ -373,11 +373,11 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
   bool accumulating = model.accumulateSteps() > 1;
   // fp16 with parameter servers: the step pushes its gradients times the
   // scale it starts from, which the servers divide by.
+  float scaleUsed = 0;
   if (parameters && model.lossScaling()) {
-    float scale = 0;
-    if (!model.lossScaleNow(*session, scale, error))
+    if (!model.lossScaleNow(*session, scaleUsed, error))
       return false;
-    parameters->setGradientScale(scale);
+    parameters->setGradientScale(scaleUsed);
   }
   double sum = 0;
   for (int64_t micro = 0; micro < model.accumulateSteps(); ++micro) {
@@ -415,11 +415,12 @@ bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::str
       error = options.artifact + ": error: " + problem;
       return false;
     }
-    // Sync: another worker's skip marker skipped the step for every worker.
+    // Skipped though this step found its gradients finite: sync servers
+    // skipped it for another worker's, or they overflowed f16 on the wire.
     bool ownSkip = skipped;
     skipped = parameters->stepSkipped();
     if (skipped && !ownSkip && model.lossScaling() &&
-        !model.followSkippedStep(*session, lossScale, error))
+        !model.followSkippedStep(*session, scaleUsed, lossScale, error))
       return false;
     // Sync: step s was the servers' optimizer step s - (steps skipped), and
     // a skipped one reports the rate its update would have had; async: the

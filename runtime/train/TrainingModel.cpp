@@ -278,11 +278,20 @@ std::vector<checkpoint::TensorSpec> TrainingModel::checkpointSpecs() const {
 bool TrainingModel::restoreVariables(exec::Session &session,
                                      const checkpoint::Checkpoint &loaded, std::string &note,
                                      std::string &error) const {
-  // kiln-autodiff's and kiln-expand-optimizer's names (passes/Graph/LossScaling.h).
+  // kiln-autodiff's and kiln-expand-optimizer's names (passes/Graph/LossScaling.h):
+  // an fp16 artifact may find neither in the checkpoint, another may find
+  // both. (A model of another precision with its own variable named so is
+  // checked as any.)
+  const std::vector<std::string> state = {"loss_scale", "loss_scale/good_steps"};
   checkpoint::OptionalTensors optional;
-  optional.names = {"loss_scale", "loss_scale/good_steps"};
+  (lossScaling() ? optional.mayLack : optional.mayHaveExtra) = state;
   if (!checkpoint::checkMatches(loaded, checkpointSpecs(), name(), error, &optional))
     return false;
+  if (!optional.missing.empty() && optional.missing.size() != state.size()) {
+    error = loaded.path + ": error: checkpoint lacks tensor '" + optional.missing.front() +
+            "' (F32 []) but has the rest of fp16 loss scaling's state";
+    return false;
+  }
   for (const checkpoint::LoadedTensor &tensor : loaded.tensors) {
     bool ignored = std::find(optional.ignored.begin(), optional.ignored.end(), tensor.name) !=
                    optional.ignored.end();
@@ -302,16 +311,9 @@ bool TrainingModel::lossScaleNow(const exec::Session &session, float &scale,
   return check(session.readVariable("loss_scale", DType_F32, &scale, sizeof scale, error));
 }
 
-bool TrainingModel::followSkippedStep(exec::Session &session, double &scale,
+bool TrainingModel::followSkippedStep(exec::Session &session, float used, double &scale,
                                      std::string &error) const {
-  // The step moved the scale as a finite one: doubled it (and restarted the
-  // count at 0) after kGrowthInterval finite steps in a row, else kept it.
-  float good = 0;
-  if (!check(session.readVariable("loss_scale/good_steps", DType_F32, &good, sizeof good,
-                                  error)))
-    return false;
-  double used = good == 0 ? scale / 2 : scale;
-  float halved = static_cast<float>(used / 2), zero = 0;
+  float halved = used / 2, zero = 0;
   if (!check(session.writeVariable("loss_scale", DType_F32, &halved, sizeof halved, error)) ||
       !check(session.writeVariable("loss_scale/good_steps", DType_F32, &zero, sizeof zero,
                                    error)))

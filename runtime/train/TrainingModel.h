@@ -100,14 +100,15 @@ public:
   /// extra, it is not used. `note` then says so (" (...)"), else is empty.
   bool restoreVariables(exec::Session &session, const checkpoint::Checkpoint &loaded,
                         std::string &note, std::string &error) const;
-  /// fp16 loss scaling with sync parameter servers: the servers skipped a
-  /// step because another worker's gradients were not finite, though this
-  /// worker's were. Moves this worker's scale as its own skip would have
-  /// (half the scale the step used, the count of finite steps back to 0), so
-  /// every worker keeps the one scale one process would (and a checkpoint's,
-  /// the chief's, is every worker's). `scale`: the step's `loss_scale`
-  /// output on entry, the scale now on return.
-  bool followSkippedStep(exec::Session &session, double &scale, std::string &error) const;
+  /// fp16 loss scaling with parameter servers: the step that started from
+  /// scale `used` was skipped though the step found its gradients finite
+  /// (sync servers skipped it for another worker's, or they overflowed f16
+  /// once compressed for the wire). Moves the scale as the step's own skip
+  /// would have: `scale` = half of `used`, the count of finite steps back
+  /// to 0. In sync mode every worker so keeps one scale shared by all (and
+  /// a checkpoint's, the chief's, is every worker's).
+  bool followSkippedStep(exec::Session &session, float used, double &scale,
+                         std::string &error) const;
   /// fp16 loss scaling: the scale the next step's backward pass starts from.
   bool lossScaleNow(const exec::Session &session, float &scale, std::string &error) const;
   bool writeVariable(exec::Session &session, const std::string &name,

@@ -381,9 +381,10 @@ TEST(CheckpointTest, ChecksTheModel) {
 }
 
 // fp16 loss scaling's state may be on one side only (a checkpoint of
-// another precision): a scalar F32 the model has and the checkpoint lacks
-// keeps its first value, one the checkpoint has and the model lacks is not
-// restored; any other type, or any other name, is still an error.
+// another precision): a scalar F32 the model has and the checkpoint may
+// lack keeps its first value, one the checkpoint may hold and the model
+// lacks is not restored; each only where allowed, and any other type or
+// name is still an error.
 TEST(CheckpointTest, OptionalScalarsMayBeOnOneSideOnly) {
   std::mt19937 random(std::random_device{}());
   ScratchDirectory scratch;
@@ -394,30 +395,37 @@ TEST(CheckpointTest, OptionalScalarsMayBeOnOneSideOnly) {
   std::string error;
   ASSERT_TRUE(loadCheckpoint(scratch.path(), loaded, error)) << error;
   std::string prefix = loaded.path + ": error: ";
-  OptionalTensors optional;
-  optional.names = {"loss_scale", "loss_scale/good_steps"};
+  const std::vector<std::string> state = {"loss_scale", "loss_scale/good_steps"};
+  OptionalTensors lacking;
+  lacking.mayLack = state;
   std::vector<TensorSpec> scaled = {{"w", DType::F32, {2, 3}},
                                     {"loss_scale", DType::F32, {}},
                                     {"loss_scale/good_steps", DType::F32, {}}};
-  ASSERT_TRUE(checkMatches(loaded, scaled, "mlp", error, &optional)) << error;
-  EXPECT_EQ(optional.missing, std::vector<std::string>{"loss_scale/good_steps"});
-  EXPECT_TRUE(optional.ignored.empty());
+  ASSERT_TRUE(checkMatches(loaded, scaled, "mlp", error, &lacking)) << error;
+  EXPECT_EQ(lacking.missing, std::vector<std::string>{"loss_scale/good_steps"});
+  EXPECT_TRUE(lacking.ignored.empty());
+  OptionalTensors extra;
+  extra.mayHaveExtra = state;
   std::vector<TensorSpec> unscaled = {{"w", DType::F32, {2, 3}}};
-  ASSERT_TRUE(checkMatches(loaded, unscaled, "mlp", error, &optional)) << error;
-  EXPECT_TRUE(optional.missing.empty());
-  EXPECT_EQ(optional.ignored, std::vector<std::string>{"loss_scale"});
-  // Without the leniency, exactly the model's tensors.
-  EXPECT_FALSE(checkMatches(loaded, unscaled, "mlp", error));
+  ASSERT_TRUE(checkMatches(loaded, unscaled, "mlp", error, &extra)) << error;
+  EXPECT_TRUE(extra.missing.empty());
+  EXPECT_EQ(extra.ignored, std::vector<std::string>{"loss_scale"});
+  // Each side only where allowed; without the leniency, exactly the
+  // model's tensors.
+  EXPECT_FALSE(checkMatches(loaded, unscaled, "mlp", error, &lacking));
   EXPECT_EQ(error, prefix + "checkpoint has tensor 'loss_scale' (F32 []) the model does not "
                             "have");
+  EXPECT_FALSE(checkMatches(loaded, scaled, "mlp", error, &extra));
+  EXPECT_EQ(error, prefix + "checkpoint lacks tensor 'loss_scale/good_steps' (F32 [])");
+  EXPECT_FALSE(checkMatches(loaded, unscaled, "mlp", error));
   // Not a scalar F32, or not optional: refused as before.
   std::vector<TensorSpec> wide = {{"w", DType::F32, {2, 3}}, {"loss_scale", DType::F32, {}},
                                   {"loss_scale/good_steps", DType::F32, {2}}};
-  EXPECT_FALSE(checkMatches(loaded, wide, "mlp", error, &optional));
+  EXPECT_FALSE(checkMatches(loaded, wide, "mlp", error, &lacking));
   EXPECT_EQ(error, prefix + "checkpoint lacks tensor 'loss_scale/good_steps' (F32 [2])");
   std::vector<TensorSpec> other = {{"w", DType::F32, {2, 3}}, {"loss_scale", DType::F32, {}},
                                    {"bias", DType::F32, {}}};
-  EXPECT_FALSE(checkMatches(loaded, other, "mlp", error, &optional));
+  EXPECT_FALSE(checkMatches(loaded, other, "mlp", error, &lacking));
   EXPECT_EQ(error, prefix + "checkpoint lacks tensor 'bias' (F32 [])");
 }
 

@@ -461,6 +461,23 @@ TEST(ParameterServerTest, ScaledPushesAreDividedByTheirScale) {
     EXPECT_FALSE(cluster.clients[0]->stepSkipped());
     EXPECT_EQ(pullDense(*cluster.clients[0], 0, 30), expected) << "compressed " << compressed;
   }
+  // What the scale is for: a gradient of 2e-8 flushes to zero in f16 (its
+  // smallest value is 6e-8), times 2^16 it travels (at a rate of 1e6 the
+  // update shows it: 0.02).
+  PsModel fast = smallModel();
+  fast.optimizer.learningRate = 1e6;
+  for (float scale : {0.0f, 65536.0f}) {
+    LocalCluster cluster(fast, 1, 1);
+    std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+    cluster.clients[0]->setCompression(true);
+    cluster.clients[0]->setGradientScale(scale);
+    std::vector<float> tiny(30, 2e-8f * (scale == 0 ? 1.0f : scale));
+    pushStep(*cluster.clients[0], 1, tiny, /*skip=*/false);
+    std::vector<float> after = pullDense(*cluster.clients[0], 0, 30);
+    for (int i = 0; i < 30; ++i)
+      EXPECT_NEAR(after[i], before[i] - (scale == 0 ? 0.0f : 0.02f), 2e-5)
+          << "scale " << scale << " element " << i;
+  }
   LocalCluster cluster(model, 1, 1);
   std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
   cluster.clients[0]->setCompression(true);
