@@ -98,6 +98,13 @@ def KilnInsertPsOps : Pass<"kiln-insert-ps-ops", "::mlir::ModuleOp"> {
             by a hash of the id).
         The runtime resolves the shard map from it and the number of servers
         at launch: one artifact runs on any number of them.
+      - fp16 loss scaling (train spec precision fp16_mixed): the loss scale
+        stays with the worker; the step checks every gradient it pushes (the
+        sum of all, minus itself, is 0) and pushes them as they are, times
+        the scale (the runtime sends the scale, the servers divide), and
+        moves the scale as kiln-expand-optimizer does (passes/Graph/
+        LossScaling.h), returning `loss_scale` and `skipped_step`; where they
+        are not finite the runtime sends a skip marker instead.
 
     Refused, with the reason: global-norm clipping (the norm needs every
     server's gradients), non-f32 trainable variables, `fixed_shards:N` with
