@@ -356,10 +356,11 @@ bool mayWriteState(Operation *op) {
   });
 }
 
-// A product runs its reader as its epilogue when: it is f32 (no 16-bit
-// inputs), one matrix or a batch of them sharing B with A untransposed (the
-// batches are then rows of one product, runtime/cpu/Gemm.cpp), and in no
-// all-reduce bucket; its one reader is elementwise (one op, or a fusion
+// A product runs its reader as its epilogue when: it is one matrix or a
+// batch of them sharing B with A untransposed (the batches are then rows of
+// one product, runtime/cpu/Gemm.cpp), f32 or 16-bit (a 16-bit product's
+// threads each run it on their part's rows, runtime/cpu/LowPrecisionGemm.h),
+// and in no all-reduce bucket; its one reader is elementwise (one op, or a fusion
 // without reductions or transposes) over tensors of C's shape, so that row r
 // of its results reads row r of C only (kiln-split-rows checks it again),
 // and assigns none of them to a variable, nor reads another product
@@ -369,7 +370,7 @@ bool mayWriteState(Operation *op) {
 bool Planner::planAsEpilogue(MatmulOp matmul, GemmStep &gemm) const {
   Value product = matmul.getResult();
   auto type = llvm::cast<RankedTensorType>(product.getType());
-  if (!options.gemmEpilogues || gemm.precision || !product.hasOneUse() ||
+  if (!options.gemmEpilogues || !product.hasOneUse() ||
       bucketMembers.count(product) || (gemm.batch != 1 && (!gemm.sharedB || gemm.transposeA)) ||
       type.getDimSize(0) < 2)
     return false;

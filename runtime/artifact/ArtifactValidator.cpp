@@ -516,10 +516,14 @@ bool Validator::checkBlockedGemm(const std::string &field, const BlockedGemm &bl
     return fail(field + ".gemm", "missing");
   if (!update)
     return fail(field + ".update", "missing");
-  if (gemm->batch() != 1 || gemm->precision() != DType_F32)
-    return fail(field + ".gemm", "a product by blocks is one f32 product (batch " +
+  // A 16-bit product runs its update as one epilogue (one block: all of C).
+  if (gemm->batch() != 1 ||
+      (gemm->precision() != DType_F32 && blocked.block_rows() != gemm->m()))
+    return fail(field + ".gemm", "a product by blocks is one product, f32 or in one block (batch " +
                                      std::to_string(gemm->batch()) + ", " +
-                                     dtypeName(gemm->precision()) + ")");
+                                     dtypeName(gemm->precision()) + ", block_rows " +
+                                     std::to_string(blocked.block_rows()) + " of m = " +
+                                     std::to_string(gemm->m()) + ")");
   int64_t perRow = blocked.rows_per_update_row();
   if (perRow < 1 || perRow > gemm->m() || gemm->m() % perRow != 0)
     return fail(field + ".rows_per_update_row",

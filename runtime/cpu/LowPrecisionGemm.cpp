@@ -3,6 +3,7 @@
 #include "runtime/cpu/LowPrecisionGemm.h"
 
 #include "runtime/cpu/CpuFeatures.h"
+#include "runtime/cpu/RowRanges.h"
 #include "runtime/cpu/Threads.h"
 #include "runtime/support/FloatRounding.h"
 
@@ -45,8 +46,14 @@ struct LowPrecisionGemm::Impl {
     dnnl::matmul matmul;
     dnnl::stream stream;
     memory a16, b16, c32;
+    /// Its rows of the product (of every batch when the parts are batches).
+    int64_t rowBegin = 0, rowEnd = 0;
   };
   std::vector<Part> parts;
+  /// The epilogue, if any, and whether each part's rows are whole rows of
+  /// its kernel (then it runs per part; else after the whole product).
+  RowEpilogue epilogue;
+  bool epilogueByParts = false;
   // The converted inputs: bf16 copies (native) or the rounded values in f32
   // (emulated), B after A at a 64-byte boundary.
   void *scratch = nullptr;
@@ -200,6 +207,8 @@ void prepareParts(LowPrecisionGemm::Impl &impl, const dnnl::engine &engine, int6
     uint16_t *bAt = byBatch && !s.sharedB ? b16 + begin * s.k * s.n : b16;
     float *cAt = impl.c + (byBatch ? begin * m * s.n : begin * s.n);
     LowPrecisionGemm::Impl::Part part;
+    part.rowBegin = byBatch ? 0 : begin;
+    part.rowEnd = byBatch ? 0 : end;
     part.matmul = dnnl::matmul(*kernel);
     part.stream = dnnl::stream(engine);
     part.a16 = memory(src, engine, aAt);
@@ -267,11 +276,17 @@ bool runParts(LowPrecisionGemm::Impl &impl, int threads, std::string &error) {
   omp_set_num_threads(threads);
   convertInputs(impl);
   omp_set_num_threads(1);
-  auto runPart = [](LowPrecisionGemm::Impl::Part &part) {
+  const RowEpilogue &epilogue = impl.epilogue;
+  auto runPart = [&](LowPrecisionGemm::Impl::Part &part) {
     part.matmul.execute(part.stream, {{DNNL_ARG_SRC, part.a16},
                                       {DNNL_ARG_WEIGHTS, part.b16},
                                       {DNNL_ARG_DST, part.c32}});
     part.stream.wait();
+    if (impl.epilogueByParts) {
+      RowArguments args(epilogue.args, epilogue.argCount);
+      args.call(epilogue.rowKernel, part.rowBegin / epilogue.rowsPerKernelRow,
+                part.rowEnd / epilogue.rowsPerKernelRow);
+    }
   };
   if (threads <= 1) {
     for (LowPrecisionGemm::Impl::Part &part : impl.parts)
@@ -384,6 +399,21 @@ std::unique_ptr<LowPrecisionGemm> LowPrecisionGemm::create(const GemmShape &shap
 
 bool LowPrecisionGemm::native() const { return impl_->native; }
 
+namespace {
+
+/// The epilogue over the whole product, its rows split over the session's
+/// threads (the same bits: its rows are independent).
+void runWholeEpilogue(const LowPrecisionGemm::Impl &impl) {
+  const RowEpilogue &epilogue = impl.epilogue;
+  if (!epilogue.rowKernel)
+    return;
+  int64_t rows = impl.shape.batch * impl.shape.m / epilogue.rowsPerKernelRow;
+  omp_set_num_threads(availableThreads());
+  runRowRanges(epilogue.rowKernel, epilogue.args, epilogue.argCount, rows);
+}
+
+} // namespace
+
 bool LowPrecisionGemm::run(std::string &error, int threads) {
   Impl &impl = *impl_;
   if (!impl.native) {
@@ -391,11 +421,19 @@ bool LowPrecisionGemm::run(std::string &error, int threads) {
                   impl.roundedA, impl.elementsA);
     emulatedInput(impl.shape.precision, impl.givenB, impl.fillsCopyB, impl.copyB, impl.b,
                   impl.roundedB, impl.elementsB);
-    return gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads);
+    if (!gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads))
+      return false;
+    runWholeEpilogue(impl);
+    return true;
   }
   try {
-    if (!impl.parts.empty())
-      return runParts(impl, threads > 0 ? threads : impl.threads, error);
+    if (!impl.parts.empty()) {
+      if (!runParts(impl, threads > 0 ? threads : impl.threads, error))
+        return false;
+      if (!impl.epilogueByParts)
+        runWholeEpilogue(impl);
+      return true;
+    }
     omp_set_num_threads(impl.threads);
     convertInputs(impl);
     impl.matmul.execute(impl.stream, {{DNNL_ARG_SRC, impl.a16},
@@ -406,7 +444,19 @@ bool LowPrecisionGemm::run(std::string &error, int threads) {
     error = std::string("oneDNN bf16 matmul failed: ") + e.what();
     return false;
   }
+  runWholeEpilogue(impl);
   return true;
+}
+
+void LowPrecisionGemm::setEpilogue(const RowEpilogue &epilogue) {
+  Impl &impl = *impl_;
+  impl.epilogue = epilogue;
+  // By parts when every part is rows (not whole batches) of whole kernel rows.
+  impl.epilogueByParts = !impl.parts.empty();
+  for (const Impl::Part &part : impl.parts)
+    if (part.rowEnd <= part.rowBegin || part.rowBegin % epilogue.rowsPerKernelRow != 0 ||
+        part.rowEnd % epilogue.rowsPerKernelRow != 0)
+      impl.epilogueByParts = false;
 }
 
 bool LowPrecisionGemm::splits() const { return !impl_->parts.empty(); }

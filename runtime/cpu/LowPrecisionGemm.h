@@ -15,6 +15,7 @@
 #define KILN_RUNTIME_CPU_LOWPRECISIONGEMM_H
 
 #include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/KernelLibrary.h"
 
 #include <memory>
 #include <string>
@@ -44,6 +45,18 @@ struct ConvertedCopySlot {
   void *copy = nullptr;
   bool convert = true;
   bool isInput = false;
+};
+
+/// A product's epilogue: the row entry of the elementwise kernel that reads
+/// C (its `argCount` buffer addresses `args`, C's among them), whose rows
+/// are `rowsPerKernelRow` rows of the product each. A product computed in
+/// parts runs it on each part's rows right after that part, on the part's
+/// thread, while they are in its cache; otherwise after the whole product.
+struct RowEpilogue {
+  KernelFunction rowKernel = nullptr;
+  void *const *args = nullptr;
+  size_t argCount = 0;
+  int64_t rowsPerKernelRow = 1;
 };
 
 class LowPrecisionGemm {
@@ -79,6 +92,9 @@ public:
 
   /// Whether the CPU multiplies the 16-bit values (else emulated in f32).
   bool native() const;
+
+  /// Runs `epilogue` after the product from now on (see RowEpilogue).
+  void setEpilogue(const RowEpilogue &epilogue);
 
   struct Impl;
 

@@ -145,10 +145,9 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
   // One scratch for the converted inputs of every bf16 or f16 product.
   size_t scratchBytes = 0;
   for (flatbuffers::uoffset_t i = 0; i < instructions->size(); ++i)
-    if (types->Get(i) == Instruction_Gemm)
-      if (const Gemm *gemm = instructions->GetAs<Gemm>(i); gemm->precision() != DType_F32)
-        scratchBytes =
-            std::max(scratchBytes, cpu::LowPrecisionGemm::scratchBytes(gemmShapeOf(*gemm)));
+    if (const Gemm *gemm = lowPrecisionProduct(program, i))
+      scratchBytes =
+          std::max(scratchBytes, cpu::LowPrecisionGemm::scratchBytes(gemmShapeOf(*gemm)));
   lowPrecisionScratch_.resize((scratchBytes + 63) / 64);
   void *scratch = lowPrecisionScratch_.data();
   placeCopySlots(program);
@@ -173,39 +172,26 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       steps_.push_back(step);
       break;
     }
-    case Instruction_Gemm: {
-      const Gemm *gemm = instructions->GetAs<Gemm>(i);
-      cpu::GemmShape shape = gemmShapeOf(*gemm);
-      bool f32 = shape.precision == cpu::GemmPrecision::F32;
-      steps_.push_back(GemmStep{shape, nullptr, nullptr,
-                                reinterpret_cast<float *>(addresses[gemm->c()]), nullptr, {}});
-      GemmStep &step = std::get<GemmStep>(steps_.back());
-      // A 16-bit product's converter keeps A and B itself: fixed.
-      step.a = reinterpret_cast<const float *>(f32 ? addresses.site(gemm->a(), &step.a)
-                                                   : addresses[gemm->a()]);
-      step.b = reinterpret_cast<const float *>(f32 ? addresses.site(gemm->b(), &step.b)
-                                                   : addresses[gemm->b()]);
-      if (!f32) {
-        std::string problem;
-        cpu::ConvertedCopySlot slotA, slotB;
-        if (!copySlotFor(gemm->a_copy(), shape.elementsA(), i, slotA) ||
-            !copySlotFor(gemm->b_copy(), shape.elementsB(), i, slotB))
-          break;
-        // An input a kernel rounded already (the validator allows only the
-        // product's own 16-bit type, and no copy slot with it).
-        for (auto [input, slot] : {std::pair{gemm->a(), &slotA}, std::pair{gemm->b(), &slotB}})
-          if (root.buffers()->Get(input)->dtype() != DType_F32)
-            *slot = {addresses[input], /*convert=*/false, /*isInput=*/true};
-        step.lowPrecision = cpu::LowPrecisionGemm::create(
-            shape, step.a, step.b, step.c, cpu::nativeLowPrecisionAllowed(), scratch, problem,
-            slotA, slotB);
-        if (!step.lowPrecision && resolveError_.empty())
-          resolveError_ = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
-      }
+    case Instruction_Gemm:
+      addGemm(root, *instructions->GetAs<Gemm>(i), i, "Gemm", addresses, scratch);
       break;
-    }
     case Instruction_BlockedGemm: {
       const BlockedGemm *blocked = instructions->GetAs<BlockedGemm>(i);
+      if (blocked->gemm()->precision() != DType_F32) {
+        // A 16-bit product with its epilogue (one block): the product's
+        // parts each run it on their rows (LowPrecisionGemm::setEpilogue).
+        GemmStep &step = addGemm(root, *blocked->gemm(), i, "BlockedGemm", addresses, scratch);
+        const KernelCall &update = *blocked->update();
+        cpu::RowEpilogue epilogue;
+        epilogue.rowKernel = executable.rowKernel(update.kernel());
+        epilogue.args = kernelArgs_.data() + kernelArgs_.size();
+        pushKernelArgs(update, addresses);
+        epilogue.argCount = update.args()->size();
+        epilogue.rowsPerKernelRow = blocked->rows_per_update_row();
+        if (step.lowPrecision)
+          step.lowPrecision->setEpilogue(epilogue);
+        break;
+      }
       steps_.push_back(resolveBlockedGemm(executable, *blocked, addresses));
       cpu::BlockedProduct &product = std::get<BlockedGemmStep>(steps_.back()).product;
       product.a = reinterpret_cast<const float *>(addresses.site(blocked->gemm()->a(), &product.a));
@@ -332,6 +318,51 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
       choice->stagger(position++);
 }
 
+const Gemm *lowPrecisionProduct(const Program &program, size_t index) {
+  const auto *instructions = program.instructions();
+  if (!instructions || index >= instructions->size())
+    return nullptr;
+  auto type = program.instructions_type()->GetEnum<Instruction>(index);
+  const Gemm *gemm = type == Instruction_Gemm ? instructions->GetAs<Gemm>(index)
+                     : type == Instruction_BlockedGemm
+                         ? instructions->GetAs<BlockedGemm>(index)->gemm()
+                         : nullptr;
+  return gemm && gemm->precision() != DType_F32 ? gemm : nullptr;
+}
+
+ResolvedProgram::GemmStep &ResolvedProgram::addGemm(const Artifact &root, const Gemm &gemm,
+                                                    size_t index, const char *kind,
+                                                    const FeedSites &addresses, void *scratch) {
+  cpu::GemmShape shape = gemmShapeOf(gemm);
+  bool f32 = shape.precision == cpu::GemmPrecision::F32;
+  steps_.push_back(GemmStep{shape, nullptr, nullptr,
+                            reinterpret_cast<float *>(addresses[gemm.c()]), nullptr, {}});
+  GemmStep &step = std::get<GemmStep>(steps_.back());
+  // A 16-bit product's converter keeps A and B itself: fixed.
+  step.a = reinterpret_cast<const float *>(f32 ? addresses.site(gemm.a(), &step.a)
+                                               : addresses[gemm.a()]);
+  step.b = reinterpret_cast<const float *>(f32 ? addresses.site(gemm.b(), &step.b)
+                                               : addresses[gemm.b()]);
+  if (f32)
+    return step;
+  std::string problem;
+  cpu::ConvertedCopySlot slotA, slotB;
+  if (!copySlotFor(gemm.a_copy(), shape.elementsA(), index, slotA) ||
+      !copySlotFor(gemm.b_copy(), shape.elementsB(), index, slotB))
+    return step;
+  // An input a kernel rounded already (the validator allows only the
+  // product's own 16-bit type, and no copy slot with it).
+  for (auto [input, slot] : {std::pair{gemm.a(), &slotA}, std::pair{gemm.b(), &slotB}})
+    if (root.buffers()->Get(input)->dtype() != DType_F32)
+      *slot = {addresses[input], /*convert=*/false, /*isInput=*/true};
+  step.lowPrecision = cpu::LowPrecisionGemm::create(shape, step.a, step.b, step.c,
+                                                    cpu::nativeLowPrecisionAllowed(), scratch,
+                                                    problem, slotA, slotB);
+  if (!step.lowPrecision && resolveError_.empty())
+    resolveError_ = "instructions[" + std::to_string(index) + "] (" + kind + "): " + problem;
+  return step;
+}
+
 ResolvedProgram::BlockedGemmStep
 ResolvedProgram::resolveBlockedGemm(const Executable &executable, const BlockedGemm &blocked,
                                     const FeedSites &addresses) {
@@ -403,9 +434,9 @@ void ResolvedProgram::placeCopySlots(const Program &program) {
   std::map<int, Range> ranges;
   const auto *instructions = program.instructions();
   for (flatbuffers::uoffset_t i = 0; instructions && i < instructions->size(); ++i) {
-    if (program.instructions_type()->Get(i) != Instruction_Gemm)
+    const Gemm *gemm = lowPrecisionProduct(program, i);
+    if (!gemm)
       continue;
-    const Gemm *gemm = instructions->GetAs<Gemm>(i);
     cpu::GemmShape shape = gemmShapeOf(*gemm);
     for (auto [slot, elements] : {std::pair{gemm->a_copy(), shape.elementsA()},
                                   std::pair{gemm->b_copy(), shape.elementsB()}}) {

@@ -34,6 +34,10 @@ namespace kiln::exec {
 /// included.
 cpu::GemmShape gemmShapeOf(const artifact::Gemm &gemm);
 
+/// The 16-bit product instruction `index` of `program` computes (a Gemm,
+/// or a BlockedGemm's with its epilogue), or null.
+const artifact::Gemm *lowPrecisionProduct(const artifact::Program &program, size_t index);
+
 class ResolvedProgram {
 public:
   /// Resolves `program` of `executable` against `addresses`; its
@@ -180,6 +184,10 @@ private:
   BlockedGemmStep resolveBlockedGemm(const Executable &executable,
                                      const artifact::BlockedGemm &blocked,
                                      const FeedSites &addresses);
+  /// Appends the step of product `gemm` (instruction `index`): a 16-bit
+  /// one's converter made over `scratch` and its copy slots.
+  GemmStep &addGemm(const artifact::Artifact &root, const artifact::Gemm &gemm, size_t index,
+                    const char *kind, const FeedSites &addresses, void *scratch);
   /// Appends `call`'s buffers' addresses to kernelArgs_: its inputs as
   /// sites (pointFeed may move a feed among them), its outputs fixed.
   void pushKernelArgs(const artifact::KernelCall &call, const FeedSites &addresses);

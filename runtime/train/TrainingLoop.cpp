@@ -79,12 +79,10 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact, int64_t ru
     if (program->instructions_type()->Get(i) == artifact::Instruction_Convolution)
       convolutions += program->instructions()->GetAs<artifact::Convolution>(i)->precision() ==
                       artifact::DType_BF16;
-    if (program->instructions_type()->Get(i) != artifact::Instruction_Gemm)
+    const artifact::Gemm *gemm = exec::lowPrecisionProduct(*program, i);
+    if (!gemm)
       continue;
-    const auto *gemm = program->instructions()->GetAs<artifact::Gemm>(i);
     cpu::GemmPrecision of = exec::gemmShapeOf(*gemm).precision;
-    if (of == cpu::GemmPrecision::F32)
-      continue;
     ++calls;
     for (auto [input, slot] : {std::pair{gemm->a(), gemm->a_copy()},
                                std::pair{gemm->b(), gemm->b_copy()}}) {

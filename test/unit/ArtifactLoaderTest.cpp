@@ -524,7 +524,8 @@ TEST(ArtifactLoaderTest, RejectsBadProductsByBlocks) {
             at + ".block_rows: 1 is not a multiple of rows_per_update_row = 2 in [1, m = 2]");
   EXPECT_EQ(blockedRejection(
                 [](ArtifactSpec &spec) { blockedOf(spec).gemm.precision = DType_BF16; }),
-            at + ".gemm: a product by blocks is one f32 product (batch 1, bf16)");
+            at + ".gemm: a product by blocks is one product, f32 or in one block (batch 1, "
+                 "bf16, block_rows 1 of m = 2)");
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockRows = 2; }),
             at + ".gemm.c: buffer 8 holds 3 elements; a block of C [block_rows, n] needs 6");
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).update.rows = 0; }),
