@@ -46,7 +46,8 @@ struct LowPrecisionGemm::Impl {
     dnnl::matmul matmul;
     dnnl::stream stream;
     memory a16, b16, c32;
-    /// Its rows of the product (of every batch when the parts are batches).
+    /// Its rows of the product when the parts are blocks of rows (both 0
+    /// when they are whole products of the batch).
     int64_t rowBegin = 0, rowEnd = 0;
   };
   std::vector<Part> parts;
@@ -297,7 +298,7 @@ bool runParts(LowPrecisionGemm::Impl &impl, int threads, std::string &error) {
   int count = static_cast<int>(impl.parts.size());
 #pragma omp parallel num_threads(threads)
   {
-    for (int t = omp_get_thread_num(); t < count; t += threads) {
+    for (int t = omp_get_thread_num(); t < count; t += omp_get_num_threads()) {
       try {
         runPart(impl.parts[t]);
       } catch (const dnnl::error &e) {
@@ -401,14 +402,18 @@ bool LowPrecisionGemm::native() const { return impl_->native; }
 
 namespace {
 
-/// The epilogue over the whole product, its rows split over the session's
-/// threads (the same bits: its rows are independent).
-void runWholeEpilogue(const LowPrecisionGemm::Impl &impl) {
+/// The epilogue over the whole product on `threads` threads, its rows
+/// split among them (the same bits: its rows are independent).
+void runWholeEpilogue(const LowPrecisionGemm::Impl &impl, int threads) {
   const RowEpilogue &epilogue = impl.epilogue;
   if (!epilogue.rowKernel)
     return;
   int64_t rows = impl.shape.batch * impl.shape.m / epilogue.rowsPerKernelRow;
-  omp_set_num_threads(availableThreads());
+  if (threads <= 1) {
+    RowArguments args(epilogue.args, epilogue.argCount);
+    args.call(epilogue.rowKernel, 0, rows);
+    return;
+  }
   runRowRanges(epilogue.rowKernel, epilogue.args, epilogue.argCount, rows);
 }
 
@@ -423,15 +428,16 @@ bool LowPrecisionGemm::run(std::string &error, int threads) {
                   impl.roundedB, impl.elementsB);
     if (!gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads))
       return false;
-    runWholeEpilogue(impl);
+    runWholeEpilogue(impl, threads > 0 ? threads : availableThreads());
     return true;
   }
+  int used = threads > 0 ? threads : impl.threads;
   try {
     if (!impl.parts.empty()) {
-      if (!runParts(impl, threads > 0 ? threads : impl.threads, error))
+      if (!runParts(impl, used, error))
         return false;
       if (!impl.epilogueByParts)
-        runWholeEpilogue(impl);
+        runWholeEpilogue(impl, used);
       return true;
     }
     omp_set_num_threads(impl.threads);
@@ -444,15 +450,16 @@ bool LowPrecisionGemm::run(std::string &error, int threads) {
     error = std::string("oneDNN bf16 matmul failed: ") + e.what();
     return false;
   }
-  runWholeEpilogue(impl);
+  runWholeEpilogue(impl, impl.threads);
   return true;
 }
 
 void LowPrecisionGemm::setEpilogue(const RowEpilogue &epilogue) {
   Impl &impl = *impl_;
   impl.epilogue = epilogue;
-  // By parts when every part is rows (not whole batches) of whole kernel rows.
-  impl.epilogueByParts = !impl.parts.empty();
+  // By parts when every part is rows (not whole batches) of one product,
+  // whole kernel rows each.
+  impl.epilogueByParts = !impl.parts.empty() && impl.shape.batch == 1;
   for (const Impl::Part &part : impl.parts)
     if (part.rowEnd <= part.rowBegin || part.rowBegin % epilogue.rowsPerKernelRow != 0 ||
         part.rowEnd % epilogue.rowsPerKernelRow != 0)

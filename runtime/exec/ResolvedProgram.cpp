@@ -336,7 +336,7 @@ ResolvedProgram::GemmStep &ResolvedProgram::addGemm(const Artifact &root, const 
   cpu::GemmShape shape = gemmShapeOf(gemm);
   bool f32 = shape.precision == cpu::GemmPrecision::F32;
   steps_.push_back(GemmStep{shape, nullptr, nullptr,
-                            reinterpret_cast<float *>(addresses[gemm.c()]), nullptr, {}});
+                            reinterpret_cast<float *>(addresses[gemm.c()]), nullptr, {}, kind});
   GemmStep &step = std::get<GemmStep>(steps_.back());
   // A 16-bit product's converter keeps A and B itself: fixed.
   step.a = reinterpret_cast<const float *>(f32 ? addresses.site(gemm.a(), &step.a)
@@ -347,8 +347,8 @@ ResolvedProgram::GemmStep &ResolvedProgram::addGemm(const Artifact &root, const 
     return step;
   std::string problem;
   cpu::ConvertedCopySlot slotA, slotB;
-  if (!copySlotFor(gemm.a_copy(), shape.elementsA(), index, slotA) ||
-      !copySlotFor(gemm.b_copy(), shape.elementsB(), index, slotB))
+  if (!copySlotFor(gemm.a_copy(), shape.elementsA(), index, kind, slotA) ||
+      !copySlotFor(gemm.b_copy(), shape.elementsB(), index, kind, slotB))
     return step;
   // An input a kernel rounded already (the validator allows only the
   // product's own 16-bit type, and no copy slot with it).
@@ -474,7 +474,7 @@ void ResolvedProgram::placeCopySlots(const Program &program) {
     copySlots_[order[s].first].copy = copySlotStorage_[blockOf[s]].data();
 }
 
-bool ResolvedProgram::copySlotFor(int slot, int64_t elements, size_t index,
+bool ResolvedProgram::copySlotFor(int slot, int64_t elements, size_t index, const char *kind,
                                   cpu::ConvertedCopySlot &out) {
   if (slot < 0)
     return true;
@@ -485,7 +485,7 @@ bool ResolvedProgram::copySlotFor(int slot, int64_t elements, size_t index,
     storage.elements = elements;
   } else if (storage.elements != elements) {
     if (resolveError_.empty())
-      resolveError_ = "instructions[" + std::to_string(index) + "] (Gemm): copy slot " +
+      resolveError_ = "instructions[" + std::to_string(index) + "] (" + kind + "): copy slot " +
                       std::to_string(slot) + " holds a tensor of " +
                       std::to_string(storage.elements) + " elements; this product's has " +
                       std::to_string(elements);
@@ -608,7 +608,7 @@ bool ResolvedProgram::run(std::string &error) const {
                                               multiply)
                          : multiply(0);
       if (!ok) {
-        error = "instructions[" + std::to_string(i) + "] (Gemm): " + problem;
+        error = "instructions[" + std::to_string(i) + "] (" + gemm->kind + "): " + problem;
         return false;
       }
     } else if (const auto *blocked = std::get_if<BlockedGemmStep>(&step)) {

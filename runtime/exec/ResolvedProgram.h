@@ -99,6 +99,9 @@ private:
     /// `resolveError_` set).
     std::unique_ptr<cpu::LowPrecisionGemm> lowPrecision;
     mutable cpu::ThreadChoice threads;
+    /// The instruction: "Gemm", or "BlockedGemm" (a 16-bit product with
+    /// its epilogue).
+    const char *kind = "Gemm";
   };
   struct BlockedGemmStep {
     cpu::BlockedProduct product;
@@ -242,7 +245,7 @@ private:
   /// instruction `index`: the first product naming it converts into it,
   /// later ones read it. False (resolveError_ set) when the element counts
   /// disagree.
-  bool copySlotFor(int slot, int64_t elements, size_t index,
+  bool copySlotFor(int slot, int64_t elements, size_t index, const char *kind,
                    cpu::ConvertedCopySlot &out);
   /// Why a step could not be resolved; reported by run().
   std::string resolveError_;

@@ -526,6 +526,13 @@ TEST(ArtifactLoaderTest, RejectsBadProductsByBlocks) {
                 [](ArtifactSpec &spec) { blockedOf(spec).gemm.precision = DType_BF16; }),
             at + ".gemm: a product by blocks is one product, f32 or in one block (batch 1, "
                  "bf16, block_rows 1 of m = 2)");
+  // In one block (an epilogue), a 16-bit product passes that check (and
+  // meets the next: this C holds one row).
+  EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) {
+              blockedOf(spec).gemm.precision = DType_BF16;
+              blockedOf(spec).blockRows = 2;
+            }),
+            at + ".gemm.c: buffer 8 holds 3 elements; a block of C [block_rows, n] needs 6");
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).blockRows = 2; }),
             at + ".gemm.c: buffer 8 holds 3 elements; a block of C [block_rows, n] needs 6");
   EXPECT_EQ(blockedRejection([](ArtifactSpec &spec) { blockedOf(spec).update.rows = 0; }),

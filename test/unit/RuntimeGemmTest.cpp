@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 
 using namespace kiln;
@@ -360,6 +361,64 @@ TEST(RuntimeGemmTest, SplitNativeProductsKeepTheirBits) {
     expectProduct(shape, roundedTo(cpu::GemmPrecision::BF16, operands), all);
   }
   EXPECT_GT(split, 8);
+}
+
+/// A row entry for the epilogue tests: rows [begin, end) of the kernel,
+/// kEpilogueRowsPerKernelRow product rows of kEpilogueWidth values each,
+/// become 2 c + 1 (its args: C, then the range's two bounds).
+int64_t kEpilogueRowsPerKernelRow = 1, kEpilogueWidth = 0;
+void twiceAndOneRows(void **args) {
+  auto *c = static_cast<float *>(args[0]);
+  int64_t begin = *static_cast<int64_t *>(args[1]), end = *static_cast<int64_t *>(args[2]);
+  int64_t per = kEpilogueRowsPerKernelRow * kEpilogueWidth;
+  for (int64_t i = begin * per; i < end * per; ++i)
+    c[i] = 2 * c[i] + 1;
+}
+
+// Tests a bf16 product with its epilogue (LowPrecisionGemm::setEpilogue):
+// every row of C exactly once through the kernel, after the product, on
+// one thread and on the session's, natively (by the product's parts, or
+// after the whole product where a part is not whole kernel rows) and
+// emulated: the same bits as the product and then the kernel.
+TEST(RuntimeGemmTest, LowPrecisionEpilogueRunsOnceOnEveryRow) {
+  std::mt19937 rng(std::random_device{}());
+  int threads = cpu::availableThreads();
+  for (bool allowNative : {true, false})
+    for (int64_t perRow : {1, 96}) {
+      cpu::GemmShape shape;
+      shape.m = 288; // Two parts of 144 rows: not whole kernel rows of 96.
+      shape.n = 64;
+      shape.k = 128;
+      shape.precision = cpu::GemmPrecision::BF16;
+      SCOPED_TRACE(std::string(allowNative ? "native" : "emulated") + ", kernel rows of " +
+                   std::to_string(perRow));
+      Operands operands = randomOperands(shape, rng);
+      std::string error;
+      std::vector<float> expected(shape.m * shape.n, NAN);
+      auto plain = cpu::LowPrecisionGemm::create(shape, operands.a.data(), operands.b.data(),
+                                                 expected.data(), allowNative, nullptr, error);
+      ASSERT_NE(plain, nullptr) << error;
+      ASSERT_TRUE(plain->run(error, 1)) << error;
+      for (float &value : expected)
+        value = 2 * value + 1;
+      for (int run : {1, threads}) {
+        std::vector<float> c(expected.size(), NAN);
+        void *args[] = {c.data()};
+        auto product = cpu::LowPrecisionGemm::create(shape, operands.a.data(),
+                                                     operands.b.data(), c.data(), allowNative,
+                                                     nullptr, error);
+        ASSERT_NE(product, nullptr) << error;
+        if (product->native() && threads > 1) {
+          EXPECT_TRUE(product->splits()) << "a product too small to be computed in parts";
+        }
+        product->setEpilogue({&twiceAndOneRows, args, 1, perRow});
+        kEpilogueRowsPerKernelRow = perRow;
+        kEpilogueWidth = shape.n;
+        ASSERT_TRUE(product->run(error, run)) << error;
+        EXPECT_EQ(std::memcmp(c.data(), expected.data(), c.size() * 4), 0)
+            << "on " << run << " threads";
+      }
+    }
 }
 
 // Tests the degenerate sizes: vectors and single elements.
