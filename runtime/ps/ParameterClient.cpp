@@ -270,8 +270,12 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
       continue;
     }
     float *sum = sums.data() + it->second * width;
-    for (int64_t j = 0; j < width; ++j)
+    for (int64_t j = 0; j < width; ++j) {
       sum[j] += rows[i * width + j];
+      // Under loss scaling the step checked its gradients, not these sums.
+      if (gradientScale_ != 0 && !std::isfinite(sum[j]))
+        pushOverflowed_ = true;
+    }
   }
   std::vector<std::vector<int64_t>> idsFor(servers_.size());
   std::vector<std::vector<float>> rowsFor(servers_.size());
@@ -295,14 +299,8 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
 }
 
 std::string ParameterClient::payloadOf(const std::vector<float> &values) {
-  if (!compressFp16_) {
-    // Under loss scaling the step checked its gradients; a sum of rows of
-    // duplicate ids made here could still overflow.
-    if (gradientScale_ != 0 &&
-        !std::all_of(values.begin(), values.end(), [](float v) { return std::isfinite(v); }))
-      pushOverflowed_ = true;
+  if (!compressFp16_)
     return bytesOf(values.data(), values.size() * sizeof(float));
-  }
   std::string bytes(values.size() * sizeof(uint16_t), '\0');
   for (size_t i = 0; i < values.size(); ++i) {
     uint16_t bits = roundToF16(values[i]);
@@ -318,13 +316,13 @@ bool ParameterClient::finishStep(std::string &error) {
   std::vector<PushReply> replies(servers_.size());
   std::vector<CallStatus> statuses(servers_.size());
   Latch latch(serverCount());
+  // A gradient finite in the step but not once summed by id or rounded to
+  // f16 for the wire: under loss scaling an overflow like any other.
+  if (gradientScale_ != 0 && pushOverflowed_)
+    skipping_ = true;
   for (size_t s = 0; s < servers_.size(); ++s) {
     pending_[s].set_worker(worker_);
     pending_[s].set_step(step_);
-    // A gradient finite in f32 but beyond f16's range once rounded for the
-    // wire: under loss scaling an overflow like any other, the step skipped.
-    if (gradientScale_ != 0 && pushOverflowed_)
-      skipping_ = true;
     if (skipping_) {
       pending_[s].clear_dense();
       pending_[s].clear_rows();

@@ -459,13 +459,12 @@ bool ParameterServer::restore(const std::string &path, std::string &error) {
     auto skips = manifest.data.find(skippedStepsKey(s));
     int64_t skippedHere = skips == manifest.data.end() ? 0 : skips->second;
     // Sync: the skipped steps are among the applied ones (async counts pushes).
-    bool sync = options_.mode == SyncMode::Sync;
-    if (skippedHere < 0 || (sync && skippedHere > count->second)) {
+    if (skippedHere < 0 || (!async && skippedHere > count->second)) {
       error = manifest.path + ": error: data." + skippedStepsKey(s) + " is " +
               std::to_string(skippedHere) +
-              (sync ? ", not between 0 and data." + appliedStepsKey(s) + " (" +
-                          std::to_string(count->second) + ")"
-                    : ", negative");
+              (!async ? ", not between 0 and data." + appliedStepsKey(s) + " (" +
+                            std::to_string(count->second) + ")"
+                      : ", negative");
       return false;
     }
     if (saved == options_.servers ? s == options_.index : true) {
