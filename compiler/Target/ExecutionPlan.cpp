@@ -364,9 +364,9 @@ bool mayWriteState(Operation *op) {
 // without reductions or transposes) over tensors of C's shape, so that row r
 // of its results reads row r of C only (kiln-split-rows checks it again),
 // and assigns none of them to a variable, nor reads another product
-// computed by blocks; and nothing between the two
-// writes a variable (the product now runs where its reader does, and the
-// reader's threads write while others still read A and B).
+// computed by blocks; and nothing between the two communicates, nor writes a
+// variable where A or B is one (the product now runs where its reader does,
+// and the reader's threads write while others still read A and B).
 bool Planner::planAsEpilogue(MatmulOp matmul, GemmStep &gemm) const {
   Value product = matmul.getResult();
   auto type = llvm::cast<RankedTensorType>(product.getType());
@@ -386,9 +386,17 @@ bool Planner::planAsEpilogue(MatmulOp matmul, GemmStep &gemm) const {
   for (Value operand : reader->getOperands())
     if (blockedProducts.count(operand))
       return false;
+  // A product of values kernels computed may move past variable writes (a
+  // bf16 backward product reads the weight's rounded copy, not the weight
+  // its optimizer update may overwrite in between); one reading a variable
+  // may not, nor any product past a communication op.
+  bool readsVariable = llvm::any_of(matmul->getOperands(), [](Value input) {
+    return llvm::isa_and_nonnull<ReadOp>(viewedValue(input).getDefiningOp());
+  });
   for (Operation *between = matmul->getNextNode(); between != reader;
        between = between->getNextNode())
-    if (mayWriteState(between))
+    if (llvm::isa_and_nonnull<dist::KDistDialect>(between->getDialect()) ||
+        (readsVariable && mayWriteState(between)))
       return false;
   gemm.m *= gemm.batch; // The batches as rows of one product.
   gemm.batch = 1;

@@ -26,7 +26,8 @@
 // run of 50 steps is mostly past them), and meanwhile the other steps keep
 // their choice, or, before their own first window, all threads (the usual
 // winner). Neighbouring steps are in different groups, so each is timed
-// after and before its neighbours as they will run.
+// after and before its neighbours as they will run; the program's last
+// step too, which runs just before its first (ResolvedProgram).
 //
 // A machine shared with other work can mislead one window (a neighbour busy
 // on the second core makes every split run slow: a transformer's products
@@ -53,6 +54,7 @@
 #define KILN_RUNTIME_CPU_THREADCHOICE_H
 
 #include <cmath>
+#include <cstddef>
 
 namespace kiln::cpu {
 
@@ -69,6 +71,9 @@ public:
   /// Places the step at `position` among the program's measured steps: its
   /// group's windows (call before the first next()).
   void stagger(int position) { window_ = kWarmup + (position % kGroups) * kFirstTrials; }
+  /// The group of the measured step at `position` of a program's `count`:
+  /// position mod kGroups, but the last step's differs from the first's too.
+  static int groupOf(size_t position, size_t count);
 
   /// The threads for the step's next run (call once per run), given the
   /// session's (`available`) and whether the step can be split over them

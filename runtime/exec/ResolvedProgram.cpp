@@ -312,10 +312,12 @@ ResolvedProgram::ResolvedProgram(const Executable &executable,
     }
   }
   // The measured steps take their trial windows in turn (ThreadChoice.h).
-  int position = 0;
+  std::vector<cpu::ThreadChoice *> measured;
   for (const Step &step : steps_)
     if (cpu::ThreadChoice *choice = threadChoice(step))
-      choice->stagger(position++);
+      measured.push_back(choice);
+  for (size_t position = 0; position < measured.size(); ++position)
+    measured[position]->stagger(cpu::ThreadChoice::groupOf(position, measured.size()));
 }
 
 const Gemm *lowPrecisionProduct(const Program &program, size_t index) {

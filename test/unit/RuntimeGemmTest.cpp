@@ -305,6 +305,23 @@ TEST(RuntimeGemmTest, NeighbouringStepsTakeTheirWindowsInTurn) {
   }
 }
 
+// Tests that neighbouring measured steps are in different groups, the last
+// and the first of a program too (it runs again after its last step), for
+// programs of 2 to 13 measured steps; steps before the last keep p mod 4.
+TEST(RuntimeGemmTest, TheLastStepIsNotInTheFirstStepsGroup) {
+  for (size_t count = 2; count <= 13; ++count)
+    for (size_t p = 0; p < count; ++p) {
+      int group = cpu::ThreadChoice::groupOf(p, count);
+      EXPECT_NE(group, cpu::ThreadChoice::groupOf((p + 1) % count, count))
+          << "position " << p << " of " << count;
+      EXPECT_GE(group, 0);
+      EXPECT_LT(group, cpu::ThreadChoice::kGroups);
+      if (p + 1 < count) {
+        EXPECT_EQ(group, int(p % cpu::ThreadChoice::kGroups)) << "position " << p;
+      }
+    }
+}
+
 // Tests that a product split over threads (by rows, or by products of a
 // batch) gives the same bits as on one thread, on random shapes with every
 // combination of the flags.
