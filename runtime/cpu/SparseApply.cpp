@@ -70,6 +70,13 @@ void updateRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t ro
   }
 }
 
+/// How many distinct ids ahead an update asks for the rows it will write
+/// (the first line of the table's and each slot's): the rows of a large
+/// table are cache misses, one after another otherwise (each row's update
+/// waits on its row's loads). Inline in the loop: GCC finds a function that
+/// only prefetches free of effects and drops its calls.
+constexpr size_t kPrefetchIdsAhead = 8;
+
 /// One row's dense update, the kiln.apply_momentum / kiln.apply_adam
 /// lowering's math in the same f32 operations (passes/Conversion/
 /// KilnToLinalg/TrainingPatterns.cpp), so that a table updated densely
@@ -186,8 +193,15 @@ void applyPart(const SparseHyperParameters &hyper, const SparseUpdate &update,
   const std::vector<int64_t> &order = scratch.order;
   const std::vector<float> &sums = scratch.sums;
   if (!everyRow) {
-    for (size_t k = 0; k < order.size(); ++k)
+    for (size_t k = 0; k < order.size(); ++k) {
+      if (k + kPrefetchIdsAhead < order.size()) {
+        int64_t ahead = order[k + kPrefetchIdsAhead] * update.rowWidth;
+        __builtin_prefetch(update.param + ahead);
+        for (const float *slot : update.slots)
+          __builtin_prefetch(slot + ahead);
+      }
       updateRow(hyper, update, order[k], sums.data() + k * update.rowWidth);
+    }
     return;
   }
   // Every row of the range: its summed gradient, or zeros.

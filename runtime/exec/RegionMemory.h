@@ -9,7 +9,8 @@
 namespace kiln::exec {
 
 /// Zero-filled, page-aligned (so 64-byte aligned) memory for one region,
-/// allocated once. An empty region still has a valid, aligned address.
+/// allocated once; from 2 MB on, aligned to a huge page and advised to use
+/// them. An empty region still has a valid, aligned address.
 class RegionMemory {
 public:
   RegionMemory() = default;
@@ -31,6 +32,7 @@ public:
 private:
   uint8_t *data_ = nullptr;
   uint64_t size_ = 0;
+  uint64_t mappedSize_ = 0; ///< From data_: size_, and up to a huge page more.
   bool mapped_ = false;
 };
 

@@ -1,5 +1,6 @@
 //===- RuntimeSessionTest.cpp - Running artifacts -------------------------===//
 
+#include "runtime/exec/RegionMemory.h"
 #include "runtime/exec/Session.h"
 
 #include "test/unit/ArtifactTestBuilder.h"
@@ -242,6 +243,38 @@ TEST_F(RuntimeSessionTest, BindsAFeedWrittenInPlace) {
 // by copy afterwards reads the buffer again (the borrowed bytes poisoned);
 // a feed whose views the artifact does not state, or that the program
 // fetches, is copied instead, with the same results.
+
+// Tests the regions' memory: zero-filled and writable to its last byte,
+// page-aligned; from 2 MB on (a session's variables holding an embedding
+// table) aligned to a huge page; read-only when protected; an empty region
+// has an aligned address.
+TEST(RuntimeRegionMemoryTest, IsAlignedZeroedAndWritable) {
+  for (uint64_t size : {uint64_t(1), uint64_t(65536) + 5, (uint64_t(5) << 20) + 12345}) {
+    SCOPED_TRACE(size);
+    RegionMemory region;
+    std::string error;
+    ASSERT_TRUE(region.allocate("test", size, error)) << error;
+    EXPECT_EQ(region.size(), size);
+    uintptr_t address = reinterpret_cast<uintptr_t>(region.data());
+    EXPECT_EQ(address % 4096, 0u);
+    if (size >= (uint64_t(2) << 20)) {
+      EXPECT_EQ(address % (uint64_t(2) << 20), 0u);
+    }
+    bool zero = true;
+    for (uint64_t i = 0; i < size; ++i)
+      zero = zero && region.data()[i] == 0;
+    EXPECT_TRUE(zero);
+    std::memset(region.data(), 0x5a, size);
+    EXPECT_EQ(region.data()[size - 1], 0x5a);
+    EXPECT_TRUE(region.protectReadOnly(error)) << error;
+    EXPECT_EQ(region.data()[0], 0x5a);
+  }
+  RegionMemory empty;
+  std::string error;
+  ASSERT_TRUE(empty.allocate("empty", 0, error));
+  EXPECT_NE(empty.data(), nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(empty.data()) % 64, 0u);
+}
 TEST(RuntimeSessionBorrowTest, ReadsABorrowedFeedWhereItIs) {
   ArtifactSpec spec = sampleArtifact();
   ProgramSpec &forward = spec.programs[1];
