@@ -132,27 +132,9 @@ struct IdPart {
 
 /// Fills `scratch.order` with the distinct ids of `update` that `mine`
 /// contains, in order of first appearance, and `scratch.sums` with each
-/// one's rows summed in order: one pass, through a hash table the scratch
-/// keeps (a std::unordered_map here allocated a node per id, every step).
+/// one's rows summed in order: one pass.
 void sumDuplicateRows(const SparseUpdate &update, const IdPart &mine, SparseScratch &scratch) {
-  // At most half full; a table grown for a larger update is kept.
-  int bits = 4;
-  while ((int64_t(1) << bits) < 2 * update.count)
-    ++bits;
-  if (scratch.keys.size() < (size_t(1) << bits)) {
-    scratch.keys.assign(size_t(1) << bits, 0);
-    scratch.places.assign(size_t(1) << bits, 0);
-    scratch.stamps.assign(size_t(1) << bits, 0);
-    scratch.generation = 0;
-  }
-  size_t capacity = scratch.keys.size();
-  bits = __builtin_ctzll(capacity);
-  if (++scratch.generation == 0) { // Wrapped: every stamp is stale again.
-    std::fill(scratch.stamps.begin(), scratch.stamps.end(), 0u);
-    scratch.generation = 1;
-  }
-  uint32_t generation = scratch.generation;
-  size_t mask = capacity - 1;
+  scratch.places.reset(static_cast<size_t>(update.count));
   scratch.order.clear();
   std::vector<float> &sums = scratch.sums;
   sums.assign(static_cast<size_t>(update.count * update.rowWidth), 0.0f);
@@ -160,16 +142,10 @@ void sumDuplicateRows(const SparseUpdate &update, const IdPart &mine, SparseScra
     int64_t id = idAt(update, i);
     if (!mine.contains(id))
       continue;
-    size_t slot = static_cast<size_t>(IdPart::hash(id) >> (64 - bits));
-    while (scratch.stamps[slot] == generation && scratch.keys[slot] != id)
-      slot = (slot + 1) & mask;
-    if (scratch.stamps[slot] != generation) {
-      scratch.stamps[slot] = generation;
-      scratch.keys[slot] = id;
-      scratch.places[slot] = static_cast<int64_t>(scratch.order.size());
+    auto [place, first] = scratch.places.insert(id);
+    if (first)
       scratch.order.push_back(id);
-    }
-    float *sum = sums.data() + scratch.places[slot] * update.rowWidth;
+    float *sum = sums.data() + place * update.rowWidth;
     const float *row = update.rows + i * update.rowWidth;
     for (int64_t j = 0; j < update.rowWidth; ++j)
       sum[j] += row[j];

@@ -13,6 +13,8 @@
 #ifndef KILN_RUNTIME_CPU_SPARSEAPPLY_H
 #define KILN_RUNTIME_CPU_SPARSEAPPLY_H
 
+#include "runtime/cpu/UniqueIds.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -49,12 +51,7 @@ struct SparseScratch {
   std::vector<float> sums;
   std::vector<int64_t> rowSlot;
   std::vector<int64_t> order; ///< The distinct ids, in order of first appearance.
-  /// An open-addressing table from id to its place in `order`: a slot is
-  /// taken in this call when its stamp is `generation` (no clearing).
-  std::vector<int64_t> keys;
-  std::vector<int64_t> places;
-  std::vector<uint32_t> stamps;
-  uint32_t generation = 0;
+  UniqueIds places;           ///< Id -> its place in `order`.
   std::vector<float> zeros; ///< A row of zeros, for a dense update.
 };
 

@@ -12,7 +12,6 @@
 #include "runtime/ps/ParameterClient.h"
 
 #include <cstring>
-#include <unordered_map>
 
 namespace kiln::ps {
 
@@ -48,8 +47,13 @@ bool ParameterClient::planPull(const std::vector<exec::PullOrder> &orders, int64
     }
     std::vector<int64_t> &all = plan.ids[o] = widenIds(order.ids, order.ids64, order.count);
     // Unique ids in order of first appearance, each asked of its server once.
-    std::unordered_map<int64_t, int64_t> uniqueOf;
-    std::vector<std::vector<int64_t>> idsFor(servers_.size()), uniquesFor(servers_.size());
+    cpu::UniqueIds &uniqueOf = scratch_.unique;
+    uniqueOf.reset(all.size());
+    std::vector<std::vector<int64_t>> &idsFor = scratch_.idsFor;
+    idsFor.resize(servers_.size());
+    for (std::vector<int64_t> &forServer : idsFor)
+      forServer.clear();
+    std::vector<std::vector<int64_t>> uniquesFor(servers_.size());
     plan.slots[o].resize(all.size());
     for (size_t i = 0; i < all.size(); ++i) {
       int64_t id = all[i];
@@ -57,9 +61,9 @@ bool ParameterClient::planPull(const std::vector<exec::PullOrder> &orders, int64
         plan.slots[o][i] = -1; // A zero row.
         continue;
       }
-      auto [it, inserted] = uniqueOf.try_emplace(id, plan.uniqueCounts[o]);
-      plan.slots[o][i] = it->second;
-      if (!inserted)
+      auto [unique, first] = uniqueOf.insert(id);
+      plan.slots[o][i] = unique;
+      if (!first)
         continue;
       ++plan.uniqueCounts[o];
       if (!shards.isHash() && (id < 0 || id >= spec->shape.rows)) {
@@ -69,7 +73,7 @@ bool ParameterClient::planPull(const std::vector<exec::PullOrder> &orders, int64
       }
       int server = shards.isHash() ? shards.serverOfId(id) : shards.serverOf(shards.shardOfRow(id));
       idsFor[server].push_back(id);
-      uniquesFor[server].push_back(it->second);
+      uniquesFor[server].push_back(unique);
     }
     for (size_t server = 0; server < servers_.size(); ++server) {
       if (idsFor[server].empty())

@@ -13,7 +13,6 @@
 #include <cstring>
 #include <system_error>
 #include <thread>
-#include <unordered_map>
 
 namespace kiln::ps {
 
@@ -249,13 +248,16 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
     return false;
   const VariableShards &shards = shardsOf(*spec);
   int64_t width = spec->shape.rowWidth;
-  std::vector<int64_t> all = widenIds(ids, ids64, count);
-  // Duplicates summed here: each id travels once.
-  std::unordered_map<int64_t, int64_t> uniqueOf;
-  std::vector<int64_t> uniqueIds;
-  std::vector<float> sums;
-  for (size_t i = 0; i < all.size(); ++i) {
-    int64_t id = all[i];
+  // Duplicates summed here: each id travels once. The buffers are the
+  // client's, kept from push to push.
+  cpu::UniqueIds &uniqueOf = scratch_.unique;
+  std::vector<int64_t> &uniqueIds = scratch_.uniqueIds;
+  std::vector<float> &sums = scratch_.sums;
+  uniqueOf.reset(static_cast<size_t>(count));
+  uniqueIds.clear();
+  sums.clear();
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t id = ids64 ? static_cast<const int64_t *>(ids)[i] : static_cast<const int32_t *>(ids)[i];
     if (id == kPaddingId)
       continue;
     if (!shards.isHash() && (id < 0 || id >= spec->shape.rows)) {
@@ -263,13 +265,13 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
               std::to_string(spec->shape.rows) + " rows";
       return false;
     }
-    auto [it, inserted] = uniqueOf.try_emplace(id, static_cast<int64_t>(uniqueIds.size()));
-    if (inserted) {
+    auto [unique, first] = uniqueOf.insert(id);
+    if (first) {
       uniqueIds.push_back(id);
       sums.insert(sums.end(), rows + i * width, rows + (i + 1) * width);
       continue;
     }
-    float *sum = sums.data() + it->second * width;
+    float *sum = sums.data() + unique * width;
     for (int64_t j = 0; j < width; ++j) {
       sum[j] += rows[i * width + j];
       // Under loss scaling the step checked its gradients, not these sums.
@@ -277,8 +279,14 @@ bool ParameterClient::pushRows(uint32_t index, const void *ids, bool ids64, int6
         pushOverflowed_ = true;
     }
   }
-  std::vector<std::vector<int64_t>> idsFor(servers_.size());
-  std::vector<std::vector<float>> rowsFor(servers_.size());
+  std::vector<std::vector<int64_t>> &idsFor = scratch_.idsFor;
+  std::vector<std::vector<float>> &rowsFor = scratch_.rowsFor;
+  idsFor.resize(servers_.size());
+  rowsFor.resize(servers_.size());
+  for (size_t s = 0; s < servers_.size(); ++s) {
+    idsFor[s].clear();
+    rowsFor[s].clear();
+  }
   for (size_t u = 0; u < uniqueIds.size(); ++u) {
     int64_t id = uniqueIds[u];
     int server = shards.isHash() ? shards.serverOfId(id) : shards.serverOf(shards.shardOfRow(id));

@@ -32,6 +32,7 @@
 #define KILN_RUNTIME_PS_PARAMETERCLIENT_H
 
 #include "runtime/cluster/GrpcSetup.h"
+#include "runtime/cpu/UniqueIds.h"
 #include "runtime/ps/ClientSupport.h"
 #include "runtime/exec/ParameterAccess.h"
 #include "runtime/ps/ParameterServer.h"
@@ -199,6 +200,16 @@ private:
   float gradientScale_ = 0;
   int64_t skippedSteps_ = 0;
   std::vector<PushRequest> pending_; ///< By server.
+  /// Buffers pushRows() and planPull() reuse from call to call (the step's
+  /// thread alone calls them), so that a step allocates little.
+  struct Scratch {
+    cpu::UniqueIds unique;
+    std::vector<int64_t> uniqueIds;
+    std::vector<float> sums;
+    std::vector<std::vector<int64_t>> idsFor; ///< By server.
+    std::vector<std::vector<float>> rowsFor;  ///< By server.
+  };
+  mutable Scratch scratch_;
   std::deque<std::unique_ptr<PullCalls>> prefetched_;
   int64_t prefetchHits_ = 0, prefetchMisses_ = 0;
 };

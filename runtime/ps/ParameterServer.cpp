@@ -23,26 +23,30 @@ void runAll(std::vector<std::pair<Done, CallStatus>> &finished) {
   finished.clear();
 }
 
-/// The f32 values of a pushed payload (f16 when compressed).
-std::vector<float> decodeFloats(const std::string &bytes, bool compressed) {
+/// Into `values`: the f32 values of a pushed payload (f16 when compressed),
+/// divided by `scale` unless it is 0 or 1 (fp16 loss scaling's scaled
+/// gradients: a division, since a tiny scale's reciprocal could overflow).
+void decodeFloats(const std::string &bytes, bool compressed, float scale,
+                  std::vector<float> &values) {
   if (!compressed) {
-    std::vector<float> values(bytes.size() / sizeof(float));
+    values.resize(bytes.size() / sizeof(float));
     std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
-    return values;
+  } else {
+    values.resize(bytes.size() / sizeof(uint16_t));
+    for (size_t i = 0; i < values.size(); ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, bytes.data() + i * sizeof bits, sizeof bits);
+      values[i] = f16ToFloat(bits);
+    }
   }
-  std::vector<float> values(bytes.size() / sizeof(uint16_t));
-  for (size_t i = 0; i < values.size(); ++i) {
-    uint16_t bits;
-    std::memcpy(&bits, bytes.data() + i * sizeof bits, sizeof bits);
-    values[i] = f16ToFloat(bits);
-  }
-  return values;
+  if (scale != 0 && scale != 1)
+    for (float &value : values)
+      value /= scale;
 }
 
-std::vector<int64_t> decodeIds(const std::string &bytes) {
-  std::vector<int64_t> ids(bytes.size() / sizeof(int64_t));
+void decodeIds(const std::string &bytes, std::vector<int64_t> &ids) {
+  ids.resize(bytes.size() / sizeof(int64_t));
   std::memcpy(ids.data(), bytes.data(), ids.size() * sizeof(int64_t));
-  return ids;
 }
 
 } // namespace
@@ -127,7 +131,8 @@ CallStatus ParameterServer::readPull(const PullRequest &request, PullReply &repl
     if (!store_.readShard(key.variable(), key.shard(), *reply.add_dense(), error))
       return CallStatus::error(Code::InvalidArgument, error.message);
   for (const RowsKey &key : request.rows()) {
-    std::vector<int64_t> ids = decodeIds(key.ids());
+    std::vector<int64_t> &ids = decoded_.pulledIds;
+    decodeIds(key.ids(), ids);
     if (!store_.readRows(key.variable(), ids.data(), static_cast<int64_t>(ids.size()),
                          *reply.add_rows(), error))
       return CallStatus::error(Code::InvalidArgument, error.message);
@@ -189,25 +194,24 @@ CallStatus ParameterServer::addPush(const PushRequest &request) {
                              "worker " + std::to_string(request.worker()) + "'s push of step " +
                                  std::to_string(request.step()) + " has gradient_scale " +
                                  std::to_string(scale) + " (not a positive finite number)");
-  // Scaled gradients (fp16 loss scaling) divided back as they are decoded
-  // (a division: a tiny scale's reciprocal could overflow).
-  auto decode = [&](const std::string &bytes, bool compressed) {
-    std::vector<float> values = decodeFloats(bytes, compressed);
-    if (scale != 0 && scale != 1)
-      for (float &value : values)
-        value /= scale;
-    return values;
-  };
+  // Scaled gradients (fp16 loss scaling) divided back as they are decoded,
+  // into buffers kept from push to push (under mutex_).
   RequestError error;
   store_.setStep(request.step());
-  std::vector<std::vector<float>> dense;
-  for (const DenseGradient &gradient : request.dense())
-    dense.push_back(decode(gradient.values(), gradient.compressed()));
-  std::vector<std::vector<int64_t>> ids;
-  std::vector<std::vector<float>> rows;
-  for (const RowsGradient &gradient : request.rows()) {
-    ids.push_back(decodeIds(gradient.ids()));
-    rows.push_back(decode(gradient.rows(), gradient.compressed()));
+  std::vector<std::vector<float>> &dense = decoded_.dense;
+  std::vector<std::vector<int64_t>> &ids = decoded_.ids;
+  std::vector<std::vector<float>> &rows = decoded_.rows;
+  if (dense.size() < static_cast<size_t>(request.dense_size()))
+    dense.resize(static_cast<size_t>(request.dense_size()));
+  if (rows.size() < static_cast<size_t>(request.rows_size())) {
+    ids.resize(static_cast<size_t>(request.rows_size()));
+    rows.resize(static_cast<size_t>(request.rows_size()));
+  }
+  for (int i = 0; i < request.dense_size(); ++i)
+    decodeFloats(request.dense(i).values(), request.dense(i).compressed(), scale, dense[i]);
+  for (int i = 0; i < request.rows_size(); ++i) {
+    decodeIds(request.rows(i).ids(), ids[i]);
+    decodeFloats(request.rows(i).rows(), request.rows(i).compressed(), scale, rows[i]);
   }
   // Every entry is checked before any is added: a bad request changes nothing.
   for (bool commit : {false, true}) {

@@ -123,6 +123,13 @@ private:
   std::string slowestWorker() const;
 
   std::mutex mutex_;
+  /// A push's entries and a pull's ids decoded (under mutex_): kept from
+  /// request to request, so that one allocates little.
+  struct Decoded {
+    std::vector<std::vector<float>> dense, rows;
+    std::vector<std::vector<int64_t>> ids;
+    std::vector<int64_t> pulledIds;
+  } decoded_;
   ShardStore store_;
   ServerOptions options_;
   int64_t applied_ = 0;

@@ -168,3 +168,29 @@ TEST(RuntimeSparseApplyTest, SharesTheIdsSixtyFourAThread) {
 }
 
 } // namespace
+
+// Tests that UniqueIds numbers the distinct ids of each call 0, 1, ... in
+// order of first appearance, as a std::map would, over calls of growing and
+// shrinking sizes that reuse the table (ids from a small range, so that
+// they repeat; negative ones and multiples of large powers of two, which
+// share their low bits, too).
+TEST(RuntimeSparseApplyTest, UniqueIdsNumberIdsInOrderOfFirstAppearance) {
+  cpu::UniqueIds unique;
+  std::mt19937_64 rng(17);
+  for (int call = 0; call < 200; ++call) {
+    size_t count = static_cast<size_t>(rng() % 700);
+    int64_t range = 1 + static_cast<int64_t>(rng() % 1000);
+    unique.reset(count);
+    std::map<int64_t, int64_t> expected;
+    for (size_t i = 0; i < count; ++i) {
+      int64_t id = static_cast<int64_t>(rng() % range) - range / 2;
+      if (call % 3 == 0)
+        id *= int64_t(1) << 40;
+      auto [number, first] = unique.insert(id);
+      auto [at, inserted] = expected.try_emplace(id, static_cast<int64_t>(expected.size()));
+      ASSERT_EQ(first, inserted) << "call " << call << ", id " << id;
+      ASSERT_EQ(number, at->second) << "call " << call << ", id " << id;
+    }
+    EXPECT_EQ(unique.size(), static_cast<int64_t>(expected.size()));
+  }
+}
