@@ -2,6 +2,8 @@
 
 #include "runtime/exec/RegionMemory.h"
 
+#include "runtime/cpu/HugePages.h"
+
 #include <cerrno>
 #include <cstring>
 #include <sys/mman.h>
@@ -11,8 +13,6 @@ namespace kiln::exec {
 namespace {
 /// The address of every empty region.
 alignas(64) uint8_t emptyRegion[64];
-/// x86-64's transparent huge page.
-constexpr uint64_t kHugePageBytes = uint64_t(2) << 20;
 } // namespace
 
 RegionMemory::~RegionMemory() {
@@ -30,8 +30,8 @@ bool RegionMemory::allocate(const char *name, uint64_t size,
   // one too, and asks for them (where transparent huge pages are
   // `madvise`, as on Debian and Ubuntu): an embedding table's random rows
   // then cost a TLB miss each far less often.
-  bool huge = size >= kHugePageBytes;
-  uint64_t mappedSize = huge ? size + kHugePageBytes : size;
+  bool huge = size >= cpu::kHugePageBytes;
+  uint64_t mappedSize = huge ? size + cpu::kHugePageBytes : size;
   void *memory = ::mmap(nullptr, mappedSize, PROT_READ | PROT_WRITE,
                         MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) {
@@ -44,7 +44,7 @@ bool RegionMemory::allocate(const char *name, uint64_t size,
   mappedSize_ = mappedSize;
   if (huge) {
     auto address = reinterpret_cast<uintptr_t>(memory);
-    uintptr_t aligned = (address + kHugePageBytes - 1) & ~uintptr_t(kHugePageBytes - 1);
+    uintptr_t aligned = (address + cpu::kHugePageBytes - 1) & ~uintptr_t(cpu::kHugePageBytes - 1);
     // The unaligned head goes back; the tail stays mapped.
     if (aligned != address)
       ::munmap(memory, aligned - address);

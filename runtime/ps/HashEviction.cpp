@@ -64,7 +64,7 @@ void ShardStore::removeHashRows(VariableState &state, std::vector<int64_t> rows)
     if (static_cast<size_t>(row) != last) {
       std::memcpy(block.values.data() + row * width, block.values.data() + last * width,
                   width * sizeof(float));
-      for (std::vector<float> &slot : block.slots)
+      for (FloatRows &slot : block.slots)
         std::memcpy(slot.data() + row * width, slot.data() + last * width, width * sizeof(float));
       part.ids[row] = part.ids[last];
       part.pulls[row] = part.pulls[last];
@@ -72,7 +72,7 @@ void ShardStore::removeHashRows(VariableState &state, std::vector<int64_t> rows)
       part.rowOf[part.ids[row]] = row;
     }
     block.values.resize(last * width);
-    for (std::vector<float> &slot : block.slots)
+    for (FloatRows &slot : block.slots)
       slot.resize(last * width);
     part.ids.pop_back();
     part.pulls.pop_back();

@@ -31,7 +31,7 @@ std::vector<int64_t> rowsShape(const PsVariable &spec, int64_t rows) {
   return shape;
 }
 
-TensorRef floats(std::string name, std::vector<int64_t> shape, const std::vector<float> &values) {
+TensorRef floats(std::string name, std::vector<int64_t> shape, const FloatRows &values) {
   return {std::move(name), DType::F32, std::move(shape), values.data(),
           values.size() * sizeof(float)};
 }
@@ -45,8 +45,8 @@ std::string slotName(const std::string &prefix, size_t slot) {
   return prefix + "/slot-" + std::to_string(slot);
 }
 
-template <typename T> void copyInto(std::vector<T> &out, const LoadedTensor &tensor) {
-  out.resize(tensor.data.size() / sizeof(T));
+template <typename Vector> void copyInto(Vector &out, const LoadedTensor &tensor) {
+  out.resize(tensor.data.size() / sizeof(typename Vector::value_type));
   if (!out.empty())
     std::memcpy(out.data(), tensor.data.data(), tensor.data.size());
 }
@@ -110,7 +110,7 @@ bool ShardStore::restoreTensors(const std::vector<LoadedTensor> &tensors, std::s
   };
   // Checked whole first, then copied: a bad checkpoint changes nothing.
   struct Copy {
-    std::vector<float> *floats = nullptr;
+    FloatRows *floats = nullptr;
     std::vector<int64_t> *integers = nullptr;
     const LoadedTensor *from;
   };

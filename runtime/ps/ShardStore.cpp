@@ -19,7 +19,7 @@ uint64_t fnv1a(const std::string &text) {
 
 std::vector<float *> slotPointers(RowBlock &block) {
   std::vector<float *> pointers;
-  for (std::vector<float> &slot : block.slots)
+  for (FloatRows &slot : block.slots)
     pointers.push_back(slot.data());
   return pointers;
 }
@@ -70,7 +70,7 @@ void ShardStore::initializeShards(int ordinal) {
                   static_cast<size_t>(width) * sizeof(float));
     }
     shard.block.slots.assign(model_.optimizer.slotCount(),
-                             std::vector<float>(shard.block.values.size(),
+                             FloatRows(shard.block.values.size(),
                                                 model_.optimizer.slotInitialValue()));
   }
 }
@@ -122,7 +122,7 @@ int64_t ShardStore::hashRow(int ordinal, int64_t id) {
   size_t at = part.block.values.size();
   part.block.values.resize(at + static_cast<size_t>(width));
   initialRow(ordinal, id, part.block.values.data() + at);
-  for (std::vector<float> &slot : part.block.slots)
+  for (FloatRows &slot : part.block.slots)
     slot.resize(part.block.values.size(), model_.optimizer.slotInitialValue());
   part.ids.push_back(id);
   part.pulls.push_back(0);

@@ -13,6 +13,7 @@
 #define KILN_RUNTIME_PS_SHARDSTORE_H
 
 #include "runtime/checkpoint/Checkpoint.h"
+#include "runtime/cpu/HugePages.h"
 #include "runtime/cpu/SparseApply.h"
 #include "runtime/ps/PsModel.h"
 
@@ -24,11 +25,14 @@
 
 namespace kiln::ps {
 
+/// A server's f32 rows: on huge pages once they fill one (cpu/HugePages.h).
+using FloatRows = std::vector<float, cpu::HugePageAllocator<float>>;
+
 /// Rows of f32 with their optimizer slots.
 struct RowBlock {
   int64_t width = 1;
-  std::vector<float> values;
-  std::vector<std::vector<float>> slots;
+  FloatRows values;
+  std::vector<FloatRows> slots;
   int64_t rows() const { return static_cast<int64_t>(values.size()) / width; }
   int64_t bytes() const {
     return static_cast<int64_t>((values.size() * (1 + slots.size())) * sizeof(float));

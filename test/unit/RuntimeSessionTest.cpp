@@ -1,5 +1,6 @@
 //===- RuntimeSessionTest.cpp - Running artifacts -------------------------===//
 
+#include "runtime/cpu/HugePages.h"
 #include "runtime/exec/RegionMemory.h"
 #include "runtime/exec/Session.h"
 
@@ -274,6 +275,31 @@ TEST(RuntimeRegionMemoryTest, IsAlignedZeroedAndWritable) {
   ASSERT_TRUE(empty.allocate("empty", 0, error));
   EXPECT_NE(empty.data(), nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(empty.data()) % 64, 0u);
+}
+
+// Tests the parameter servers' row allocator: vectors that grow across a
+// huge page (reallocated from std::allocator's memory onto huge-page-aligned
+// memory and back as they shrink to fit) keep their values; the large ones
+// start on a huge page.
+TEST(RuntimeHugePagesTest, VectorsKeepTheirValuesAcrossTheThreshold) {
+  std::vector<float, cpu::HugePageAllocator<float>> rows;
+  size_t big = cpu::kHugePageBytes / sizeof(float) + 1000;
+  for (size_t n : {size_t(10), big / 2, big, 3 * big}) {
+    size_t old = rows.size();
+    rows.resize(n);
+    for (size_t i = old; i < n; ++i)
+      rows[i] = static_cast<float>(i);
+    if (rows.capacity() * sizeof(float) >= cpu::kHugePageBytes) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(rows.data()) % cpu::kHugePageBytes, 0u) << n;
+    }
+  }
+  rows.resize(100);
+  rows.shrink_to_fit();
+  for (size_t i = 0; i < rows.size(); ++i)
+    ASSERT_EQ(rows[i], static_cast<float>(i));
+  std::vector<float, cpu::HugePageAllocator<float>> copy(3 * big, 2.0f);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(copy.data()) % cpu::kHugePageBytes, 0u);
+  EXPECT_EQ(copy.back(), 2.0f);
 }
 TEST(RuntimeSessionBorrowTest, ReadsABorrowedFeedWhereItIs) {
   ArtifactSpec spec = sampleArtifact();
