@@ -15,7 +15,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <memory>
 #include <new>
 #include <sys/mman.h>
@@ -25,9 +24,38 @@ namespace kiln::cpu {
 /// x86-64's transparent huge page.
 constexpr size_t kHugePageBytes = size_t(2) << 20;
 
-/// A std::allocator that places an allocation of a huge page or more on
-/// huge pages (aligned to one, its size rounded up to whole ones, advised
-/// before anything touches it); smaller ones as std::allocator does.
+/// `bytes` rounded up to whole huge pages.
+inline size_t hugePageRounded(size_t bytes) {
+  return (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
+}
+
+/// Maps hugePageRounded(bytes) zero-filled bytes starting on a huge page and
+/// advises them before anything touches them: null if mmap fails. Give them
+/// back with unmapHugePages(memory, bytes).
+inline void *mapHugePages(size_t bytes) {
+  size_t rounded = hugePageRounded(bytes);
+  // A huge page more, then the unaligned head and the rest of the tail back.
+  void *memory = ::mmap(nullptr, rounded + kHugePageBytes, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (memory == MAP_FAILED)
+    return nullptr;
+  auto address = reinterpret_cast<uintptr_t>(memory);
+  uintptr_t aligned = (address + kHugePageBytes - 1) & ~uintptr_t(kHugePageBytes - 1);
+  if (aligned != address)
+    ::munmap(memory, aligned - address);
+  if (uintptr_t end = address + rounded + kHugePageBytes; end != aligned + rounded)
+    ::munmap(reinterpret_cast<void *>(aligned + rounded), end - (aligned + rounded));
+  ::madvise(reinterpret_cast<void *>(aligned), rounded, MADV_HUGEPAGE); // Advice only.
+  return reinterpret_cast<void *>(aligned);
+}
+
+inline void unmapHugePages(void *memory, size_t bytes) {
+  ::munmap(memory, hugePageRounded(bytes));
+}
+
+/// A std::allocator that maps an allocation of a huge page or more on its
+/// own huge pages (mapHugePages: not from the heap, whose memory glibc would
+/// hand to small allocations later); smaller ones as std::allocator does.
 template <typename T> struct HugePageAllocator {
   using value_type = T;
   HugePageAllocator() = default;
@@ -37,18 +65,16 @@ template <typename T> struct HugePageAllocator {
     size_t bytes = count * sizeof(T);
     if (bytes < kHugePageBytes)
       return std::allocator<T>().allocate(count);
-    size_t rounded = (bytes + kHugePageBytes - 1) & ~(kHugePageBytes - 1);
-    void *memory = std::aligned_alloc(kHugePageBytes, rounded);
+    void *memory = mapHugePages(bytes);
     if (!memory)
       throw std::bad_alloc();
-    ::madvise(memory, rounded, MADV_HUGEPAGE); // Advice only: ignored where unsupported.
     return static_cast<T *>(memory);
   }
   void deallocate(T *memory, size_t count) {
     if (count * sizeof(T) < kHugePageBytes)
       std::allocator<T>().deallocate(memory, count);
     else
-      std::free(memory);
+      unmapHugePages(memory, count * sizeof(T));
   }
   template <typename U> bool operator==(const HugePageAllocator<U> &) const { return true; }
   template <typename U> bool operator!=(const HugePageAllocator<U> &) const { return false; }

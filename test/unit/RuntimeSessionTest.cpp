@@ -239,12 +239,6 @@ TEST_F(RuntimeSessionTest, BindsAFeedWrittenInPlace) {
             SessionError::NotFound);
 }
 
-// Tests binding a feed to the caller's bytes where they are (borrowFeed):
-// the program reads them there, not its buffer (poisoned); binding the feed
-// by copy afterwards reads the buffer again (the borrowed bytes poisoned);
-// a feed whose views the artifact does not state, or that the program
-// fetches, is copied instead, with the same results.
-
 // Tests the regions' memory: zero-filled and writable to its last byte,
 // page-aligned; from 2 MB on (a session's variables holding an embedding
 // table) aligned to a huge page; read-only when protected; an empty region
@@ -301,6 +295,12 @@ TEST(RuntimeHugePagesTest, VectorsKeepTheirValuesAcrossTheThreshold) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(copy.data()) % cpu::kHugePageBytes, 0u);
   EXPECT_EQ(copy.back(), 2.0f);
 }
+
+// Tests binding a feed to the caller's bytes where they are (borrowFeed):
+// the program reads them there, not its buffer (poisoned); binding the feed
+// by copy afterwards reads the buffer again (the borrowed bytes poisoned);
+// a feed whose views the artifact does not state, or that the program
+// fetches, is copied instead, with the same results.
 TEST(RuntimeSessionBorrowTest, ReadsABorrowedFeedWhereItIs) {
   ArtifactSpec spec = sampleArtifact();
   ProgramSpec &forward = spec.programs[1];
