@@ -19,8 +19,9 @@ int64_t idAt(const SparseUpdate &update, int64_t i) {
 /// One row's update in f32: the dense kiln.apply_* lowering's math, except
 /// Adam, which is PyTorch's SparseAdam (TensorFlow's LazyAdam): epsilon is
 /// added to sqrt(v) before the bias correction, not after.
-void updateRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t row,
-               const float *g) {
+/// Inlined into each of updateNamedRows' clones (one per instruction set).
+[[gnu::always_inline]] inline void updateRow(const SparseHyperParameters &h,
+                                             const SparseUpdate &u, int64_t row, const float *g) {
   int64_t width = u.rowWidth;
   float *p = u.param + row * width;
   float lr = *u.lr;
@@ -81,8 +82,9 @@ constexpr size_t kPrefetchIdsAhead = 8;
 /// lowering's math in the same f32 operations (passes/Conversion/
 /// KilnToLinalg/TrainingPatterns.cpp), so that a table updated densely
 /// matches a dense variable bit for bit.
-void denseRow(const SparseHyperParameters &h, const SparseUpdate &u, int64_t row,
-              const float *g) {
+/// Inlined into each of updateEveryRow's clones.
+[[gnu::always_inline]] inline void denseRow(const SparseHyperParameters &h, const SparseUpdate &u,
+                                            int64_t row, const float *g) {
   int64_t width = u.rowWidth;
   float *p = u.param + row * width;
   float lr = *u.lr;
@@ -157,6 +159,40 @@ bool updatesEveryRow(const SparseHyperParameters &hyper) {
          (hyper.optimizer == SparseOptimizer::Momentum || hyper.optimizer == SparseOptimizer::Adam);
 }
 
+// The rows' updates, compiled for AVX-512, AVX2 and the baseline and
+// picked at load time (the baseline's 4-wide square roots and divisions
+// were most of a large update's time): the same bits on each, since the
+// file is compiled without contraction into FMAs and vector square roots
+// and divisions are correctly rounded as scalar ones are.
+
+/// The rows of the distinct ids `order`, whose summed gradients are
+/// `sums`, each asking for the row kPrefetchIdsAhead ids ahead.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+updateNamedRows(const SparseHyperParameters &hyper, const SparseUpdate &update,
+                const std::vector<int64_t> &order, const float *sums) {
+  for (size_t k = 0; k < order.size(); ++k) {
+    if (k + kPrefetchIdsAhead < order.size()) {
+      int64_t ahead = order[k + kPrefetchIdsAhead] * update.rowWidth;
+      __builtin_prefetch(update.param + ahead);
+      for (const float *slot : update.slots)
+        __builtin_prefetch(slot + ahead);
+    }
+    updateRow(hyper, update, order[k], sums + k * update.rowWidth);
+  }
+}
+
+/// Every row of [begin, end): its summed gradient (sums at rowSlot's
+/// place), or `zeros`.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+updateEveryRow(const SparseHyperParameters &hyper, const SparseUpdate &update, int64_t begin,
+               int64_t end, const std::vector<int64_t> &rowSlot, const float *sums,
+               const float *zeros) {
+  for (int64_t row = begin; row < end; ++row) {
+    int64_t k = rowSlot[row - begin];
+    denseRow(hyper, update, row, k < 0 ? zeros : sums + k * update.rowWidth);
+  }
+}
+
 /// Part `part` of `parts` of the update: the ids whose hash falls in it, or,
 /// when every row is updated, the rows of its range of the table.
 void applyPart(const SparseHyperParameters &hyper, const SparseUpdate &update,
@@ -169,15 +205,7 @@ void applyPart(const SparseHyperParameters &hyper, const SparseUpdate &update,
   const std::vector<int64_t> &order = scratch.order;
   const std::vector<float> &sums = scratch.sums;
   if (!everyRow) {
-    for (size_t k = 0; k < order.size(); ++k) {
-      if (k + kPrefetchIdsAhead < order.size()) {
-        int64_t ahead = order[k + kPrefetchIdsAhead] * update.rowWidth;
-        __builtin_prefetch(update.param + ahead);
-        for (const float *slot : update.slots)
-          __builtin_prefetch(slot + ahead);
-      }
-      updateRow(hyper, update, order[k], sums.data() + k * update.rowWidth);
-    }
+    updateNamedRows(hyper, update, order, sums.data());
     return;
   }
   // Every row of the range: its summed gradient, or zeros.
@@ -186,16 +214,13 @@ void applyPart(const SparseHyperParameters &hyper, const SparseUpdate &update,
   for (size_t k = 0; k < order.size(); ++k)
     rowSlot[order[k] - mine.begin] = static_cast<int64_t>(k);
   scratch.zeros.assign(static_cast<size_t>(update.rowWidth), 0.0f);
-  for (int64_t row = mine.begin; row < mine.end; ++row) {
-    int64_t k = rowSlot[row - mine.begin];
-    denseRow(hyper, update, row,
-             k < 0 ? scratch.zeros.data() : sums.data() + k * update.rowWidth);
-  }
+  updateEveryRow(hyper, update, mine.begin, mine.end, rowSlot, sums.data(), scratch.zeros.data());
 }
 
 } // namespace
 
-void denseApply(const SparseHyperParameters &hyper, float *param, const std::vector<float *> &slots,
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+denseApply(const SparseHyperParameters &hyper, float *param, const std::vector<float *> &slots,
                 const float *grad, int64_t count, float lr, float step) {
   SparseUpdate update{param, slots, nullptr, false, nullptr, 1, 1, count, &lr, &step};
   bool stateful = hyper.optimizer == SparseOptimizer::Momentum ||

@@ -24,20 +24,20 @@ namespace kiln::cpu {
 class UniqueIds {
 public:
   /// Forgets the ids of the last call, with room for `count` distinct ids
-  /// (the table at most half full; a table grown for more is kept).
+  /// (the table at most half full; a table grown for more is kept). At
+  /// most 2^31 - 1: a batch's ids.
   void reset(size_t count) {
     size_t capacity = 16;
     while (capacity < 2 * count)
       capacity *= 2;
-    if (keys_.size() < capacity) {
-      keys_.assign(capacity, 0);
-      numbers_.assign(capacity, 0);
-      stamps_.assign(capacity, 0);
+    if (slots_.size() < capacity) {
+      slots_.assign(capacity, Slot{});
       generation_ = 0;
     }
-    bits_ = __builtin_ctzll(keys_.size());
+    bits_ = __builtin_ctzll(slots_.size());
     if (++generation_ == 0) { // Wrapped: every stamp is stale again.
-      std::fill(stamps_.begin(), stamps_.end(), 0u);
+      for (Slot &slot : slots_)
+        slot.stamp = 0;
       generation_ = 1;
     }
     size_ = 0;
@@ -47,28 +47,35 @@ public:
   /// ...), and whether this call had not seen it before. At most the count
   /// given to reset() distinct ids.
   std::pair<int64_t, bool> insert(int64_t id) {
-    size_t mask = keys_.size() - 1;
+    size_t mask = slots_.size() - 1;
     // Multiplicative hashing, the product's high bits (another multiplier
     // than the one that splits a sparse update's ids between threads, whose
     // part's ids would otherwise crowd one stretch of the table).
-    size_t slot = static_cast<size_t>((static_cast<uint64_t>(id) * 0xD6E8FEB86659FD93ull) >>
-                                      (64 - bits_));
-    while (stamps_[slot] == generation_ && keys_[slot] != id)
-      slot = (slot + 1) & mask;
-    if (stamps_[slot] == generation_)
-      return {numbers_[slot], false};
-    stamps_[slot] = generation_;
-    keys_[slot] = id;
-    numbers_[slot] = size_;
-    return {size_++, true};
+    size_t at = static_cast<size_t>((static_cast<uint64_t>(id) * 0xD6E8FEB86659FD93ull) >>
+                                    (64 - bits_));
+    for (;; at = (at + 1) & mask) {
+      Slot &slot = slots_[at];
+      if (slot.stamp != generation_) {
+        slot = Slot{id, static_cast<int32_t>(size_), generation_};
+        return {size_++, true};
+      }
+      if (slot.key == id)
+        return {slot.number, false};
+    }
   }
 
   /// Distinct ids inserted since reset().
   int64_t size() const { return size_; }
 
 private:
-  std::vector<int64_t> keys_, numbers_;
-  std::vector<uint32_t> stamps_;
+  /// One probe reads one slot: key, number and stamp in 16 bytes (three
+  /// arrays made each probe three cache misses once the table left L1).
+  struct Slot {
+    int64_t key = 0;
+    int32_t number = 0;
+    uint32_t stamp = 0; ///< The slot is this call's when it is generation_.
+  };
+  std::vector<Slot> slots_;
   uint32_t generation_ = 0;
   int bits_ = 4;
   int64_t size_ = 0;
