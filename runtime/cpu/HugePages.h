@@ -13,6 +13,7 @@
 #ifndef KILN_RUNTIME_CPU_HUGEPAGES_H
 #define KILN_RUNTIME_CPU_HUGEPAGES_H
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -33,6 +34,10 @@ inline size_t hugePageRounded(size_t bytes) {
 /// advises them before anything touches them: null if mmap fails. Give them
 /// back with unmapHugePages(memory, bytes).
 inline void *mapHugePages(size_t bytes) {
+  if (bytes > SIZE_MAX - 2 * kHugePageBytes) { // Rounded up, it would wrap.
+    errno = ENOMEM;
+    return nullptr;
+  }
   size_t rounded = hugePageRounded(bytes);
   // A huge page more, then the unaligned head and the rest of the tail back.
   void *memory = ::mmap(nullptr, rounded + kHugePageBytes, PROT_READ | PROT_WRITE,
@@ -43,8 +48,9 @@ inline void *mapHugePages(size_t bytes) {
   uintptr_t aligned = (address + kHugePageBytes - 1) & ~uintptr_t(kHugePageBytes - 1);
   if (aligned != address)
     ::munmap(memory, aligned - address);
-  if (uintptr_t end = address + rounded + kHugePageBytes; end != aligned + rounded)
-    ::munmap(reinterpret_cast<void *>(aligned + rounded), end - (aligned + rounded));
+  // The tail left is never empty: the head taken is less than a huge page.
+  uintptr_t end = address + rounded + kHugePageBytes;
+  ::munmap(reinterpret_cast<void *>(aligned + rounded), end - (aligned + rounded));
   ::madvise(reinterpret_cast<void *>(aligned), rounded, MADV_HUGEPAGE); // Advice only.
   return reinterpret_cast<void *>(aligned);
 }

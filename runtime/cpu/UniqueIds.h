@@ -13,7 +13,7 @@
 #ifndef KILN_RUNTIME_CPU_UNIQUEIDS_H
 #define KILN_RUNTIME_CPU_UNIQUEIDS_H
 
-#include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -27,6 +27,7 @@ public:
   /// (the table at most half full; a table grown for more is kept). At
   /// most 2^31 - 1: a batch's ids.
   void reset(size_t count) {
+    assert(count <= size_t(INT32_MAX));
     size_t capacity = 16;
     while (capacity < 2 * count)
       capacity *= 2;

@@ -34,8 +34,9 @@ bool RegionMemory::allocate(const char *name, uint64_t size,
                       : ::mmap(nullptr, size, PROT_READ | PROT_WRITE,
                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (!memory || memory == MAP_FAILED) {
+    int reason = errno; // Before the message's allocations.
     error = std::string("cannot allocate the ") + name + " region (" +
-            std::to_string(size) + " bytes): " + std::strerror(errno);
+            std::to_string(size) + " bytes): " + std::strerror(reason);
     return false;
   }
   data_ = static_cast<uint8_t *>(memory);

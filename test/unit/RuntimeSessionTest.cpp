@@ -566,6 +566,13 @@ TEST(RuntimeSessionMemoryTest, ReportsARegionTooLargeToAllocate) {
   EXPECT_EQ(Session::create(executable, error), nullptr);
   EXPECT_EQ(error, "test.kiln: error: cannot allocate the arena region "
                    "(4611686018427387904 bytes): Cannot allocate memory");
+  // So large that rounding it up to huge pages would wrap around.
+  spec.arenaBytes = UINT64_MAX - 4096;
+  executable = load(spec);
+  ASSERT_NE(executable, nullptr);
+  EXPECT_EQ(Session::create(executable, error), nullptr);
+  EXPECT_EQ(error, "test.kiln: error: cannot allocate the arena region "
+                   "(18446744073709547519 bytes): Cannot allocate memory");
 }
 
 } // namespace
