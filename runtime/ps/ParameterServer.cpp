@@ -207,19 +207,30 @@ CallStatus ParameterServer::addPush(const PushRequest &request) {
     ids.resize(static_cast<size_t>(request.rows_size()));
     rows.resize(static_cast<size_t>(request.rows_size()));
   }
+  // A dense gradient of plain f32 is summed straight from the message.
+  auto plain = [&](const DenseGradient &gradient) {
+    return !gradient.compressed() && (scale == 0 || scale == 1);
+  };
   for (int i = 0; i < request.dense_size(); ++i)
-    decodeFloats(request.dense(i).values(), request.dense(i).compressed(), scale, dense[i]);
+    if (!plain(request.dense(i)))
+      decodeFloats(request.dense(i).values(), request.dense(i).compressed(), scale, dense[i]);
   for (int i = 0; i < request.rows_size(); ++i) {
     decodeIds(request.rows(i).ids(), ids[i]);
     decodeFloats(request.rows(i).rows(), request.rows(i).compressed(), scale, rows[i]);
   }
   // Every entry is checked before any is added: a bad request changes nothing.
   for (bool commit : {false, true}) {
-    for (int i = 0; i < request.dense_size(); ++i)
-      if (!store_.addShardGradient(request.dense(i).variable(), request.dense(i).shard(),
-                                   dense[i].data(), static_cast<int64_t>(dense[i].size()), commit,
+    for (int i = 0; i < request.dense_size(); ++i) {
+      const DenseGradient &gradient = request.dense(i);
+      bool fromMessage = plain(gradient);
+      const void *values = fromMessage ? static_cast<const void *>(gradient.values().data())
+                                       : static_cast<const void *>(dense[i].data());
+      int64_t count = static_cast<int64_t>(fromMessage ? gradient.values().size() / sizeof(float)
+                                                       : dense[i].size());
+      if (!store_.addShardGradient(gradient.variable(), gradient.shard(), values, count, commit,
                                    error))
         return CallStatus::error(Code::InvalidArgument, error.message);
+    }
     for (int i = 0; i < request.rows_size(); ++i)
       if (!store_.addRowsGradient(request.rows(i).variable(), ids[i].data(),
                                   static_cast<int64_t>(ids[i].size()), rows[i].data(),

@@ -193,7 +193,7 @@ bool ShardStore::readRows(uint32_t variable, const int64_t *ids, int64_t count,
   return true;
 }
 
-bool ShardStore::addShardGradient(uint32_t variable, uint32_t shard, const float *values,
+bool ShardStore::addShardGradient(uint32_t variable, uint32_t shard, const void *values,
                                   int64_t count, bool commit, RequestError &error) {
   VariableState *state = find(variable, error);
   if (!state)
@@ -213,12 +213,19 @@ bool ShardStore::addShardGradient(uint32_t variable, uint32_t shard, const float
   }
   if (!commit)
     return true;
+  // Read by memcpy: `values` may be a message's bytes.
   std::vector<float> &sum = it->second.gradientSum;
-  if (sum.empty())
-    sum.assign(values, values + count);
-  else
-    for (int64_t i = 0; i < count; ++i)
-      sum[i] += values[i];
+  const char *bytes = static_cast<const char *>(values);
+  if (sum.empty()) {
+    sum.resize(static_cast<size_t>(count));
+    std::memcpy(sum.data(), bytes, static_cast<size_t>(count) * sizeof(float));
+  } else {
+    for (int64_t i = 0; i < count; ++i) {
+      float value;
+      std::memcpy(&value, bytes + i * sizeof(float), sizeof(float));
+      sum[i] += value;
+    }
+  }
   return true;
 }
 

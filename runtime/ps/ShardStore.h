@@ -110,9 +110,10 @@ public:
   /// first touch.
   bool readRows(uint32_t variable, const int64_t *ids, int64_t count, std::string &out,
                 RequestError &error);
-  /// Adds a dense gradient of `shard` (f32, its size) to the pending sum;
-  /// with `commit` false, only checks that it could.
-  bool addShardGradient(uint32_t variable, uint32_t shard, const float *values, int64_t count,
+  /// Adds a dense gradient of `shard` (`count` f32 values, its size, at any
+  /// address: a message's bytes too) to the pending sum; with `commit`
+  /// false, only checks that it could.
+  bool addShardGradient(uint32_t variable, uint32_t shard, const void *values, int64_t count,
                         bool commit, RequestError &error);
   /// Adds rows of a sparse gradient to the pending sum; with `commit`
   /// false, only checks that it could.
