@@ -25,6 +25,12 @@
 //                split over the threads (cpu::sparseApply: each its part of
 //                the ids) vs on one, on the examples' sizes and a larger
 //                recommender's; fresh random ids each run.
+//   sparse pages the same update on one thread after 32 MB of other traffic
+//                (as in a training step), its table and accumulator on 4 KB
+//                pages vs on huge pages (cpu::HugePageAllocator, as a
+//                session's regions and a server's rows are).
+//   f32 products wide&deep's products on one thread, oneDNN's sgemm (what
+//                cpu::gemm calls) vs its matmul primitive (brgemm), as GFLOP/s.
 // Each timing is the median of repeated runs after a warm-up; Kiln's is the
 // program alone (bind + run, less bind). Results are ratios;
 // docs/performance.md records them with this command.
@@ -39,6 +45,7 @@
 #include "runtime/api/kiln.h"
 #include "runtime/cpu/Convolution.h"
 #include "runtime/cpu/Gemm.h"
+#include "runtime/cpu/HugePages.h"
 #include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/SparseApply.h"
 #include "runtime/cpu/Threads.h"
@@ -50,6 +57,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <dnnl.h>
+#include <dnnl.hpp>
 #include <omp.h>
 
 #include <algorithm>
@@ -389,6 +397,90 @@ void benchSparse() {
   }
 }
 
+/// One lazy Adagrad update of `ids` random rows on one thread after a sweep
+/// over 32 MB of other memory, its table and accumulator in `Vector`s.
+template <typename Vector> double sparseAfterTraffic(int64_t rows, int64_t width, int64_t count) {
+  Vector param(rows * width, 0.1f), acc(rows * width, 0.1f);
+  std::vector<float> grads(count * width, 0.01f), traffic(size_t(8) << 20, 1.0f);
+  std::vector<int64_t> ids(count);
+  std::mt19937_64 rng(2);
+  float lr = 0.05f, step = 1, sink = 0;
+  kiln::cpu::SparseHyperParameters hyper;
+  hyper.optimizer = kiln::cpu::SparseOptimizer::Adagrad;
+  kiln::cpu::SparseUpdate update{param.data(), {acc.data()}, ids.data(), true, grads.data(),
+                                 count, rows, width, &lr, &step};
+  std::vector<kiln::cpu::SparseScratch> scratches;
+  std::vector<double> times;
+  for (int run = 0; run < 201; ++run) {
+    for (int64_t &id : ids)
+      id = static_cast<int64_t>(rng() % static_cast<uint64_t>(rows));
+    for (size_t i = 0; i < traffic.size(); i += 16)
+      sink += traffic[i] += 1.0f;
+    auto begin = std::chrono::steady_clock::now();
+    kiln::cpu::sparseApply(hyper, update, scratches, 1);
+    times.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count());
+  }
+  if (sink == 0)
+    llvm::outs() << "";
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2];
+}
+
+void benchSparsePages() {
+  llvm::outs() << "sparse Adagrad after 32 MB of other traffic, 1 thread, us: 4 KB pages / "
+                  "huge pages = speed-up\n";
+  struct Case {
+    const char *what;
+    int64_t rows, width, ids;
+  };
+  const Case cases[] = {
+      {"wide&deep sites 100000x16, 256 ids", 100000, 16, 256},
+      {"1000000x16, 256 ids", 1000000, 16, 256},
+      {"4000000x16, 256 ids", 4000000, 16, 256},
+  };
+  for (const Case &c : cases) {
+    double small = sparseAfterTraffic<std::vector<float>>(c.rows, c.width, c.ids);
+    double huge = sparseAfterTraffic<std::vector<float, kiln::cpu::HugePageAllocator<float>>>(
+        c.rows, c.width, c.ids);
+    llvm::outs() << llvm::format("  %-36s %8.1f / %8.1f = %.2f\n", c.what, small * 1e6,
+                                 huge * 1e6, small / huge);
+  }
+}
+
+void benchProductsF32() {
+  llvm::outs() << "f32 products on 1 thread, GFLOP/s: sgemm / matmul primitive\n";
+  const int64_t shapes[][3] = {{128, 256, 77}, {128, 128, 256}, {128, 77, 256},
+                               {256, 256, 77}, {64, 256, 784}};
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  for (const auto &shape : shapes) {
+    int64_t m = shape[0], n = shape[1], k = shape[2];
+    std::vector<float> a(m * k, 0.5f), b(k * n, 0.25f), c(m * n);
+    double flops = 2.0 * m * n * k;
+    double sgemm = medianSeconds(201, [&] {
+      dnnl_sgemm('N', 'N', m, n, k, 1.0f, a.data(), k, b.data(), n, 0.0f, c.data(), n);
+    });
+    using tag = dnnl::memory::format_tag;
+    auto f32 = dnnl::memory::data_type::f32;
+    dnnl::memory::desc ad({m, k}, f32, tag::ab), bd({k, n}, f32, tag::ab), cd({m, n}, f32, tag::ab);
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    dnnl::matmul::primitive_desc desc(dnnl::matmul::desc(ad, bd, cd), attr, engine);
+    dnnl::matmul product(desc);
+    dnnl::memory am(ad, engine, a.data()), bm(bd, engine, b.data()), cm(cd, engine, c.data());
+    dnnl::memory scratch(desc.scratchpad_desc(), engine);
+    double matmul = medianSeconds(201, [&] {
+      product.execute(stream, {{DNNL_ARG_SRC, am}, {DNNL_ARG_WEIGHTS, bm}, {DNNL_ARG_DST, cm},
+                               {DNNL_ARG_SCRATCHPAD, scratch}});
+      stream.wait();
+    });
+    llvm::outs() << llvm::format("  %4lld x %4lld x %4lld  %6.1f / %6.1f\n", (long long)m,
+                                 (long long)n, (long long)k, flops / sgemm / 1e9,
+                                 flops / matmul / 1e9);
+  }
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -404,5 +496,13 @@ int main(int argc, char **argv) {
   benchTransposedProducts();
   benchConvolutionsBF16();
   benchSparse();
+  benchSparsePages();
+  {
+    // One thread, as each of cpu::gemm's parts runs.
+    int saved = omp_get_max_threads();
+    omp_set_num_threads(1);
+    benchProductsF32();
+    omp_set_num_threads(saved);
+  }
   return 0;
 }

@@ -73,7 +73,7 @@ template <typename T> struct HugePageAllocator {
       return std::allocator<T>().allocate(count);
     void *memory = mapHugePages(bytes);
     if (!memory)
-      throw std::bad_alloc();
+      std::__throw_bad_alloc(); // As std::allocator: throws, or aborts without exceptions.
     return static_cast<T *>(memory);
   }
   void deallocate(T *memory, size_t count) {
