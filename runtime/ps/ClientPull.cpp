@@ -137,11 +137,13 @@ bool ParameterClient::finishPull(PullCalls &calls, const std::vector<exec::PullO
                        "shard " + std::to_string(part.shard) + " (expected " +
                            std::to_string(rows * rowBytes) + ")");
     float *out = orders[part.order].out;
-    for (int64_t r = 0; r < rows; ++r) {
-      int64_t global = shards.rowsByMod() ? part.shard + r * shards.shardCount()
-                                          : shards.shardBegin(part.shard) + r;
-      std::memcpy(out + global * width, values.data() + r * rowBytes, rowBytes);
+    if (!shards.rowsByMod()) { // A range of rows: one copy.
+      std::memcpy(out + shards.shardBegin(part.shard) * width, values.data(), values.size());
+      continue;
     }
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(out + (part.shard + r * shards.shardCount()) * width,
+                  values.data() + r * rowBytes, rowBytes);
   }
   // Each rows order's unique rows, then scattered to every position.
   std::vector<std::vector<float>> uniqueRows(orders.size());
