@@ -29,8 +29,10 @@
 //                (as in a training step), its table and accumulator on 4 KB
 //                pages vs on huge pages (cpu::HugePageAllocator, as a
 //                session's regions and a server's rows are).
-//   f32 products wide&deep's products on one thread, oneDNN's sgemm (what
-//                cpu::gemm calls) vs its matmul primitive (brgemm), as GFLOP/s.
+//   f32 products wide&deep's forward products (and the MLP's first) as one
+//                thread's part computes them, A x B untransposed: oneDNN's
+//                sgemm (what cpu::gemm calls) vs its matmul primitive (the
+//                implementation oneDNN picks is printed), as GFLOP/s.
 // Each timing is the median of repeated runs after a warm-up; Kiln's is the
 // program alone (bind + run, less bind). Results are ratios;
 // docs/performance.md records them with this command.
@@ -57,7 +59,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <dnnl.h>
-#include <dnnl.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
 #include <algorithm>
@@ -449,7 +451,7 @@ void benchSparsePages() {
 }
 
 void benchProductsF32() {
-  llvm::outs() << "f32 products on 1 thread, GFLOP/s: sgemm / matmul primitive\n";
+  llvm::outs() << "f32 products A x B on 1 thread, GFLOP/s: sgemm / matmul primitive\n";
   const int64_t shapes[][3] = {{128, 256, 77}, {128, 128, 256}, {128, 77, 256},
                                {256, 256, 77}, {64, 256, 784}};
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -475,9 +477,9 @@ void benchProductsF32() {
                                {DNNL_ARG_SCRATCHPAD, scratch}});
       stream.wait();
     });
-    llvm::outs() << llvm::format("  %4lld x %4lld x %4lld  %6.1f / %6.1f\n", (long long)m,
+    llvm::outs() << llvm::format("  %4lld x %4lld x %4lld  %6.1f / %6.1f (%s)\n", (long long)m,
                                  (long long)n, (long long)k, flops / sgemm / 1e9,
-                                 flops / matmul / 1e9);
+                                 flops / matmul / 1e9, desc.impl_info_str());
   }
 }
 

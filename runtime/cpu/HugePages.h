@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <new>
 #include <sys/mman.h>
@@ -68,12 +69,14 @@ template <typename T> struct HugePageAllocator {
   template <typename U> HugePageAllocator(const HugePageAllocator<U> &) {}
 
   T *allocate(size_t count) {
+    if (count > SIZE_MAX / sizeof(T))
+      failed();
     size_t bytes = count * sizeof(T);
     if (bytes < kHugePageBytes)
       return std::allocator<T>().allocate(count);
     void *memory = mapHugePages(bytes);
     if (!memory)
-      std::__throw_bad_alloc(); // As std::allocator: throws, or aborts without exceptions.
+      failed();
     return static_cast<T *>(memory);
   }
   void deallocate(T *memory, size_t count) {
@@ -84,6 +87,16 @@ template <typename T> struct HugePageAllocator {
   }
   template <typename U> bool operator==(const HugePageAllocator<U> &) const { return true; }
   template <typename U> bool operator!=(const HugePageAllocator<U> &) const { return false; }
+
+private:
+  /// As std::allocator fails: std::bad_alloc, or an abort without exceptions.
+  [[noreturn]] static void failed() {
+#if __cpp_exceptions
+    throw std::bad_alloc();
+#else
+    std::abort();
+#endif
+  }
 };
 
 } // namespace kiln::cpu

@@ -194,6 +194,30 @@ CallStatus ParameterServer::addPush(const PushRequest &request) {
                              "worker " + std::to_string(request.worker()) + "'s push of step " +
                                  std::to_string(request.step()) + " has gradient_scale " +
                                  std::to_string(scale) + " (not a positive finite number)");
+  // Every payload whole values: f32, or f16 when compressed; ids int64.
+  auto ragged = [&](const std::string &bytes, size_t size, const char *what, uint32_t variable) {
+    if (bytes.size() % size == 0)
+      return CallStatus{};
+    return CallStatus::error(
+        Code::InvalidArgument,
+        "worker " + std::to_string(request.worker()) + "'s push of step " +
+            std::to_string(request.step()) + " has " + std::to_string(bytes.size()) +
+            " bytes of " + what + " for variable " + std::to_string(variable) +
+            ", not a whole number of " + std::to_string(size) + "-byte values");
+  };
+  for (const DenseGradient &gradient : request.dense())
+    if (CallStatus status = ragged(gradient.values(), gradient.compressed() ? 2 : 4, "values",
+                                   gradient.variable());
+        !status.ok())
+      return status;
+  for (const RowsGradient &gradient : request.rows()) {
+    if (CallStatus status = ragged(gradient.rows(), gradient.compressed() ? 2 : 4, "rows",
+                                   gradient.variable());
+        !status.ok())
+      return status;
+    if (CallStatus status = ragged(gradient.ids(), 8, "ids", gradient.variable()); !status.ok())
+      return status;
+  }
   // Scaled gradients (fp16 loss scaling) divided back as they are decoded,
   // into buffers kept from push to push (under mutex_).
   RequestError error;

@@ -218,7 +218,8 @@ bool ShardStore::addShardGradient(uint32_t variable, uint32_t shard, const void 
   const char *bytes = static_cast<const char *>(values);
   if (sum.empty()) {
     sum.resize(static_cast<size_t>(count));
-    std::memcpy(sum.data(), bytes, static_cast<size_t>(count) * sizeof(float));
+    if (count > 0)
+      std::memcpy(sum.data(), bytes, static_cast<size_t>(count) * sizeof(float));
   } else {
     for (int64_t i = 0; i < count; ++i) {
       float value;

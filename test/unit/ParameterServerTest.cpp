@@ -497,6 +497,60 @@ TEST(ParameterServerTest, ScaledPushesAreDividedByTheirScale) {
   EXPECT_NE(status.message.find("gradient_scale -4"), std::string::npos) << status.message;
 }
 
+// A push whose payload is not whole values (f32, f16 when compressed, int64
+// ids) is refused, naming the bytes, and changes nothing: before the server
+// summed plain f32 straight from the message, a stray tail was dropped.
+TEST(ParameterServerTest, RaggedPayloadsAreRefused) {
+  PsModel model = smallModel();
+  LocalCluster cluster(model, 1, 1);
+  std::vector<float> before = pullDense(*cluster.clients[0], 0, 30);
+  std::vector<float> gradient(30, 1.0f);
+  std::string whole(reinterpret_cast<const char *>(gradient.data()), 30 * sizeof(float));
+  struct Case {
+    bool compressed;
+    std::string values;
+    const char *expected;
+  };
+  const Case cases[] = {
+      {false, whole + "xy", "has 122 bytes of values for variable 0, not a whole number of "
+                            "4-byte values"},
+      {true, std::string(61, '\0'), "has 61 bytes of values for variable 0, not a whole "
+                                    "number of 2-byte values"},
+  };
+  for (const Case &c : cases) {
+    PushRequest bad;
+    bad.set_worker(0);
+    bad.set_step(1);
+    DenseGradient &entry = *bad.add_dense();
+    entry.set_variable(0);
+    entry.set_shard(0);
+    entry.set_compressed(c.compressed);
+    entry.set_values(c.values);
+    PushReply reply;
+    CallStatus status;
+    cluster.servers[0]->push(bad, &reply, [&](CallStatus s) { status = s; });
+    EXPECT_EQ(status.code, CallStatus::Code::InvalidArgument);
+    EXPECT_NE(status.message.find(c.expected), std::string::npos) << status.message;
+  }
+  PushRequest badIds;
+  badIds.set_worker(0);
+  badIds.set_step(1);
+  RowsGradient &rows = *badIds.add_rows();
+  rows.set_variable(3);
+  rows.set_ids(std::string(12, '\0'));
+  rows.set_rows(whole);
+  PushReply reply;
+  CallStatus status;
+  cluster.servers[0]->push(badIds, &reply, [&](CallStatus s) { status = s; });
+  EXPECT_EQ(status.code, CallStatus::Code::InvalidArgument);
+  EXPECT_NE(status.message.find("has 12 bytes of ids for variable 3, not a whole number of "
+                                "8-byte values"),
+            std::string::npos)
+      << status.message;
+  EXPECT_EQ(cluster.servers[0]->appliedSteps(), 0);
+  EXPECT_EQ(pullDense(*cluster.clients[0], 0, 30), before);
+}
+
 // Async: a skip marker applies nothing, but the worker has made progress
 // (the staleness bound lets the others on).
 TEST(ParameterServerTest, AsyncSkipMarkerAppliesNothingButCountsAsProgress) {
