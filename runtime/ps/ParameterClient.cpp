@@ -310,12 +310,15 @@ std::string ParameterClient::payloadOf(const std::vector<float> &values) {
   if (!compressFp16_)
     return bytesOf(values.data(), values.size() * sizeof(float));
   std::string bytes(values.size() * sizeof(uint16_t), '\0');
+  roundToF16Bytes(values.data(), bytes.data(), values.size());
+  // Not finite (exponent all ones) on the wire: an overflow under loss scaling.
   for (size_t i = 0; i < values.size(); ++i) {
-    uint16_t bits = roundToF16(values[i]);
-    // Not finite (exponent all ones) on the wire: an overflow under loss scaling.
-    if ((bits & 0x7c00u) == 0x7c00u)
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + i * sizeof bits, sizeof bits);
+    if ((bits & 0x7c00u) == 0x7c00u) {
       pushOverflowed_ = true;
-    std::memcpy(bytes.data() + i * sizeof bits, &bits, sizeof bits);
+      break;
+    }
   }
   return bytes;
 }

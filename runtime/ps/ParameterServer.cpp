@@ -33,11 +33,7 @@ void decodeFloats(const std::string &bytes, bool compressed, float scale,
     std::memcpy(values.data(), bytes.data(), values.size() * sizeof(float));
   } else {
     values.resize(bytes.size() / sizeof(uint16_t));
-    for (size_t i = 0; i < values.size(); ++i) {
-      uint16_t bits;
-      std::memcpy(&bits, bytes.data() + i * sizeof bits, sizeof bits);
-      values[i] = f16ToFloat(bits);
-    }
+    f16BytesToFloat(bytes.data(), values.data(), values.size());
   }
   if (scale != 0 && scale != 1)
     for (float &value : values)

@@ -10,6 +10,7 @@
 #ifndef KILN_RUNTIME_SUPPORT_FLOATROUNDING_H
 #define KILN_RUNTIME_SUPPORT_FLOATROUNDING_H
 
+#include <cstddef>
 #include <cstdint>
 
 namespace kiln {
@@ -25,6 +26,12 @@ float f16ToFloat(uint16_t bits);
 
 /// The f32 equal to the bfloat16 `bits` (exact).
 float bf16ToFloat(uint16_t bits);
+
+/// `count` values at once, as roundToF16 and f16ToFloat each (the same
+/// bits), eight at a time with F16C where the CPU has it (every x86 CPU
+/// with AVX2). The 16-bit side is bytes at any address (a message's).
+void roundToF16Bytes(const float *in, void *out, size_t count);
+void f16BytesToFloat(const void *in, float *out, size_t count);
 
 } // namespace kiln
 

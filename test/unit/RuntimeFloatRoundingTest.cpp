@@ -99,4 +99,51 @@ TEST(RuntimeFloatRoundingTest, RoundingPicksTheNearestValue) {
   }
 }
 
+// Tests that the bulk conversions (F16C eight at a time where the CPU has
+// it, then one by one) give the scalar ones' bits: every f16 widened, and
+// f32 values of every kind rounded (ties, the overflow threshold,
+// denormals, signed zeros, infinities, NaNs with payloads, random), from
+// and to unaligned bytes, in counts that leave a tail.
+TEST(RuntimeFloatRoundingTest, BulkConversionsGiveTheScalarBits) {
+  std::vector<char> halves(2 * 65536 + 1);
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    uint16_t half = static_cast<uint16_t>(bits);
+    std::memcpy(halves.data() + 1 + 2 * bits, &half, 2);
+  }
+  std::vector<float> widened(65536);
+  f16BytesToFloat(halves.data() + 1, widened.data(), widened.size());
+  for (uint32_t bits = 0; bits < 65536; ++bits) {
+    float expected = f16ToFloat(static_cast<uint16_t>(bits));
+    ASSERT_EQ(std::memcmp(&widened[bits], &expected, 4), 0) << "f16 bits " << bits;
+  }
+  std::vector<uint32_t> specials = {0x00000000, 0x80000000, 0x7F800000, 0xFF800000, 0x7FC00000,
+                                    0xFFC00001, 0x7F80ABCD, 0x7FBFFFFF, 0x477FEFFF, 0x477FF000,
+                                    0x477FF001, 0x38800000, 0x387FFFFF, 0x33000000, 0x33000001,
+                                    0x33800000, 0x00000001, 0x3F801000, 0x3F803000, 0x3F802000};
+  std::mt19937 rng(5);
+  std::vector<float> values;
+  for (uint32_t bits : specials) {
+    float value;
+    std::memcpy(&value, &bits, 4);
+    values.push_back(value);
+  }
+  for (int i = 0; i < 20000; ++i) {
+    uint32_t bits = rng();
+    float value;
+    std::memcpy(&value, &bits, 4);
+    values.push_back(i % 2 ? value : std::ldexp(float(rng() % 4096), int(rng() % 50) - 40));
+  }
+  for (size_t count : {values.size(), size_t(7), size_t(13)}) {
+    std::vector<char> out(2 * count + 3);
+    roundToF16Bytes(values.data(), out.data() + 3, count);
+    for (size_t i = 0; i < count; ++i) {
+      uint16_t got;
+      std::memcpy(&got, out.data() + 3 + 2 * i, 2);
+      uint32_t bits;
+      std::memcpy(&bits, &values[i], 4);
+      ASSERT_EQ(got, roundToF16(values[i])) << "f32 bits " << std::hex << bits;
+    }
+  }
+}
+
 } // namespace
