@@ -219,15 +219,16 @@ void prepareParts(LowPrecisionGemm::Impl &impl, const dnnl::engine &engine, int6
   }
 }
 
-/// Whether oneDNN 2.6's AMX kernels would fault on `shape`: with 63 as the
-/// inner dimension (rounded up to the pairs bf16 needs it is 64, a whole
-/// block, and the kernel runs without its tiles configured: SIGILL, found
-/// by LowPrecisionMultipliesTheRoundedInputs' random shapes). Of every odd
-/// K from 1 to 301 over five shapes, and batches of two, only 63 faulted,
-/// and only on some M and N (65 x 33, 129 x 17, ...); all such products
-/// are emulated instead.
-bool amxFaultsOn(const GemmShape &shape, const char *kernel) {
-  return shape.k == 63 && std::strstr(kernel, "amx") != nullptr;
+/// Whether oneDNN 2.6's AMX kernels could fault on `shape` on this CPU: with
+/// 63 as the inner dimension they die of SIGILL (an AMX instruction with
+/// the tiles unconfigured, in gdb; found by LowPrecisionMultipliesTheRoundedInputs'
+/// random shapes). Of every K from 1 to 521 over several M x N, batches of
+/// 1 to 3, on one and two threads, only 63 faulted, and only on some M and
+/// N (65 x 33, 129 x 17, ...). Decided from the CPU, not from the kernel
+/// one descriptor gets: the parts' descriptors may get another; all such
+/// products are emulated on a CPU with AMX.
+bool amxFaultsOn(const GemmShape &shape) {
+  return shape.k == 63 && hostHasCpuFeature("amx-bf16").value_or(false);
 }
 
 /// Sets up the bf16 conversions and matmul of `impl`; false when oneDNN has
@@ -245,8 +246,9 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   memory::desc weights = matrix(type::bf16, s.sharedB ? 1 : batch, s.k, s.n, s.transposeB);
   memory::desc dst = matrix(type::f32, batch, m, s.n, false);
   auto descriptor = dnnl::matmul::desc(src, weights, dst);
-  const char *kernel = dnnl::matmul::primitive_desc(descriptor, engine).impl_info_str();
-  if (std::strncmp(kernel, "ref", 3) == 0 || amxFaultsOn(s, kernel))
+  if (amxFaultsOn(s) ||
+      std::strncmp(dnnl::matmul::primitive_desc(descriptor, engine).impl_info_str(), "ref", 3) ==
+          0)
     return false;
   impl.stream = dnnl::stream(engine);
   auto flat = [](type t, int64_t count) { return memory::desc({count}, t, memory::dims{1}); };

@@ -2,6 +2,7 @@
 
 #include "runtime/support/FloatRounding.h"
 
+#include <cpuid.h>
 #include <cstring>
 #include <immintrin.h>
 
@@ -85,10 +86,15 @@ float bf16ToFloat(uint16_t bits) { return floatOf(uint32_t(bits) << 16); }
 
 namespace {
 
-/// F16C, through AVX2, which every CPU with it has F16C too (clang 14, which
-/// builds the fuzzers, knows no "f16c" feature for __builtin_cpu_supports).
+/// F16C (and AVX, with the OS saving its registers) from CPUID itself:
+/// clang 14, which builds the fuzzers, knows no "f16c" feature for
+/// __builtin_cpu_supports.
 bool hasF16c() {
-  static const bool f16c = __builtin_cpu_supports("avx2");
+  static const bool f16c = [] {
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    return __builtin_cpu_supports("avx") && __get_cpuid(1, &eax, &ebx, &ecx, &edx) &&
+           (ecx & bit_F16C) != 0;
+  }();
   return f16c;
 }
 

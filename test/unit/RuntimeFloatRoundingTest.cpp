@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <xmmintrin.h>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -133,9 +135,17 @@ TEST(RuntimeFloatRoundingTest, BulkConversionsGiveTheScalarBits) {
     std::memcpy(&value, &bits, 4);
     values.push_back(i % 2 ? value : std::ldexp(float(rng() % 4096), int(rng() % 50) - 40));
   }
-  for (size_t count : {values.size(), size_t(7), size_t(13)}) {
+  // Under MXCSR's round toward zero too: the conversion must round to
+  // nearest even whatever the thread's mode.
+  unsigned mode = _MM_GET_ROUNDING_MODE();
+  for (size_t count : {values.size(), size_t(7), size_t(13), values.size() + 1}) {
+    bool towardZero = count > values.size();
+    count = std::min(count, values.size());
     std::vector<char> out(2 * count + 3);
+    if (towardZero)
+      _MM_SET_ROUNDING_MODE(_MM_ROUND_TOWARD_ZERO);
     roundToF16Bytes(values.data(), out.data() + 3, count);
+    _MM_SET_ROUNDING_MODE(mode);
     for (size_t i = 0; i < count; ++i) {
       uint16_t got;
       std::memcpy(&got, out.data() + 3 + 2 * i, 2);
