@@ -362,21 +362,23 @@ void benchConvolutionsBF16() {
     }
 }
 
+/// An embedding table's update to time: `ids` random rows of a rows x width table.
+struct SparseCase {
+  const char *what;
+  int64_t rows, width, ids;
+};
+
 void benchSparse() {
   int threads = kiln::cpu::availableThreads();
   llvm::outs() << "sparse Adagrad updates, us: 1 thread / " << threads
                << " threads = speed-up (the same bits)\n";
-  struct Case {
-    const char *what;
-    int64_t rows, width, ids;
-  };
-  const Case cases[] = {
+  const SparseCase cases[] = {
       {"multi_hot items 50000x16, 1152 ids", 50000, 16, 1152},
       {"wide&deep sites 100000x16, 256 ids", 100000, 16, 256},
       {"recommender 1000000x64, 16384 ids", 1000000, 64, 16384},
   };
   std::mt19937_64 rng(1);
-  for (const Case &c : cases) {
+  for (const SparseCase &c : cases) {
     std::vector<float> param(c.rows * c.width, 0.1f), acc(c.rows * c.width, 0.1f),
         grads(c.ids * c.width, 0.01f);
     std::vector<int64_t> ids(c.ids);
@@ -432,16 +434,12 @@ template <typename Vector> double sparseAfterTraffic(int64_t rows, int64_t width
 void benchSparsePages() {
   llvm::outs() << "sparse Adagrad after 32 MB of other traffic, 1 thread, us: 4 KB pages / "
                   "huge pages = speed-up\n";
-  struct Case {
-    const char *what;
-    int64_t rows, width, ids;
-  };
-  const Case cases[] = {
+  const SparseCase cases[] = {
       {"wide&deep sites 100000x16, 256 ids", 100000, 16, 256},
       {"1000000x16, 256 ids", 1000000, 16, 256},
       {"4000000x16, 256 ids", 4000000, 16, 256},
   };
-  for (const Case &c : cases) {
+  for (const SparseCase &c : cases) {
     double small = sparseAfterTraffic<std::vector<float>>(c.rows, c.width, c.ids);
     double huge = sparseAfterTraffic<std::vector<float, kiln::cpu::HugePageAllocator<float>>>(
         c.rows, c.width, c.ids);

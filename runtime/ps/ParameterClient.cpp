@@ -311,8 +311,9 @@ std::string ParameterClient::payloadOf(const std::vector<float> &values) {
     return bytesOf(values.data(), values.size() * sizeof(float));
   std::string bytes(values.size() * sizeof(uint16_t), '\0');
   roundToF16Bytes(values.data(), bytes.data(), values.size());
-  // Not finite (exponent all ones) on the wire: an overflow under loss scaling.
-  for (size_t i = 0; i < values.size(); ++i) {
+  // Not finite (exponent all ones) on the wire: an overflow under loss
+  // scaling (without it, nothing reads the flag: no scan).
+  for (size_t i = 0; gradientScale_ != 0 && i < values.size(); ++i) {
     uint16_t bits;
     std::memcpy(&bits, bytes.data() + i * sizeof bits, sizeof bits);
     if ((bits & 0x7c00u) == 0x7c00u) {
