@@ -517,6 +517,30 @@ cpu::ThreadChoice *ResolvedProgram::threadChoice(const Step &step) {
   return nullptr;
 }
 
+bool ResolvedProgram::measuresThreads(const GemmStep &gemm) {
+  return (!gemm.lowPrecision || !gemm.lowPrecision->native() || gemm.lowPrecision->splits()) &&
+         !cpu::fixedGemmThreshold();
+}
+
+int ResolvedProgram::threadsInUse(int available) const {
+  int most = 1;
+  for (const Step &step : steps_) {
+    int threads = available;
+    const auto *gemm = std::get_if<GemmStep>(&step);
+    if (const cpu::ThreadChoice *choice = threadChoice(step);
+        choice && (!gemm || measuresThreads(*gemm))) {
+      if (!choice->chosen())
+        return 0;
+      threads = choice->chosen();
+    } else if (std::holds_alternative<KernelStep>(step) || std::holds_alternative<CopyStep>(step) ||
+               std::holds_alternative<InitStep>(step)) {
+      threads = 1; // A kernel without rows to split, or a copy.
+    }
+    most = std::max(most, threads);
+  }
+  return most;
+}
+
 ProgramProfile ResolvedProgram::profile() const {
   std::vector<int> threads(steps_.size(), 0);
   std::vector<bool> convolutionInBF16(steps_.size(), false);
@@ -592,12 +616,8 @@ bool ResolvedProgram::run(std::string &error) const {
       });
     } else if (const auto *gemm = std::get_if<GemmStep>(&step)) {
       std::string problem;
-      // A native bf16 product kiln does not split keeps oneDNN's threads,
-      // and KILN_GEMM_PARALLEL_MACS leaves every product to its fixed
-      // threshold (threads 0); the others measure.
-      bool measured = (!gemm->lowPrecision || !gemm->lowPrecision->native() ||
-                       gemm->lowPrecision->splits()) &&
-                      !cpu::fixedGemmThreshold();
+      // Unmeasured: threads 0 (oneDNN's own, or the fixed threshold's).
+      bool measured = measuresThreads(*gemm);
       auto multiply = [&](int threads) {
         return gemm->lowPrecision
                    ? gemm->lowPrecision->run(problem, threads)

@@ -66,6 +66,11 @@ public:
   void startProfiling(int64_t warmRuns);
   /// What startProfiling has timed so far.
   ProgramProfile profile() const;
+  /// The most threads one of its steps runs on now, of `available`: a
+  /// product or row-parallel kernel the threads it chose (cpu::ThreadChoice),
+  /// a convolution, a product oneDNN threads itself or a communication step
+  /// `available`, any other step one; 0 while a step has yet to choose.
+  int threadsInUse(int available) const;
 
   /// The pull orders the program starts with (one group, sent before
   /// anything is computed), or null when it starts otherwise.
@@ -184,6 +189,10 @@ private:
   /// A BlockedGemm's product and update, its arguments in kernelArgs_.
   /// The step's measured choice of threads, if it has one.
   static cpu::ThreadChoice *threadChoice(const Step &step);
+  /// Whether product `gemm` measures its threads: a native bf16 product
+  /// kiln does not split keeps oneDNN's threads, and KILN_GEMM_PARALLEL_MACS
+  /// leaves every product to its fixed threshold.
+  static bool measuresThreads(const GemmStep &gemm);
   BlockedGemmStep resolveBlockedGemm(const Executable &executable,
                                      const artifact::BlockedGemm &blocked,
                                      const FeedSites &addresses);

@@ -4,6 +4,7 @@
 
 #include "runtime/artifact/DTypes.h"
 #include "runtime/cpu/IdRange.h"
+#include "runtime/cpu/Threads.h"
 #include "runtime/support/PrintableText.h"
 
 #include <cstring>
@@ -167,6 +168,15 @@ std::optional<SessionError> Session::profile(std::string_view program,
   if (auto failure = findProgram(program, index, error))
     return failure;
   profile = programs_[index].steps.profile();
+  return std::nullopt;
+}
+
+std::optional<SessionError> Session::threadsInUse(std::string_view program, int &threads,
+                                                  std::string &error) const {
+  size_t index = 0;
+  if (auto failure = findProgram(program, index, error))
+    return failure;
+  threads = programs_[index].steps.threadsInUse(cpu::availableThreads());
   return std::nullopt;
 }
 

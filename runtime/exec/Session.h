@@ -90,6 +90,11 @@ public:
                                              std::string &error);
   std::optional<SessionError> profile(std::string_view program, ProgramProfile &profile,
                                       std::string &error) const;
+  /// The most threads one of `program`'s instructions runs on now, of the
+  /// session's (ResolvedProgram::threadsInUse): 0 while one has yet to
+  /// choose between one thread and all.
+  std::optional<SessionError> threadsInUse(std::string_view program, int &threads,
+                                           std::string &error) const;
 
   /// Copies fetch `fetch` of `program`, which ran last, into the `size`
   /// bytes at `data`, which must match the fetch's dtype and size.

@@ -58,6 +58,12 @@ constexpr int64_t kMaxSkippedInARow = 50;
 /// 0.09 ms a step: input 1.7-1.9% against 2.3% with one).
 constexpr int kAutoPrefetchBatches = 2;
 
+/// Steps a shuffled run whose threads take every core waits for its
+/// kernels to choose one thread each before it keeps the batches on the
+/// step's threads for good: cpu::ThreadChoice's first choices are made by
+/// the 26th run, its second by the 114th.
+constexpr int64_t kStepsToAwaitKernels = 200;
+
 /// "precision: bf16 matrix products (N GEMM calls a step, C input
 /// conversions, K inputs rounded in kernels), HOW[; V convolutions in
 /// bf16|f32 (...)]\n" for a train step with 16-bit products or convolutions
@@ -234,6 +240,11 @@ private:
   /// One update: the batch (or each micro-batch) through the model, then
   /// the optimizer; `loss` is the mean over the micro-batches.
   bool step(data::BatchReader &reader, double &loss, double &lr, std::string &error);
+  /// While readerAwaitsKernels, after step `step`: once the kernels have
+  /// chosen threads that leave a core free, replaces `reader` by one that
+  /// reads ahead with `batches` on a thread of its own there.
+  bool startReaderOnFreeCore(std::unique_ptr<data::BatchReader> &reader,
+                             data::BatchOptions batches, int64_t step, std::string &error);
   bool save(int64_t step, std::string &error);
   /// With parameter servers: has each write its part into the step's
   /// directory and adds the files to `request`.
@@ -271,6 +282,12 @@ private:
   /// whether its thread has a core no step thread uses.
   int prefetchBatches = 0;
   bool readerHasCore = false;
+  /// A shuffled run whose threads take every core (the default reader
+  /// choice, one process): whether the step's kernels have yet to choose
+  /// their threads, and the step from which a reader thread took a core
+  /// they all left free (0: none did).
+  bool readerAwaitsKernels = false;
+  int64_t readerFromStep = 0;
   TrainingModel::FeedCounts feedCounts;
   /// fp16 loss scaling: the scale after the last step, whether it skipped
   /// its update, and how many steps did (in all, and in a row).
@@ -362,6 +379,29 @@ bool Trainer::restore(std::string &error) {
   startStep = loaded.step;
   lastSaved = loaded.step;
   out << "restored " << loaded.path << " at step " << loaded.step << note << "\n";
+  return true;
+}
+
+bool Trainer::startReaderOnFreeCore(std::unique_ptr<data::BatchReader> &reader,
+                                    data::BatchOptions batches, int64_t step,
+                                    std::string &error) {
+  int threads = 0, batchThreads = 0;
+  if (session->threadsInUse(kTrainProgram, threads, error) ||
+      session->threadsInUse(model.batchProgram(), batchThreads, error))
+    return false;
+  // 0: a kernel has yet to choose. Their first choices, from three short
+  // trials each way, may take all threads where later ones do not.
+  if (threads == 0 || batchThreads == 0 || std::max(threads, batchThreads) >= cpu::usableCores()) {
+    readerAwaitsKernels = step - startStep < kStepsToAwaitKernels;
+    return true;
+  }
+  readerAwaitsKernels = false;
+  batches.prefetch = prefetchBatches = kAutoPrefetchBatches;
+  batches.pollForFreeSlots = readerHasCore = true;
+  auto ahead = std::make_unique<data::BatchReader>(trainData, batches);
+  ahead->start(reader->nextIndex()); // The same batches from where the last left off.
+  reader = std::move(ahead);
+  readerFromStep = step + 1;
   return true;
 }
 
@@ -552,15 +592,20 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   // One process whose threads leave a core free: a reader thread there
   // gathers shuffled batches off the step's path (with a copy in memory
   // and no shuffle, reading in place costs nothing to move).
-  readerHasCore = worldSize() == 1 && !parameters && cpu::usableCores() > cpu::processThreads();
-  prefetchBatches = options.prefetchBatches != TrainOptions::kPrefetchAuto
-                        ? options.prefetchBatches
-                        : (options.shuffle && readerHasCore ? kAutoPrefetchBatches : 0);
+  // Where they take every core, one may still be free once the step's
+  // kernels have measured their threads (multi-hot's all run on one).
+  bool oneProcess = worldSize() == 1 && !parameters;
+  readerHasCore = oneProcess && cpu::usableCores() > cpu::processThreads();
+  bool chooseReader = options.prefetchBatches == TrainOptions::kPrefetchAuto;
+  prefetchBatches = !chooseReader ? options.prefetchBatches
+                                  : (options.shuffle && readerHasCore ? kAutoPrefetchBatches : 0);
+  readerAwaitsKernels = chooseReader && options.shuffle && oneProcess && prefetchBatches == 0 &&
+                        cpu::usableCores() > 1;
   data::BatchOptions batches{model.batchSize(), options.shuffle, options.seed, prefetchBatches,
                              worldSize(), rank, cpu::availableThreads()};
   batches.pollForFreeSlots = readerHasCore;
-  data::BatchReader reader(trainData, batches);
-  reader.start(startStep * model.accumulateSteps());
+  auto reader = std::make_unique<data::BatchReader>(trainData, batches);
+  reader->start(startStep * model.accumulateSteps());
   if (parameters && options.ps.async && options.ps.prefetch && model.accumulateSteps() == 1) {
     lookahead = std::make_unique<data::BatchReader>(
         trainData, data::BatchOptions{model.batchSize(), options.shuffle, options.seed, 1,
@@ -576,7 +621,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     Clock::time_point stepBegin = Clock::now();
     if (parameters)
       parameters->beginStep(step);
-    if (!this->step(reader, loss, lr, error))
+    if (!this->step(*reader, loss, lr, error) ||
+        (readerAwaitsKernels && !startReaderOnFreeCore(reader, batches, step, error)))
       return false;
     // Under fp16 loss scaling a step whose gradients overflowed changed
     // nothing (its loss may have overflowed too); too many in a row fail.
@@ -654,7 +700,11 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       << "%, "
       << (prefetchBatches > 0
               ? std::to_string(prefetchBatches) + " ahead on a thread of its own" +
-                    (readerHasCore ? " on a core the step's threads leave free" : "") +
+                    (readerFromStep ? " from step " + std::to_string(readerFromStep) +
+                                          " on a core the step's kernels left free (each "
+                                          "chose one thread)"
+                     : readerHasCore ? " on a core the step's threads leave free"
+                                     : "") +
                     (options.prefetchBatches == TrainOptions::kPrefetchAuto
                          ? ", chosen for --shuffle"
                          : "")

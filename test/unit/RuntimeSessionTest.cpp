@@ -162,6 +162,23 @@ TEST_F(RuntimeSessionTest, RejectsUnknownProgramsAndFeeds) {
   EXPECT_EQ(error, "program 'init' has no feed 'x' (feeds: none)");
 }
 
+// Tests the threads a program's instructions take (what a shuffled run's
+// reader looks at): none chosen before the sample's product first runs, one
+// after (its two rows do not split); the init program's fills take one.
+TEST_F(RuntimeSessionTest, SaysHowManyThreadsItsInstructionsTake) {
+  int threads = -1;
+  ASSERT_FALSE(session->threadsInUse("forward", threads, error)) << error;
+  EXPECT_EQ(threads, 0);
+  ASSERT_FALSE(session->threadsInUse("init", threads, error)) << error;
+  EXPECT_EQ(threads, 1);
+  ASSERT_FALSE(bind("x", std::vector<float>(8))) << error;
+  ASSERT_FALSE(bind("y", std::vector<float>(8))) << error;
+  ASSERT_FALSE(session->run("forward", error)) << error;
+  ASSERT_FALSE(session->threadsInUse("forward", threads, error)) << error;
+  EXPECT_EQ(threads, 1);
+  EXPECT_EQ(session->threadsInUse("eval", threads, error), SessionError::NotFound);
+}
+
 TEST_F(RuntimeSessionTest, ChecksFeedDTypeAndSize) {
   std::vector<float> x(8);
   EXPECT_EQ(session->bindFeed("forward", "x", DType_I32, x.data(), 32, error),
