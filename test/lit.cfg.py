@@ -29,6 +29,14 @@ if len(allowed_cpus) >= 2:
     config.available_features.add("two-cores")
     config.substitutions.append(("%two-cpus", "%d,%d" % tuple(allowed_cpus[:2])))
 config.substitutions.append(("%one-cpu", str(allowed_cpus[0])))
+# Tests of what the runtime does on a CPU with AMX-BF16 (the products oneDNN
+# 2.6 cannot run there): UNSUPPORTED elsewhere.
+try:
+    with open("/proc/cpuinfo") as cpuinfo:
+        if "amx_bf16" in cpuinfo.read().split():
+            config.available_features.add("amx-bf16")
+except OSError:
+    pass
 # Tests of thread choice under a container's CPU limit run kiln in a cgroup
 # of their own (scripts/run_in_cpu_quota.py): where one can be made (root,
 # a writable cpu controller), else UNSUPPORTED.

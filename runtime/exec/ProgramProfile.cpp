@@ -64,6 +64,10 @@ int64_t countConvolutionsInBF16(const ProgramProfile &profile) {
   return std::count(profile.convolutionInBF16.begin(), profile.convolutionInBF16.end(), true);
 }
 
+int64_t countEmulatedProducts(const ProgramProfile &profile) {
+  return std::count(profile.productEmulated.begin(), profile.productEmulated.end(), true);
+}
+
 std::string describeInstruction(const Program &program, size_t index, bool convolutionInBF16) {
   Instruction type = program.instructions_type()->GetEnum<Instruction>(index);
   std::string what = EnumNameInstruction(type);

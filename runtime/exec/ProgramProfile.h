@@ -31,6 +31,10 @@ struct ProgramProfile {
   /// (cpu::Convolution::bf16(): asked in bf16, on a CPU with bf16
   /// instructions, in blocked layouts oneDNN has a bf16 kernel for).
   std::vector<bool> convolutionInBF16;
+  /// By instruction: a 16-bit product multiplied in f32 on this CPU
+  /// (cpu::LowPrecisionGemm::native() false: no bf16 instructions, or a
+  /// shape oneDNN has no fast or safe kernel for).
+  std::vector<bool> productEmulated;
 };
 
 /// What instruction `index` of `program` is, in a few words: "Gemm
@@ -41,6 +45,8 @@ std::string describeInstruction(const artifact::Program &program, size_t index,
 
 /// How many of `profile`'s instructions are convolutions in bf16.
 int64_t countConvolutionsInBF16(const ProgramProfile &profile);
+/// How many of `profile`'s instructions are 16-bit products emulated in f32.
+int64_t countEmulatedProducts(const ProgramProfile &profile);
 
 /// The profile as text: one line with the runs and the time a run, a line
 /// per kind of instruction (ms a run, share, count), then the `slowest`

@@ -543,15 +543,17 @@ int ResolvedProgram::threadsInUse(int available) const {
 
 ProgramProfile ResolvedProgram::profile() const {
   std::vector<int> threads(steps_.size(), 0);
-  std::vector<bool> convolutionInBF16(steps_.size(), false);
+  std::vector<bool> convolutionInBF16(steps_.size(), false), emulated(steps_.size(), false);
   for (size_t i = 0; i < steps_.size(); ++i) {
     if (const cpu::ThreadChoice *choice = threadChoice(steps_[i]))
       threads[i] = choice->chosen();
     if (const auto *conv = std::get_if<ConvStep>(&steps_[i]))
       convolutionInBF16[i] = conv->convolution && conv->convolution->bf16();
+    if (const auto *gemm = std::get_if<GemmStep>(&steps_[i]))
+      emulated[i] = gemm->lowPrecision && !gemm->lowPrecision->native();
   }
   return {warmRuns_, std::max<int64_t>(0, runs_ - warmRuns_), stepSeconds_, std::move(threads),
-          std::move(convolutionInBF16)};
+          std::move(convolutionInBF16), std::move(emulated)};
 }
 
 namespace {

@@ -72,8 +72,11 @@ constexpr int64_t kStepsToAwaitKernels = 200;
 /// rounded by the kernel that computed it. Of the convolutions asked in
 /// bf16, `runningInBF16` run oneDNN's bf16 kernels (the session's
 /// Convolution::bf16(): where the CPU has bf16 instructions and oneDNN a
-/// blocked bf16 kernel for the shape), the others f32.
-std::string precisionLine(const artifact::VerifiedArtifact &artifact, int64_t runningInBF16) {
+/// blocked bf16 kernel for the shape), the others f32. Where the CPU
+/// multiplies bf16, `emulatedProducts` of the products still run in f32
+/// (LowPrecisionGemm::native(): shapes oneDNN has no fast or safe kernel for).
+std::string precisionLine(const artifact::VerifiedArtifact &artifact, int64_t runningInBF16,
+                          int64_t emulatedProducts) {
   const artifact::Program *program = artifact.findProgram("train_step");
   if (!program || !program->instructions())
     return "";
@@ -108,6 +111,10 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact, int64_t ru
             std::to_string(conversions) + " input conversions, " +
             std::to_string(roundedInKernels) + " inputs rounded in kernels), " +
             cpu::lowPrecisionGemmPath(precision);
+  if (calls && emulatedProducts && cpu::hasNativeGemm(precision) &&
+      cpu::nativeLowPrecisionAllowed())
+    line += ", " + std::to_string(emulatedProducts) + " of them emulated in f32 (shapes oneDNN "
+            "has no fast or safe bf16 kernel for)";
   if (convolutions) {
     line += std::string(calls ? "; " : "") + std::to_string(convolutions) + " convolutions ";
     if (!cpu::convolutionsInBF16())
@@ -720,7 +727,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   if (session->profile(kTrainProgram, kinds, error))
     return false;
   out << "\n" << precisionLine(session->executable().artifact(),
-                               exec::countConvolutionsInBF16(kinds));
+                               exec::countConvolutionsInBF16(kinds),
+                               exec::countEmulatedProducts(kinds));
   if (options.profile) {
     exec::ProgramProfile profile;
     if (session->profile(kTrainProgram, profile, error))

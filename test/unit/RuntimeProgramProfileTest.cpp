@@ -24,7 +24,7 @@ TEST(ProgramProfileTest, SumsByKindAndNamesTheSlowest) {
   const artifact::Program *forward = artifact->findProgram("forward");
   ASSERT_NE(forward, nullptr);
   ASSERT_EQ(forward->instructions()->size(), 4u);
-  exec::ProgramProfile profile{12, 4, {0.004, 0.012, 0.020, 0.004}, {}, {}};
+  exec::ProgramProfile profile{12, 4, {0.004, 0.012, 0.020, 0.004}, {}, {}, {}};
   EXPECT_EQ(exec::formatProgramProfile(*forward, "forward", profile, 3),
             "profile of forward: 10.000 ms a run in its instructions, over 4 runs after 12 "
             "warm-up runs\n"
@@ -43,7 +43,7 @@ TEST(ProgramProfileTest, SumsByKindAndNamesTheSlowest) {
             "  kernels: 4.000 ms (40%, 2 instructions, 1 on more than one thread)\n"
             "  other: 1.000 ms (10%, 1 instructions)\n"
             "  slowest: [2] Gemm 2x3x4 5.000 ms; [1] KernelCall 1 on 2 threads 3.000 ms\n");
-  EXPECT_EQ(exec::formatProgramProfile(*forward, "forward", {12, 0, {0, 0, 0, 0}, {}, {}}),
+  EXPECT_EQ(exec::formatProgramProfile(*forward, "forward", {12, 0, {0, 0, 0, 0}, {}, {}, {}}),
             "profile of forward: no run after the 12 warm-up runs (train more steps)\n");
 }
 
