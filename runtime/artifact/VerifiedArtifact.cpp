@@ -4,6 +4,7 @@
 
 #include "runtime/artifact/ArtifactFile.h"
 #include "runtime/artifact/ArtifactValidator.h"
+#include "runtime/artifact/VerificationFailure.h"
 #include "runtime/support/PrintableText.h"
 #include "runtime/support/ReadAt.h"
 
@@ -160,9 +161,11 @@ std::unique_ptr<VerifiedArtifact> VerifiedArtifact::fromFileBytes(
   // number.
   flatbuffers::Verifier verifier(flatbuffer, size, /*max_depth=*/64,
                                  /*max_tables=*/size / 4 + 1);
-  if (!VerifyArtifactBuffer(verifier))
-    return failure("the FlatBuffer fails verification (corrupt, or not "
-                   "written from proto/kiln/artifact.fbs)");
+  if (!VerifyArtifactBuffer(verifier)) {
+    std::string where = locateVerificationFailure(flatbuffer, size);
+    return failure("the FlatBuffer fails verification" + (where.empty() ? "" : ": " + where) +
+                   " (corrupt, or not written from proto/kiln/artifact.fbs)");
+  }
   const Artifact *root = GetArtifact(flatbuffer);
   if (root->format_version() < kOldestFormatVersion || root->format_version() > kFormatVersion)
     return failure("format_version " + std::to_string(root->format_version()) +

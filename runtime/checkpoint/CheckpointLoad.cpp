@@ -71,6 +71,8 @@ public:
       return false;
     out.model = model->get<std::string>();
     out.step = step->get<int64_t>();
+    if (out.step < 0)
+      return fail("field 'step' is " + std::to_string(out.step) + ", expected 0 or more");
     for (const auto &[key, value] : data->items()) {
       if (!value.is_number_integer())
         return fail("data." + key + " is " + jsonKindName(value) +
@@ -250,8 +252,16 @@ bool loadCheckpoint(const std::string &path, Checkpoint &out, std::string &error
     directory = latest;
   }
   Manifest manifest;
-  if (!readManifest(directory + "/" + kManifestName, manifest, error) ||
-      !readTensors(directory, manifest, wanted, out.tensors, error))
+  if (!readManifest(directory + "/" + kManifestName, manifest, error))
+    return false;
+  // A committed checkpoint's directory is named after its step.
+  std::string name = directory.substr(directory.rfind('/') + 1);
+  if (int64_t named; parseCheckpointName(name, named) && named != manifest.step) {
+    error = directory + "/" + kManifestName + ": error: field 'step' is " +
+            std::to_string(manifest.step) + " but the checkpoint's directory is " + name;
+    return false;
+  }
+  if (!readTensors(directory, manifest, wanted, out.tensors, error))
     return false;
   out.path = directory;
   out.model = manifest.model;

@@ -5,6 +5,7 @@
 #include "runtime/artifact/DTypes.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace kiln::train {
 
@@ -77,6 +78,7 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
   label_ = text(training->label());
   lossKind_ = text(training->loss_kind());
   prediction_ = text(training->prediction());
+  stepVariable_ = text(training->step_variable());
   if (batchProgram->feeds())
     for (const Binding *feed : *batchProgram->feeds()) {
       const Buffer &buffer = *root.buffers()->Get(feed->buffer());
@@ -293,6 +295,18 @@ bool TrainingModel::restoreVariables(exec::Session &session,
     return false;
   }
   for (const checkpoint::LoadedTensor &tensor : loaded.tensors) {
+    // The optimizer's step counter counts the updates made: one a step at
+    // most (fp16 loss scaling may skip some).
+    if (tensor.name == stepVariable_ && tensor.data.size() == sizeof(int64_t)) {
+      int64_t updates = 0;
+      std::memcpy(&updates, tensor.data.data(), sizeof updates);
+      if (updates < 0 || updates > loaded.step) {
+        error = loaded.path + ": error: tensor '" + tensor.name + "' counts " +
+                std::to_string(updates) + " optimizer updates, but the manifest's step is " +
+                std::to_string(loaded.step) + " (one of them was changed)";
+        return false;
+      }
+    }
     bool ignored = std::find(optional.ignored.begin(), optional.ignored.end(), tensor.name) !=
                    optional.ignored.end();
     if (!ignored && !writeVariable(session, tensor.name, tensor.data, error))

@@ -130,6 +130,8 @@ private:
 
   std::shared_ptr<const exec::Executable> executable_;
   std::string path_, name_, loss_, label_, lossKind_, prediction_;
+  /// The optimizer's step counter (training.step_variable), "" if none.
+  std::string stepVariable_;
   int64_t batchSize_ = 0;
   int64_t accumulateSteps_ = 1;
   bool dataParallel_ = false;

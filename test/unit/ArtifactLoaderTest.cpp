@@ -178,8 +178,28 @@ TEST(ArtifactLoaderTest, RejectsAFlatBufferTheVerifierRefuses) {
   flatbuffer[2] = 0xFF;
   flatbuffer[3] = 0x0F;
   EXPECT_EQ(loadError(withFooter(flatbuffer)),
-            "test.kiln: error: the FlatBuffer fails verification (corrupt, "
-            "or not written from proto/kiln/artifact.fbs)");
+            "test.kiln: error: the FlatBuffer fails verification: the root table offset "
+            "268435440 (at offset 0) points outside the FlatBuffer's " +
+                std::to_string(flatbuffer.size()) +
+                " bytes or is misaligned (corrupt, or not written from "
+                "proto/kiln/artifact.fbs)");
+}
+
+// Tests that a table deeper in the file that the verifier refuses is named
+// with its offset: the forward program's vtable offset made to point far
+// outside the file.
+TEST(ArtifactLoaderTest, NamesTheTableTheVerifierRefuses) {
+  std::vector<uint8_t> flatbuffer = sampleArtifact().flatbuffer();
+  const uint8_t *program = reinterpret_cast<const uint8_t *>(
+      GetArtifact(flatbuffer.data())->programs()->Get(ForwardProgram));
+  size_t offset = program - flatbuffer.data();
+  int32_t farAway = 0x7FFFFFF0;
+  std::memcpy(flatbuffer.data() + offset, &farAway, sizeof farAway);
+  EXPECT_EQ(loadError(withFooter(flatbuffer)),
+            "test.kiln: error: the FlatBuffer fails verification: programs[1] (a table at "
+            "offset " +
+                std::to_string(offset) +
+                ") does not verify (corrupt, or not written from proto/kiln/artifact.fbs)");
 }
 
 TEST(ArtifactLoaderTest, RejectsUnknownFormatVersions) {

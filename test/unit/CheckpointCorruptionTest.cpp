@@ -162,6 +162,11 @@ TEST_F(CheckpointCorruptionTest, ManifestFields) {
   EXPECT_EQ(errorWith("\"step\":7,", ""), prefix + "missing field 'step'");
   EXPECT_EQ(errorWith("\"step\":7", "\"step\":\"7\""),
             prefix + "field 'step' is a string, expected an integer");
+  EXPECT_EQ(errorWith("\"step\":7", "\"step\":-4"),
+            prefix + "field 'step' is -4, expected 0 or more");
+  // The directory (ckpt-7) names the step too.
+  EXPECT_EQ(errorWith("\"step\":7", "\"step\":3"),
+            prefix + "field 'step' is 3 but the checkpoint's directory is ckpt-7");
   EXPECT_EQ(errorWith("kiln-checkpoint", "other"),
             prefix + "format is 'other', expected 'kiln-checkpoint'");
   EXPECT_EQ(errorWith("\"version\":1", "\"version\":2"),
