@@ -8,9 +8,10 @@
 
 namespace kiln {
 
-/// `text` with control characters (bytes below 0x20, and 0x7F) written as
+/// `text` with control characters (bytes below 0x20, 0x7F, and C1 controls
+/// U+0080..U+009F) and bytes that are not well-formed UTF-8 written as
 /// \xNN, so that a name read from a file cannot break an error message's
-/// one line. Other bytes, UTF-8 included, are kept.
+/// one line or reach the terminal raw. Other characters are kept.
 std::string printableText(std::string_view text);
 
 } // namespace kiln
