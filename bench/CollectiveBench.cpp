@@ -60,8 +60,20 @@ double median(std::vector<double> values) {
 
 int main(int argc, char **argv) {
   Options options;
-  for (int i = 1; i + 1 < argc; i += 2) {
+  const char *usage = "usage: kiln-collective-bench [--ranks N] [--repeats R] "
+                      "[--algorithm ring|halving-doubling|bcube|auto]\n";
+  for (int i = 1; i < argc; i += 2) {
     std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      std::printf("%s", usage);
+      return 0;
+    }
+    bool known = flag == "--ranks" || flag == "--repeats" || flag == "--algorithm";
+    if (!known || i + 1 == argc) {
+      std::fprintf(stderr, "kiln-collective-bench: %s '%s'\n%s",
+                   known ? "no value for" : "unknown option", flag.c_str(), usage);
+      return 1;
+    }
     if (flag == "--ranks")
       options.ranks = std::max(2, std::atoi(argv[i + 1]));
     else if (flag == "--repeats")
@@ -150,7 +162,7 @@ int main(int argc, char **argv) {
     thread.join();
 
   std::printf("all-reduce of f32 over %d ranks (threads, loopback TCP), algorithm %s, median "
-              "of %d\n",
+              "of %d after one warm-up\n",
               n, options.algorithm == AllReduceAlgorithm::Ring ? "ring" : "chosen", options.repeats - 1);
   std::printf("%10s %9s %9s %9s %9s %9s %9s %11s %12s %13s %10s\n", "bytes", "gloo ms",
               "gloo GB/s", "coll ms", "bucket ms", "inplace ms", "shm ms", "coll/gloo",

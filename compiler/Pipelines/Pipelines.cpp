@@ -26,6 +26,9 @@ void buildLayoutPipeline(mlir::OpPassManager &pm) {
 void buildTrainingPipeline(mlir::OpPassManager &pm) {
   pm.addPass(createKilnAutodiff());
   pm.addPass(createKilnAccumulateGradients());
+  // One value for equal gradients (two biases added to one sum), which the
+  // all-reduce then averages once.
+  pm.addPass(mlir::createCSEPass());
   pm.addPass(createKilnInsertAllReduce());
   pm.addPass(createKilnInsertPsOps());
   pm.addPass(createKilnExpandOptimizer());

@@ -86,6 +86,9 @@ private:
   SmallVector<DictionaryAttr> resultAttrs;
   /// Sparse gradients to gather: result indices of their ids and rows.
   SmallVector<std::pair<unsigned, unsigned>> gathers;
+  /// Results that return a value an earlier reduced result returns: (the
+  /// result, that earlier one), given its average too.
+  SmallVector<std::pair<unsigned, unsigned>> sameAs;
   int64_t bucketCount = 0;
 };
 
@@ -257,6 +260,13 @@ LogicalResult AllReduceInsertion::collect(SmallVectorImpl<Reduced> &reduced) {
     if (!type.getElementType().isF32())
       return train.emitOpError("cannot all-reduce result #")
              << i << " of type " << type << ": data-parallel training needs f32 gradients";
+    // One value returned twice (two biases added to the same sum: their
+    // gradients are one value after CSE) is averaged once.
+    auto first = llvm::find_if(reduced, [&](const Reduced &r) { return r.value == results[i]; });
+    if (first != reduced.end()) {
+      sameAs.push_back({static_cast<unsigned>(i), first->result});
+      continue;
+    }
     reduced.push_back({static_cast<unsigned>(i), results[i], byteSize(results[i])});
   }
   if (gathers.empty() && llvm::none_of(reduced, [&](const Reduced &r) {
@@ -307,6 +317,8 @@ void AllReduceInsertion::insertBuckets(ArrayRef<Reduced> reduced) {
     for (auto [r, value] : llvm::zip(bucket, wait.getResults()))
       results[r->result] = value;
   }
+  for (auto [result, averaged] : sameAs)
+    results[result] = results[averaged];
 }
 
 LogicalResult AllReduceInsertion::run() {

@@ -59,7 +59,11 @@ struct AllReduceTotals {
   uint64_t count = 0;          ///< All-reduces completed.
   uint64_t bytes = 0;          ///< Their payload.
   double commSeconds = 0;      ///< On the communication thread, in the collective.
-  double blockedSeconds = 0;   ///< Of that, the time a wait blocked the program.
+  /// The time waits blocked the program: the collective's part not hidden
+  /// behind compute, and also any time the bucket sat queued behind others
+  /// or the communication thread waited for a core (so it may exceed
+  /// commSeconds where replicas' threads take every core).
+  double blockedSeconds = 0;
 };
 
 class AllReduceBuckets {

@@ -697,8 +697,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   } else if (worldSize() > 1) {
     collective::AllReduceTotals comm = session->allReduceTotals();
     out << " (" << worldSize() << " replicas; all-reduce " << comm.bytes / std::max<uint64_t>(1, trained)
-        << " bytes a step, " << comm.commSeconds << " s of it, " << comm.blockedSeconds
-        << " s not hidden behind compute)";
+        << " bytes a step, " << comm.commSeconds << " s in the collective, the steps waited "
+        << comm.blockedSeconds << " s for it)";
   }
   out << "\n";
   out << "input: " << static_cast<int64_t>(inputSeconds * 1e3 + 0.5) << " ms of "
