@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <barrier>
 #include <chrono>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -74,11 +75,22 @@ int main(int argc, char **argv) {
                    known ? "no value for" : "unknown option", flag.c_str(), usage);
       return 1;
     }
-    if (flag == "--ranks")
-      options.ranks = std::max(2, std::atoi(argv[i + 1]));
-    else if (flag == "--repeats")
-      options.repeats = std::max(3, std::atoi(argv[i + 1]));
-    else if (flag == "--algorithm" && !parseAllReduceAlgorithm(argv[i + 1], options.algorithm)) {
+    // A whole number at least `least`, or -1.
+    auto count = [](const char *text, int least) {
+      char *end = nullptr;
+      long value = std::strtol(text, &end, 10);
+      return *text && *end == '\0' && value >= least && value <= 1 << 20 ? int(value) : -1;
+    };
+    if (flag == "--ranks" || flag == "--repeats") {
+      int least = flag == "--ranks" ? 2 : 3;
+      int value = count(argv[i + 1], least);
+      if (value < 0) {
+        std::fprintf(stderr, "kiln-collective-bench: %s '%s': expected a whole number >= %d\n",
+                     flag.c_str(), argv[i + 1], least);
+        return 1;
+      }
+      (flag == "--ranks" ? options.ranks : options.repeats) = value;
+    } else if (flag == "--algorithm" && !parseAllReduceAlgorithm(argv[i + 1], options.algorithm)) {
       std::fprintf(stderr, "kiln-collective-bench: unknown algorithm %s\n", argv[i + 1]);
       return 1;
     }

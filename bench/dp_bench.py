@@ -39,7 +39,8 @@ import train_reference as ref  # noqa: E402
 from workloads import make_workload  # noqa: E402
 
 SUMMARY = re.compile(r"trained steps \d+\.\.(\d+): final loss (\S+), (\d+) examples/s \((\d+) "
-                     r"replicas; all-reduce (\d+) bytes a step, (\S+) s of it, (\S+) s not")
+                     r"replicas; all-reduce (\d+) bytes a step, (\S+) s in the collective, "
+                     r"the steps waited (\S+) s for it\)")
 
 
 def free_port():
@@ -62,10 +63,15 @@ def run_kiln(args, tools, artifact, data, threads, transport="auto"):
         rates = [json.loads(line)["examples_per_second"] for line in open(metrics)
                  if '"loss"' in line][args.warmup:]
     match = SUMMARY.search(out.stdout)
+    if not match:
+        sys.exit("kiln launch printed no replicas' summary line:\n" + out.stdout)
     comm, blocked = float(match.group(6)), float(match.group(7))
+    # The steps' wait may exceed the collective's own time (a bucket queued
+    # behind another, the communication thread waiting for a core): none of
+    # it hidden then.
     return {"examples_per_second": statistics.median(rates),
             "bytes_per_step": int(match.group(5)), "comm_seconds": comm / steps,
-            "hidden": 1 - blocked / comm if comm > 0 else 0.0}
+            "hidden": max(0.0, 1 - blocked / comm) if comm > 0 else 0.0}
 
 
 def run_workers(commands, what):

@@ -24,7 +24,9 @@ def KilnInsertAllReduce : Pass<"kiln-insert-allreduce", "::mlir::ModuleOp"> {
         average moves rows no replica looked up;
       - gradients are taken in the order the backward pass produces them and
         cut into buckets of at most `bucket_bytes` (a gradient larger than
-        that is a bucket alone);
+        that is a bucket alone); one value returned for several variables
+        (two biases added to one sum, after the CSE kilnc runs first) is
+        averaged once, and each of those results is that average;
       - each bucket is a `kdist.all_reduce_start mean` placed right after its
         last gradient is computed, so it travels while the rest of the
         backward pass runs, and a `kdist.wait` just before the return, whose

@@ -58,11 +58,13 @@ constexpr int64_t kMaxSkippedInARow = 50;
 /// 0.09 ms a step: input 1.7-1.9% against 2.3% with one).
 constexpr int kAutoPrefetchBatches = 2;
 
-/// Steps a shuffled run whose threads take every core waits for its
-/// kernels to choose one thread each before it keeps the batches on the
-/// step's threads for good: cpu::ThreadChoice's first choices are made by
-/// the 26th run, its second by the 114th.
-constexpr int64_t kStepsToAwaitKernels = 200;
+/// Steps over which a shuffled run whose threads take every core follows
+/// its kernels' choice of threads (a reader thread while none takes every
+/// core, the step's threads otherwise) before it keeps what it has:
+/// cpu::ThreadChoice measures again in windows starting at 4x the run that
+/// ended the last (first choices by the 26th run, second by the 114th,
+/// third by the 466th, fourth by about the 1,900th).
+constexpr int64_t kStepsFollowingKernels = 2000;
 
 /// "precision: bf16 matrix products (N GEMM calls a step, C input
 /// conversions, K inputs rounded in kernels), HOW[; V convolutions in
@@ -247,11 +249,16 @@ private:
   /// One update: the batch (or each micro-batch) through the model, then
   /// the optimizer; `loss` is the mean over the micro-batches.
   bool step(data::BatchReader &reader, double &loss, double &lr, std::string &error);
-  /// While readerAwaitsKernels, after step `step`: once the kernels have
-  /// chosen threads that leave a core free, replaces `reader` by one that
-  /// reads ahead with `batches` on a thread of its own there.
-  bool startReaderOnFreeCore(std::unique_ptr<data::BatchReader> &reader,
-                             data::BatchOptions batches, int64_t step, std::string &error);
+  /// While readerFollowsKernels, after step `step`: where the kernels'
+  /// threads leave a core free (each has chosen, and none takes every
+  /// core), `reader` becomes one that reads ahead with `batches` on a
+  /// thread of its own there; where they stop doing so, one that writes
+  /// each batch on the step's threads again. The same batches either way.
+  bool followKernelThreads(std::unique_ptr<data::BatchReader> &reader,
+                           data::BatchOptions batches, int64_t step, std::string &error);
+  /// The input line's words for a reader that followed the kernels'
+  /// threads (readerFromStep set), in a run to step `last`.
+  std::string readerAfterKernelsChose(int64_t last) const;
   bool save(int64_t step, std::string &error);
   /// With parameter servers: has each write its part into the step's
   /// directory and adds the files to `request`.
@@ -290,11 +297,11 @@ private:
   int prefetchBatches = 0;
   bool readerHasCore = false;
   /// A shuffled run whose threads take every core (the default reader
-  /// choice, one process): whether the step's kernels have yet to choose
-  /// their threads, and the step from which a reader thread took a core
-  /// they all left free (0: none did).
-  bool readerAwaitsKernels = false;
-  int64_t readerFromStep = 0;
+  /// choice, one process): whether the reader still follows the kernels'
+  /// threads, and the steps a reader thread read ahead on a core they left
+  /// free: from readerFromStep (0: none did) for readerSteps steps.
+  bool readerFollowsKernels = false;
+  int64_t readerFromStep = 0, readerSteps = 0;
   TrainingModel::FeedCounts feedCounts;
   /// fp16 loss scaling: the scale after the last step, whether it skipped
   /// its update, and how many steps did (in all, and in a row).
@@ -389,27 +396,40 @@ bool Trainer::restore(std::string &error) {
   return true;
 }
 
-bool Trainer::startReaderOnFreeCore(std::unique_ptr<data::BatchReader> &reader,
-                                    data::BatchOptions batches, int64_t step,
-                                    std::string &error) {
+bool Trainer::followKernelThreads(std::unique_ptr<data::BatchReader> &reader,
+                                  data::BatchOptions batches, int64_t step, std::string &error) {
+  readerFollowsKernels = step - startStep < kStepsFollowingKernels;
   int threads = 0, batchThreads = 0;
   if (session->threadsInUse(kTrainProgram, threads, error) ||
       session->threadsInUse(model.batchProgram(), batchThreads, error))
     return false;
   // 0: a kernel has yet to choose. Their first choices, from three short
-  // trials each way, may take all threads where later ones do not.
-  if (threads == 0 || batchThreads == 0 || std::max(threads, batchThreads) >= cpu::usableCores()) {
-    readerAwaitsKernels = step - startStep < kStepsToAwaitKernels;
+  // trials each way, may take all threads where later ones do not; and a
+  // later window may take them again.
+  bool coreFree =
+      threads > 0 && batchThreads > 0 && std::max(threads, batchThreads) < cpu::usableCores();
+  if (coreFree == (reader->prefetch() > 0))
     return true;
-  }
-  readerAwaitsKernels = false;
-  batches.prefetch = prefetchBatches = kAutoPrefetchBatches;
-  batches.pollForFreeSlots = readerHasCore = true;
-  auto ahead = std::make_unique<data::BatchReader>(trainData, batches);
-  ahead->start(reader->nextIndex()); // The same batches from where the last left off.
-  reader = std::move(ahead);
-  readerFromStep = step + 1;
+  batches.prefetch = coreFree ? kAutoPrefetchBatches : 0;
+  batches.pollForFreeSlots = coreFree;
+  auto next = std::make_unique<data::BatchReader>(trainData, batches);
+  next->start(reader->nextIndex()); // The same batches from where the last left off.
+  reader = std::move(next);
+  if (coreFree && !readerFromStep)
+    readerFromStep = step + 1;
   return true;
+}
+
+std::string Trainer::readerAfterKernelsChose(int64_t last) const {
+  std::string ahead = std::to_string(kAutoPrefetchBatches) + " ahead on a thread of its own";
+  if (readerSteps == last - readerFromStep + 1)
+    return ahead + " from step " + std::to_string(readerFromStep) +
+           " on a core the step's kernels left free (none took every core), chosen for "
+           "--shuffle";
+  return ahead + " in " + std::to_string(readerSteps) + " steps from step " +
+         std::to_string(readerFromStep) +
+         " where the step's kernels left a core free, the other steps' batches written into "
+         "the feeds by the step's thread; chosen for --shuffle";
 }
 
 bool Trainer::step(data::BatchReader &reader, double &loss, double &lr, std::string &error) {
@@ -606,8 +626,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
   bool chooseReader = options.prefetchBatches == TrainOptions::kPrefetchAuto;
   prefetchBatches = !chooseReader ? options.prefetchBatches
                                   : (options.shuffle && readerHasCore ? kAutoPrefetchBatches : 0);
-  readerAwaitsKernels = chooseReader && options.shuffle && oneProcess && prefetchBatches == 0 &&
-                        cpu::usableCores() > 1;
+  readerFollowsKernels = chooseReader && options.shuffle && oneProcess && prefetchBatches == 0 &&
+                         cpu::usableCores() > 1;
   data::BatchOptions batches{model.batchSize(), options.shuffle, options.seed, prefetchBatches,
                              worldSize(), rank, cpu::availableThreads()};
   batches.pollForFreeSlots = readerHasCore;
@@ -628,8 +648,10 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     Clock::time_point stepBegin = Clock::now();
     if (parameters)
       parameters->beginStep(step);
-    if (!this->step(*reader, loss, lr, error) ||
-        (readerAwaitsKernels && !startReaderOnFreeCore(reader, batches, step, error)))
+    if (!this->step(*reader, loss, lr, error))
+      return false;
+    readerSteps += readerFromStep && reader->prefetch() > 0;
+    if (readerFollowsKernels && !followKernelThreads(reader, batches, step, error))
       return false;
     // Under fp16 loss scaling a step whose gradients overflowed changed
     // nothing (its loss may have overflowed too); too many in a row fail.
@@ -705,13 +727,10 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
       << static_cast<int64_t>(total * 1e3 + 0.5) << " ms reading and binding batches ("
       << (total > 0 ? static_cast<int64_t>(inputSeconds / total * 1000 + 0.5) / 10.0 : 0.0)
       << "%, "
-      << (prefetchBatches > 0
+      << (readerFromStep ? readerAfterKernelsChose(options.steps)
+          : prefetchBatches > 0
               ? std::to_string(prefetchBatches) + " ahead on a thread of its own" +
-                    (readerFromStep ? " from step " + std::to_string(readerFromStep) +
-                                          " on a core the step's kernels left free (each "
-                                          "chose one thread)"
-                     : readerHasCore ? " on a core the step's threads leave free"
-                                     : "") +
+                    (readerHasCore ? " on a core the step's threads leave free" : "") +
                     (options.prefetchBatches == TrainOptions::kPrefetchAuto
                          ? ", chosen for --shuffle"
                          : "")
