@@ -18,7 +18,9 @@ std::string at(const uint8_t *base, const void *where) {
   return std::to_string(static_cast<const uint8_t *>(where) - base);
 }
 
-/// The root's fields in the generated Artifact::Verify's order.
+/// The root's fields in the generated Artifact::Verify's order (a field
+/// added to the schema and not here is not named: its failures keep the
+/// generic message).
 class RootWalk {
 public:
   RootWalk(const uint8_t *base, size_t size, const Table &root)
