@@ -307,6 +307,15 @@ def make_dynamic_dim():
          "dynamic_dim.onnx")
 
 
+def make_zero_dim():
+    """An input of an empty dimension (legal ONNX; kiln's tensors are never empty)."""
+    x = helper.make_tensor_value_info("x", FLOAT, [0, 3])
+    y = helper.make_tensor_value_info("y", FLOAT, [0, 2])
+    nodes = [helper.make_node("MatMul", ["x", "w"], ["y"], name="proj")]
+    save(model("zero_dim", nodes, [x], [y], [weights("w", [3, 2], 8)]),
+         "zero_dim.onnx")
+
+
 def make_external_data():
     """`w` lives in external_data.bin at offset 16; `b` at its end."""
     w = rng(9).standard_normal([3, 2]).astype(np.float32)
@@ -982,7 +991,7 @@ def main():
         sys.exit(f"run from the repository root ({OUT} not found)")
     for make in (make_gemm, make_matmul, make_elementwise, make_compare_where,
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
-                 make_gather, make_layernorm, make_constants, make_dynamic_dim,
+                 make_gather, make_layernorm, make_constants, make_dynamic_dim, make_zero_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
                  make_torch_external_data,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,

@@ -6,6 +6,10 @@
 #include "compiler/Target/ArtifactWriter.h"
 #include "compiler/Target/KernelModule.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+
+#include <algorithm>
+
 #include <limits>
 
 using namespace mlir;
@@ -13,6 +17,72 @@ using namespace mlir;
 namespace kiln {
 
 namespace {
+
+/// The most bytes an artifact's constants may take, and one constant a
+/// kernel embeds: an artifact is one FlatBuffer, under 2 GiB with its
+/// kernels (a splat a kernel reads as a scalar takes nothing).
+constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 30;
+
+/// The message for a constant of `bytes` where `where` puts it.
+InFlightDiagnostic constantTooLarge(Location loc, uint64_t bytes, const std::string &where) {
+  return emitError(loc) << "a constant of " << bytes << " bytes " << where
+                        << ": an artifact holds at most " << kMaxConstantBytes
+                        << " bytes of constants (one FlatBuffer of under 2 GiB)";
+}
+
+/// Refuses constants the artifact's constants region would hold beyond
+/// kMaxConstantBytes (one a fold made, as of ONNX's ConstantOfShape of a
+/// large shape), at the largest one's node, before the writer copies them.
+LogicalResult checkConstantsRegion(const ExecutionPlan &plan) {
+  if (plan.constantsBytes <= kMaxConstantBytes)
+    return success();
+  auto largest = std::max_element(
+      plan.constantData.begin(), plan.constantData.end(), [](const auto &a, const auto &b) {
+        return tensorBytes(llvm::cast<RankedTensorType>(a.second.getType())) <
+               tensorBytes(llvm::cast<RankedTensorType>(b.second.getType()));
+      });
+  Location loc = plan.constantLocs.find(largest->first)->second; // Every slot has one.
+  uint64_t bytes = tensorBytes(llvm::cast<RankedTensorType>(largest->second.getType()));
+  return constantTooLarge(loc, bytes,
+                          "is the largest of the " + std::to_string(plan.constantsBytes) +
+                              " bytes of constants the artifact would hold");
+}
+
+/// Refuses a kernel that would embed a constant beyond kMaxConstantBytes
+/// (a large constant a kernel reads element by element), before LLVM would
+/// write its bytes out.
+LogicalResult checkKernelConstants(ModuleOp kernels) {
+  WalkResult walk = kernels.walk([](LLVM::GlobalOp global) {
+    auto value = llvm::dyn_cast_if_present<DenseElementsAttr>(global.getValueOrNull());
+    if (!value)
+      return WalkResult::advance();
+    auto type = llvm::cast<ShapedType>(value.getType());
+    uint64_t bytes = uint64_t(type.getNumElements()) *
+                     std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
+    if (bytes <= kMaxConstantBytes)
+      return WalkResult::advance();
+    constantTooLarge(global.getLoc(), bytes, "is read element by element by a kernel");
+    return WalkResult::interrupt();
+  });
+  return failure(walk.wasInterrupted());
+}
+
+/// Refuses an artifact whose constants, variables' constant initializers
+/// and kernels together exceed what one FlatBuffer can hold.
+LogicalResult checkArtifactSize(const ExecutionPlan &plan, size_t objectBytes, Location loc) {
+  constexpr uint64_t kMaxArtifactBytes = (uint64_t(1) << 31) - (uint64_t(1) << 24);
+  uint64_t initializers = 0;
+  for (const PlannedVariable &planned : plan.variables)
+    if (VariableOp op = planned.op; op.getInitializer().getKind() == InitKind::constant)
+      initializers += tensorBytes(op.getTensorType());
+  uint64_t total = plan.constantsBytes + initializers + objectBytes;
+  if (total < kMaxArtifactBytes)
+    return success();
+  return emitError(loc) << "the artifact would hold " << plan.constantsBytes
+                        << " bytes of constants, " << initializers
+                        << " of variables' constant initializers and " << objectBytes
+                        << " of kernels: more than one FlatBuffer can (under 2 GiB)";
+}
 
 /// Gives each kernel step the rows its kernel splits into. A kernel that
 /// reads a view of the bytes it writes (another buffer of an output's slot)
@@ -81,7 +151,7 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
       CompileTimings::Phase phase("execution-plan");
       return planModule(module, attempt);
     }();
-    if (failed(plan))
+    if (failed(plan) || failed(checkConstantsRegion(*plan)))
       return nullptr;
     model->plan = std::move(*plan);
     kernels = [&] {
@@ -89,7 +159,8 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
       return buildKernelModule(model->plan, *module.getContext());
     }();
     llvm::StringMap<int64_t> rows;
-    if (failed(lowerKernelsToLLVMDialect(*kernels, minRowIterations, rows)))
+    if (failed(lowerKernelsToLLVMDialect(*kernels, minRowIterations, rows)) ||
+        failed(checkKernelConstants(*kernels)))
       return nullptr;
     setKernelRows(model->plan, rows);
     const GemmStep *refused = blockedWithoutRows(model->plan);
@@ -127,6 +198,8 @@ LogicalResult finishArtifact(CompiledModel &model, ModuleOp module) {
     if (model.cache && !model.cache->store(model.cacheKey, *object))
       model.cacheUnwritable = true;
   }
+  if (failed(checkArtifactSize(model.plan, object->size(), module.getLoc())))
+    return failure();
   model.artifact = serializeArtifact(model.plan, *object, model.host,
                                      module.getName().value_or("model"));
   return success();

@@ -499,6 +499,7 @@ int Planner::bufferOf(Value value) {
   auto type = llvm::cast<RankedTensorType>(constant.getType());
   int slot = newSlot(Region::Constants, tensorBytes(type));
   plan.constantData[slot] = llvm::cast<DenseElementsAttr>(constant.getValue());
+  plan.constantLocs.try_emplace(slot, constant.getLoc());
   int buffer = newBuffer(slot, type);
   buffers[value] = buffer;
   return buffer;

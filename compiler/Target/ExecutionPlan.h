@@ -259,8 +259,10 @@ struct ExecutionPlan {
   llvm::SmallVector<Slot> slots;
   llvm::SmallVector<Buffer> buffers;
   llvm::SmallVector<PlannedVariable> variables;
-  /// Contents of the constants region's slots, by slot index.
+  /// Contents of the constants region's slots, by slot index, and where
+  /// each constant is in the model.
   llvm::DenseMap<int, mlir::DenseElementsAttr> constantData;
+  llvm::DenseMap<int, mlir::Location> constantLocs;
   /// "forward", then "accumulate_step" and "train_step" when the module has
   /// them.
   std::vector<ProgramPlan> programs;

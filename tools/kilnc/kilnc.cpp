@@ -43,6 +43,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -309,14 +310,14 @@ LogicalResult parseFormatFlags(kiln::ImportOptions &options) {
     SmallVector<int64_t> shape;
     for (StringRef part : parts) {
       int64_t size = 0;
-      if (part.getAsInteger(10, size) || size < 0)
+      if (part.getAsInteger(10, size) || size < 1)
         break;
       shape.push_back(size);
     }
     if (name.empty() || sizes.empty() || shape.size() != parts.size() ||
         !options.tensorflow.inputShapes.try_emplace(name, shape).second) {
       llvm::errs() << "kilnc: error: --input-shape '" << flag
-                   << "': expected NAME=D0,D1,... with sizes >= 0, once per "
+                   << "': expected NAME=D0,D1,... with sizes >= 1, once per "
                       "input\n";
       return failure();
     }
@@ -512,6 +513,12 @@ int main(int argc, char **argv) {
   if (emit == Emit::Artifact && outputPath == "-") {
     llvm::errs() << "kilnc: error: an artifact is binary: name the file with "
                     "-o FILE.kiln (or pass --emit=mlir to print IR)\n";
+    return 1;
+  }
+  // Writing over the model being compiled would lose it.
+  if (llvm::sys::fs::equivalent(inputPath, outputPath)) {
+    llvm::errs() << outputPath << ": error: -o names the input model; write the output "
+                                  "to another file\n";
     return 1;
   }
 

@@ -18,7 +18,9 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/JSON.h"
 
 
 using namespace mlir;
@@ -100,6 +102,14 @@ LogicalResult GraphImporter::checkNames() {
                      Location loc) -> LogicalResult {
     if (name.empty())
       return emitError(loc) << "has an empty name";
+    // As the binary form's parser requires (artifacts and reports carry
+    // names into JSON and messages).
+    if (!llvm::json::isUTF8(name)) {
+      std::string escaped;
+      llvm::raw_string_ostream out(escaped);
+      llvm::printEscapedString(name, out);
+      return emitError(loc) << "name '" << escaped << "' is not valid UTF-8";
+    }
     auto [it, inserted] = names.try_emplace(name, kind, index);
     if (!inserted)
       return emitError(loc) << "name '" << name << "' is already used by "

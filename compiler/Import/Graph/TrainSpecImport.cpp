@@ -5,6 +5,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Diagnostics.h"
 
+#include <cmath>
 #include <cstdio>
 
 using namespace mlir;
@@ -88,9 +89,9 @@ FailureOr<DictionaryAttr> SpecBuilder::schedule(const graph::LearningRateSchedul
       s.warmup_steps() == 0)
     return error("optimizer.schedule.warmup_steps")
            << "must be > 0 for a linear warm-up";
-  if (s.min_lr() < 0)
+  if (!(s.min_lr() >= 0) || !std::isfinite(s.min_lr()))
     return error("optimizer.schedule.min_lr")
-           << "must be >= 0, got " << number(s.min_lr());
+           << "must be a finite number >= 0, got " << number(s.min_lr());
   FailureOr<StringRef> kind = pick("optimizer.schedule.kind", s.kind(),
                                   {"constant", "linear_warmup", "cosine_decay"});
   if (failed(kind))
@@ -106,11 +107,12 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
   // Defaults follow PyTorch's optimizers.
   double defaultLr = (opt.kind() == K::ADAM || opt.kind() == K::ADAMW) ? 1e-3 : 1e-2;
   double lr = opt.has_learning_rate() ? opt.learning_rate() : defaultLr;
-  if (!(lr > 0))
-    return error("optimizer.learning_rate") << "must be > 0, got " << number(lr);
-  if (opt.clip_global_norm() < 0)
+  // NaN fails every comparison: each check asks for the good range.
+  if (!(lr > 0) || !std::isfinite(lr))
+    return error("optimizer.learning_rate") << "must be a finite number > 0, got " << number(lr);
+  if (!(opt.clip_global_norm() >= 0) || !std::isfinite(opt.clip_global_norm()))
     return error("optimizer.clip_global_norm")
-           << "must be >= 0, got " << number(opt.clip_global_norm());
+           << "must be a finite number >= 0, got " << number(opt.clip_global_norm());
   FailureOr<DictionaryAttr> sched = schedule(opt.schedule());
   if (failed(sched))
     return failure();
@@ -127,7 +129,7 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
       str("sparse_updates", *sparseUpdates)};
   auto inRange = [&](StringRef field, double value, double lo, double hi,
                      bool closedHi) -> LogicalResult {
-    if (value < lo || value > hi || (!closedHi && value == hi))
+    if (!(value >= lo && value <= hi) || (!closedHi && value == hi))
       return error(field) << "must be in [" << number(lo) << ", " << number(hi)
                           << (closedHi ? "]" : ")") << ", got " << number(value);
     return success();
@@ -151,14 +153,16 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
     if (failed(inRange("optimizer.beta1", beta1, 0, 1, false)) ||
         failed(inRange("optimizer.beta2", beta2, 0, 1, false)))
       return failure();
-    if (!(epsilon > 0))
-      return error("optimizer.epsilon") << "must be > 0, got " << number(epsilon);
+    if (!(epsilon > 0) || !std::isfinite(epsilon))
+      return error("optimizer.epsilon")
+             << "must be a finite number > 0, got " << number(epsilon);
     entries.append({f64("beta1", beta1), f64("beta2", beta2),
                     f64("epsilon", epsilon)});
     if (opt.kind() == K::ADAMW) {
       double decay = opt.has_weight_decay() ? opt.weight_decay() : 1e-2;
-      if (decay < 0)
-        return error("optimizer.weight_decay") << "must be >= 0, got " << number(decay);
+      if (!(decay >= 0) || !std::isfinite(decay))
+        return error("optimizer.weight_decay")
+               << "must be a finite number >= 0, got " << number(decay);
       entries.push_back(f64("weight_decay", decay));
     }
     break;
@@ -166,11 +170,12 @@ FailureOr<DictionaryAttr> SpecBuilder::optimizer(const graph::Optimizer &opt) {
   case K::ADAGRAD: {
     double epsilon = opt.has_epsilon() ? opt.epsilon() : 1e-10;
     double initial = opt.has_initial_accumulator() ? opt.initial_accumulator() : 0.0;
-    if (!(epsilon > 0))
-      return error("optimizer.epsilon") << "must be > 0, got " << number(epsilon);
-    if (initial < 0)
+    if (!(epsilon > 0) || !std::isfinite(epsilon))
+      return error("optimizer.epsilon")
+             << "must be a finite number > 0, got " << number(epsilon);
+    if (!(initial >= 0) || !std::isfinite(initial))
       return error("optimizer.initial_accumulator")
-             << "must be >= 0, got " << number(initial);
+             << "must be a finite number >= 0, got " << number(initial);
     entries.append({f64("epsilon", epsilon), f64("initial_accumulator", initial)});
     break;
   }

@@ -224,9 +224,11 @@ OnnxGraphImporter::getInputType(const onnx::ValueInfoProto &input,
   SmallVector<int64_t> shape;
   for (auto [i, dim] : llvm::enumerate(tensor.shape().dim())) {
     if (dim.has_dim_value()) {
-      if (dim.dim_value() < 0)
-        return emitError(loc) << "has dimension " << i << " of negative size "
-                              << dim.dim_value();
+      // Kiln's tensors are never empty (the runtime refuses a product of
+      // zero rows), as the graph format says.
+      if (dim.dim_value() < 1)
+        return emitError(loc) << "has dimension " << i << " of size " << dim.dim_value()
+                              << "; kiln needs sizes >= 1";
       shape.push_back(dim.dim_value());
     } else if (dim.has_dim_param()) {
       auto it = options.dimSizes.find(dim.dim_param());

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/Matchers.h"
 
 #include <numeric>
 
@@ -103,12 +104,26 @@ Value mapElements(OpBuilder &b, Location loc, RankedTensorType resultType,
 
 Value mapSameShape(OpBuilder &b, Location loc, RankedTensorType resultType,
                    ValueRange inputs, ElementFn body) {
+  SmallVector<Value> operands;
   SmallVector<AffineMap> maps;
-  for (Value input : inputs)
+  for (Value input : inputs) {
+    // A splat constant is read as its one value (a rank-0 constant, every
+    // element mapped to it): the kernel then holds a scalar, not a copy of
+    // every element (4 MB for a 1024 x 1024 splat, or more than an
+    // artifact can hold).
+    DenseElementsAttr splat;
+    if (matchPattern(input, m_Constant(&splat)) && splat.isSplat() &&
+        splat.getNumElements() > 1) {
+      auto scalarType = RankedTensorType::get({}, splat.getElementType());
+      input = b.create<arith::ConstantOp>(
+          loc, DenseElementsAttr::get(scalarType, splat.getSplatValue<Attribute>()));
+    }
+    operands.push_back(input);
     maps.push_back(broadcastMap(b.getContext(),
                                 llvm::cast<RankedTensorType>(input.getType()).getShape(),
                                 resultType.getShape()));
-  return mapElements(b, loc, resultType, inputs, maps, body);
+  }
+  return mapElements(b, loc, resultType, operands, maps, body);
 }
 
 SmallVector<int64_t> keptAxes(int64_t rank, ArrayRef<int64_t> axes) {
