@@ -11,6 +11,7 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -18,17 +19,27 @@
 namespace kiln {
 
 /// A name read from the file as diagnostics print it: control characters
-/// become \XX escapes, so an error stays on one line whatever the file holds.
+/// and bytes that are not well-formed UTF-8 become \XX escapes, so an error
+/// stays one line of text whatever the file holds.
 inline std::string printable(llvm::StringRef name) {
   std::string text;
-  for (unsigned char c : name) {
-    if (c < 0x20 || c == 0x7f) {
-      text += '\\';
-      text += llvm::hexdigit(c >> 4);
-      text += llvm::hexdigit(c & 0xf);
-    } else {
+  for (size_t i = 0; i < name.size(); ++i) {
+    auto c = static_cast<unsigned char>(name[i]);
+    if (c >= 0x80) {
+      auto *at = reinterpret_cast<const llvm::UTF8 *>(name.data() + i);
+      unsigned length = llvm::getNumBytesForUTF8(c);
+      if (i + length <= name.size() && llvm::isLegalUTF8Sequence(at, at + length)) {
+        text.append(name.data() + i, length);
+        i += length - 1;
+        continue;
+      }
+    } else if (c >= 0x20 && c != 0x7f) {
       text += static_cast<char>(c);
+      continue;
     }
+    text += '\\';
+    text += llvm::hexdigit(c >> 4);
+    text += llvm::hexdigit(c & 0xf);
   }
   return text;
 }

@@ -2,12 +2,11 @@
 
 #include "compiler/Import/ProtobufFile.h"
 
+#include "compiler/Import/DiagnosticText.h"
+
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/JSON.h"
 
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -74,16 +73,9 @@ Location locateInFile(MLIRContext &context, StringRef path, LineCol at,
   Location loc = FileLineColLoc::get(&context, path, at.line, at.column);
   if (label.empty())
     return loc;
-  // A label quoting a name from the file stays one printable line: bytes
+  // A label quoting a name from the file stays one line of text: bytes
   // that are not UTF-8, and control characters, escaped.
-  auto control = [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7F; };
-  if (!llvm::json::isUTF8(label) || llvm::any_of(label, control)) {
-    std::string escaped;
-    llvm::raw_string_ostream out(escaped);
-    llvm::printEscapedString(label, out);
-    return NameLoc::get(StringAttr::get(&context, escaped), loc);
-  }
-  return NameLoc::get(StringAttr::get(&context, label), loc);
+  return NameLoc::get(StringAttr::get(&context, printable(label)), loc);
 }
 
 LineCol lineColOf(const pb::TextFormat::ParseLocation &at) {

@@ -8,9 +8,9 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
-#include <algorithm>
-
+#include <cassert>
 #include <limits>
+#include <optional>
 
 using namespace mlir;
 
@@ -18,69 +18,77 @@ namespace kiln {
 
 namespace {
 
-/// The most bytes an artifact's constants may take, and one constant a
-/// kernel embeds: an artifact is one FlatBuffer, under 2 GiB with its
-/// kernels (a splat a kernel reads as a scalar takes nothing).
+/// The most bytes of constants an artifact may hold: those of the
+/// constants region, the variables' constant initializers and the ones its
+/// kernels embed (a splat a kernel reads as a scalar takes nothing). An
+/// artifact is one FlatBuffer, under 2 GiB with its kernels' code.
 constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 30;
 
-/// The message for a constant of `bytes` where `where` puts it.
-InFlightDiagnostic constantTooLarge(Location loc, uint64_t bytes, const std::string &where) {
-  return emitError(loc) << "a constant of " << bytes << " bytes " << where
-                        << ": an artifact holds at most " << kMaxConstantBytes
-                        << " bytes of constants (one FlatBuffer of under 2 GiB)";
+/// The largest constant of an artifact, and where it is in the model.
+struct LargestConstant {
+  uint64_t bytes = 0;
+  std::optional<Location> loc;
+  void offer(uint64_t size, Location at) {
+    if (size > bytes) {
+      bytes = size;
+      loc = at;
+    }
+  }
+};
+
+/// The constants `plan` places in the artifact (its constants region and
+/// its variables' constant initializers), in bytes, and the largest.
+uint64_t plannedConstantBytes(const ExecutionPlan &plan, LargestConstant &largest) {
+  for (const auto &[slot, data] : plan.constantData) {
+    auto found = plan.constantLocs.find(slot);
+    assert(found != plan.constantLocs.end() && "bufferOf records every constant's place");
+    largest.offer(tensorBytes(llvm::cast<RankedTensorType>(data.getType())), found->second);
+  }
+  uint64_t initializers = 0;
+  for (const PlannedVariable &planned : plan.variables)
+    if (VariableOp op = planned.op; op.getInitializer().getKind() == InitKind::constant) {
+      initializers += tensorBytes(op.getTensorType());
+      largest.offer(tensorBytes(op.getTensorType()), op.getLoc());
+    }
+  return plan.constantsBytes + initializers;
 }
 
-/// Refuses constants the artifact's constants region would hold beyond
-/// kMaxConstantBytes (one a fold made, as of ONNX's ConstantOfShape of a
-/// large shape), at the largest one's node, before the writer copies them.
-LogicalResult checkConstantsRegion(const ExecutionPlan &plan) {
-  if (plan.constantsBytes <= kMaxConstantBytes)
+/// Refuses `total` bytes of constants beyond kMaxConstantBytes, at the
+/// largest one's node.
+LogicalResult checkConstantBytes(uint64_t total, const LargestConstant &largest) {
+  if (total <= kMaxConstantBytes || !largest.loc)
     return success();
-  auto largest = std::max_element(
-      plan.constantData.begin(), plan.constantData.end(), [](const auto &a, const auto &b) {
-        return tensorBytes(llvm::cast<RankedTensorType>(a.second.getType())) <
-               tensorBytes(llvm::cast<RankedTensorType>(b.second.getType()));
-      });
-  Location loc = plan.constantLocs.find(largest->first)->second; // Every slot has one.
-  uint64_t bytes = tensorBytes(llvm::cast<RankedTensorType>(largest->second.getType()));
-  return constantTooLarge(loc, bytes,
-                          "is the largest of the " + std::to_string(plan.constantsBytes) +
-                              " bytes of constants the artifact would hold");
+  return emitError(*largest.loc) << "a constant of " << largest.bytes
+                                 << " bytes is the largest of the " << total
+                                 << " bytes of constants the artifact would hold: an artifact "
+                                    "holds at most "
+                                 << kMaxConstantBytes
+                                 << " bytes of constants (one FlatBuffer of under 2 GiB)";
 }
 
-/// Refuses a kernel that would embed a constant beyond kMaxConstantBytes
-/// (a large constant a kernel reads element by element), before LLVM would
-/// write its bytes out.
-LogicalResult checkKernelConstants(ModuleOp kernels) {
-  WalkResult walk = kernels.walk([](LLVM::GlobalOp global) {
+/// Adds the constants `kernels` embed (a constant a kernel reads element
+/// by element) to `total` and `largest`, before LLVM writes their bytes.
+void addKernelConstants(ModuleOp kernels, uint64_t &total, LargestConstant &largest) {
+  kernels.walk([&](LLVM::GlobalOp global) {
     auto value = llvm::dyn_cast_if_present<DenseElementsAttr>(global.getValueOrNull());
     if (!value)
-      return WalkResult::advance();
+      return;
     auto type = llvm::cast<ShapedType>(value.getType());
     uint64_t bytes = uint64_t(type.getNumElements()) *
                      std::max(1u, type.getElementType().getIntOrFloatBitWidth() / 8);
-    if (bytes <= kMaxConstantBytes)
-      return WalkResult::advance();
-    constantTooLarge(global.getLoc(), bytes, "is read element by element by a kernel");
-    return WalkResult::interrupt();
+    total += bytes;
+    largest.offer(bytes, global.getLoc());
   });
-  return failure(walk.wasInterrupted());
 }
 
-/// Refuses an artifact whose constants, variables' constant initializers
-/// and kernels together exceed what one FlatBuffer can hold.
-LogicalResult checkArtifactSize(const ExecutionPlan &plan, size_t objectBytes, Location loc) {
+/// Refuses an artifact whose constants and kernels' code together exceed
+/// what one FlatBuffer can hold.
+LogicalResult checkArtifactSize(uint64_t constantBytes, size_t objectBytes, Location loc) {
   constexpr uint64_t kMaxArtifactBytes = (uint64_t(1) << 31) - (uint64_t(1) << 24);
-  uint64_t initializers = 0;
-  for (const PlannedVariable &planned : plan.variables)
-    if (VariableOp op = planned.op; op.getInitializer().getKind() == InitKind::constant)
-      initializers += tensorBytes(op.getTensorType());
-  uint64_t total = plan.constantsBytes + initializers + objectBytes;
-  if (total < kMaxArtifactBytes)
+  if (constantBytes + objectBytes < kMaxArtifactBytes)
     return success();
-  return emitError(loc) << "the artifact would hold " << plan.constantsBytes
-                        << " bytes of constants, " << initializers
-                        << " of variables' constant initializers and " << objectBytes
+  return emitError(loc) << "the artifact would hold " << constantBytes
+                        << " bytes of constants and " << objectBytes
                         << " of kernels: more than one FlatBuffer can (under 2 GiB)";
 }
 
@@ -151,7 +159,11 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
       CompileTimings::Phase phase("execution-plan");
       return planModule(module, attempt);
     }();
-    if (failed(plan) || failed(checkConstantsRegion(*plan)))
+    if (failed(plan))
+      return nullptr;
+    LargestConstant largest;
+    uint64_t constantBytes = plannedConstantBytes(*plan, largest);
+    if (failed(checkConstantBytes(constantBytes, largest)))
       return nullptr;
     model->plan = std::move(*plan);
     kernels = [&] {
@@ -159,9 +171,12 @@ std::unique_ptr<CompiledModel> compileKernels(ModuleOp module, StringRef cpu,
       return buildKernelModule(model->plan, *module.getContext());
     }();
     llvm::StringMap<int64_t> rows;
-    if (failed(lowerKernelsToLLVMDialect(*kernels, minRowIterations, rows)) ||
-        failed(checkKernelConstants(*kernels)))
+    if (failed(lowerKernelsToLLVMDialect(*kernels, minRowIterations, rows)))
       return nullptr;
+    addKernelConstants(*kernels, constantBytes, largest);
+    if (failed(checkConstantBytes(constantBytes, largest)))
+      return nullptr;
+    model->constantBytes = constantBytes;
     setKernelRows(model->plan, rows);
     const GemmStep *refused = blockedWithoutRows(model->plan);
     if (!refused)
@@ -198,7 +213,7 @@ LogicalResult finishArtifact(CompiledModel &model, ModuleOp module) {
     if (model.cache && !model.cache->store(model.cacheKey, *object))
       model.cacheUnwritable = true;
   }
-  if (failed(checkArtifactSize(model.plan, object->size(), module.getLoc())))
+  if (failed(checkArtifactSize(model.constantBytes, object->size(), module.getLoc())))
     return failure();
   model.artifact = serializeArtifact(model.plan, *object, model.host,
                                      module.getName().value_or("model"));

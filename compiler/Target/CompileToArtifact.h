@@ -21,6 +21,9 @@ namespace kiln {
 /// What compiling produced, kept for reports and --emit=llvm.
 struct CompiledModel {
   ExecutionPlan plan;
+  /// Bytes of constants the artifact holds: its constants region, the
+  /// variables' constant initializers and those its kernels embed.
+  uint64_t constantBytes = 0;
   HostTarget host;
   llvm::LLVMContext llvmContext;
   /// Null when the kernels' object came from the cache.

@@ -199,6 +199,8 @@ public:
   FailureOr<ExecutionPlan> run();
 
 private:
+  /// The constants region's slot of each constant value, for every program.
+  llvm::DenseMap<Attribute, int> constantSlots;
   int newSlot(Region region, uint64_t bytes) {
     plan.slots.push_back({region, 0, bytes});
     ranges.push_back({kNotPlaced, kNotPlaced});
@@ -497,10 +499,16 @@ int Planner::bufferOf(Value value) {
   auto constant = value.getDefiningOp<ConstantOp>();
   assert(constant && "values are planned before their uses");
   auto type = llvm::cast<RankedTensorType>(constant.getType());
-  int slot = newSlot(Region::Constants, tensorBytes(type));
-  plan.constantData[slot] = llvm::cast<DenseElementsAttr>(constant.getValue());
-  plan.constantLocs.try_emplace(slot, constant.getLoc());
-  int buffer = newBuffer(slot, type);
+  // One slot a value, whichever programs read it (forward and train_step
+  // both multiply by a frozen weight).
+  auto data = llvm::cast<DenseElementsAttr>(constant.getValue());
+  auto [known, fresh] = constantSlots.try_emplace(data, -1);
+  if (fresh) {
+    known->second = newSlot(Region::Constants, tensorBytes(type));
+    plan.constantData[known->second] = data;
+    plan.constantLocs.try_emplace(known->second, constant.getLoc());
+  }
+  int buffer = newBuffer(known->second, type);
   buffers[value] = buffer;
   return buffer;
 }

@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace kiln {
@@ -148,6 +150,16 @@ LogicalResult verifyDict(Operation *op, DictionaryAttr dict,
       return op->emitError("train spec key '")
              << key << "' must be " << kindName(match->kind) << ", got "
              << entry.getValue();
+    // Every float of the spec is a rate, coefficient or norm: finite and
+    // not negative (a learning rate positive), as the graph importer checks.
+    if (match->kind == ValueKind::Float) {
+      double value = llvm::cast<FloatAttr>(entry.getValue()).getValueAsDouble();
+      bool rate = entry.getName() == "learning_rate";
+      if (!std::isfinite(value) || value < 0 || (rate && value == 0))
+        return op->emitError("train spec key '")
+               << key << "' must be a finite number " << (rate ? "> 0" : ">= 0") << ", got "
+               << value;
+    }
     if (!match->choices.empty()) {
       StringRef value = llvm::cast<StringAttr>(entry.getValue()).getValue();
       if (!llvm::is_contained(match->choices, value)) {

@@ -2,6 +2,8 @@
 
 #include "runtime/support/JsonText.h"
 
+#include "runtime/support/PrintableText.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -10,7 +12,22 @@ namespace kiln {
 
 std::string jsonString(std::string_view text) {
   std::string quoted = "\"";
-  for (unsigned char c : text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x80) {
+      // JSON text is UTF-8: a byte that is not part of a well-formed
+      // sequence is written as the text \xNN (as printableText shows it).
+      size_t length = utf8SequenceLength(text.substr(i));
+      if (length == 0) {
+        char escape[8];
+        std::snprintf(escape, sizeof escape, "\\\\x%02x", c);
+        quoted += escape;
+      } else {
+        quoted.append(text.substr(i, length));
+        i += length - 1;
+      }
+      continue;
+    }
     switch (c) {
     case '"':
       quoted += "\\\"";

@@ -13,8 +13,9 @@
 
 namespace kiln {
 
-/// `text` as a JSON string literal, with its quotes. Bytes are copied as
-/// they are; quotes, backslashes and control characters are escaped.
+/// `text` as a JSON string literal, with its quotes. UTF-8 is copied as it
+/// is; quotes, backslashes and control characters are escaped, and a byte
+/// that is not well-formed UTF-8 becomes the text \xNN (JSON is UTF-8).
 std::string jsonString(std::string_view text);
 
 /// `value` as the shortest JSON number that reads back to it ("120",

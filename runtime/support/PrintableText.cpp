@@ -6,13 +6,12 @@
 
 namespace kiln {
 
-namespace {
-
-/// The length of the well-formed UTF-8 sequence of a printable character
-/// (not a C1 control, U+0080..U+009F) at the start of `text`, which begins
-/// with a byte of 0x80 or more; 0 when there is none.
-size_t printableUtf8Length(std::string_view text) {
+size_t utf8SequenceLength(std::string_view text) {
+  if (text.empty())
+    return 0;
   auto byte = [&](size_t i) { return static_cast<unsigned char>(text[i]); };
+  if (byte(0) < 0x80)
+    return 1;
   unsigned char lead = byte(0);
   size_t length = lead >= 0xC2 && lead <= 0xDF   ? 2
                   : lead >= 0xE0 && lead <= 0xEF ? 3
@@ -29,12 +28,8 @@ size_t printableUtf8Length(std::string_view text) {
   for (size_t i = 2; i < length; ++i)
     if (byte(i) < 0x80 || byte(i) > 0xBF)
       return 0;
-  if (lead == 0xC2 && byte(1) <= 0x9F)
-    return 0; // A C1 control character.
   return length;
 }
-
-} // namespace
 
 std::string printableText(std::string_view text) {
   std::string printable;
@@ -45,7 +40,9 @@ std::string printableText(std::string_view text) {
       printable += text[i++];
       continue;
     }
-    if (size_t length = byte >= 0x80 ? printableUtf8Length(text.substr(i)) : 0) {
+    // A C1 control character (U+0080..U+009F: C2 80..C2 9F) is escaped.
+    size_t length = byte >= 0x80 ? utf8SequenceLength(text.substr(i)) : 0;
+    if (length && !(byte == 0xC2 && static_cast<unsigned char>(text[i + 1]) <= 0x9F)) {
       printable.append(text.substr(i, length));
       i += length;
       continue;

@@ -651,7 +651,8 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     if (!this->step(*reader, loss, lr, error))
       return false;
     readerSteps += readerFromStep && reader->prefetch() > 0;
-    if (readerFollowsKernels && !followKernelThreads(reader, batches, step, error))
+    if (readerFollowsKernels && step < options.steps &&
+        !followKernelThreads(reader, batches, step, error))
       return false;
     // Under fp16 loss scaling a step whose gradients overflowed changed
     // nothing (its loss may have overflowed too); too many in a row fail.

@@ -56,6 +56,10 @@ TEST(MetricsJsonlTest, NumbersRoundTrip) {
 TEST(MetricsJsonlTest, Strings) {
   EXPECT_EQ(jsonString("loss"), "\"loss\"");
   EXPECT_EQ(jsonString("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+  // UTF-8 is kept; bytes that are not (a name from a graph file's escapes)
+  // become the text \xNN, so the line stays valid JSON.
+  EXPECT_EQ(jsonString("caf\xc3\xa9"), "\"caf\xc3\xa9\"");
+  EXPECT_EQ(jsonString("a\xff\xfe" "b\xe2\x82"), "\"a\\\\xff\\\\xfeb\\\\xe2\\\\x82\"");
 }
 
 // Tests the lines written, in field order, and that a reopened file is

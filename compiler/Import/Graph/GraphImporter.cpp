@@ -9,6 +9,7 @@
 
 #include "compiler/Import/Graph/GraphImporter.h"
 
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/FirstErrorOnly.h"
 #include "compiler/Import/Graph/GraphFile.h"
 #include "compiler/Import/Graph/GraphOps.h"
@@ -18,7 +19,6 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
@@ -104,15 +104,11 @@ LogicalResult GraphImporter::checkNames() {
       return emitError(loc) << "has an empty name";
     // As the binary form's parser requires (artifacts and reports carry
     // names into JSON and messages).
-    if (!llvm::json::isUTF8(name)) {
-      std::string escaped;
-      llvm::raw_string_ostream out(escaped);
-      llvm::printEscapedString(name, out);
-      return emitError(loc) << "name '" << escaped << "' is not valid UTF-8";
-    }
+    if (!llvm::json::isUTF8(name))
+      return emitError(loc) << "name '" << printable(name) << "' is not valid UTF-8";
     auto [it, inserted] = names.try_emplace(name, kind, index);
     if (!inserted)
-      return emitError(loc) << "name '" << name << "' is already used by "
+      return emitError(loc) << "name '" << printable(name) << "' is already used by "
                             << describe(static_cast<int>(it->second.first));
     return success();
   };
@@ -135,7 +131,7 @@ LogicalResult GraphImporter::checkNodeInputs() {
     for (int k = 0; k < node.inputs_size(); ++k)
       if (!names.count(node.inputs(k)))
         return emitError(nodeLoc(i))
-               << "input " << k << " '" << node.inputs(k)
+               << "input " << k << " '" << printable(node.inputs(k))
                << "' is not a variable, input or node";
   }
   return success();
@@ -158,8 +154,8 @@ FailureOr<SmallVector<int>> GraphImporter::sortNodes() {
   InFlightDiagnostic error = emitError(nodeLoc(cycle.front()));
   error << "is part of a cycle: ";
   for (int node : cycle)
-    error << "'" << graph.nodes(node).name() << "' -> ";
-  error << "'" << graph.nodes(cycle.front()).name() << "'";
+    error << "'" << printable(graph.nodes(node).name()) << "' -> ";
+  error << "'" << printable(graph.nodes(cycle.front()).name()) << "'";
   return failure();
 }
 

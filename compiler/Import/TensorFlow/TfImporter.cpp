@@ -210,7 +210,12 @@ FailureOr<RankedTensorType> TfGraphImporter::getPlaceholderType(int i) {
   } else {
     shape = *declared;
     for (auto [d, size] : llvm::enumerate(shape)) {
-      if (size >= 0)
+      // Kiln's tensors are never empty (the runtime refuses a product of
+      // zero rows), as --input-shape says.
+      if (size == 0)
+        return emitError(loc) << "is declared with shape " << formatIntList(shape)
+                              << ": dimension " << d << " of size 0; kiln needs sizes >= 1";
+      if (size > 0)
         continue;
       if (d == 0 && options.batchSize > 0) {
         size = options.batchSize;

@@ -131,3 +131,15 @@ module attributes {kiln.train_spec = {loss = "l"}} {
     return %x : tensor<f32>
   }
 }
+
+// -----
+
+// Tests that a float is finite and not negative, a learning rate positive:
+// a .mlir spec is checked as the graph importer checks its own.
+// expected-error @+1 {{train spec key 'optimizer.learning_rate' must be a finite number > 0, got nan}}
+module attributes {kiln.train_spec = {loss = "l", optimizer = {kind = "sgd", learning_rate = 0x7FF8000000000000 : f64}}} {}
+
+// -----
+
+// expected-error @+1 {{train spec key 'optimizer.beta1' must be a finite number >= 0, got -5.000000e-01}}
+module attributes {kiln.train_spec = {loss = "l", optimizer = {kind = "adam", beta1 = -0.5 : f64}}} {}
