@@ -6,6 +6,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 
 namespace kiln {
@@ -343,8 +345,8 @@ InferredType inferLayerNormType(const ShapeDiag &diag, Type inputType,
   int64_t rank = input->getRank();
   if (axis < 0 || axis >= rank)
     return diag.fail("expects axis (", axis, ") to be in [0, ", rank, ")");
-  if (!(epsilon >= 0.0))
-    return diag.fail("expects epsilon >= 0, got ", epsilon);
+  if (!(epsilon >= 0.0) || std::isinf(epsilon))
+    return diag.fail("expects a finite epsilon >= 0, got ", epsilon);
   ArrayRef<int64_t> normalized = input->getShape().drop_front(axis);
   auto checkParam = [&](Type type, StringRef what) -> LogicalResult {
     FailureOr<RankedTensorType> param = ranked(diag, type, what);

@@ -309,18 +309,28 @@ int launchCommand(const LaunchOptions &options) {
     } else if (fds.empty()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
+    // Of the tasks that fail in one round, one killed by a signal is the
+    // cause: the others' errors are its consequence (a server killed, its
+    // workers' pulls reset in the same 100 ms).
+    std::string roundFailure;
+    bool roundSignalled = false;
     for (Child &child : children) {
       if (child.exited || child.out >= 0 || child.err >= 0)
         continue; // Reap once its output is all read.
       if (waitpid(child.pid, &child.status, 0) == child.pid) {
         child.exited = true;
         bool stoppedServer = child.server && serversStopped;
+        bool signalled = WIFSIGNALED(child.status);
         if ((!WIFEXITED(child.status) || WEXITSTATUS(child.status) != 0) && !stoppedServer &&
-            firstFailure.empty()) {
-          firstFailure = child.name + " " + describeExit(child.status);
-          failedAt = Clock::now();
+            (roundFailure.empty() || (signalled && !roundSignalled))) {
+          roundFailure = child.name + " " + describeExit(child.status);
+          roundSignalled = signalled;
         }
       }
+    }
+    if (firstFailure.empty() && !roundFailure.empty()) {
+      firstFailure = roundFailure;
+      failedAt = Clock::now();
     }
     // Ctrl-C or a failed task: stop the others, politely first.
     // The others' collectives break when a task dies, and they take a few

@@ -12,7 +12,7 @@ func.func @axis_out_of_range(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
 
 // Tests that epsilon is not negative.
 func.func @negative_epsilon(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
-  // expected-error @+2 {{'kiln.layer_norm' op expects epsilon >= 0, got -1.000000e-05}}
+  // expected-error @+2 {{'kiln.layer_norm' op expects a finite epsilon >= 0, got -1.000000e-05}}
   // expected-error @+1 {{'kiln.layer_norm' op failed to infer returned types}}
   %0 = kiln.layer_norm %x, %g axis = 1 epsilon = -1.0e-05 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return
@@ -22,9 +22,19 @@ func.func @negative_epsilon(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
 
 // Tests that epsilon is not NaN.
 func.func @nan_epsilon(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
-  // expected-error @+2 {{'kiln.layer_norm' op expects epsilon >= 0, got nan}}
+  // expected-error @+2 {{'kiln.layer_norm' op expects a finite epsilon >= 0, got nan}}
   // expected-error @+1 {{'kiln.layer_norm' op failed to infer returned types}}
   %0 = kiln.layer_norm %x, %g axis = 1 epsilon = 0x7FF8000000000000 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that epsilon is finite.
+func.func @infinite_epsilon(%x: tensor<4x8xf32>, %g: tensor<8xf32>) {
+  // expected-error @+2 {{'kiln.layer_norm' op expects a finite epsilon >= 0, got INF}}
+  // expected-error @+1 {{'kiln.layer_norm' op failed to infer returned types}}
+  %0 = kiln.layer_norm %x, %g axis = 1 epsilon = 0x7FF0000000000000 : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
   return
 }
 
