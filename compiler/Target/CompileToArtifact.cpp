@@ -20,8 +20,8 @@ namespace {
 
 /// The most bytes of constants an artifact may hold: those of the
 /// constants region, the variables' constant initializers and the ones its
-/// kernels embed (a splat a kernel reads as a scalar takes nothing). An
-/// artifact is one FlatBuffer, under 2 GiB with its kernels' code.
+/// kernels embed (a splat an elementwise kernel reads as a scalar takes
+/// nothing). An artifact is one FlatBuffer, under 2 GiB with its code.
 constexpr uint64_t kMaxConstantBytes = uint64_t(1) << 30;
 
 /// The largest constant of an artifact, and where it is in the model.

@@ -285,7 +285,7 @@ TEST_F(OnnxImportTest, KeepsEveryErrorOnOneLine) {
   onnx::ModelProto model = addModel();
   model.mutable_graph()->mutable_node(0)->set_op_type("Bad\nOp");
   model.mutable_graph()->mutable_node(0)->set_name("line\rbreak");
-  expectError(model, "unsupported ONNX op 'Bad\\0AOp'");
+  expectError(model, "unsupported ONNX op 'Bad\\x0aOp'");
   EXPECT_EQ(errors[0].find('\n'), std::string::npos);
 }
 
