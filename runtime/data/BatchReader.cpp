@@ -206,6 +206,9 @@ void BatchReader::nextInto(const std::vector<uint8_t *> &destinations) {
 
 namespace {
 
+/// How many rows ahead a shuffled gather asks for a row's first line.
+constexpr int64_t kRowsAhead = 16;
+
 /// One example's bytes of a feed: the common small sizes (an id, a label, a
 /// few ids or features) as inlined moves, not a call to memcpy each.
 inline void copyRow(uint8_t *out, const uint8_t *in, size_t size) {
@@ -273,8 +276,14 @@ void BatchReader::gather(uint8_t *const *outs, int64_t done, const uint32_t *row
       size_t size = exampleBytes_[f];
       uint8_t *out = outs[f] + done * size;
       const uint8_t *in = data.columns[f].data();
-      for (int64_t k = begin; k < end; ++k)
+      for (int64_t k = begin; k < end; ++k) {
+        // Each row's first line asked for ahead: about 10% less gather time
+        // on a large data set (wide&deep's 1M rows, 88 MB), none measured
+        // on small ones (docs/performance.md).
+        if (k + kRowsAhead < end)
+          __builtin_prefetch(in + rows[k + kRowsAhead] * size);
         copyRow(out + k * size, in + rows[k] * size, size);
+      }
     }
   };
   int64_t threads = std::min<int64_t>(

@@ -133,12 +133,12 @@ bool parseInteger(std::string_view text, int64_t &value, std::string &problem) {
   return true;
 }
 
-void append(std::vector<uint8_t> &column, const void *value, size_t size) {
+void append(DatasetColumn &column, const void *value, size_t size) {
   const uint8_t *bytes = static_cast<const uint8_t *>(value);
   column.insert(column.end(), bytes, bytes + size);
 }
 
-void appendInteger(std::vector<uint8_t> &column, ElementType type,
+void appendInteger(DatasetColumn &column, ElementType type,
                    int64_t value) {
   if (type == ElementType::I64) {
     append(column, &value, sizeof value);
@@ -220,7 +220,7 @@ bool CriteoReader::parseFields(std::string &problem) {
            suffix + "): ";
   };
   const FeedSpec &label = data_.specs[layout_.label];
-  std::vector<uint8_t> &labelColumn = data_.columns[layout_.label];
+  DatasetColumn &labelColumn = data_.columns[layout_.label];
   std::string fieldProblem;
   if (label.type == ElementType::F32) {
     double value = 0;
@@ -367,7 +367,7 @@ bool loadCriteo(const std::string &path, const std::vector<FeedSpec> &specs,
                      ? " (all " + std::to_string(data.skippedRows) +
                            " rows were bad and skipped)"
                      : std::string()));
-  for (std::vector<uint8_t> &column : data.columns)
+  for (DatasetColumn &column : data.columns)
     column.shrink_to_fit();
   out = std::move(data);
   return true;

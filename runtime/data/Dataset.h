@@ -18,6 +18,7 @@
 #ifndef KILN_RUNTIME_DATA_DATASET_H
 #define KILN_RUNTIME_DATA_DATASET_H
 
+#include "runtime/cpu/HugePages.h"
 #include "runtime/support/Fnv1a.h"
 
 #include <cstddef>
@@ -56,6 +57,12 @@ int64_t exampleElements(const FeedSpec &spec);
 /// Bytes per example of the feed.
 size_t exampleBytes(const FeedSpec &spec);
 
+/// One feed's examples. A column of 2 MB or more lies on transparent huge
+/// pages (cpu::HugePageAllocator): a shuffled batch reads its rows at
+/// random, and on 4 KB pages nearly every row of a data set larger than the
+/// TLB's reach is a page walk.
+using DatasetColumn = std::vector<uint8_t, cpu::HugePageAllocator<uint8_t>>;
+
 /// All examples of a data set in memory, one column per feed, row-major.
 struct Dataset {
   std::string path; ///< For messages.
@@ -63,7 +70,7 @@ struct Dataset {
   std::vector<FeedSpec> specs;
   /// columns[i] holds rows * exampleElements(specs[i]) elements of
   /// specs[i].type, little-endian, example after example.
-  std::vector<std::vector<uint8_t>> columns;
+  std::vector<DatasetColumn> columns;
   int64_t skippedRows = 0; ///< Rows dropped by ReadOptions::skipBadRows.
 };
 

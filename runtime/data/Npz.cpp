@@ -110,7 +110,7 @@ bool intsToFloat(const uint8_t *in, uint8_t *out, size_t count,
 /// Converts the elements of `member` into a column of `spec.type`. On a
 /// value that cannot be converted, sets `badIndex` and `problem`.
 bool convert(const MemberArray &member, const FeedSpec &spec,
-             std::vector<uint8_t> &column, size_t &badIndex,
+             DatasetColumn &column, size_t &badIndex,
              std::string &problem) {
   const NpyArray &array = member.array;
   size_t count = array.data.size() / npyItemSize(array.dtype);

@@ -12,7 +12,7 @@ namespace kiln::train {
 namespace {
 
 /// The label column's values of one example as floats (class ids included).
-std::vector<double> labelValues(const data::FeedSpec &spec, const std::vector<uint8_t> &column,
+std::vector<double> labelValues(const data::FeedSpec &spec, const data::DatasetColumn &column,
                                 int64_t first, int64_t count) {
   std::vector<double> values;
   size_t width = data::exampleElements(spec);

@@ -179,6 +179,27 @@ TEST_F(DataCriteoTest, SkipsBadRowsWhenAsked) {
             "holds no examples (all 1 rows were bad and skipped)");
 }
 
+// Tests that a column of 2 MB or more, grown row by row and shrunk to fit
+// after dropping bad rows, lies on huge pages and keeps every value.
+TEST_F(DataCriteoTest, LargeColumnsLieOnHugePages) {
+  const int rows = 200000; // dense [3] f32: 2.4 MB.
+  std::string text;
+  for (int i = 0; i < rows; ++i) {
+    std::string dense = i == 7 ? "nan" : std::to_string(i);
+    text += std::to_string(i % 2) + "\t" + dense + "\t1\t-" + std::to_string(i) + "\ta\tb\n";
+  }
+  Dataset data = load("big.tsv", text, ctrSpecs(), {true});
+  ASSERT_EQ(data.rows, rows - 1);
+  ASSERT_GE(data.columns[1].size(), kiln::cpu::kHugePageBytes);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(data.columns[1].data()) % kiln::cpu::kHugePageBytes, 0u);
+  std::vector<float> dense = column<float>(data, 1);
+  for (int row = 0; row < rows - 1; ++row) {
+    int line = row < 7 ? row : row + 1; // Line 8 was dropped.
+    ASSERT_EQ(dense[3 * row], static_cast<float>(line)) << row;
+    ASSERT_EQ(dense[3 * row + 2], -static_cast<float>(line)) << row;
+  }
+}
+
 TEST_F(DataCriteoTest, RefusesALayoutThatDoesNotMatchTheInputs) {
   // The first row decides the layout: even skipBadRows does not skip it.
   EXPECT_EQ(loadError("t.tsv", "1\t1\t2\t3\ta\tb\tc\td\n", ctrSpecs(), {true}),
