@@ -201,7 +201,8 @@ TEST_F(OnnxModelFileTest, ReportsUnreadableModelFiles) {
   errors.clear();
   EXPECT_FALSE(readOnnxModelFile(path("model/text.onnx"), context));
   ASSERT_EQ(errors.size(), 1u);
-  EXPECT_EQ(errors[0], "not an ONNX model file (protobuf parse failed)");
+  EXPECT_EQ(errors[0], "not an ONNX model file (protobuf parse failed: at offset 0: an end-group "
+                       "tag for field 14 with no group open)");
 }
 
 } // namespace

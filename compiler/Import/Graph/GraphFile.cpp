@@ -3,6 +3,7 @@
 #include "compiler/Import/Graph/GraphFile.h"
 
 #include "compiler/Import/ProtobufFile.h"
+#include "compiler/Import/ProtobufWireCheck.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -58,7 +59,8 @@ std::unique_ptr<GraphFile> readGraphFile(StringRef path, MLIRContext &context) {
   }
 
   if (!file->graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
-    emitError(fileLoc) << "not a binary graph file (protobuf parse failed)";
+    emitError(fileLoc) << "not a binary graph file ("
+                       << protobufParseFailure(bytes, *graph::GraphDef::descriptor()) << ")";
     return nullptr;
   }
   if (std::optional<int> number = firstUnknownField(file->graph)) {

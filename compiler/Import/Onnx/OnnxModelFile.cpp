@@ -4,6 +4,7 @@
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/ProtobufFile.h"
+#include "compiler/Import/ProtobufWireCheck.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -24,7 +25,9 @@ std::unique_ptr<onnx::ModelProto> readOnnxModelFile(StringRef path,
   auto model = std::make_unique<onnx::ModelProto>();
   if (!model->ParseFromArray(file->getBufferStart(),
                              static_cast<int>(file->getBufferSize()))) {
-    emitError(loc) << "not an ONNX model file (protobuf parse failed)";
+    emitError(loc) << "not an ONNX model file ("
+                   << protobufParseFailure(file->getBuffer(), *onnx::ModelProto::descriptor())
+                   << ")";
     return nullptr;
   }
   return model;

@@ -3,6 +3,7 @@
 #include "compiler/Import/TensorFlow/TfGraphFile.h"
 
 #include "compiler/Import/ProtobufFile.h"
+#include "compiler/Import/ProtobufWireCheck.h"
 
 #include "proto/kiln/graph.pb.h"
 
@@ -45,7 +46,7 @@ std::string firstTextField(StringRef text) {
 std::string whyNotTfGraph(StringRef bytes) {
   tensorflow::GraphDef graph;
   if (!graph.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    return "protobuf parse failed";
+    return protobufParseFailure(bytes, *tensorflow::GraphDef::descriptor());
   for (const tensorflow::NodeDef &node : graph.node())
     if (!node.op().empty())
       return "";
@@ -88,7 +89,8 @@ std::unique_ptr<TfGraphFile> readTfGraphFile(StringRef path, bool text,
   }
   if (!file->graph.ParseFromArray(bytes.data(),
                                   static_cast<int>(bytes.size()))) {
-    emitError(fileLoc) << "not a TensorFlow GraphDef (protobuf parse failed)";
+    emitError(fileLoc) << "not a TensorFlow GraphDef ("
+                       << protobufParseFailure(bytes, *tensorflow::GraphDef::descriptor()) << ")";
     return nullptr;
   }
   file->nodeLines.resize(file->graph.node_size());
@@ -129,7 +131,7 @@ FailureOr<GraphFileKind> detectGraphFileKind(StringRef path,
   InFlightDiagnostic error = emitError(fileLoc);
   error << "not a binary graph file (";
   if (!kilnParsed)
-    error << "protobuf parse failed";
+    error << protobufParseFailure(bytes, *graph::GraphDef::descriptor());
   else
     error << "unknown field number " << *unknown;
   return error << "), nor a TensorFlow GraphDef (" << notTf << ")";
