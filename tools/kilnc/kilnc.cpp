@@ -21,6 +21,7 @@
 
 #include "compiler/Import/Graph/TrainFlags.h"
 #include "compiler/Import/ModelImporter.h"
+#include "compiler/Import/Onnx/OnnxModelFile.h"
 #include "dialects/Kiln/KilnDialect.h"
 #include "compiler/Pipelines/Pipelines.h"
 #include "compiler/Target/ArtifactCache.h"
@@ -515,10 +516,18 @@ int main(int argc, char **argv) {
                     "-o FILE.kiln (or pass --emit=mlir to print IR)\n";
     return 1;
   }
-  // Writing over the model being compiled would lose it.
+  // Writing over the model being compiled, or over the file an ONNX model
+  // keeps its weights in, would lose it.
+  bool onnxInput = fromFormat == "onnx" || llvm::StringRef(inputPath).ends_with(".onnx");
   if (llvm::sys::fs::equivalent(inputPath, outputPath)) {
     llvm::errs() << outputPath << ": error: -o names the input model; write the output "
                                   "to another file\n";
+    return 1;
+  }
+  if (onnxInput && llvm::sys::fs::exists(outputPath) &&
+      kiln::onnxModelKeepsDataIn(inputPath, outputPath)) {
+    llvm::errs() << outputPath << ": error: -o names the file where " << inputPath
+                 << " keeps its weights (external data); write the output to another file\n";
     return 1;
   }
 
@@ -526,8 +535,8 @@ int main(int argc, char **argv) {
   std::string cacheDirectory = kiln::KernelCache::defaultDirectory();
   std::optional<kiln::KernelCache> artifactCache;
   std::optional<std::string> artifactKey;
-  if (!noCache && emit == Emit::Artifact && report == Report::None && fromFormat != "onnx" &&
-      !llvm::StringRef(inputPath).ends_with(".onnx") && !cacheDirectory.empty()) {
+  if (!noCache && emit == Emit::Artifact && report == Report::None && !onnxInput &&
+      !cacheDirectory.empty()) {
     artifactCache.emplace(cacheDirectory, ".kiln");
     artifactKey = kiln::artifactCacheKey(llvm::ArrayRef(argv + 1, argc - 1), inputPath);
     if (artifactKey)

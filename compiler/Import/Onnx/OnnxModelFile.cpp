@@ -11,6 +11,9 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <climits>
+#include <vector>
+
 using namespace mlir;
 
 namespace kiln {
@@ -36,6 +39,58 @@ std::unique_ptr<onnx::ModelProto> readOnnxModelFile(StringRef path,
 std::string getOnnxModelDir(StringRef modelPath) {
   StringRef dir = llvm::sys::path::parent_path(modelPath);
   return dir.empty() ? std::string(".") : dir.str();
+}
+
+namespace {
+
+/// The external data locations of `graph`'s tensors, subgraphs included.
+void collectExternalLocations(const onnx::GraphProto &graph, std::vector<std::string> &out) {
+  auto tensor = [&](const onnx::TensorProto &t) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL)
+      return;
+    for (const onnx::StringStringEntryProto &entry : t.external_data())
+      if (entry.key() == "location")
+        out.push_back(entry.value());
+  };
+  for (const onnx::TensorProto &t : graph.initializer())
+    tensor(t);
+  for (const onnx::SparseTensorProto &t : graph.sparse_initializer()) {
+    tensor(t.values());
+    tensor(t.indices());
+  }
+  for (const onnx::NodeProto &node : graph.node())
+    for (const onnx::AttributeProto &attribute : node.attribute()) {
+      if (attribute.has_t())
+        tensor(attribute.t());
+      for (const onnx::TensorProto &t : attribute.tensors())
+        tensor(t);
+      if (attribute.has_g())
+        collectExternalLocations(attribute.g(), out);
+      for (const onnx::GraphProto &g : attribute.graphs())
+        collectExternalLocations(g, out);
+    }
+}
+
+} // namespace
+
+bool onnxModelKeepsDataIn(StringRef modelPath, StringRef file) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
+      llvm::MemoryBuffer::getFile(modelPath, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  onnx::ModelProto model;
+  if (!bytes || (*bytes)->getBufferSize() > static_cast<size_t>(INT_MAX) ||
+      !model.ParseFromArray((*bytes)->getBufferStart(),
+                            static_cast<int>((*bytes)->getBufferSize())))
+    return false;
+  std::vector<std::string> locations;
+  collectExternalLocations(model.graph(), locations);
+  std::string modelDir = getOnnxModelDir(modelPath);
+  for (const std::string &location : locations) {
+    llvm::SmallString<256> path(modelDir);
+    llvm::sys::path::append(path, location);
+    if (llvm::sys::fs::equivalent(path, file))
+      return true;
+  }
+  return false;
 }
 
 FailureOr<OnnxExternalData>

@@ -31,6 +31,11 @@ std::unique_ptr<onnx::ModelProto> readOnnxModelFile(llvm::StringRef path,
 /// The folder external data paths are relative to: the model file's folder.
 std::string getOnnxModelDir(llvm::StringRef modelPath);
 
+/// Whether a tensor of the ONNX model at `modelPath` (an initializer, or a
+/// node's tensor attribute, in any subgraph) keeps its data in `file`.
+/// False where the model cannot be read: its import says why.
+bool onnxModelKeepsDataIn(llvm::StringRef modelPath, llvm::StringRef file);
+
 /// Where a tensor's external data lives, from its `external_data` entries.
 struct OnnxExternalData {
   std::string location;
