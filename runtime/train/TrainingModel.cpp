@@ -4,8 +4,12 @@
 
 #include "runtime/artifact/DTypes.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <new>
 
 namespace kiln::train {
 
@@ -126,9 +130,38 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
   return true;
 }
 
+namespace {
+
+/// This machine's memory in bytes; 0 if unknown.
+uint64_t physicalMemoryBytes() {
+  long pages = ::sysconf(_SC_PHYS_PAGES), pageSize = ::sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && pageSize > 0 ? uint64_t(pages) * uint64_t(pageSize) : 0;
+}
+
+/// "1.5 GB".
+std::string gigabytes(double bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.1f GB", bytes / 1e9);
+  return text;
+}
+
+} // namespace
+
 bool TrainingModel::loadData(const std::string &path, const data::ReadOptions &options,
                              std::shared_ptr<const data::Dataset> &out,
                              std::string &error) const {
+  try {
+    return loadDataOrThrow(path, options, out, error);
+  } catch (const std::bad_alloc &) {
+    error = path + ": error: out of memory holding the data set (every example is kept in "
+                   "memory: use a smaller file, or fewer rows)";
+    return false;
+  }
+}
+
+bool TrainingModel::loadDataOrThrow(const std::string &path, const data::ReadOptions &options,
+                                    std::shared_ptr<const data::Dataset> &out,
+                                    std::string &error) const {
   auto dataset = std::make_shared<data::Dataset>();
   const std::string synthetic = "synthetic";
   if (path.compare(0, synthetic.size(), synthetic) == 0) {
@@ -143,6 +176,18 @@ bool TrainingModel::loadData(const std::string &path, const data::ReadOptions &o
         error = "kiln: error: --data '" + path + "': expected synthetic or synthetic:ROWS";
         return false;
       }
+    }
+    // Made up in memory: refuse what this machine cannot hold before trying.
+    uint64_t rowBytes = 0;
+    for (const data::FeedSpec &spec : specs_)
+      rowBytes += data::exampleBytes(spec);
+    uint64_t memory = physicalMemoryBytes();
+    if (memory && rowBytes && static_cast<uint64_t>(rows) > memory / rowBytes) {
+      error = "kiln: error: --data '" + path + "': " + std::to_string(rows) + " rows of " +
+              std::to_string(rowBytes) + " bytes (" +
+              gigabytes(double(rows) * double(rowBytes)) + ") exceed this machine's " +
+              gigabytes(double(memory)) + " of memory";
+      return false;
     }
     *dataset = data::syntheticDataset(specs_, label_, rows, /*seed=*/1);
   } else if (!data::loadDataset(path, specs_, label_, options, *dataset, error)) {

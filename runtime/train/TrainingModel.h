@@ -55,7 +55,8 @@ public:
   }
   const std::vector<data::FeedSpec> &feedSpecs() const { return specs_; }
 
-  /// Loads `path` (a data file, or "synthetic[:ROWS]") for the model's feeds.
+  /// Loads `path` (a data file, or "synthetic[:ROWS]") for the model's feeds;
+  /// a data set this machine cannot hold is one error naming it.
   bool loadData(const std::string &path, const data::ReadOptions &options,
                 std::shared_ptr<const data::Dataset> &out, std::string &error) const;
 
@@ -119,6 +120,9 @@ public:
                          checkpoint::SaveRequest &request, std::string &error) const;
 
 private:
+  /// loadData, out of memory as std::bad_alloc.
+  bool loadDataOrThrow(const std::string &path, const data::ReadOptions &options,
+                       std::shared_ptr<const data::Dataset> &out, std::string &error) const;
   struct VariableInfo {
     std::string name;
     artifact::DType dtype;

@@ -23,7 +23,9 @@
 #include "runtime/support/PrintableText.h"
 #include "runtime/train/CheckpointEvaluator.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -37,16 +39,64 @@ namespace {
 constexpr std::chrono::milliseconds kExplainPatience =
     cluster::kHeartbeatLostAfter + std::chrono::milliseconds(2000);
 
-bool readFile(const std::string &path, const char *flag, std::string &text,
-              std::string &error) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    error = "kiln: error: " + std::string(flag) + " " + path + ": cannot read the file";
+/// The most a cluster spec or PEM file may hold: far above any real one,
+/// and a bound on what a wrong path (/dev/zero) can make kiln read.
+constexpr uintmax_t kMaxConfigFileBytes = 16 << 20;
+
+/// Reads the regular file `path` given as `flag`, of at most
+/// kMaxConfigFileBytes and, with `nonEmpty`, not empty.
+bool readFile(const std::string &path, const char *flag, std::string &text, std::string &error,
+              bool nonEmpty = false) {
+  std::string named = "kiln: error: " + std::string(flag) + " " + printableText(path) + ": ";
+  std::error_code ec;
+  std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (ec || !std::filesystem::exists(status)) {
+    error = named + "cannot read the file";
     return false;
   }
+  if (!std::filesystem::is_regular_file(status)) {
+    error = named + (std::filesystem::is_directory(status) ? "is a directory" : "is not a file");
+    return false;
+  }
+  uintmax_t size = std::filesystem::file_size(path, ec);
+  if (ec || size > kMaxConfigFileBytes) {
+    error = named + (ec ? "cannot read the file"
+                        : "holds " + std::to_string(size) + " bytes, more than the " +
+                              std::to_string(kMaxConfigFileBytes >> 20) +
+                              " MiB such a file may");
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;
   buffer << in.rdbuf();
+  if (!in && !in.eof()) {
+    error = named + "cannot read the file";
+    return false;
+  }
   text = buffer.str();
+  if (nonEmpty && text.empty()) {
+    error = named + "the file is empty";
+    return false;
+  }
+  return true;
+}
+
+/// Reads a PEM file given as `flag` that must hold a `-----BEGIN {what}`
+/// block ("CERTIFICATE", "PRIVATE KEY": also matches "RSA PRIVATE KEY").
+bool readPem(const std::string &path, const char *flag, const char *what, std::string &text,
+             std::string &error) {
+  if (!readFile(path, flag, text, error, /*nonEmpty=*/true))
+    return false;
+  const std::string marker = "-----BEGIN ";
+  size_t label = text.find(marker);
+  size_t end = label == std::string::npos ? label : text.find("-----", label + marker.size());
+  if (end == std::string::npos ||
+      text.substr(label + marker.size(), end - label - marker.size()).find(what) ==
+          std::string::npos) {
+    error = "kiln: error: " + std::string(flag) + " " + printableText(path) +
+            ": not a PEM file holding a " + what + " (no '-----BEGIN " + what + "-----' line)";
+    return false;
+  }
   return true;
 }
 
@@ -88,10 +138,40 @@ bool loadSpec(const ServeOptions &options, cluster::ClusterSpec &spec, std::stri
   return true;
 }
 
+/// The longest cluster token: gRPC sends it in every call's headers, whose
+/// whole size it limits (8 KiB by default).
+constexpr size_t kMaxTokenBytes = 1024;
+
+/// Whether `token` can travel as a gRPC header value: printable ASCII (a
+/// tab, a newline or a byte above 0x7e made gRPC abort the process).
+bool checkToken(const std::string &token, std::string &error) {
+  if (token.size() > kMaxTokenBytes) {
+    error = "kiln: error: KILN_CLUSTER_TOKEN holds " + std::to_string(token.size()) +
+            " bytes; at most " + std::to_string(kMaxTokenBytes);
+    return false;
+  }
+  for (size_t i = 0; i < token.size(); ++i) {
+    auto byte = static_cast<unsigned char>(token[i]);
+    if (byte < 0x20 || byte > 0x7e) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02x", byte);
+      error = "kiln: error: KILN_CLUSTER_TOKEN holds the byte " + std::string(hex) +
+              " at offset " + std::to_string(i) +
+              ": a token must be printable ASCII (it travels in gRPC headers)";
+      return false;
+    }
+  }
+  return true;
+}
+
+/// The three PEM files, when given (the command line gives all or none).
 bool loadTls(const ServeOptions &options, cluster::TlsFiles &tls, std::string &error) {
-  return (options.tlsCert.empty() || readFile(options.tlsCert, "--tls-cert", tls.cert, error)) &&
-         (options.tlsKey.empty() || readFile(options.tlsKey, "--tls-key", tls.key, error)) &&
-         (options.tlsCa.empty() || readFile(options.tlsCa, "--tls-ca", tls.ca, error));
+  return (options.tlsCert.empty() ||
+          readPem(options.tlsCert, "--tls-cert", "CERTIFICATE", tls.cert, error)) &&
+         (options.tlsKey.empty() ||
+          readPem(options.tlsKey, "--tls-key", "PRIVATE KEY", tls.key, error)) &&
+         (options.tlsCa.empty() ||
+          readPem(options.tlsCa, "--tls-ca", "CERTIFICATE", tls.ca, error));
 }
 
 /// Prints `error` as one line: as it is when it names its source ("FILE:
@@ -268,6 +348,8 @@ int serveCommand(const ServeOptions &options) {
   if (!token || !*token)
     return fail("kiln: error: KILN_CLUSTER_TOKEN is not set: every task of a cluster needs the "
                 "same token (kiln launch makes one)");
+  if (!checkToken(token, error))
+    return fail(error);
   std::unique_ptr<artifact::VerifiedArtifact> artifact =
       artifact::VerifiedArtifact::load(options.training.artifact, error);
   if (!artifact)
