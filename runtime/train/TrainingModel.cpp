@@ -167,11 +167,10 @@ bool TrainingModel::loadDataOrThrow(const std::string &path, const data::ReadOpt
   if (path.compare(0, synthetic.size(), synthetic) == 0) {
     int64_t rows = 64 * batchSize_;
     if (path.size() > synthetic.size()) {
-      try {
-        rows = std::stoll(path.substr(synthetic.size() + 1));
-      } catch (const std::exception &) {
-        rows = 0;
-      }
+      std::string count = path.substr(synthetic.size() + 1);
+      bool digits = !count.empty() && count.size() <= 18 &&
+                    std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; });
+      rows = digits ? std::stoll(count) : 0; // "1e3" and "64abc" are not counts.
       if (path[synthetic.size()] != ':' || rows < 1) {
         error = "kiln: error: --data '" + path + "': expected synthetic or synthetic:ROWS";
         return false;
