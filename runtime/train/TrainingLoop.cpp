@@ -171,6 +171,14 @@ bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
     return false;
   if (!options.ps.addresses.empty())
     return true;
+  // In-process servers serve this process's replicas only: the workers of
+  // a cluster would each train on servers of their own.
+  if (options.group.worldSize > options.group.localReplicas) {
+    error = options.artifact + ": error: the artifact keeps its variables on parameter servers, "
+            "but the cluster has no ps tasks: give TF_CONFIG's cluster a \"ps\" list (kiln "
+            "launch --ps N)";
+    return false;
+  }
   int workers = options.group.worldSize;
   for (int s = 0; s < options.ps.localServers; ++s) {
     ps::ServerOptions server;
