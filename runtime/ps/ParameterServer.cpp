@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
 #include <system_error>
 
 namespace kiln::ps {
@@ -457,19 +458,53 @@ CallStatus ParameterServer::save(const ShardSaveRequest &request, ShardSaveReply
   return {};
 }
 
+bool savedServerCount(const std::string &manifestPath, const std::map<std::string, int64_t> &data,
+                      int &servers, std::string &error) {
+  auto count = data.find(kServersKey);
+  if (count == data.end()) {
+    error = manifestPath + ": error: the checkpoint was not saved by parameter servers (no data." +
+            kServersKey + ")";
+    return false;
+  }
+  if (count->second < 1 || count->second > kMaxServers) {
+    error = manifestPath + ": error: data." + kServersKey + " is " +
+            std::to_string(count->second) + ", not between 1 and " + std::to_string(kMaxServers);
+    return false;
+  }
+  servers = static_cast<int>(count->second);
+  return true;
+}
+
 bool ParameterServer::restore(const std::string &path, std::string &error) {
   std::string file = serverShardFile(options_.index, options_.servers);
   // The manifest first (no tensors): how many servers wrote it.
   checkpoint::Checkpoint manifest;
-  if (!checkpoint::loadCheckpoint(path, manifest, error, [](const std::string &) { return false; }))
+  std::set<std::string> serverFiles; // The servers' shards the manifest lists.
+  auto listServerFiles = [&](const std::string &shard) {
+    if (isServerFile(shard))
+      serverFiles.insert(shard);
     return false;
-  auto servers = manifest.data.find(kServersKey);
-  if (servers == manifest.data.end() || servers->second < 1 || servers->second > 1024) {
-    error = manifest.path + ": error: the checkpoint was not saved by parameter servers (no data." +
-            kServersKey + ")";
+  };
+  if (!checkpoint::loadCheckpoint(path, manifest, error, listServerFiles))
+    return false;
+  int saved = 0;
+  if (!savedServerCount(manifest.path, manifest.data, saved, error))
+    return false;
+  // Each of those servers wrote one file, and only they did: a count that
+  // disagrees with the files would restore part of the model.
+  std::set<std::string> expected;
+  for (int s = 0; s < saved; ++s)
+    expected.insert(serverShardFile(s, saved));
+  if (serverFiles != expected) {
+    std::string listed = std::to_string(serverFiles.size());
+    if (!serverFiles.empty())
+      listed += ": " + *serverFiles.begin() + (serverFiles.size() > 1 ? ", ..." : "");
+    error = manifest.path + ": error: data." + kServersKey + " is " + std::to_string(saved) +
+            ", but the manifest's server shards (" + listed + ") are not those " +
+            std::to_string(saved) + " server" + (saved > 1 ? "s write (" : " writes (") +
+            *expected.begin() + (saved > 1 ? " to " + *expected.rbegin() : "") + ")";
     return false;
   }
-  int saved = static_cast<int>(servers->second);
   // A step count of one mode does not carry to the other (async counts
   // every worker's pushes, sync the steps). Older checkpoints do not say.
   bool async = options_.mode == SyncMode::Async;

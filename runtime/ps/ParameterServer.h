@@ -76,6 +76,12 @@ struct ServerOptions {
 /// client's gRPC deadline, which started earlier, ends the call without one.
 std::chrono::milliseconds staleWaitWithin(std::chrono::milliseconds clientDeadline);
 
+/// How many servers saved the checkpoint whose manifest is `manifest`
+/// (data.ps.servers), checked against the range of server counts; on
+/// failure sets `error`, naming the manifest.
+bool savedServerCount(const std::string &manifestPath, const std::map<std::string, int64_t> &data,
+                      int &servers, std::string &error);
+
 class ParameterServer {
 public:
   ParameterServer(const PsModel &model, const ServerOptions &options);

@@ -17,6 +17,9 @@ namespace kiln::ps {
 
 /// Manifest data: the number of servers that wrote the checkpoint.
 constexpr const char *kServersKey = "ps.servers";
+
+/// The most parameter servers a run may have (kiln run --ps, kiln launch --ps).
+constexpr int kMaxServers = 1024;
 /// Manifest data: 1 when the servers ran async, 0 sync (since fp16 loss
 /// scaling; older checkpoints do not say).
 constexpr const char *kAsyncKey = "ps.async";

@@ -82,17 +82,14 @@ private:
     std::vector<std::unique_ptr<ps::ParameterServer>> servers;
     std::unique_ptr<ps::ParameterClient> client;
     if (psModel_) {
-      auto count = own.data.find(ps::kServersKey);
-      if (count == own.data.end() || count->second < 1 || count->second > 1024) {
-        error = own.path + ": error: the checkpoint was not saved by parameter servers (no data." +
-                ps::kServersKey + ")";
+      int saved = 0;
+      if (!ps::savedServerCount(own.path, own.data, saved, error))
         return false;
-      }
       std::vector<std::unique_ptr<ps::ServerLink>> links;
-      for (int s = 0; s < count->second; ++s) {
+      for (int s = 0; s < saved; ++s) {
         ps::ServerOptions server;
         server.index = s;
-        server.servers = static_cast<int>(count->second);
+        server.servers = saved;
         // The mode it was saved in (evaluation pushes nothing; restore
         // refuses the other).
         auto async = own.data.find(ps::kAsyncKey);
