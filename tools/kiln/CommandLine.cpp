@@ -413,9 +413,8 @@ bool parseCount(const std::string &flag, const std::string &value, int64_t &out,
 /// --threads into `threads` (0 when not given).
 bool parseThreads(const KilnApp &kiln, int &threads, std::string &error) {
   int64_t value = 0;
-  if (!parseCount("--threads", kiln.numbers.threads, value, error))
-    return false;
-  if (!kiln.numbers.threads.empty() && (value < 1 || value > kMaxThreads))
+  bool counted = parseCount("--threads", kiln.numbers.threads, value, error);
+  if (!counted || (!kiln.numbers.threads.empty() && (value < 1 || value > kMaxThreads)))
     return fail("kiln: error: --threads '" + kiln.numbers.threads + "': expected 1.." +
                     std::to_string(kMaxThreads),
                 error);
@@ -460,6 +459,10 @@ bool parseFeedsAndFetches(const KilnApp &kiln, RunOptions &options,
 }
 
 /// Reads a number of seconds >= `minimum`; empty leaves `out`.
+/// The longest wait a seconds flag takes: a week (a deadline of now() plus
+/// 1e16 seconds overflowed the clock's 64-bit nanoseconds).
+constexpr double kMaxWaitSeconds = 7 * 24 * 3600;
+
 bool parseSeconds(const std::string &flag, const std::string &value, double minimum,
                   double &out, std::string &error) {
   if (value.empty())
@@ -467,9 +470,9 @@ bool parseSeconds(const std::string &flag, const std::string &value, double mini
   char *end = nullptr;
   double seconds = std::strtod(value.c_str(), &end);
   if (end == value.c_str() || *end != '\0' || std::isspace(value[0]) ||
-      !std::isfinite(seconds) || seconds < minimum)
-    return fail("kiln: error: " + flag + " '" + value + "': expected a number of seconds >= " +
-                    (minimum > 0 ? "0.1" : "0"),
+      !std::isfinite(seconds) || seconds < minimum || seconds > kMaxWaitSeconds)
+    return fail("kiln: error: " + flag + " '" + value + "': expected a number of seconds from " +
+                    (minimum > 0 ? "0.1" : "0") + " to 604800 (a week)",
                 error);
   out = seconds;
   return true;
@@ -678,6 +681,15 @@ bool checkExtras(const KilnApp &kiln, const CLI::App *command,
     std::vector<std::string> own = command->remaining(false);
     extras.insert(extras.end(), own.begin(), own.end());
   }
+  // A flag given an empty value ("--threads ''") was read as not given.
+  if (command)
+    for (const CLI::Option *option : command->get_options())
+      for (const std::string &value : option->results())
+        if (value.empty() && option->get_type_size() != 0)
+          return fail(option->get_name().rfind("-", 0) == 0
+                          ? "kiln: error: " + option->get_name() + " '': needs a value"
+                          : "kiln: error: the " + option->get_name() + " argument is empty",
+                      error);
   if (extras.empty())
     return true;
   if (!command && !isOption(extras.front()))

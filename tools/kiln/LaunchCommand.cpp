@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "tools/kiln/LaunchCommand.h"
+#include "tools/kiln/OwnExecutable.h"
 
 #include "runtime/cpu/Threads.h"
 
@@ -116,6 +117,7 @@ bool spawn(Child &child, const std::vector<std::string> &argv,
     return false;
   }
   pid_t parent = getpid();
+  std::string executable = ownExecutable(); // Before fork: it allocates.
   pid_t pid = fork();
   if (pid < 0) {
     error = std::string("kiln launch: error: cannot start ") + child.name + ": " +
@@ -139,8 +141,8 @@ bool spawn(Child &child, const std::vector<std::string> &argv,
     for (const std::string &arg : argv)
       args.push_back(const_cast<char *>(arg.c_str()));
     args.push_back(nullptr);
-    execv("/proc/self/exe", args.data());
-    std::fprintf(stderr, "kiln launch: error: cannot run /proc/self/exe: %s\n",
+    execv(executable.c_str(), args.data());
+    std::fprintf(stderr, "kiln launch: error: cannot run %s: %s\n", executable.c_str(),
                  std::strerror(errno));
     _exit(127);
   }

@@ -15,9 +15,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/cpu/Threads.h"
+#include "runtime/support/PrintableText.h"
 #include "tools/kiln/CommandLine.h"
 #include "tools/kiln/InspectCommand.h"
 #include "tools/kiln/LaunchCommand.h"
+#include "tools/kiln/OwnExecutable.h"
 #include "tools/kiln/RunCommand.h"
 #include "tools/kiln/ServeCommand.h"
 
@@ -46,6 +48,16 @@ constexpr const char *kSpinCount = "10000";
 /// reads (libkiln.so's copy too), as does a cgroup CPU quota smaller than
 /// the cores (Threads.h). libgomp reads its settings when it loads, before
 /// main: so set them and start again.
+/// The threads OMP_NUM_THREADS asks for (its first number: "8,2" gives
+/// nested levels), or 0 when that is not a whole number 1..kMaxThreads.
+int ompThreadsOf(const std::string &text) {
+  std::string first = text.substr(0, text.find(','));
+  if (first.empty() || first.size() > 4 || first.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  int threads = std::stoi(first);
+  return threads >= 1 && threads <= kMaxThreads ? threads : 0;
+}
+
 void configureOpenMp(int argc, char **argv) {
   bool restart = false;
   if (!std::getenv("OMP_WAIT_POLICY")) {
@@ -55,6 +67,14 @@ void configureOpenMp(int argc, char **argv) {
     restart = true;
   }
   int threads = threadsFlagOf(std::vector<std::string>(argv + 1, argv + argc));
+  // libgomp ignores a value it cannot read (after a warning line, printed
+  // again by the run below); kiln refuses it, as it does --threads.
+  const char *given = std::getenv("OMP_NUM_THREADS");
+  if (!threads && given && !ompThreadsOf(given)) {
+    std::cerr << "kiln: error: OMP_NUM_THREADS '" << kiln::printableText(given)
+              << "': expected a whole number of threads 1.." << kMaxThreads << "\n";
+    std::exit(1);
+  }
   // Under a container's CPU limit (a cgroup quota smaller than the affinity
   // mask), libgomp would still start a thread per core of the mask. Not for
   // kiln launch, which shares those cores among its tasks (each gets its
@@ -72,7 +92,7 @@ void configureOpenMp(int argc, char **argv) {
     }
   }
   if (restart)
-    execv("/proc/self/exe", argv);
+    execv(kiln::tool::ownExecutable().c_str(), argv);
   // Not re-executed (no /proc): run on with libgomp's defaults.
 }
 
@@ -89,10 +109,16 @@ void warnAboutThreads(const CommandLine &commandLine) {
     break;
   default: break;
   }
+  // Without --threads, the threads OMP_NUM_THREADS gives each process.
+  const char *given = std::getenv("OMP_NUM_THREADS");
+  bool fromEnvironment = threads == 0 && given;
+  if (fromEnvironment)
+    threads = ompThreadsOf(given);
   int cores = kiln::cpu::usableCores();
   if (threads == 0 || threads * processes <= cores)
     return;
-  std::cerr << "kiln: warning: --threads " << threads;
+  std::cerr << "kiln: warning: " << (fromEnvironment ? "OMP_NUM_THREADS=" : "--threads ")
+            << threads;
   if (processes > 1)
     std::cerr << " in each of " << processes << " workers";
   std::cerr << " on " << cores << " core" << (cores == 1 ? "" : "s")
