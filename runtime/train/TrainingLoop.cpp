@@ -847,9 +847,7 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
     // for its pushes (sync) or for it to catch up (--staleness) forever.
     for (const std::unique_ptr<ps::ParameterServer> &server : prepared.localServers)
       server->shutdown(describe(group, rank) + " failed");
-    bool consequence = problem.find("another member failed or left the group") !=
-                           std::string::npos ||
-                       problem.find("the parameter server is stopping") != std::string::npos;
+    bool consequence = failedBecauseAnotherDid(problem);
     std::lock_guard<std::mutex> lock(mutex);
     if (firstError.empty() || (firstIsConsequence && !consequence)) {
       firstError = problem.rfind("kiln", 0) == 0 || problem.find(": error: ") != std::string::npos
@@ -879,6 +877,11 @@ bool runReplicas(const TrainOptions &options, const Prepared &prepared, std::ost
 }
 
 } // namespace
+
+bool failedBecauseAnotherDid(const std::string &problem) {
+  return problem.find("another member failed or left the group") != std::string::npos ||
+         problem.find("the parameter server is stopping") != std::string::npos;
+}
 
 int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &err,
                 TrainingObserver *observer) {

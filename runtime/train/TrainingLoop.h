@@ -151,6 +151,11 @@ public:
 int runTraining(const TrainOptions &options, std::ostream &out, std::ostream &err,
                 TrainingObserver *observer = nullptr);
 
+/// Whether a replica's failure `problem` is only the consequence of another
+/// member's: its collective's group broke, or its parameter server stopped
+/// (for a failure elsewhere).
+bool failedBecauseAnotherDid(const std::string &problem);
+
 } // namespace kiln::train
 
 #endif // KILN_RUNTIME_TRAIN_TRAININGLOOP_H

@@ -14,6 +14,7 @@
 
 #include "tools/kiln/LaunchCommand.h"
 #include "tools/kiln/OwnExecutable.h"
+#include "tools/kiln/ServeCommand.h"
 
 #include "runtime/cpu/Threads.h"
 
@@ -260,7 +261,10 @@ int launchCommand(const LaunchOptions &options) {
     }
   }
 
-  std::string firstFailure;
+  // The first task to fail for a reason of its own, and the first that
+  // stopped because another failed (kExitAnotherTaskFailed: named only if
+  // no other is).
+  std::string firstFailure, firstConsequence;
   Clock::time_point failedAt{}, signalledAt{};
   bool terminated = false, killed = false;
   auto running = [&] {
@@ -323,8 +327,21 @@ int launchCommand(const LaunchOptions &options) {
         child.exited = true;
         bool stoppedServer = child.server && serversStopped;
         bool signalled = WIFSIGNALED(child.status);
-        if ((!WIFEXITED(child.status) || WEXITSTATUS(child.status) != 0) && !stoppedServer &&
-            (roundFailure.empty() || (signalled && !roundSignalled))) {
+        // A task ended by the stop below, or by the Ctrl-C the launcher got
+        // too, did not fail.
+        int signal = signalled ? WTERMSIG(child.status) : 0;
+        bool stopped = (terminated || interrupted) &&
+                       (signal == SIGTERM || signal == SIGKILL || signal == SIGINT);
+        bool failed = (!WIFEXITED(child.status) || WEXITSTATUS(child.status) != 0) &&
+                      !stoppedServer && !stopped;
+        bool consequence = WIFEXITED(child.status) &&
+                           WEXITSTATUS(child.status) == kExitAnotherTaskFailed;
+        if (failed && consequence && firstConsequence.empty()) {
+          firstConsequence = child.name + " " + describeExit(child.status);
+          if (failedAt == Clock::time_point{})
+            failedAt = Clock::now();
+        } else if (failed && !consequence &&
+                   (roundFailure.empty() || (signalled && !roundSignalled))) {
           roundFailure = child.name + " " + describeExit(child.status);
           roundSignalled = signalled;
         }
@@ -332,13 +349,17 @@ int launchCommand(const LaunchOptions &options) {
     }
     if (firstFailure.empty() && !roundFailure.empty()) {
       firstFailure = roundFailure;
-      failedAt = Clock::now();
+      if (failedAt == Clock::time_point{})
+        failedAt = Clock::now();
     }
     // Ctrl-C or a failed task: stop the others, politely first.
     // The others' collectives break when a task dies, and they take a few
     // seconds to learn from the coordinator which task it was.
-    bool stop = interrupted || (!firstFailure.empty() &&
-                                Clock::now() - failedAt > std::chrono::seconds(10));
+    // With only consequences so far, longer: their cause may be a chief
+    // lingering up to 15 s for the others to leave (CoordinatorServer).
+    auto grace = std::chrono::seconds(firstFailure.empty() ? 20 : 10);
+    bool stop = interrupted || ((!firstFailure.empty() || !firstConsequence.empty()) &&
+                                Clock::now() - failedAt > grace);
     if (stop && !terminated) {
       for (Child &child : children)
         if (!child.exited)
@@ -355,6 +376,8 @@ int launchCommand(const LaunchOptions &options) {
   }
   if (!error.empty())
     return 1; // A task could not be started: said above; the others were stopped.
+  if (firstFailure.empty())
+    firstFailure = firstConsequence;
   if (interrupted && firstFailure.empty()) {
     std::cerr << "kiln launch: error: interrupted (" << strsignal(interrupted)
               << "); every task was stopped\n";

@@ -22,7 +22,9 @@
 #include "runtime/ps/ShardReport.h"
 #include "runtime/support/PrintableText.h"
 #include "runtime/train/CheckpointEvaluator.h"
+#include "runtime/train/TrainingLoop.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -316,7 +318,8 @@ int serveParameterServer(const ServeOptions &options, const cluster::ClusterSpec
     if (state == TrainingWatch::State::Failed) {
       // Workers waiting on this server learn why it stops.
       parameters.shutdown(why);
-      return fail(spec.task.name() + ": stopping: " + why);
+      fail(spec.task.name() + ": stopping: " + why);
+      return kExitAnotherTaskFailed;
     }
     if (state == TrainingWatch::State::Lost)
       return fail(spec.task.name() + ": " + why);
@@ -393,13 +396,18 @@ int serveCommand(const ServeOptions &options) {
     return trainers[rank / replicas].name() +
            (replicas > 1 ? " replica " + std::to_string(rank % replicas) : "");
   };
-  group.explainFailure = [client, self = spec.task](const std::string &problem) {
+  auto anotherFailed = std::make_shared<std::atomic<bool>>(false);
+  group.explainFailure = [client, anotherFailed,
+                          self = spec.task](const std::string &problem) {
     client->reportFailure(problem);
+    if (train::failedBecauseAnotherDid(problem))
+      *anotherFailed = true; // Named by the message, or explained below.
     if (!collective::isCollectiveFailure(problem))
       return problem;
     std::string cause = client->explainLoss(kExplainPatience);
     if (cause.empty())
       return problem;
+    *anotherFailed = true;
     std::string detail = problem.rfind("kiln: error: ", 0) == 0 ? problem.substr(13) : problem;
     if (detail.rfind(self.name() + ": ", 0) == 0)
       detail = detail.substr(self.name().size() + 2);
@@ -413,6 +421,8 @@ int serveCommand(const ServeOptions &options) {
   training.ps.tlsKey = tls.key;
   training.ps.tlsCa = tls.ca;
   int status = train::runTraining(training, std::cout, std::cerr);
+  if (status != 0 && *anotherFailed)
+    status = kExitAnotherTaskFailed;
   client->leave();
   // After a failure, a task that never registers is not waited for long.
   if (server)

@@ -7,9 +7,15 @@
 
 namespace kiln::tool {
 
+/// The exit status of a task that stopped because another task failed or
+/// was lost (its error line names that task): kiln launch names a task that
+/// failed for a reason of its own first, whichever ended first.
+constexpr int kExitAnotherTaskFailed = 3;
+
 /// Runs task `options.task` of the cluster: serves the coordinator if it is
 /// the coordinator task, registers, trains its replicas and leaves. Returns
-/// the exit code; errors are one line on stderr.
+/// the exit code (1, or kExitAnotherTaskFailed); errors are one line on
+/// stderr.
 int serveCommand(const ServeOptions &options);
 
 } // namespace kiln::tool
