@@ -160,15 +160,30 @@ bool CoordinatorClient::wait(const std::vector<std::string> &keys,
                              std::chrono::milliseconds timeout, std::string &error) {
   // The store answers at once; waiting is polling, which a rendezvous does
   // a handful of times per job.
-  Clock::time_point deadline = Clock::now() + timeout;
+  Clock::time_point start = Clock::now(), deadline = start + timeout;
   std::chrono::milliseconds pause{5};
+  bool noticed = !waitNotice_;
   for (const std::string &key : keys) {
     bool found = false;
     std::string value;
     while (fetch(key, found, value, error) && !found) {
+      if (!noticed && Clock::now() - start >= waitNoticeAfter_) {
+        noticed = true;
+        std::string missing = unregisteredTasks();
+        if (!missing.empty())
+          waitNotice_("waiting for " + missing + " to register with the coordinator (for up to " +
+                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
+                      " s in all)");
+      }
       if (Clock::now() >= deadline) {
-        error = "timed out after " + std::to_string(timeout.count()) +
-                " ms waiting for rendezvous key '" + key + "'";
+        // A task that never came is the usual reason: name it, not the key.
+        std::string missing = unregisteredTasks();
+        error = missing.empty()
+                    ? "timed out after " + std::to_string(timeout.count()) +
+                          " ms waiting for rendezvous key '" + key + "'"
+                    : "waited " + std::to_string(timeout.count()) + " ms for " + missing +
+                          ", which never registered with the coordinator (not started, or "
+                          "started with another cluster spec)";
         return false;
       }
       std::this_thread::sleep_for(pause);
@@ -178,6 +193,20 @@ bool CoordinatorClient::wait(const std::vector<std::string> &keys,
       return false; // fetch set the error.
   }
   return true;
+}
+
+std::string CoordinatorClient::unregisteredTasks() {
+  StatusReply reply;
+  auto context = stub_->context(token_, std::chrono::milliseconds(2000));
+  if (!stub_->stub->Status(context.get(), StatusRequest(), &reply).ok())
+    return "";
+  std::string missing;
+  for (const TaskStatus &task : reply.tasks())
+    if (!task.registered())
+      missing += (missing.empty() ? "" : ", ") + task.task().type() + ":" +
+                 std::to_string(task.task().index()) +
+                 (task.address().empty() ? "" : " at " + task.address());
+  return missing;
 }
 
 void CoordinatorClient::reportFailure(const std::string &error) {

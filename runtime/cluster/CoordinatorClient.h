@@ -22,12 +22,16 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 
 namespace kiln::cluster {
+
+/// How long a rendezvous waits before onLongWait's notice, by default.
+constexpr std::chrono::milliseconds kWaitNoticeAfter{10000};
 
 class CoordinatorClient : public collective::KeyValueStore {
 public:
@@ -52,6 +56,15 @@ public:
             std::string &error) override;
   bool get(const std::string &key, std::string &value, std::string &error) override;
 
+  /// Called once per wait() that has lasted `after` while some training
+  /// task has not registered, with a line naming them: a task waiting up to
+  /// --collective-timeout for one never started says so.
+  void onLongWait(std::function<void(const std::string &)> notice,
+                  std::chrono::milliseconds after = kWaitNoticeAfter) {
+    waitNotice_ = std::move(notice);
+    waitNoticeAfter_ = after;
+  }
+
   /// Tells the coordinator why this task stops (best effort).
   void reportFailure(const std::string &error);
   /// Names the task other than this one that failed or was lost, waiting up
@@ -70,6 +83,9 @@ private:
   /// One Get call: `found` and `value` of `key`; false with `error` set
   /// when the coordinator does not answer.
   bool fetch(const std::string &key, bool &found, std::string &value, std::string &error);
+  /// The training tasks that have not registered ("worker:1 at ADDRESS",
+  /// comma-separated); empty when all have, or the coordinator does not say.
+  std::string unregisteredTasks();
   void heartbeatLoop();
 
   std::string address_;
@@ -80,6 +96,8 @@ private:
   std::condition_variable stop_;
   bool stopping_ = false;
   std::thread heartbeats_;
+  std::function<void(const std::string &)> waitNotice_;
+  std::chrono::milliseconds waitNoticeAfter_ = kWaitNoticeAfter;
 };
 
 } // namespace kiln::cluster

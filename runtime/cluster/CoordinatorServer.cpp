@@ -179,6 +179,7 @@ private:
               ? std::chrono::duration<double>(Clock::now() - state.lastHeartbeat).count()
               : -1);
       status->set_failure(state.failure);
+      status->set_address(options_.spec.address(id));
     }
     return finish(context, grpc::Status::OK);
   }

@@ -375,6 +375,9 @@ int serveCommand(const ServeOptions &options) {
   }
   auto client = std::make_shared<cluster::CoordinatorClient>(
       coordinatorAddress, coordinatorTask, spec.task, token, tls);
+  client->onLongWait([self = spec.task.name()](const std::string &line) {
+    std::cerr << printableText(self + ": " + line) << std::endl;
+  });
   auto patience = std::chrono::milliseconds(static_cast<int64_t>(options.connectSeconds * 1000));
   if (!client->registerTask(artifact->checksum(), replicas, patience, error))
     return fail(spec.task.name() + ": " + error);
