@@ -58,11 +58,14 @@ bool parseCluster(const Json &cluster, const std::string &origin, ClusterSpec &s
       addresses.push_back(list[i].get<std::string>());
     }
   }
-  if (spec.tasks.count("chief") && spec.tasks["chief"].size() > 1) {
-    error = origin + ": error: 'cluster.chief': a cluster has at most one chief, got " +
-            std::to_string(spec.tasks["chief"].size());
-    return false;
-  }
+  // One chief, and one evaluator (TensorFlow's SidecarEvaluator: two would
+  // evaluate every checkpoint twice into one metrics file).
+  for (const char *single : {"chief", "evaluator"})
+    if (spec.tasks.count(single) && spec.tasks[single].size() > 1) {
+      error = origin + ": error: 'cluster." + single + "': a cluster has at most one " + single +
+              ", got " + std::to_string(spec.tasks[single].size());
+      return false;
+    }
   if (spec.trainingTasks().empty()) {
     error = origin + ": error: 'cluster': no chief or worker to train";
     return false;

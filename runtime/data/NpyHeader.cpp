@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "runtime/data/NpyHeader.h"
+#include "runtime/support/PrintableText.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string_view>
 
@@ -136,14 +138,16 @@ bool HeaderParser::parseDescr(const std::string &descr, NpyDType &dtype,
       dtype = known;
       return true;
     }
-    if (descr.size() == name.size() && descr[0] == '>' &&
-        descr.compare(1, std::string::npos, name.substr(1)) == 0) {
+  }
+  // Big-endian forms of what is read little-endian (f8 too: converted
+  // where a feed is f32).
+  for (const char *name : {"f2", "f4", "f8", "i4", "i8"})
+    if (descr.size() == 3 && descr[0] == '>' && descr.compare(1, 2, name) == 0) {
       problem = "big-endian data ('" + descr +
                 "'); only little-endian data is read (numpy: "
                 "a.astype(a.dtype.newbyteorder('<')))";
       return false;
     }
-  }
   problem = "dtype '" + descr +
             "' is not supported (supported: <f4, <f2, <i4, <i8, |b1)";
   return false;
@@ -170,6 +174,17 @@ bool HeaderParser::parse(NpyHeader &header, std::string &problem) {
     if (*seen)
       return fail("key '" + key + "' appears twice", problem);
     *seen = true;
+    // A record array's descr is a list of fields: not a header fault.
+    skipSpace();
+    if (key == "descr" && pos_ < text_.size() && text_[pos_] == '[') {
+      size_t end = text_.find(']', pos_);
+      std::string fields = end != std::string_view::npos && end - pos_ < 80
+                               ? std::string(text_.substr(pos_, end - pos_ + 1))
+                               : std::string(text_.substr(pos_, 40)) + "...";
+      problem = "a structured (record) dtype, " + printableText(fields) +
+                "; each input must be a plain numeric array (numpy: one array per field)";
+      return false;
+    }
     bool parsed = key == "descr"           ? parseString(descr, problem)
                   : key == "fortran_order" ? parseBool(fortranOrder, problem)
                                            : parseShape(header.shape, problem);

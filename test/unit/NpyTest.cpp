@@ -240,6 +240,15 @@ TEST(NpyTest, RejectsOtherDTypesByteOrdersAndFortranOrder) {
   EXPECT_EQ(readError(npyBytes(dictFor(">i8", "()"), std::vector<uint8_t>(8))),
             "t.npy: error: big-endian data ('>i8'); only little-endian data "
             "is read (numpy: a.astype(a.dtype.newbyteorder('<')))");
+  EXPECT_EQ(readError(npyBytes(dictFor(">f8", "()"), std::vector<uint8_t>(8))),
+            "t.npy: error: big-endian data ('>f8'); only little-endian data "
+            "is read (numpy: a.astype(a.dtype.newbyteorder('<')))");
+  // What np.save writes for a record array.
+  EXPECT_EQ(readError(npyBytes("{'descr': [('a', '<f4'), ('b', '<i4')], 'fortran_order': False, "
+                               "'shape': (1,), }",
+                               std::vector<uint8_t>(8))),
+            "t.npy: error: a structured (record) dtype, [('a', '<f4'), ('b', '<i4')]; each "
+            "input must be a plain numeric array (numpy: one array per field)");
   EXPECT_EQ(readError(npyBytes(dictFor("<f4", "(2, 2)", "True"),
                                std::vector<uint8_t>(16))),
             "t.npy: error: Fortran-order data; only C order is read (numpy: "

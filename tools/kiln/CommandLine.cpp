@@ -775,6 +775,11 @@ CommandLine parseLaunch(KilnApp &kiln, const std::vector<std::string> &args) {
   options.workers = static_cast<int>(workers);
   options.replicasPerWorker = training.group.localReplicas;
   options.psTasks = kiln.numbers.psServers.empty() ? 0 : training.ps.localServers;
+  // Processes on this machine, as --workers: more are a fork bomb, not a
+  // cluster (kiln run's in-process --ps may have up to 1024).
+  if (options.psTasks > 256)
+    return errorResult("kiln: error: kiln launch starts each --ps server as a process on this "
+                       "machine: --ps N, 1..256");
   if (options.evaluator && (training.saveDir.empty() || training.evalData.empty()))
     return errorResult("kiln: error: --evaluator evaluates the checkpoints of --save DIR on "
                        "--eval-data FILE: give both");
