@@ -59,11 +59,14 @@ CoordinatorClient::~CoordinatorClient() {
 }
 
 bool CoordinatorClient::registerTask(uint64_t artifactChecksum, int replicas,
-                                     std::chrono::milliseconds patience, std::string &error) {
+                                     std::chrono::milliseconds patience, std::string &error,
+                                     const std::map<std::string, std::string> &settings) {
   RegisterRequest request;
   setTask(*request.mutable_task(), self_);
   request.set_artifact_checksum(artifactChecksum);
   request.set_replicas(replicas);
+  for (const auto &[flag, value] : settings)
+    (*request.mutable_settings())[flag] = value;
   Clock::time_point deadline = Clock::now() + patience;
   std::chrono::milliseconds backoff{100};
   for (int attempt = 1;; ++attempt) {

@@ -23,6 +23,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -47,7 +48,8 @@ public:
   /// `patience`. False with `error` set to one line on a refusal or when
   /// patience runs out.
   bool registerTask(uint64_t artifactChecksum, int replicas, std::chrono::milliseconds patience,
-                    std::string &error);
+                    std::string &error,
+                    const std::map<std::string, std::string> &settings = {});
   /// Sends a heartbeat every kHeartbeatInterval until destroyed or left.
   void startHeartbeats();
 

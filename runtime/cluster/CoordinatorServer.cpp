@@ -110,6 +110,16 @@ private:
                                  name + " runs " + std::to_string(request->replicas()) +
                                      " replicas, the chief " +
                                      std::to_string(options_.replicasPerTask)));
+    for (const auto &[flag, chiefs] : options_.settings) {
+      auto given = request->settings().find(flag);
+      std::string theirs = given == request->settings().end() ? "" : given->second;
+      if (theirs != chiefs)
+        return finish(context, grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                            name + " was started with " + flag + " " +
+                                                (theirs.empty() ? "(none)" : theirs) +
+                                                ", the chief with " + flag + " " +
+                                                (chiefs.empty() ? "(none)" : chiefs)));
+    }
     state->registered = true;
     state->lastHeartbeat = Clock::now();
     state->heartbeatSeen = true;

@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -33,6 +34,8 @@ struct CoordinatorOptions {
   uint64_t artifactChecksum = 0;
   int replicasPerTask = 1;
   TlsFiles tls;
+  /// The chief's flags every training task must share (RegisterRequest).
+  std::map<std::string, std::string> settings;
 };
 
 class CoordinatorServer {

@@ -159,6 +159,11 @@ bool prepareParameterServers(const TrainOptions &options, Prepared &prepared,
                              std::string &error) {
   const artifact::VerifiedArtifact &artifact = prepared.executable->artifact();
   if (!ps::usesParameterServers(artifact)) {
+    if (!options.ps.addresses.empty()) {
+      error = options.artifact + ": error: the cluster has ps tasks, but the artifact keeps no "
+              "variables on parameter servers (kilnc --train --strategy=parameter-server)";
+      return false;
+    }
     if (options.ps.requested)
       error = options.artifact + ": error: the artifact keeps no variables on parameter servers "
               "(kilnc --train --strategy=parameter-server), so --ps, --sync, --async, "

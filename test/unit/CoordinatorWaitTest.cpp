@@ -1,7 +1,8 @@
 //===- CoordinatorWaitTest.cpp - A rendezvous that waits for a missing task -===//
 //
-// A task waiting at the rendezvous for a peer that was never started names
-// that peer and its address, not the key it waited for; and after
+// A task started with other shared flags (--steps) is refused at
+// registration. A task waiting at the rendezvous for a peer that was never
+// started names that peer and its address, not the key it waited for; and after
 // a while (kWaitNoticeAfter by default) it says once whom it is waiting for. A coordinator on
 // 127.0.0.1 in this process, one task registered of two.
 //
@@ -48,11 +49,12 @@ TEST(CoordinatorWaitTest, NamesTheTaskThatNeverRegistered) {
                                                   "\"index\": 0}}",
                                "test", spec, error))
       << error;
-  CoordinatorOptions options{spec, chiefAddress, "token", 7, 1, {}};
+  std::map<std::string, std::string> settings = {{"--steps", "20"}, {"--seed", "0"}};
+  CoordinatorOptions options{spec, chiefAddress, "token", 7, 1, {}, settings};
   std::unique_ptr<CoordinatorServer> server = CoordinatorServer::start(options, error);
   ASSERT_TRUE(server) << error;
   CoordinatorClient client(chiefAddress, spec.coordinatorTask(), spec.task, "token", {});
-  ASSERT_TRUE(client.registerTask(7, 1, std::chrono::seconds(10), error)) << error;
+  ASSERT_TRUE(client.registerTask(7, 1, std::chrono::seconds(10), error, settings)) << error;
   std::vector<std::string> notices;
   auto noticeAfter = std::chrono::milliseconds(1000);
   client.onLongWait([&](const std::string &line) { notices.push_back(line); }, noticeAfter);
@@ -73,6 +75,15 @@ TEST(CoordinatorWaitTest, NamesTheTaskThatNeverRegistered) {
   // A key that is there is no wait at all.
   ASSERT_TRUE(client.set("present", "1", error)) << error;
   EXPECT_TRUE(client.wait({"present"}, std::chrono::milliseconds(300), error)) << error;
+
+  // A task started with another --steps is refused, naming both values.
+  TaskId worker1{"worker", 1};
+  CoordinatorClient late(chiefAddress, spec.coordinatorTask(), worker1, "token", {});
+  EXPECT_FALSE(late.registerTask(7, 1, std::chrono::seconds(10), error,
+                                 {{"--steps", "5"}, {"--seed", "0"}}));
+  EXPECT_NE(error.find("worker:1 was started with --steps 5, the chief with --steps 20"),
+            std::string::npos)
+      << error;
   client.leave();
 }
 

@@ -365,10 +365,17 @@ int serveCommand(const ServeOptions &options) {
   cluster::TaskId coordinatorTask = spec.coordinatorTask();
   const std::string &coordinatorAddress = spec.address(coordinatorTask);
   int replicas = options.training.group.localReplicas;
+  // What every training task must agree on: its last step and its batches.
+  const train::TrainOptions &own = options.training;
+  std::map<std::string, std::string> settings = {
+      {"--steps", std::to_string(own.steps)},
+      {"--shuffle", own.shuffle ? "on" : "off"},
+      {"--seed", std::to_string(own.seed)}};
   std::unique_ptr<cluster::CoordinatorServer> server;
   if (spec.task == coordinatorTask) {
-    cluster::CoordinatorOptions serverOptions{spec, coordinatorAddress, token,
-                                              artifact->checksum(), replicas, tls};
+    cluster::CoordinatorOptions serverOptions{spec,     coordinatorAddress, token,
+                                              artifact->checksum(), replicas, tls,
+                                              settings};
     server = cluster::CoordinatorServer::start(serverOptions, error);
     if (!server)
       return fail(coordinatorTask.name() + ": " + error);
@@ -379,7 +386,7 @@ int serveCommand(const ServeOptions &options) {
     std::cerr << printableText(self + ": " + line) << std::endl;
   });
   auto patience = std::chrono::milliseconds(static_cast<int64_t>(options.connectSeconds * 1000));
-  if (!client->registerTask(artifact->checksum(), replicas, patience, error))
+  if (!client->registerTask(artifact->checksum(), replicas, patience, error, settings))
     return fail(spec.task.name() + ": " + error);
   client->startHeartbeats();
 
