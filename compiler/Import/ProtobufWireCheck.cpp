@@ -43,40 +43,44 @@ public:
       std::optional<uint64_t> tag = varint(p, end);
       if (!tag)
         return endsInside(fieldStart, end, "a field's tag" + in(path));
+      if (p - fieldStart > 5) // Protobuf reads a tag as 32 bits.
+        return corrupt(fieldStart, "a field's tag of more than 5 bytes" + in(path));
       uint64_t number = *tag >> 3;
       unsigned wire = static_cast<unsigned>(*tag & 7);
       if (number == 0 || number > 0x1fffffff)
         return corrupt(fieldStart, "a field numbered " + std::to_string(number) + in(path));
       const pb::FieldDescriptor *field =
           type ? type->FindFieldByNumber(static_cast<int>(number)) : nullptr;
-      std::string name = fieldName(path, field, number, seen);
+      int index = field && field->is_repeated() ? seen[field->number()]++ : -1;
+      // Named when needed: most fields are read past without a word.
+      auto name = [&] { return fieldName(path, field, number, index); };
       switch (wire) {
       case 0: // Varint.
         if (!varint(p, end))
-          return endsInside(fieldStart, end, "'" + name + "'");
+          return endsInside(fieldStart, end, "'" + name() + "'");
         break;
       case 1:   // 64 bits.
       case 5: { // 32 bits.
         size_t need = wire == 1 ? 8 : 4;
         if (static_cast<size_t>(end - p) < need)
-          return endsInside(fieldStart, end, "'" + name + "'");
+          return endsInside(fieldStart, end, "'" + name() + "'");
         p += need;
         break;
       }
       case 2: { // Length-delimited.
         std::optional<uint64_t> length = varint(p, end);
         if (!length)
-          return endsInside(fieldStart, end, "the length of '" + name + "'");
+          return endsInside(fieldStart, end, "the length of '" + name() + "'");
         bool isMessage = field && field->type() == pb::FieldDescriptor::TYPE_MESSAGE;
         if (*length > static_cast<uint64_t>(end - p)) {
-          std::string holds = "'" + name + "' (" + std::to_string(*length) +
+          std::string holds = "'" + name() + "' (" + std::to_string(*length) +
                               " bytes from offset " + std::to_string(fieldStart - file_) + ")";
           if (end != fileEnd_)
             return corrupt(fieldStart, holds + " runs past the end of " + limitName(path));
           // Cut short: a message field may name where inside it.
           if (isMessage)
             if (std::optional<Failure> inner =
-                    walk(p, end, field->message_type(), name, depth + 1))
+                    walk(p, end, field->message_type(), name(), depth + 1))
               return inner;
           return Failure{"the file ends at offset " + std::to_string(end - file_) + ", inside " +
                          holds};
@@ -84,14 +88,14 @@ public:
         const uint8_t *payloadEnd = p + *length;
         if (isMessage) {
           if (std::optional<Failure> inner =
-                  walk(p, payloadEnd, field->message_type(), name, depth + 1))
+                  walk(p, payloadEnd, field->message_type(), name(), depth + 1))
             return inner;
         } else if (field && field->type() == pb::FieldDescriptor::TYPE_STRING &&
                    field->file()->syntax() == pb::FileDescriptor::SYNTAX_PROTO3 &&
                    !isUtf8(p, payloadEnd)) {
-          return corrupt(fieldStart, "'" + name + "' is not UTF-8 text");
+          return corrupt(fieldStart, "'" + name() + "' is not UTF-8 text");
         } else if (field && field->is_packable() && !packedValuesFit(*field, p, payloadEnd)) {
-          return corrupt(fieldStart, "'" + name + "' holds " + std::to_string(*length) +
+          return corrupt(fieldStart, "'" + name() + "' holds " + std::to_string(*length) +
                                          " bytes, not a whole number of packed values");
         }
         p = payloadEnd;
@@ -102,7 +106,7 @@ public:
             field && field->type() == pb::FieldDescriptor::TYPE_GROUP ? field->message_type()
                                                                        : nullptr;
         if (std::optional<Failure> inner =
-                walk(p, end, group, name, depth + 1, static_cast<uint32_t>(number), fieldStart))
+                walk(p, end, group, name(), depth + 1, static_cast<uint32_t>(number), fieldStart))
           return inner;
         p = groupEnd_;
         break;
@@ -114,7 +118,7 @@ public:
         groupEnd_ = p;
         return std::nullopt;
       default:
-        return corrupt(fieldStart, "'" + name + "' has wire type " + std::to_string(wire) +
+        return corrupt(fieldStart, "'" + name() + "' has wire type " + std::to_string(wire) +
                                        ", which protobuf does not define");
       }
     }
@@ -168,16 +172,16 @@ private:
     return true;
   }
 
-  /// "PATH.name", "PATH.name[i]" for the i-th of a repeated field, or
-  /// "PATH.field N" for a field the schema does not declare.
+  /// "PATH.name", "PATH.name[index]" for a repeated field, or "PATH.field
+  /// N" for a field the schema does not declare.
   static std::string fieldName(const std::string &path, const pb::FieldDescriptor *field,
-                               uint64_t number, std::map<int, int> &seen) {
+                               uint64_t number, int index) {
     std::string prefix = path.empty() ? "" : path + ".";
     if (!field)
       return prefix + "field " + std::to_string(number);
     std::string name = prefix + field->name();
-    if (field->is_repeated())
-      name += "[" + std::to_string(seen[field->number()]++) + "]";
+    if (index >= 0)
+      name += "[" + std::to_string(index) + "]";
     return name;
   }
 

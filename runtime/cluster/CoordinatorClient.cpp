@@ -172,19 +172,22 @@ bool CoordinatorClient::wait(const std::vector<std::string> &keys,
     while (fetch(key, found, value, error) && !found) {
       if (!noticed && Clock::now() - start >= waitNoticeAfter_) {
         noticed = true;
-        std::string missing = unregisteredTasks();
+        std::string missing = unregisteredTasks().list;
+        auto seconds = std::chrono::duration_cast<std::chrono::seconds>(timeout).count();
         if (!missing.empty())
           waitNotice_("waiting for " + missing + " to register with the coordinator (for up to " +
-                      std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout).count()) +
-                      " s in all)");
+                      std::to_string(seconds) + " s in all)");
       }
       if (Clock::now() >= deadline) {
         // A task that never came is the usual reason: name it, not the key.
-        std::string missing = unregisteredTasks();
-        error = missing.empty()
+        Unregistered missing = unregisteredTasks();
+        std::string waited = "waited " + std::to_string(timeout.count()) + " ms for ";
+        error = missing.list.empty()
                     ? "timed out after " + std::to_string(timeout.count()) +
                           " ms waiting for rendezvous key '" + key + "'"
-                    : "waited " + std::to_string(timeout.count()) + " ms for " + missing +
+                : missing.anyRefused
+                    ? waited + missing.list + ", which did not register with the coordinator"
+                    : waited + missing.list +
                           ", which never registered with the coordinator (not started, or "
                           "started with another cluster spec)";
         return false;
@@ -198,17 +201,21 @@ bool CoordinatorClient::wait(const std::vector<std::string> &keys,
   return true;
 }
 
-std::string CoordinatorClient::unregisteredTasks() {
+CoordinatorClient::Unregistered CoordinatorClient::unregisteredTasks() {
   StatusReply reply;
   auto context = stub_->context(token_, std::chrono::milliseconds(2000));
+  Unregistered missing;
   if (!stub_->stub->Status(context.get(), StatusRequest(), &reply).ok())
-    return "";
-  std::string missing;
-  for (const TaskStatus &task : reply.tasks())
-    if (!task.registered())
-      missing += (missing.empty() ? "" : ", ") + task.task().type() + ":" +
-                 std::to_string(task.task().index()) +
-                 (task.address().empty() ? "" : " at " + task.address());
+    return missing;
+  for (const TaskStatus &task : reply.tasks()) {
+    if (task.registered())
+      continue;
+    missing.list += (missing.list.empty() ? "" : ", ") + task.task().type() + ":" +
+                    std::to_string(task.task().index()) +
+                    (task.address().empty() ? "" : " at " + task.address()) +
+                    (task.refused().empty() ? "" : " (refused: " + task.refused() + ")");
+    missing.anyRefused = missing.anyRefused || !task.refused().empty();
+  }
   return missing;
 }
 

@@ -85,9 +85,15 @@ private:
   /// One Get call: `found` and `value` of `key`; false with `error` set
   /// when the coordinator does not answer.
   bool fetch(const std::string &key, bool &found, std::string &value, std::string &error);
-  /// The training tasks that have not registered ("worker:1 at ADDRESS",
-  /// comma-separated); empty when all have, or the coordinator does not say.
-  std::string unregisteredTasks();
+  /// The training tasks that have not registered: `list` names them
+  /// ("worker:1 at ADDRESS", with "(refused: WHY)" where the coordinator
+  /// turned one away; comma-separated), empty when all have, or the
+  /// coordinator does not say.
+  struct Unregistered {
+    std::string list;
+    bool anyRefused = false;
+  };
+  Unregistered unregisteredTasks();
   void heartbeatLoop();
 
   std::string address_;

@@ -23,6 +23,7 @@ struct TaskState {
   Clock::time_point lastHeartbeat{};
   bool heartbeatSeen = false;
   std::string failure;
+  std::string refused; ///< Why its last registration was refused.
 };
 
 } // namespace
@@ -95,31 +96,30 @@ private:
     if (!state)
       return finish(context, grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
                                           name + " is not a training task of the cluster spec"));
+    // Refused: the task hears why, and so do the others' rendezvous waits.
+    auto refuse = [&](const std::string &why) {
+      state->refused = why;
+      return finish(context, grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, why));
+    };
     if (request->artifact_checksum() != options_.artifactChecksum) {
       char text[64];
       std::snprintf(text, sizeof(text), "%016llx, the chief's is %016llx",
                     static_cast<unsigned long long>(request->artifact_checksum()),
                     static_cast<unsigned long long>(options_.artifactChecksum));
-      return finish(context, grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                                          name + " runs another artifact (checksum " + text +
-                                              ")"));
+      return refuse(name + " runs another artifact (checksum " + text + ")");
     }
     if (request->replicas() != options_.replicasPerTask)
-      return finish(context,
-                    grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                                 name + " runs " + std::to_string(request->replicas()) +
-                                     " replicas, the chief " +
-                                     std::to_string(options_.replicasPerTask)));
+      return refuse(name + " runs " + std::to_string(request->replicas()) +
+                    " replicas, the chief " + std::to_string(options_.replicasPerTask));
     for (const auto &[flag, chiefs] : options_.settings) {
       auto given = request->settings().find(flag);
       std::string theirs = given == request->settings().end() ? "" : given->second;
       if (theirs != chiefs)
-        return finish(context, grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                                            name + " was started with " + flag + " " +
-                                                (theirs.empty() ? "(none)" : theirs) +
-                                                ", the chief with " + flag + " " +
-                                                (chiefs.empty() ? "(none)" : chiefs)));
+        return refuse(name + " was started with " + flag + " " +
+                      (theirs.empty() ? "(none)" : theirs) + ", the chief with " + flag + " " +
+                      (chiefs.empty() ? "(none)" : chiefs));
     }
+    state->refused.clear();
     state->registered = true;
     state->lastHeartbeat = Clock::now();
     state->heartbeatSeen = true;
@@ -190,6 +190,7 @@ private:
               : -1);
       status->set_failure(state.failure);
       status->set_address(options_.spec.address(id));
+      status->set_refused(state.refused);
     }
     return finish(context, grpc::Status::OK);
   }
@@ -234,7 +235,7 @@ std::unique_ptr<CoordinatorServer> CoordinatorServer::start(const CoordinatorOpt
   impl->server = builder.BuildAndStart();
   if (!impl->server || port == 0) {
     error = "cannot serve the coordinator on " + options.listenAddress +
-            " (the port is in use, or the address is not this host's)";
+            whyNotServing(options.tls);
     return nullptr;
   }
   return std::unique_ptr<CoordinatorServer>(new CoordinatorServer(std::move(impl)));

@@ -49,6 +49,12 @@ void configureServer(grpc::ServerBuilder &builder, const std::string &address,
   builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
 }
 
+std::string whyNotServing(const TlsFiles &tls) {
+  return tls.enabled() ? " (the port is in use, the address is not this host's, or the TLS "
+                         "certificate and key are not valid PEM that belong together)"
+                       : " (the port is in use, or the address is not this host's)";
+}
+
 std::shared_ptr<grpc::Channel> makeChannel(const std::string &address, const TlsFiles &tls,
                                            int maxMessageBytes) {
   quietGrpcLogs();

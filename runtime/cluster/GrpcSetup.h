@@ -40,6 +40,10 @@ constexpr std::chrono::milliseconds kRetryBackoffLimit{250};
 void configureServer(grpc::ServerBuilder &builder, const std::string &address,
                      const TlsFiles &tls, int maxMessageBytes, int *port);
 
+/// Why a server configured so did not start, for its error line: gRPC says
+/// no more than that it did not.
+std::string whyNotServing(const TlsFiles &tls);
+
 /// A channel to `address` with Kiln's settings.
 std::shared_ptr<grpc::Channel> makeChannel(const std::string &address, const TlsFiles &tls,
                                            int maxMessageBytes);

@@ -143,9 +143,10 @@ bool HeaderParser::parseDescr(const std::string &descr, NpyDType &dtype,
   // where a feed is f32).
   for (const char *name : {"f2", "f4", "f8", "i4", "i8"})
     if (descr.size() == 3 && descr[0] == '>' && descr.compare(1, 2, name) == 0) {
-      problem = "big-endian data ('" + descr +
-                "'); only little-endian data is read (numpy: "
-                "a.astype(a.dtype.newbyteorder('<')))";
+      // f8 is read only as a data set's f32 input: f4 is read everywhere.
+      problem = "big-endian data ('" + descr + "'); only little-endian data is read (numpy: " +
+                (std::string(name) == "f8" ? "a.astype('<f4'))"
+                                           : "a.astype(a.dtype.newbyteorder('<')))");
       return false;
     }
   problem = "dtype '" + descr +

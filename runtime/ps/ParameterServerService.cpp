@@ -117,7 +117,7 @@ ParameterServerService::start(ParameterServer &server, const ServiceOptions &opt
   impl->grpcServer = builder.BuildAndStart();
   if (!impl->grpcServer || port == 0) {
     error = "cannot serve the parameter server on " + options.listenAddress +
-            " (the port is in use, or the address is not this host's)";
+            cluster::whyNotServing(options.tls);
     return nullptr;
   }
   return std::unique_ptr<ParameterServerService>(

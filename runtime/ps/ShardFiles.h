@@ -18,7 +18,8 @@ namespace kiln::ps {
 /// Manifest data: the number of servers that wrote the checkpoint.
 constexpr const char *kServersKey = "ps.servers";
 
-/// The most parameter servers a run may have (kiln run --ps, kiln launch --ps).
+/// The most parameter servers a run may have (kiln run --ps; kiln launch
+/// starts at most 256, each a process).
 constexpr int kMaxServers = 1024;
 /// Manifest data: 1 when the servers ran async, 0 sync (since fp16 loss
 /// scaling; older checkpoints do not say).

@@ -169,7 +169,7 @@ bool TrainingModel::loadDataOrThrow(const std::string &path, const data::ReadOpt
     if (path.size() > synthetic.size()) {
       std::string count = path.substr(synthetic.size() + 1);
       bool digits = !count.empty() && count.size() <= 18 &&
-                    std::all_of(count.begin(), count.end(), [](char c) { return c >= '0' && c <= '9'; });
+                    count.find_first_not_of("0123456789") == std::string::npos;
       rows = digits ? std::stoll(count) : 0; // "1e3" and "64abc" are not counts.
       if (path[synthetic.size()] != ':' || rows < 1) {
         error = "kiln: error: --data '" + path + "': expected synthetic or synthetic:ROWS";

@@ -68,10 +68,10 @@ TEST(CoordinatorWaitTest, NamesTheTaskThatNeverRegistered) {
   auto longer = noticeAfter + std::chrono::milliseconds(1500);
   EXPECT_FALSE(client.wait({"gloo/shm/host/1"}, longer, error));
   ASSERT_EQ(notices.size(), 1u);
+  auto seconds = std::chrono::duration_cast<std::chrono::seconds>(longer).count();
   EXPECT_EQ(notices[0], "waiting for worker:1 at " + otherAddress +
                             " to register with the coordinator (for up to " +
-                            std::to_string(std::chrono::duration_cast<std::chrono::seconds>(longer).count()) +
-                            " s in all)");
+                            std::to_string(seconds) + " s in all)");
   // A key that is there is no wait at all.
   ASSERT_TRUE(client.set("present", "1", error)) << error;
   EXPECT_TRUE(client.wait({"present"}, std::chrono::milliseconds(300), error)) << error;
@@ -84,6 +84,11 @@ TEST(CoordinatorWaitTest, NamesTheTaskThatNeverRegistered) {
   EXPECT_NE(error.find("worker:1 was started with --steps 5, the chief with --steps 20"),
             std::string::npos)
       << error;
+  // ... and the others' waits say why it never joined.
+  EXPECT_FALSE(client.wait({"gloo/shm/host/1"}, std::chrono::milliseconds(300), error));
+  EXPECT_EQ(error, "waited 300 ms for worker:1 at " + otherAddress +
+                       " (refused: worker:1 was started with --steps 5, the chief with --steps "
+                       "20), which did not register with the coordinator");
   client.leave();
 }
 

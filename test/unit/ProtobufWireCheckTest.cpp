@@ -2,8 +2,9 @@
 //
 // describeWireFailure against protobuf's own parser: on every prefix of a
 // model PyTorch exported and of a Keras GraphDef, and on single corrupted
-// bytes of them, it names a problem exactly when ParseFromArray fails; and the problems it names, on
-// messages built by hand, are the right ones at the right offsets.
+// bytes of them, it names a problem exactly when ParseFromArray fails; and
+// the problems it names, on messages built by hand, are the right ones at
+// the right offsets.
 //
 //===----------------------------------------------------------------------===//
 
@@ -122,6 +123,34 @@ TEST(ProtobufWireCheckTest, NamesCorruptionAtItsOffset) {
   EXPECT_EQ(describe(varint(99 << 3 | 3) + varint(1 << 3) + "\x05" + varint(99 << 3 | 4)), "");
   EXPECT_EQ(describe(varint(99 << 3 | 3) + varint(1 << 3) + "\x05"),
             "the file ends at offset 4, inside group 'field 99' (from offset 0)");
+}
+
+TEST(ProtobufWireCheckTest, NamesPackedTagAndTextProblems) {
+  // Packed values that are not whole: a varint cut short (dims, int64) and
+  // three bytes of floats (float_data).
+  std::string dims = field(7, field(5, field(1, "\x80")));
+  EXPECT_FALSE(parses(dims));
+  EXPECT_EQ(describe(dims), "at offset 4: 'graph.initializer[0].dims[0]' holds 1 bytes, not a "
+                            "whole number of packed values");
+  std::string floats = field(7, field(5, field(4, "abc")));
+  EXPECT_FALSE(parses(floats));
+  EXPECT_EQ(describe(floats), "at offset 4: 'graph.initializer[0].float_data[0]' holds 3 bytes, "
+                              "not a whole number of packed values");
+  // A field number beyond 2^29 - 1, and a tag longer than protobuf reads.
+  std::string big = varint(uint64_t(1) << 32) + varint(1);
+  EXPECT_FALSE(parses(big));
+  EXPECT_EQ(describe(big), "at offset 0: a field numbered 536870912");
+  std::string wide = std::string("\x88\x80\x80\x80\x80\x00\x01", 7);
+  EXPECT_FALSE(parses(wide));
+  EXPECT_EQ(describe(wide), "at offset 0: a field's tag of more than 5 bytes");
+  // proto3 strings (a GraphDef's node name) must be UTF-8; ONNX's proto2 ones
+  // need not be.
+  std::string graph = field(1, field(1, "\xff"));
+  EXPECT_FALSE(parses<tensorflow::GraphDef>(graph));
+  EXPECT_EQ(describe<tensorflow::GraphDef>(graph), "at offset 2: 'node[0].name' is not UTF-8 text");
+  std::string onnxName = field(7, field(2, "\xff"));
+  EXPECT_TRUE(parses(onnxName));
+  EXPECT_EQ(describe(onnxName), "");
 }
 
 TEST(ProtobufWireCheckTest, RefusesDeepNesting) {

@@ -458,10 +458,12 @@ bool parseFeedsAndFetches(const KilnApp &kiln, RunOptions &options,
   return true;
 }
 
-/// Reads a number of seconds >= `minimum`; empty leaves `out`.
 /// The longest wait a seconds flag takes: a week (a deadline of now() plus
 /// 1e16 seconds overflowed the clock's 64-bit nanoseconds).
 constexpr double kMaxWaitSeconds = 7 * 24 * 3600;
+
+/// Reads a number of seconds from `minimum` to kMaxWaitSeconds; empty
+/// leaves `out`.
 
 bool parseSeconds(const std::string &flag, const std::string &value, double minimum,
                   double &out, std::string &error) {

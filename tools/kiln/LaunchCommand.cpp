@@ -349,8 +349,7 @@ int launchCommand(const LaunchOptions &options) {
     }
     if (firstFailure.empty() && !roundFailure.empty()) {
       firstFailure = roundFailure;
-      if (failedAt == Clock::time_point{})
-        failedAt = Clock::now();
+      failedAt = Clock::now(); // The others get their 10 s from the cause.
     }
     // Ctrl-C or a failed task: stop the others, politely first.
     // The others' collectives break when a task dies, and they take a few

@@ -30,7 +30,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 #include <thread>
 
 namespace kiln::tool {
@@ -45,8 +44,9 @@ constexpr std::chrono::milliseconds kExplainPatience =
 /// and a bound on what a wrong path (/dev/zero) can make kiln read.
 constexpr uintmax_t kMaxConfigFileBytes = 16 << 20;
 
-/// Reads the regular file `path` given as `flag`, of at most
-/// kMaxConfigFileBytes and, with `nonEmpty`, not empty.
+/// Reads the file `path` given as `flag`: a regular file or a pipe (a
+/// shell's `<(...)`), at most kMaxConfigFileBytes and, with `nonEmpty`, not
+/// empty.
 bool readFile(const std::string &path, const char *flag, std::string &text, std::string &error,
               bool nonEmpty = false) {
   std::string named = "kiln: error: " + std::string(flag) + " " + printableText(path) + ": ";
@@ -56,26 +56,28 @@ bool readFile(const std::string &path, const char *flag, std::string &text, std:
     error = named + "cannot read the file";
     return false;
   }
-  if (!std::filesystem::is_regular_file(status)) {
+  if (!std::filesystem::is_regular_file(status) && !std::filesystem::is_fifo(status)) {
     error = named + (std::filesystem::is_directory(status) ? "is a directory" : "is not a file");
     return false;
   }
-  uintmax_t size = std::filesystem::file_size(path, ec);
-  if (ec || size > kMaxConfigFileBytes) {
-    error = named + (ec ? "cannot read the file"
-                        : "holds " + std::to_string(size) + " bytes, more than the " +
-                              std::to_string(kMaxConfigFileBytes >> 20) +
-                              " MiB such a file may");
-    return false;
-  }
   std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (!in && !in.eof()) {
+  if (!in) {
     error = named + "cannot read the file";
     return false;
   }
-  text = buffer.str();
+  // Read to one byte past the limit: a pipe has no size to check first.
+  text.assign(kMaxConfigFileBytes + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (in.bad()) {
+    error = named + "cannot read the file";
+    return false;
+  }
+  if (text.size() > kMaxConfigFileBytes) {
+    error = named + "holds more than the " + std::to_string(kMaxConfigFileBytes >> 20) +
+            " MiB such a file may";
+    return false;
+  }
   if (nonEmpty && text.empty()) {
     error = named + "the file is empty";
     return false;
@@ -84,22 +86,25 @@ bool readFile(const std::string &path, const char *flag, std::string &text, std:
 }
 
 /// Reads a PEM file given as `flag` that must hold a `-----BEGIN {what}`
-/// block ("CERTIFICATE", "PRIVATE KEY": also matches "RSA PRIVATE KEY").
+/// block ("CERTIFICATE", "PRIVATE KEY": also matches "RSA PRIVATE KEY"),
+/// among any others (a key and its certificate in one file).
 bool readPem(const std::string &path, const char *flag, const char *what, std::string &text,
              std::string &error) {
   if (!readFile(path, flag, text, error, /*nonEmpty=*/true))
     return false;
   const std::string marker = "-----BEGIN ";
-  size_t label = text.find(marker);
-  size_t end = label == std::string::npos ? label : text.find("-----", label + marker.size());
-  if (end == std::string::npos ||
-      text.substr(label + marker.size(), end - label - marker.size()).find(what) ==
-          std::string::npos) {
-    error = "kiln: error: " + std::string(flag) + " " + printableText(path) +
-            ": not a PEM file holding a " + what + " (no '-----BEGIN " + what + "-----' line)";
-    return false;
+  for (size_t label = text.find(marker); label != std::string::npos;
+       label = text.find(marker, label + marker.size())) {
+    size_t end = text.find("-----", label + marker.size());
+    if (end == std::string::npos)
+      break;
+    if (text.substr(label + marker.size(), end - label - marker.size()).find(what) !=
+        std::string::npos)
+      return true;
   }
-  return true;
+  error = "kiln: error: " + std::string(flag) + " " + printableText(path) +
+          ": not a PEM file holding a " + what + " (no '-----BEGIN " + what + "-----' line)";
+  return false;
 }
 
 /// The spec from --cluster or TF_CONFIG, and this task from --task or the
@@ -365,12 +370,13 @@ int serveCommand(const ServeOptions &options) {
   cluster::TaskId coordinatorTask = spec.coordinatorTask();
   const std::string &coordinatorAddress = spec.address(coordinatorTask);
   int replicas = options.training.group.localReplicas;
-  // What every training task must agree on: its last step and its batches.
+  // What every training task must agree on: its last step and its batches
+  // (the seed orders them only when shuffled).
   const train::TrainOptions &own = options.training;
-  std::map<std::string, std::string> settings = {
-      {"--steps", std::to_string(own.steps)},
-      {"--shuffle", own.shuffle ? "on" : "off"},
-      {"--seed", std::to_string(own.seed)}};
+  std::map<std::string, std::string> settings = {{"--steps", std::to_string(own.steps)},
+                                                 {"--shuffle", own.shuffle ? "on" : "off"}};
+  if (own.shuffle)
+    settings["--seed"] = std::to_string(own.seed);
   std::unique_ptr<cluster::CoordinatorServer> server;
   if (spec.task == coordinatorTask) {
     cluster::CoordinatorOptions serverOptions{spec,     coordinatorAddress, token,

@@ -38,6 +38,20 @@ namespace {
 /// no policy set is 300,000); docs/performance.md has the measurements.
 constexpr const char *kSpinCount = "10000";
 
+/// The threads OMP_NUM_THREADS asks for (its first number: "8,2" gives
+/// nested levels), or 0 when that is not a whole number 1..kMaxThreads.
+int ompThreadsOf(const std::string &text) {
+  std::string first = text.substr(0, text.find(','));
+  // libgomp allows spaces around the number.
+  size_t begin = first.find_first_not_of(" \t"), end = first.find_last_not_of(" \t");
+  first = begin == std::string::npos ? "" : first.substr(begin, end - begin + 1);
+  if (first.empty() || first.size() > 4 ||
+      first.find_first_not_of("0123456789") != std::string::npos)
+    return 0;
+  int threads = std::stoi(first);
+  return threads >= 1 && threads <= kMaxThreads ? threads : 0;
+}
+
 /// oneDNN's OpenMP threads spin after each GEMM by default, taking the cores
 /// the single-threaded kernels between GEMMs need (40x slower training of
 /// examples/mlp.pbtxt on 2 cores): so OMP_WAIT_POLICY=passive, unless the
@@ -48,16 +62,6 @@ constexpr const char *kSpinCount = "10000";
 /// reads (libkiln.so's copy too), as does a cgroup CPU quota smaller than
 /// the cores (Threads.h). libgomp reads its settings when it loads, before
 /// main: so set them and start again.
-/// The threads OMP_NUM_THREADS asks for (its first number: "8,2" gives
-/// nested levels), or 0 when that is not a whole number 1..kMaxThreads.
-int ompThreadsOf(const std::string &text) {
-  std::string first = text.substr(0, text.find(','));
-  if (first.empty() || first.size() > 4 || first.find_first_not_of("0123456789") != std::string::npos)
-    return 0;
-  int threads = std::stoi(first);
-  return threads >= 1 && threads <= kMaxThreads ? threads : 0;
-}
-
 void configureOpenMp(int argc, char **argv) {
   bool restart = false;
   if (!std::getenv("OMP_WAIT_POLICY")) {
@@ -67,10 +71,12 @@ void configureOpenMp(int argc, char **argv) {
     restart = true;
   }
   int threads = threadsFlagOf(std::vector<std::string>(argv + 1, argv + argc));
-  // libgomp ignores a value it cannot read (after a warning line, printed
-  // again by the run below); kiln refuses it, as it does --threads.
+  // libgomp ignores a value it cannot read (after a warning line of its
+  // own at load, which kiln cannot stop); kiln refuses it, as --threads.
   const char *given = std::getenv("OMP_NUM_THREADS");
-  if (!threads && given && !ompThreadsOf(given)) {
+  std::string command = argc > 1 ? argv[1] : "";
+  bool computes = command == "run" || command == "serve" || command == "launch";
+  if (!threads && given && computes && !ompThreadsOf(given)) {
     std::cerr << "kiln: error: OMP_NUM_THREADS '" << kiln::printableText(given)
               << "': expected a whole number of threads 1.." << kMaxThreads << "\n";
     std::exit(1);
@@ -79,7 +85,7 @@ void configureOpenMp(int argc, char **argv) {
   // mask), libgomp would still start a thread per core of the mask. Not for
   // kiln launch, which shares those cores among its tasks (each gets its
   // OMP_NUM_THREADS unless the user set one for all).
-  bool launching = argc > 1 && std::string(argv[1]) == "launch";
+  bool launching = command == "launch";
   if (!threads && !launching && !std::getenv("OMP_NUM_THREADS") &&
       kiln::cpu::usableCores() < kiln::cpu::affinityCores())
     threads = kiln::cpu::usableCores();
@@ -109,9 +115,13 @@ void warnAboutThreads(const CommandLine &commandLine) {
     break;
   default: break;
   }
-  // Without --threads, the threads OMP_NUM_THREADS gives each process.
+  // Without --threads, the threads OMP_NUM_THREADS gives each process (of
+  // the commands that compute).
   const char *given = std::getenv("OMP_NUM_THREADS");
-  bool fromEnvironment = threads == 0 && given;
+  bool computes = commandLine.command == CommandLine::Command::Run ||
+                  commandLine.command == CommandLine::Command::Serve ||
+                  commandLine.command == CommandLine::Command::Launch;
+  bool fromEnvironment = threads == 0 && given && computes;
   if (fromEnvironment)
     threads = ompThreadsOf(given);
   int cores = kiln::cpu::usableCores();

@@ -74,6 +74,13 @@ void collectExternalLocations(const onnx::GraphProto &graph, std::vector<std::st
 } // namespace
 
 bool onnxModelKeepsDataIn(StringRef modelPath, StringRef file) {
+  // External data lies in the model's folder or below it
+  // (resolveOnnxExternalPath): a file elsewhere needs no second parse.
+  llvm::SmallString<256> realDir, realFile;
+  if (llvm::sys::fs::real_path(getOnnxModelDir(modelPath), realDir) ||
+      llvm::sys::fs::real_path(file, realFile) ||
+      !StringRef(realFile).starts_with((realDir + "/").str()))
+    return false;
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> bytes =
       llvm::MemoryBuffer::getFile(modelPath, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   onnx::ModelProto model;
