@@ -421,6 +421,46 @@ def make_torch_dynamo():
     save(m, "torch_dynamo.onnx")
 
 
+def make_torch_merged_parameter():
+    """What torch's default exporter (dynamo=True, its graph optimizer on)
+    writes for a LayerNorm without weight beside one with weight ones: the
+    first's constant ones replaced by the second's parameter, which training
+    would then update through both. Only each node's torch.fx node is kept
+    of its metadata (the rest holds this script's stack traces)."""
+    import torch
+
+    torch.manual_seed(2)
+
+    class TwoNorms(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1, self.fc2 = torch.nn.Linear(16, 32), torch.nn.Linear(32, 4)
+            self.ln = torch.nn.LayerNorm(32, elementwise_affine=False)
+            self.ln2 = torch.nn.LayerNorm(32, bias=False)
+
+        def forward(self, x):
+            return self.fc2(self.ln2(torch.tanh(self.ln(self.fc1(x)))))
+
+    path = os.path.join(OUT, "torch_merged_parameter.onnx")
+    with contextlib.redirect_stdout(io.StringIO()):  # progress lines
+        torch.onnx.export(TwoNorms().eval(), (torch.zeros(8, 16),), path, input_names=["x"],
+                          output_names=["logits"], dynamo=True, external_data=False)
+    m = onnx.load(path)
+    m.ir_version = min(m.ir_version, IR_VERSION)
+    m.producer_version = "torch"
+    for node in m.graph.node:
+        kept = [(p.key, p.value) for p in node.metadata_props if p.key == "pkg.torch.onnx.fx_node"]
+        node.ClearField("metadata_props")
+        node.ClearField("doc_string")
+        for key, value in kept:
+            node.metadata_props.add(key=key, value=value)
+    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        info.ClearField("metadata_props")
+    norms = [n for n in m.graph.node if n.op_type == "LayerNormalization"]
+    assert [n.input[1] for n in norms] == ["ln2.weight"] * 2, "the exporter no longer merges"
+    save(m, "torch_merged_parameter.onnx")
+
+
 def make_torch_external_data():
     """A model the dynamo exporter writes with its weights in an external
     file beside it (external_data=True): torch_external.onnx and
@@ -993,7 +1033,7 @@ def main():
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
                  make_gather, make_layernorm, make_constants, make_dynamic_dim, make_zero_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
-                 make_torch_external_data,
+                 make_torch_external_data, make_torch_merged_parameter,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,

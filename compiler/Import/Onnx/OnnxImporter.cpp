@@ -199,6 +199,28 @@ LogicalResult OnnxGraphImporter::applyTorchSignature() {
     return error << "), so it cannot be trained as PyTorch trains it: export with "
                     "torch.onnx.export(..., dynamo=True, optimize=False)";
   }
+  // The optimizer also replaces constants with parameters of equal value (a
+  // LayerNorm without weight reading another's ones): the node then reads a
+  // parameter its PyTorch op does not, which would train it twice.
+  if (options.forTraining)
+    for (int i = 0, e = graph().node_size(); i < e; ++i) {
+      const onnx::NodeProto &node = graph().node(i);
+      std::string fxNode = torchFxNodeOf(node);
+      if (fxNode.empty())
+        continue;
+      for (const std::string &input : node.input()) {
+        auto placeholder = signature.placeholders.find(input);
+        if (placeholder == signature.placeholders.end() ||
+            fxNodeReads(fxNode, "%" + placeholder->second))
+          continue;
+        return emitError(nodeLoc(i))
+               << "reads parameter '" << printable(input)
+               << "', which the PyTorch op it was exported from does not: the exporter's graph "
+                  "optimizer put the parameter in place of an equal-valued constant, so it "
+                  "cannot be trained as PyTorch trains it: export with "
+                  "torch.onnx.export(..., dynamo=True, optimize=False)";
+      }
+    }
   for (auto &entry : known) {
     Known &k = entry.getValue();
     if (!k.isInitializer || !llvm::isa<FloatType>(k.value.getElementType()))

@@ -2,6 +2,7 @@
 
 #include "compiler/Import/Onnx/OnnxTorchExport.h"
 
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <google/protobuf/unknown_field_set.h>
@@ -9,8 +10,11 @@
 namespace kiln {
 namespace {
 
-/// GraphProto.metadata_props (onnx.proto, IR version 10).
+/// GraphProto.metadata_props and NodeProto.metadata_props (onnx.proto, IR
+/// version 10).
 constexpr int kGraphMetadataProps = 16;
+constexpr int kNodeMetadataProps = 9;
+constexpr llvm::StringLiteral kFxNodeKey = "pkg.torch.onnx.fx_node";
 constexpr llvm::StringLiteral kSignatureKey =
     "pkg.torch.export.ExportedProgram.graph_signature";
 
@@ -33,29 +37,55 @@ void parseSignature(llvm::StringRef text, TorchExportSignature &signature) {
     llvm::StringRef target = targetOf(line);
     if (target.empty())
       continue;
-    if (line.contains(": PARAMETER "))
+    if (line.contains(": PARAMETER ")) {
       signature.parameters.push_back(target.str());
-    else if (line.contains(": BUFFER "))
+      signature.placeholders[target] = line.trim().take_until([](char c) { return c == ':'; }).str();
+    } else if (line.contains(": BUFFER "))
       signature.buffers.insert(target);
   }
+}
+
+/// The value of metadata entry `key` among `message`'s unknown fields
+/// numbered `number` (Debian's libonnx predates them), or "".
+std::string unknownMetadata(const google::protobuf::Message &message, int number,
+                            llvm::StringRef key) {
+  const google::protobuf::UnknownFieldSet &unknown =
+      message.GetReflection()->GetUnknownFields(message);
+  for (int i = 0; i < unknown.field_count(); ++i) {
+    const google::protobuf::UnknownField &field = unknown.field(i);
+    if (field.number() != number ||
+        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
+      continue;
+    onnx::StringStringEntryProto entry;
+    if (entry.ParseFromString(field.length_delimited()) && entry.key() == key)
+      return entry.value();
+  }
+  return "";
 }
 
 } // namespace
 
 TorchExportSignature readTorchExportSignature(const onnx::GraphProto &graph) {
   TorchExportSignature signature;
-  const google::protobuf::UnknownFieldSet &unknown =
-      graph.GetReflection()->GetUnknownFields(graph);
-  for (int i = 0; i < unknown.field_count(); ++i) {
-    const google::protobuf::UnknownField &field = unknown.field(i);
-    if (field.number() != kGraphMetadataProps ||
-        field.type() != google::protobuf::UnknownField::TYPE_LENGTH_DELIMITED)
-      continue;
-    onnx::StringStringEntryProto entry;
-    if (entry.ParseFromString(field.length_delimited()) && entry.key() == kSignatureKey)
-      parseSignature(entry.value(), signature);
-  }
+  std::string text = unknownMetadata(graph, kGraphMetadataProps, kSignatureKey);
+  if (!text.empty())
+    parseSignature(text, signature);
   return signature;
+}
+
+std::string torchFxNodeOf(const onnx::NodeProto &node) {
+  return unknownMetadata(node, kNodeMetadataProps, kFxNodeKey);
+}
+
+bool fxNodeReads(llvm::StringRef fxNode, llvm::StringRef placeholder) {
+  auto isNameChar = [](char c) { return llvm::isAlnum(c) || c == '_'; };
+  for (size_t at = fxNode.find(placeholder); at != llvm::StringRef::npos;
+       at = fxNode.find(placeholder, at + 1)) {
+    size_t end = at + placeholder.size();
+    if (end == fxNode.size() || !isNameChar(fxNode[end]))
+      return true;
+  }
+  return false;
 }
 
 } // namespace kiln

@@ -7,7 +7,11 @@
 // parameters and which buffers, by their module names. kiln uses it to tell
 // trainable parameters from buffers (BatchNorm's running statistics) and
 // from constants the exporter stored as initializers, and to notice when
-// the exporter's graph optimizer removed or merged parameters.
+// the exporter's graph optimizer removed or merged parameters. Each node
+// also carries the torch.fx node it came from (NodeProto metadata_props,
+// field 9, "pkg.torch.onnx.fx_node"), which names the parameters that op
+// reads: a node reading one its op does not was rewired by the optimizer
+// (an equal-valued constant replaced by the parameter).
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +21,7 @@
 #include "onnx/onnx_pb.h"
 
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <string>
@@ -30,11 +35,23 @@ struct TorchExportSignature {
   /// parameters in signature order.
   llvm::SmallVector<std::string> parameters;
   llvm::StringSet<> buffers;
+  /// Each parameter's placeholder in the exported program, by module name:
+  /// "fc.weight" -> "p_fc_weight".
+  llvm::StringMap<std::string> placeholders;
 };
 
 /// The signature of a graph written by torch.onnx.export(dynamo=True), or
 /// one with `present` false.
 TorchExportSignature readTorchExportSignature(const onnx::GraphProto &graph);
+
+/// The text of the torch.fx node `node` was exported from ("%layer_norm :
+/// ... = call_function[...](args = (%linear, [32], %p_ln_weight, ...))"), or
+/// "" where the exporter did not record one.
+std::string torchFxNodeOf(const onnx::NodeProto &node);
+
+/// Whether `fxNode` (torchFxNodeOf) reads `placeholder` ("%p_fc_weight" as
+/// a whole name).
+bool fxNodeReads(llvm::StringRef fxNode, llvm::StringRef placeholder);
 
 } // namespace kiln
 
