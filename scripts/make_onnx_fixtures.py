@@ -421,6 +421,38 @@ def make_torch_dynamo():
     save(m, "torch_dynamo.onnx")
 
 
+def make_torch_chunk():
+    """A GLU (torch.chunk, then a * sigmoid(b)) exported by the TorchScript
+    exporter, whose chunk bounds are shape arithmetic ending in a multiply
+    by 1 (Shape, Gather, Add, Div, Mul, Slice), with PyTorch's output."""
+    import torch
+
+    torch.manual_seed(3)
+
+    class Glu(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            a, b = torch.chunk(self.fc(x), 2, dim=-1)
+            return a * torch.sigmoid(b)
+
+    model = Glu().eval()
+    save_framework_run(model, "torch_chunk", "x", torch.randn(4, 8), "y")
+    path = os.path.join(OUT, "torch_chunk.onnx")
+    torch.onnx.export(model, (torch.randn(4, 8),), path, input_names=["x"],
+                      output_names=["y"], opset_version=17, dynamo=False)
+    m = onnx.load(path)
+    m.ir_version = min(m.ir_version, IR_VERSION)
+    m.producer_version = "torch"
+    for node in m.graph.node:
+        node.ClearField("doc_string")
+    assert any(n.op_type == "Mul" for n in m.graph.node), "the bounds no longer multiply"
+    onnx.checker.check_model(m, full_check=True)
+    save(m, "torch_chunk.onnx")
+
+
 def make_torch_merged_parameter():
     """What torch's default exporter (dynamo=True, its graph optimizer on)
     writes for a LayerNorm without weight beside one with weight ones: the
@@ -1033,7 +1065,7 @@ def main():
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
                  make_gather, make_layernorm, make_constants, make_dynamic_dim, make_zero_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
-                 make_torch_external_data, make_torch_merged_parameter,
+                 make_torch_external_data, make_torch_merged_parameter, make_torch_chunk,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,

@@ -32,6 +32,14 @@ Value KilnOpBuilder::foldOverConstants(Operation *op) {
   SmallVector<OpFoldResult> folded;
   if (failed(op->fold(folded)) || folded.size() != 1)
     return result;
+  // An identity (x * 1, x + 0) folds to its operand, itself a constant
+  // here: the TorchScript exporter's torch.chunk bounds multiply by 1.
+  if (auto same = llvm::dyn_cast_if_present<Value>(folded.front())) {
+    if (same.getType() != result.getType())
+      return result;
+    op->erase();
+    return same;
+  }
   auto value = llvm::dyn_cast_if_present<ElementsAttr>(
       llvm::dyn_cast_if_present<Attribute>(folded.front()));
   if (!value || value.getType() != result.getType())

@@ -546,5 +546,11 @@ TEST_F(NumericsTest, OnnxEmbeddingClassifierMatchesPyTorch) {
   compareWithFramework("torch_dynamo", {}, "ids", KILN_DTYPE_I64, "probs");
 }
 
+// torch.chunk by the TorchScript exporter: its bounds multiply by 1, which
+// folds to its operand (it was refused as not known at import time).
+TEST_F(NumericsTest, OnnxChunkMatchesPyTorch) {
+  compareWithFramework("torch_chunk", {}, "x", KILN_DTYPE_F32, "y");
+}
+
 } // namespace
 } // namespace kiln
