@@ -453,6 +453,42 @@ def make_torch_chunk():
     save(m, "torch_chunk.onnx")
 
 
+def make_torch_folded_attention():
+    """A causal nn.MultiheadAttention exported by the TorchScript exporter
+    with its default constant folding: the bool mask buffer becomes a float
+    initializer of 0 and -inf ('onnx::Add_N'), and the input projection's
+    weight a folded, transposed 'onnx::MatMul_N'."""
+    import torch
+
+    torch.manual_seed(4)
+
+    class CausalAttention(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attn = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+            self.fc = torch.nn.Linear(16, 3)
+            self.register_buffer("mask", torch.triu(torch.ones(4, 4, dtype=torch.bool), 1))
+
+        def forward(self, x):
+            y = self.attn(x, x, x, attn_mask=self.mask, need_weights=False)[0]
+            return self.fc(y[:, -1])
+
+    path = os.path.join(OUT, "torch_folded_attention.onnx")
+    torch.onnx.export(CausalAttention().eval(), (torch.zeros(2, 4, 16),), path,
+                      input_names=["x"], output_names=["logits"], opset_version=17,
+                      dynamo=False)
+    m = onnx.load(path)
+    m.ir_version = min(m.ir_version, IR_VERSION)
+    m.producer_version = "torch"
+    for node in m.graph.node:
+        node.ClearField("doc_string")
+    names = [i.name for i in m.graph.initializer]
+    assert any(n.startswith("onnx::MatMul") for n in names), names
+    assert any(n.startswith("onnx::Add") for n in names), names
+    onnx.checker.check_model(m, full_check=True)
+    save(m, "torch_folded_attention.onnx")
+
+
 def make_torch_merged_parameter():
     """What torch's default exporter (dynamo=True, its graph optimizer on)
     writes for a LayerNorm without weight beside one with weight ones: the
@@ -1066,6 +1102,7 @@ def main():
                  make_gather, make_layernorm, make_constants, make_dynamic_dim, make_zero_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
                  make_torch_external_data, make_torch_merged_parameter, make_torch_chunk,
+                 make_torch_folded_attention,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,

@@ -82,6 +82,9 @@ private:
   LogicalResult readOpset();
   LogicalResult decodeInitializers();
   LogicalResult applyTorchSignature();
+  /// A warning when --train would train initializers the TorchScript
+  /// exporter's constant folding made.
+  void warnAboutFoldedParameters();
   FailureOr<RankedTensorType> getInputType(const onnx::ValueInfoProto &input,
                                            Location loc);
   LogicalResult buildFunction();
@@ -178,6 +181,16 @@ LogicalResult OnnxGraphImporter::decodeInitializers() {
 /// constants, merges equal-valued parameters and drops zero biases, which
 /// would silently tie or freeze what PyTorch trains.
 LogicalResult OnnxGraphImporter::applyTorchSignature() {
+  // A value holding an infinity or NaN is never a parameter: the TorchScript
+  // exporter folds a causal attention mask into an initializer of 0 and
+  // -inf, which would otherwise train into a bias.
+  for (auto &entry : known) {
+    Known &k = entry.getValue();
+    if (!k.isInitializer || !llvm::isa<FloatType>(k.value.getElementType()))
+      continue;
+    k.constant = llvm::any_of(k.value.getValues<APFloat>(),
+                              [](const APFloat &v) { return !v.isFinite(); });
+  }
   TorchExportSignature signature = readTorchExportSignature(graph());
   if (!signature.present)
     return success();
@@ -470,7 +483,37 @@ OwningOpRef<ModuleOp> OnnxGraphImporter::import() {
       failed(applyTorchSignature()) || failed(buildFunction()) || failed(convertNodes()) ||
       failed(buildReturn()))
     return nullptr;
+  warnAboutFoldedParameters();
   return std::move(module);
+}
+
+void OnnxGraphImporter::warnAboutFoldedParameters() {
+  if (!options.forTraining || readTorchExportSignature(graph()).present)
+    return;
+  // The TorchScript exporter names what its constant folding made
+  // "onnx::OP_N": a weight transposed (trains the same), but also a
+  // BatchNorm folded into its convolution (does not).
+  SmallVector<StringRef> folded;
+  for (auto &entry : known) {
+    const Known &k = entry.getValue();
+    if (k.isInitializer && k.materialized && !k.constant && !k.frozen &&
+        llvm::isa<FloatType>(k.value.getElementType()) &&
+        entry.getKey().starts_with("onnx::"))
+      folded.push_back(entry.getKey());
+  }
+  if (folded.empty())
+    return;
+  llvm::sort(folded);
+  InFlightDiagnostic warning = emitWarning(fileLoc);
+  warning << folded.size() << " trainable initializer" << (folded.size() == 1 ? "" : "s")
+          << " came from the exporter's constant folding (";
+  for (size_t i = 0; i < std::min<size_t>(folded.size(), 3); ++i)
+    warning << (i ? ", " : "") << "'" << printable(folded[i]) << "'";
+  warning << (folded.size() > 3 ? ", ...)" : ")")
+          << ": they train as folded values (a BatchNorm folded into its convolution trains as "
+             "one), not as PyTorch's parameters; to train those, export with "
+             "torch.onnx.export(..., do_constant_folding=False) or (dynamo=True, "
+             "optimize=False)";
 }
 
 } // namespace
