@@ -26,6 +26,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <cstring>
+
 using namespace mlir;
 
 namespace kiln {
@@ -180,6 +182,22 @@ LogicalResult OnnxGraphImporter::decodeInitializers() {
 /// graph optimizer (on by default) folds transposed weights into new
 /// constants, merges equal-valued parameters and drops zero biases, which
 /// would silently tie or freeze what PyTorch trains.
+/// Whether a float tensor holds an infinity or NaN: f32 by its bits (a
+/// model's weights, read once each), other widths element by element.
+bool holdsNonFinite(DenseElementsAttr value) {
+  if (value.getElementType().isF32() && !value.isSplat()) {
+    ArrayRef<char> raw = value.getRawData();
+    for (size_t at = 0; at + 4 <= raw.size(); at += 4) {
+      uint32_t bits;
+      std::memcpy(&bits, raw.data() + at, 4);
+      if ((bits & 0x7f800000u) == 0x7f800000u)
+        return true;
+    }
+    return false;
+  }
+  return llvm::any_of(value.getValues<APFloat>(), [](const APFloat &v) { return !v.isFinite(); });
+}
+
 LogicalResult OnnxGraphImporter::applyTorchSignature() {
   // A value holding an infinity or NaN is never a parameter: the TorchScript
   // exporter folds a causal attention mask into an initializer of 0 and
@@ -188,8 +206,7 @@ LogicalResult OnnxGraphImporter::applyTorchSignature() {
     Known &k = entry.getValue();
     if (!k.isInitializer || !llvm::isa<FloatType>(k.value.getElementType()))
       continue;
-    k.constant = llvm::any_of(k.value.getValues<APFloat>(),
-                              [](const APFloat &v) { return !v.isFinite(); });
+    k.constant = holdsNonFinite(k.value);
   }
   TorchExportSignature signature = readTorchExportSignature(graph());
   if (!signature.present)
