@@ -12,6 +12,8 @@
 
 #include "compiler/Import/ImportNode.h"
 
+#include "mlir/IR/TypeUtilities.h"
+
 namespace kiln {
 
 /// A unary op of a float input (Sigmoid, Tanh, Exp, ...).
@@ -40,6 +42,28 @@ mlir::LogicalResult convertArithmetic(NodeT &node) {
       mlir::failed(node.requireNumeric(rhs, "inputs")))
     return mlir::failure();
   return node.setResult(0, node.getBuilder().template binary<OpTy>(lhs, rhs));
+}
+
+/// A comparison, broadcast, giving booleans: Equal (and NotEqual) also of
+/// booleans; ordering needs numbers.
+template <ComparePredicate Predicate, typename NodeT>
+mlir::LogicalResult convertCompare(NodeT &node) {
+  mlir::Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (Predicate != ComparePredicate::eq && Predicate != ComparePredicate::ne &&
+      (mlir::failed(node.requireNumeric(lhs, "inputs")) ||
+       mlir::failed(node.requireNumeric(rhs, "inputs"))))
+    return mlir::failure();
+  return node.setResult(0, node.getBuilder().compare(Predicate, lhs, rhs));
+}
+
+/// condition ? x : y elementwise, broadcast (ONNX Where, TF SelectV2).
+template <typename NodeT> mlir::LogicalResult convertWhere(NodeT &node) {
+  mlir::Value condition = node.getInput(0);
+  mlir::Type conditionType = mlir::getElementTypeOrSelf(condition.getType());
+  if (!conditionType.isInteger(1))
+    return node.emitError() << "expects a BOOL condition, got " << conditionType;
+  return node.setResult(0, node.getBuilder().select(condition, node.getInput(1),
+                                                    node.getInput(2)));
 }
 
 /// Reciprocal: 1 / x of a float input.

@@ -44,17 +44,6 @@ template <typename OpTy> LogicalResult convertVariadicMinMax(OnnxNode &node) {
   return node.setResult(0, result);
 }
 
-template <ComparePredicate Predicate>
-LogicalResult convertCompare(OnnxNode &node) {
-  Value lhs = node.getInput(0), rhs = node.getInput(1);
-  // Equal also compares booleans; ordering needs numbers.
-  if (Predicate != ComparePredicate::eq &&
-      (failed(node.requireNumeric(lhs, "inputs")) ||
-       failed(node.requireNumeric(rhs, "inputs"))))
-    return failure();
-  return node.setResult(0, node.getBuilder().compare(Predicate, lhs, rhs));
-}
-
 /// Pow with a float base. A constant exponent of 1, 2, 3, 0.5, -0.5 or -1
 /// becomes multiplications, sqrt, rsqrt or a division (what the exporters'
 /// x ** 2 and variance computations mean, exactly); any other exponent is
@@ -225,16 +214,6 @@ LogicalResult convertMod(OnnxNode &node) {
     return node.emitError() << "expects fmod 1 for float inputs (the specification's "
                                "rule; fmod 0 is the integer floored remainder)";
   return node.setResult(0, node.getBuilder().mod(lhs, rhs, *fmod != 0));
-}
-
-LogicalResult convertWhere(OnnxNode &node) {
-  Value condition = node.getInput(0);
-  Type conditionType = getElementTypeOrSelf(condition.getType());
-  if (!conditionType.isInteger(1))
-    return node.emitError()
-           << "expects a BOOL condition, got " << conditionType;
-  return node.setResult(0, node.getBuilder().select(condition, node.getInput(1),
-                                                    node.getInput(2)));
 }
 
 LogicalResult convertCast(OnnxNode &node) {

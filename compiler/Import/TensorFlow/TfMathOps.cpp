@@ -60,6 +60,31 @@ LogicalResult convertRelu6(TfNode &node) {
 }
 
 /// x where x > 0, else alpha * x.
+/// Erfc: 1 - erf(x) (Keras' default gelu writes it).
+LogicalResult convertErfc(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result erf = b.unary<ErfOp>(x);
+  Result one = b.splatLike(x, 1.0);
+  if (failed(erf) || failed(one))
+    return failure();
+  return node.setResult(0, b.binary<SubOp>(*one, *erf));
+}
+
+/// Select (TF1): as SelectV2 where the condition has the values' shape or
+/// is a scalar; a vector condition choosing whole rows is refused.
+LogicalResult convertSelect(TfNode &node) {
+  auto condition = llvm::cast<RankedTensorType>(node.getInput(0).getType());
+  auto values = llvm::cast<RankedTensorType>(node.getInput(1).getType());
+  if (condition.getRank() != 0 && condition.getShape() != values.getShape())
+    return node.emitError() << "a condition of shape " << formatShape(condition.getShape())
+                            << " choosing rows of " << formatShape(values.getShape())
+                            << " is not supported (SelectV2's broadcasting is)";
+  return convertWhere(node);
+}
+
 LogicalResult convertLeakyRelu(TfNode &node) {
   Value x = node.getInput(0);
   FailureOr<float> alpha = node.getFloatAttr("alpha", 0.2f);
@@ -268,6 +293,15 @@ constexpr TfOpConversion kMathOps[] = {
     {"Sqrt", 1, 1, "T", convertFloatUnary<SqrtOp>},
     {"Rsqrt", 1, 1, "T", convertFloatUnary<RsqrtOp>},
     {"Erf", 1, 1, "T", convertFloatUnary<ErfOp>},
+    {"Erfc", 1, 1, "T", convertErfc},
+    {"Less", 2, 2, "T", convertCompare<ComparePredicate::lt>},
+    {"LessEqual", 2, 2, "T", convertCompare<ComparePredicate::le>},
+    {"Greater", 2, 2, "T", convertCompare<ComparePredicate::gt>},
+    {"GreaterEqual", 2, 2, "T", convertCompare<ComparePredicate::ge>},
+    {"Equal", 2, 2, "T incompatible_shape_error", convertCompare<ComparePredicate::eq>},
+    {"NotEqual", 2, 2, "T incompatible_shape_error", convertCompare<ComparePredicate::ne>},
+    {"SelectV2", 3, 3, "T", convertWhere},
+    {"Select", 3, 3, "T", convertSelect},
     {"Square", 1, 1, "T", convertSquare},
     {"Reciprocal", 1, 1, "T", convertReciprocal},
     {"Inv", 1, 1, "T", convertReciprocal},
