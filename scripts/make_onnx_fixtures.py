@@ -489,6 +489,54 @@ def make_torch_folded_attention():
     save(m, "torch_folded_attention.onnx")
 
 
+def make_torch_split_sequence():
+    """torch.split with sizes, exported by the dynamo exporter with
+    optimize=False (the form a model to be trained is exported in):
+    SplitToSequence and SequenceAt, with PyTorch's output. Also two models
+    that misuse a sequence: read by another op, and an out-of-range
+    position."""
+    import torch
+
+    torch.manual_seed(5)
+
+    class SplitHeads(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(6, 4)
+
+        def forward(self, x):
+            a, b = torch.split(x, [2, 4], dim=1)
+            return self.fc(torch.cat([b, a], dim=1))
+
+    module = SplitHeads().eval()
+    save_framework_run(module, "torch_split_sequence", "x", torch.randn(3, 6), "y")
+    path = os.path.join(OUT, "torch_split_sequence.onnx")
+    with contextlib.redirect_stdout(io.StringIO()):  # progress lines
+        torch.onnx.export(module, (torch.randn(3, 6),), path, input_names=["x"],
+                          output_names=["y"], dynamo=True, optimize=False, external_data=False)
+    m = onnx.load(path)
+    m.ir_version = min(m.ir_version, IR_VERSION)
+    m.producer_version = "torch"
+    for node in m.graph.node:
+        node.ClearField("metadata_props")
+        node.ClearField("doc_string")
+    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        info.ClearField("metadata_props")
+    assert any(n.op_type == "SplitToSequence" for n in m.graph.node), "no SplitToSequence"
+    save(m, "torch_split_sequence.onnx")
+
+    split = helper.make_node("SplitToSequence", ["x"], ["parts"], name="split", axis=1)
+    relu = helper.make_node("Relu", ["parts"], ["y"], name="relu")
+    save(model("sequence_misread", [split, relu], [value("x", FLOAT, [2, 3])],
+               [value("y", FLOAT, [2, 1])], opset=13, check=False),
+         "sequence_misread.onnx")
+    at = helper.make_node("SequenceAt", ["parts", "five"], ["y"], name="at")
+    save(model("sequence_position", [split, at], [value("x", FLOAT, [2, 3])],
+               [value("y", FLOAT, [2, 1])], [scalar("five", 5, np.int64)], opset=13,
+               check=False),
+         "sequence_position.onnx")
+
+
 def make_torch_merged_parameter():
     """What torch's default exporter (dynamo=True, its graph optimizer on)
     writes for a LayerNorm without weight beside one with weight ones: the
@@ -1102,7 +1150,7 @@ def main():
                  make_gather, make_layernorm, make_constants, make_dynamic_dim, make_zero_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
                  make_torch_external_data, make_torch_merged_parameter, make_torch_chunk,
-                 make_torch_folded_attention,
+                 make_torch_folded_attention, make_torch_split_sequence,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,

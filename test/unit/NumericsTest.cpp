@@ -552,5 +552,11 @@ TEST_F(NumericsTest, OnnxChunkMatchesPyTorch) {
   compareWithFramework("torch_chunk", {}, "x", KILN_DTYPE_F32, "y");
 }
 
+// torch.split with sizes by the dynamo exporter (optimize=False):
+// SplitToSequence and SequenceAt.
+TEST_F(NumericsTest, OnnxSplitSequenceMatchesPyTorch) {
+  compareWithFramework("torch_split_sequence", {}, "x", KILN_DTYPE_F32, "y");
+}
+
 } // namespace
 } // namespace kiln

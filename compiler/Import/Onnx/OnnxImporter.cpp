@@ -60,6 +60,13 @@ public:
   }
   bool isUsed(StringRef name) override { return uses.lookup(name) > 0; }
   bool copyInitializer(StringRef name, StringRef source) override;
+  void defineSequence(StringRef name, SmallVector<Value> parts) override {
+    sequences[name] = std::move(parts);
+  }
+  const SmallVector<Value> *lookupSequence(StringRef name) override {
+    auto it = sequences.find(resolve(name));
+    return it == sequences.end() ? nullptr : &it->second;
+  }
 
 private:
   /// A value known at import time: an initializer or a Constant's output.
@@ -111,6 +118,7 @@ private:
   ForwardPrologue prologue;
 
   llvm::StringMap<Value> values;
+  llvm::StringMap<SmallVector<Value>> sequences;
   llvm::StringMap<Known> known;
   llvm::StringMap<std::string> aliases;
   llvm::StringMap<unsigned> uses;
@@ -365,6 +373,12 @@ LogicalResult OnnxGraphImporter::convertNodes() {
       return kiln.emitError()
              << "unsupported ONNX op '" << printable(proto.op_type()) << "' (opset "
              << opset << ")";
+    // Sequences hold several tensors: only SequenceAt picks one out.
+    if (proto.op_type() != "SequenceAt")
+      for (const std::string &input : proto.input())
+        if (!input.empty() && sequences.count(resolve(input)))
+          return kiln.emitError() << "reads the sequence '" << printable(input)
+                                  << "'; kiln reads sequences only through SequenceAt";
     OnnxNode node(proto, opset, modelDir, kiln, *this);
     if (failed(convertOnnxNode(*op, node)))
       return failure();
@@ -425,6 +439,8 @@ LogicalResult OnnxGraphImporter::buildReturn() {
     if (output.name().empty())
       return emitError(loc) << "has no name";
     StringRef name = resolve(output.name());
+    if (sequences.count(name))
+      return emitError(loc) << "is a sequence; kiln returns tensors only";
     if (!values.count(name) && !known.count(name))
       return emitError(loc)
              << "is not produced by any node, graph input or initializer";

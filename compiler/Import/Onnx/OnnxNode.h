@@ -27,6 +27,10 @@ public:
   /// If `source` is a float initializer, makes `name` a new initializer
   /// with the same value (its own variable) and returns true.
   virtual bool copyInitializer(llvm::StringRef name, llvm::StringRef source) = 0;
+  /// A sequence value (SplitToSequence's tensors), read only by SequenceAt.
+  virtual void defineSequence(llvm::StringRef name, llvm::SmallVector<mlir::Value> parts) = 0;
+  /// The tensors of sequence `name`, or null when it names none.
+  virtual const llvm::SmallVector<mlir::Value> *lookupSequence(llvm::StringRef name) = 0;
 };
 
 class OnnxNode : public ImportNode {
@@ -91,6 +95,15 @@ public:
   /// Makes output `i` a new float initializer with input `input`'s value, if
   /// that input is a float initializer; returns whether it was.
   bool setResultToInitializerCopy(unsigned i, unsigned input);
+  /// Makes output `i` a sequence of `parts`.
+  void setSequenceResult(unsigned i, llvm::SmallVector<mlir::Value> parts) {
+    markResult(i);
+    onnxScope.defineSequence(getOutputName(i), std::move(parts));
+  }
+  /// Input `i`'s tensors when it is a sequence, else null.
+  const llvm::SmallVector<mlir::Value> *getSequenceInput(unsigned i) {
+    return onnxScope.lookupSequence(getInputName(i));
+  }
 
 private:
   llvm::StringRef getInputName(unsigned i) const override {

@@ -436,6 +436,25 @@ LogicalResult convertSlice(OnnxNode &node) {
 
 /// Split into equal parts (the last smaller from opset 18's num_outputs) or
 /// by the sizes given as an attribute (before 13) or input.
+/// Slices of `x` along `axis`, of `sizes` (summing to its size there).
+FailureOr<SmallVector<Value>> sliceParts(OnnxNode &node, Value x, int64_t axis,
+                                         ArrayRef<int64_t> sizes) {
+  ArrayRef<int64_t> shape = llvm::cast<RankedTensorType>(x.getType()).getShape();
+  SmallVector<Value> parts;
+  int64_t offset = 0;
+  for (int64_t size : sizes) {
+    SmallVector<int64_t> start(shape.size(), 0), limit(shape), step(shape.size(), 1);
+    start[axis] = offset;
+    limit[axis] = offset + size;
+    offset += size;
+    KilnOpBuilder::Result part = node.getBuilder().slice(x, start, limit, step);
+    if (failed(part))
+      return failure();
+    parts.push_back(*part);
+  }
+  return parts;
+}
+
 LogicalResult convertSplit(OnnxNode &node) {
   Value x = node.getInput(0);
   FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
@@ -490,16 +509,87 @@ LogicalResult convertSplit(OnnxNode &node) {
       llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
     return node.emitError() << "expects " << outputs << " split sizes summing to "
                             << dim << ", got " << formatIntList(sizes);
-  int64_t offset = 0;
-  for (int64_t i = 0; i < outputs; ++i) {
-    SmallVector<int64_t> start(shape->size(), 0), limit(*shape), step(shape->size(), 1);
-    start[*axis] = offset;
-    limit[*axis] = offset + sizes[i];
-    offset += sizes[i];
-    if (failed(node.setResult(i, node.getBuilder().slice(x, start, limit, step))))
+  FailureOr<SmallVector<Value>> parts = sliceParts(node, x, *axis, sizes);
+  if (failed(parts))
+    return failure();
+  for (int64_t i = 0; i < outputs; ++i)
+    if (failed(node.setResult(i, (*parts)[i])))
       return failure();
-  }
   return success();
+}
+
+/// SplitToSequence: the parts as Split makes them (sizes given, or chunks of
+/// a scalar size, the last smaller), or without `split` every slice of size
+/// 1, squeezed away unless keepdims; a sequence only SequenceAt reads.
+LogicalResult convertSplitToSequence(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", 0);
+  FailureOr<int64_t> keepDims = node.getIntAttr("keepdims", 1);
+  if (failed(shape) || failed(axisAttr) || failed(keepDims))
+    return failure();
+  FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, shape->size());
+  if (failed(axis))
+    return failure();
+  int64_t dim = (*shape)[*axis];
+  SmallVector<int64_t> sizes;
+  bool squeeze = false;
+  if (!node.hasInput(1)) {
+    sizes.assign(dim, 1);
+    squeeze = *keepDims == 0;
+  } else {
+    DenseElementsAttr split = node.getConstantInput(1);
+    FailureOr<SmallVector<int64_t>> given = node.getConstantInts(1, "split");
+    if (failed(given))
+      return failure();
+    if (split && split.getType().getRank() == 0) { // Chunks of one size.
+      int64_t chunk = given->front();
+      if (chunk < 1)
+        return node.emitError() << "expects a split size of at least 1, got " << chunk;
+      for (int64_t at = 0; at < dim; at += chunk)
+        sizes.push_back(std::min(chunk, dim - at));
+    } else {
+      sizes = *given;
+    }
+  }
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    total += size;
+  if (total != dim || llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+    return node.emitError() << "expects split sizes summing to " << dim << ", got "
+                            << formatIntList(sizes);
+  FailureOr<SmallVector<Value>> parts = sliceParts(node, x, *axis, sizes);
+  if (failed(parts))
+    return failure();
+  if (squeeze) {
+    SmallVector<int64_t> squeezed(*shape);
+    squeezed.erase(squeezed.begin() + *axis);
+    for (Value &part : *parts) {
+      KilnOpBuilder::Result reshaped = node.getBuilder().reshape(part, squeezed);
+      if (failed(reshaped))
+        return failure();
+      part = *reshaped;
+    }
+  }
+  node.setSequenceResult(0, std::move(*parts));
+  return success();
+}
+
+/// SequenceAt: the tensor at a position known at import (negative counts
+/// from the end) of a sequence SplitToSequence made.
+LogicalResult convertSequenceAt(OnnxNode &node) {
+  const SmallVector<Value> *sequence = node.getSequenceInput(0);
+  if (!sequence)
+    return node.emitError() << "expects a sequence made by SplitToSequence as input #0";
+  FailureOr<SmallVector<int64_t>> position = node.getConstantInts(1, "position");
+  if (failed(position))
+    return failure();
+  int64_t count = sequence->size();
+  int64_t at = position->empty() ? 0 : position->front();
+  if (position->size() != 1 || at < -count || at >= count)
+    return node.emitError() << "expects one position in [" << -count << ", " << count
+                            << "), got " << formatIntList(*position);
+  return node.setResult(0, (*sequence)[at < 0 ? at + count : at]);
 }
 
 /// Tile: each dimension d repeated r times is x reshaped to [.., 1, d, ..],
@@ -692,6 +782,8 @@ constexpr OnnxOpConversion kShapeOps[] = {
     {"Range", 3, 3, 1, "", convertRange, 11},
     {"Slice", 1, 5, 1, "starts ends axes", convertSlice},
     {"Split", 1, 2, OnnxOpConversion::kVariadic, "axis split num_outputs", convertSplit},
+    {"SplitToSequence", 1, 2, 1, "axis keepdims", convertSplitToSequence, 11},
+    {"SequenceAt", 2, 2, 1, "", convertSequenceAt, 11},
     {"Tile", 2, 2, 1, "", convertTile},
     {"GatherElements", 2, 2, 1, "axis", convertGatherElements, 11},
     {"Constant", 0, 0, 1, "value value_float value_floats value_int value_ints",
