@@ -537,6 +537,45 @@ def make_torch_split_sequence():
          "sequence_position.onnx")
 
 
+def make_torch_causal_attention():
+    """scaled_dot_product_attention(is_causal=True), exported by the dynamo
+    exporter with optimize=False: its mask is a Trilu over ones. With
+    PyTorch's output; and a Trilu over a rank-1 input, refused."""
+    import torch
+
+    torch.manual_seed(6)
+
+    class CausalSdpa(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = torch.nn.Linear(8, 24)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).reshape(2, 5, 3, 2, 4).permute(2, 0, 3, 1, 4).unbind(0)
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    module = CausalSdpa().eval()
+    save_framework_run(module, "torch_causal_attention", "x", torch.randn(2, 5, 8), "y")
+    path = os.path.join(OUT, "torch_causal_attention.onnx")
+    with contextlib.redirect_stdout(io.StringIO()):  # progress lines
+        torch.onnx.export(module, (torch.randn(2, 5, 8),), path, input_names=["x"],
+                          output_names=["y"], dynamo=True, optimize=False, external_data=False)
+    m = onnx.load(path)
+    m.ir_version = min(m.ir_version, IR_VERSION)
+    m.producer_version = "torch"
+    for node in m.graph.node:
+        node.ClearField("metadata_props")
+        node.ClearField("doc_string")
+    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        info.ClearField("metadata_props")
+    assert any(n.op_type == "Trilu" for n in m.graph.node), "no Trilu"
+    save(m, "torch_causal_attention.onnx")
+    trilu = helper.make_node("Trilu", ["x"], ["y"], name="trilu")
+    save(model("trilu_rank1", [trilu], [value("x", FLOAT, [4])], [value("y", FLOAT, [4])],
+               opset=14, check=False),
+         "trilu_rank1.onnx")
+
+
 def make_torch_merged_parameter():
     """What torch's default exporter (dynamo=True, its graph optimizer on)
     writes for a LayerNorm without weight beside one with weight ones: the
@@ -1151,6 +1190,7 @@ def main():
                  make_external_data, make_torch_mlp, make_torch_dynamo,
                  make_torch_external_data, make_torch_merged_parameter, make_torch_chunk,
                  make_torch_folded_attention, make_torch_split_sequence,
+                 make_torch_causal_attention,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,

@@ -558,5 +558,10 @@ TEST_F(NumericsTest, OnnxSplitSequenceMatchesPyTorch) {
   compareWithFramework("torch_split_sequence", {}, "x", KILN_DTYPE_F32, "y");
 }
 
+// scaled_dot_product_attention(is_causal=True): a Trilu mask.
+TEST_F(NumericsTest, OnnxCausalAttentionMatchesPyTorch) {
+  compareWithFramework("torch_causal_attention", {}, "x", KILN_DTYPE_F32, "y");
+}
+
 } // namespace
 } // namespace kiln

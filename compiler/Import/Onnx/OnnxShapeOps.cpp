@@ -592,6 +592,43 @@ LogicalResult convertSequenceAt(OnnxNode &node) {
   return node.setResult(0, (*sequence)[at < 0 ? at + count : at]);
 }
 
+/// Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of the last
+/// two dimensions, the rest 0: a select against a mask known at import
+/// (scaled_dot_product_attention(is_causal=True) writes it over ones, which
+/// then folds to a constant).
+LogicalResult convertTrilu(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  FailureOr<int64_t> upper = node.getIntAttr("upper", 1);
+  if (failed(shape) || failed(upper))
+    return failure();
+  if (shape->size() < 2)
+    return node.emitError() << "expects an input of rank 2 or more, got "
+                            << formatIntList(*shape);
+  int64_t k = 0;
+  if (node.hasInput(1)) {
+    FailureOr<SmallVector<int64_t>> given = node.getConstantInts(1, "k");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1)
+      return node.emitError() << "expects one diagonal offset k, got " << formatIntList(*given);
+    k = given->front();
+  }
+  int64_t rows = (*shape)[shape->size() - 2], cols = shape->back();
+  SmallVector<bool> keep;
+  keep.reserve(rows * cols);
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      keep.push_back(*upper ? j - i >= k : j - i <= k);
+  KilnOpBuilder &b = node.getBuilder();
+  auto maskType = RankedTensorType::get({rows, cols}, b.getBuilder().getI1Type());
+  KilnOpBuilder::Result mask = b.constant(DenseElementsAttr::get(maskType, ArrayRef<bool>(keep)));
+  KilnOpBuilder::Result zero = b.splatLike(x, 0.0);
+  if (failed(mask) || failed(zero))
+    return failure();
+  return node.setResult(0, b.select(*mask, x, *zero));
+}
+
 /// Tile: each dimension d repeated r times is x reshaped to [.., 1, d, ..],
 /// broadcast to [.., r, d, ..] and merged back to [.., r * d, ..].
 LogicalResult convertTile(OnnxNode &node) {
@@ -783,6 +820,7 @@ constexpr OnnxOpConversion kShapeOps[] = {
     {"Slice", 1, 5, 1, "starts ends axes", convertSlice},
     {"Split", 1, 2, OnnxOpConversion::kVariadic, "axis split num_outputs", convertSplit},
     {"SplitToSequence", 1, 2, 1, "axis keepdims", convertSplitToSequence, 11},
+    {"Trilu", 1, 2, 1, "upper", convertTrilu, 14},
     {"SequenceAt", 2, 2, 1, "", convertSequenceAt, 11},
     {"Tile", 2, 2, 1, "", convertTile},
     {"GatherElements", 2, 2, 1, "axis", convertGatherElements, 11},
