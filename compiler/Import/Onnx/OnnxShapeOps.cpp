@@ -13,6 +13,7 @@
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
+#include "compiler/Import/ShapeConversions.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -627,35 +628,6 @@ LogicalResult convertTrilu(OnnxNode &node) {
   if (failed(mask) || failed(zero))
     return failure();
   return node.setResult(0, b.select(*mask, x, *zero));
-}
-
-/// Tile: each dimension d repeated r times is x reshaped to [.., 1, d, ..],
-/// broadcast to [.., r, d, ..] and merged back to [.., r * d, ..].
-LogicalResult convertTile(OnnxNode &node) {
-  Value x = node.getInput(0);
-  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
-  FailureOr<SmallVector<int64_t>> repeats = node.getConstantInts(1, "repeats");
-  if (failed(shape) || failed(repeats))
-    return failure();
-  if (repeats->size() != shape->size() ||
-      llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
-    return node.emitError() << "expects " << shape->size()
-                            << " non-negative repeats, got " << formatIntList(*repeats);
-  SmallVector<int64_t> split, expanded, merged;
-  for (auto [d, r] : llvm::zip(*shape, *repeats)) {
-    split.append({1, d});
-    expanded.append({r, d});
-    merged.push_back(r * d);
-  }
-  if (failed(staticElementCount(expanded)))
-    return node.emitError() << "would make too many elements";
-  KilnOpBuilder &b = node.getBuilder();
-  KilnOpBuilder::Result y = b.reshape(x, split);
-  if (succeeded(y))
-    y = b.broadcastTo(*y, expanded);
-  if (succeeded(y))
-    y = b.reshape(*y, merged);
-  return node.setResult(0, y);
 }
 
 /// The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input

@@ -13,6 +13,7 @@
 #include "compiler/Import/TensorFlow/TfOps.h"
 
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/ShapeConversions.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -353,6 +354,7 @@ constexpr TfOpConversion kShapeOps[] = {
      convertConcat<false>},
     {"Concat", 2, TfOpConversion::kVariadic, "N T", convertConcat<true>},
     {"Pack", 1, TfOpConversion::kVariadic, "N T axis", convertPack},
+    {"Tile", 2, 2, "T Tmultiples", convertTile},
     {"GatherV2", 3, 3, "Tparams Tindices Taxis batch_dims", convertGather},
     {"Gather", 2, 2, "Tparams Tindices validate_indices", convertGather},
     {"Shape", 1, 1, "T out_type", convertShapeOf<0>},
