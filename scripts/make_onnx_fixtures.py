@@ -576,6 +576,53 @@ def make_torch_causal_attention():
          "trilu_rank1.onnx")
 
 
+def make_torch_upsample():
+    """F.interpolate(scale_factor=2, mode="nearest") after a convolution,
+    exported by the TorchScript exporter (opset 17) and by the dynamo
+    exporter (optimize=False, opset 18 and its Resize attributes), with
+    PyTorch's output; and a bilinear Resize, refused."""
+    import torch
+
+    torch.manual_seed(7)
+
+    class Upsample(torch.nn.Module):
+        def __init__(self, mode):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(2, 3, 3, padding=1)
+            self.mode = mode
+
+        def forward(self, x):
+            y = torch.nn.functional.interpolate(self.conv(x), scale_factor=2, mode=self.mode)
+            return y.mean(dim=(2, 3))
+
+    module = Upsample("nearest").eval()
+    x = torch.randn(2, 2, 4, 5)
+    save_framework_run(module, "torch_upsample", "x", x, "y")
+    for suffix, options in (("", {"opset_version": 17, "dynamo": False}),
+                            ("_dynamo", {"dynamo": True, "optimize": False})):
+        path = os.path.join(OUT, "torch_upsample%s.onnx" % suffix)
+        with contextlib.redirect_stdout(io.StringIO()):  # progress lines
+            torch.onnx.export(module, (x,), path, input_names=["x"], output_names=["y"],
+                              external_data=False, **options)
+        m = onnx.load(path)
+        m.ir_version = min(m.ir_version, IR_VERSION)
+        m.producer_version = "torch"
+        for node in m.graph.node:
+            node.ClearField("metadata_props")
+            node.ClearField("doc_string")
+        for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+            info.ClearField("metadata_props")
+        assert any(n.op_type == "Resize" for n in m.graph.node), "no Resize"
+        save(m, "torch_upsample%s.onnx" % suffix)
+    resize = helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize",
+                              mode="linear")
+    save(model("resize_linear", [resize], [value("x", FLOAT, [1, 1, 2, 2])],
+               [value("y", FLOAT, [1, 1, 4, 4])],
+               [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
+               opset=13, check=False),
+         "resize_linear.onnx")
+
+
 def make_torch_merged_parameter():
     """What torch's default exporter (dynamo=True, its graph optimizer on)
     writes for a LayerNorm without weight beside one with weight ones: the
@@ -1190,7 +1237,7 @@ def main():
                  make_external_data, make_torch_mlp, make_torch_dynamo,
                  make_torch_external_data, make_torch_merged_parameter, make_torch_chunk,
                  make_torch_folded_attention, make_torch_split_sequence,
-                 make_torch_causal_attention,
+                 make_torch_causal_attention, make_torch_upsample,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,

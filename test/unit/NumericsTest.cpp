@@ -103,16 +103,20 @@ protected:
 
   /// Runs an exported model on the input its framework ran and compares
   /// with the framework's output (both saved by make_onnx_fixtures.py).
+  /// Runs onnx/MODEL.onnx (MODEL: `model`, else `name`) on NAME.FEED.npy and
+  /// compares its output with NAME.FETCH.npy, the framework's.
   void compareWithFramework(const std::string &name, const ImportOptions &options,
                             const std::string &feed, kiln_dtype feedType,
-                            const std::string &fetch) {
+                            const std::string &fetch, const std::string &model = "") {
     std::string base = std::string(KILN_TEST_INPUTS) + "/onnx/" + name;
+    std::string modelPath =
+        std::string(KILN_TEST_INPUTS) + "/onnx/" + (model.empty() ? name : model) + ".onnx";
     data::NpyArray input, output;
     std::string error;
     ASSERT_TRUE(data::readNpyFile(base + "." + feed + ".npy", input, error)) << error;
     ASSERT_TRUE(data::readNpyFile(base + "." + fetch + ".npy", output, error)) << error;
     OwningOpRef<ModuleOp> module;
-    std::string artifactPath = compileToFile(base + ".onnx", options, module);
+    std::string artifactPath = compileToFile(modelPath, options, module);
     ASSERT_FALSE(artifactPath.empty());
 
     kiln_artifact *artifact = nullptr;
@@ -561,6 +565,12 @@ TEST_F(NumericsTest, OnnxSplitSequenceMatchesPyTorch) {
 // scaled_dot_product_attention(is_causal=True): a Trilu mask.
 TEST_F(NumericsTest, OnnxCausalAttentionMatchesPyTorch) {
   compareWithFramework("torch_causal_attention", {}, "x", KILN_DTYPE_F32, "y");
+}
+
+// F.interpolate(scale_factor=2, mode="nearest"): Resize, from both exporters.
+TEST_F(NumericsTest, OnnxNearestUpsampleMatchesPyTorch) {
+  compareWithFramework("torch_upsample", {}, "x", KILN_DTYPE_F32, "y");
+  compareWithFramework("torch_upsample", {}, "x", KILN_DTYPE_F32, "y", "torch_upsample_dynamo");
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -630,6 +631,96 @@ LogicalResult convertTrilu(OnnxNode &node) {
   return node.setResult(0, b.select(*mask, x, *zero));
 }
 
+/// The input index output index `i` reads along a dimension of `in`
+/// elements resized to `out`, by Resize's coordinate transformation and
+/// nearest rounding (onnx.ai's Resize), clamped to the input.
+int64_t nearestSource(int64_t i, int64_t in, int64_t out, llvm::StringRef transform,
+                      llvm::StringRef rounding) {
+  double scale = static_cast<double>(out) / static_cast<double>(in), x;
+  if (transform == "half_pixel" || (transform == "pytorch_half_pixel" && out > 1))
+    x = (i + 0.5) / scale - 0.5;
+  else if (transform == "pytorch_half_pixel")
+    x = 0;
+  else if (transform == "align_corners")
+    x = out == 1 ? 0 : i * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+  else // asymmetric
+    x = i / scale;
+  double rounded = rounding == "floor"               ? std::floor(x)
+                   : rounding == "ceil"              ? std::ceil(x)
+                   : rounding == "round_prefer_ceil" ? std::floor(x + 0.5)
+                                                     : std::ceil(x - 0.5);
+  return std::clamp<int64_t>(static_cast<int64_t>(rounded), 0, in - 1);
+}
+
+/// Resize by nearest neighbour to whole multiples of each dimension where
+/// every input element is repeated (what F.interpolate(scale_factor=2)
+/// exports): x reshaped to [.., d, 1, ..], broadcast to [.., d, s, ..] and
+/// merged. Other modes and fractional or uneven scalings are refused.
+LogicalResult convertResize(OnnxNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  FailureOr<std::string> mode = node.getStringAttr("mode", "nearest");
+  FailureOr<std::string> transform =
+      node.getStringAttr("coordinate_transformation_mode", "half_pixel");
+  FailureOr<std::string> rounding = node.getStringAttr("nearest_mode", "round_prefer_floor");
+  if (failed(shape) || failed(mode) || failed(transform) || failed(rounding))
+    return failure();
+  if (*mode != "nearest")
+    return node.emitError() << "mode '" << printable(*mode)
+                            << "' is not supported (kiln resizes by 'nearest' only)";
+  if (*transform == "tf_crop_and_resize")
+    return node.emitError() << "coordinate_transformation_mode 'tf_crop_and_resize' is not "
+                               "supported";
+  // Opset 18's axes and aspect policies change which sizes apply: only the
+  // defaults (every axis, stretched) are read.
+  FailureOr<std::string> policy = node.getStringAttr("keep_aspect_ratio_policy", "stretch");
+  if (failed(policy))
+    return failure();
+  if (*policy != "stretch" || node.hasAttribute("axes"))
+    return node.emitError() << "axes and keep_aspect_ratio_policy other than 'stretch' are not "
+                               "supported";
+  size_t rank = shape->size();
+  SmallVector<int64_t> outSizes;
+  if (node.hasInput(3)) {
+    FailureOr<SmallVector<int64_t>> sizes = node.getConstantInts(3, "sizes");
+    if (failed(sizes))
+      return failure();
+    outSizes = *sizes;
+  } else if (node.hasInput(2)) {
+    DenseElementsAttr scales = node.getConstantInput(2);
+    if (!scales || !llvm::isa<FloatType>(scales.getElementType()))
+      return node.emitError() << "expects input #2 (scales) to be floats known at import time";
+    for (auto [d, scale] : llvm::zip(*shape, scales.getValues<APFloat>()))
+      outSizes.push_back(static_cast<int64_t>(std::floor(d * scale.convertToDouble())));
+    if (static_cast<int64_t>(outSizes.size()) != scales.getNumElements())
+      outSizes.clear();
+  }
+  if (outSizes.size() != rank)
+    return node.emitError() << "expects " << rank << " scales or sizes known at import time";
+  SmallVector<int64_t> split, expanded, merged;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t in = (*shape)[d], out = outSizes[d];
+    int64_t factor = in > 0 && out % in == 0 ? out / in : 0;
+    bool repeats = factor >= 1;
+    for (int64_t i = 0; repeats && i < out; ++i)
+      repeats = nearestSource(i, in, out, *transform, *rounding) == i / factor;
+    if (!repeats)
+      return node.emitError() << "resizes dimension " << d << " from " << in << " to " << out
+                              << ", which is not each element repeated a whole number of "
+                                 "times (kiln's nearest resize)";
+    split.append({in, 1});
+    expanded.append({in, factor});
+    merged.push_back(out);
+  }
+  KilnOpBuilder &b = node.getBuilder();
+  KilnOpBuilder::Result y = b.reshape(x, split);
+  if (succeeded(y))
+    y = b.broadcastTo(*y, expanded);
+  if (succeeded(y))
+    y = b.reshape(*y, merged);
+  return node.setResult(0, y);
+}
+
 /// The axes of Squeeze/Unsqueeze: an attribute before opset 13, an input
 /// from then on. std::nullopt when absent.
 FailureOr<std::optional<SmallVector<int64_t>>> getSqueezeAxes(OnnxNode &node) {
@@ -795,6 +886,10 @@ constexpr OnnxOpConversion kShapeOps[] = {
     {"Trilu", 1, 2, 1, "upper", convertTrilu, 14},
     {"SequenceAt", 2, 2, 1, "", convertSequenceAt, 11},
     {"Tile", 2, 2, 1, "", convertTile},
+    {"Resize", 1, 4, 1,
+     "mode coordinate_transformation_mode nearest_mode cubic_coeff_a exclude_outside "
+     "extrapolation_value antialias keep_aspect_ratio_policy axes",
+     convertResize, 10},
     {"GatherElements", 2, 2, 1, "axis", convertGatherElements, 11},
     {"Constant", 0, 0, 1, "value value_float value_floats value_int value_ints",
      convertConstant},
