@@ -530,6 +530,14 @@ def make_torch_split_sequence():
     save(model("sequence_misread", [split, relu], [value("x", FLOAT, [2, 3])],
                [value("y", FLOAT, [2, 1])], opset=13, check=False),
          "sequence_misread.onnx")
+    save(model("sequence_output", [split], [value("x", FLOAT, [2, 3])],
+               [value("parts", FLOAT, None)], opset=13, check=False),
+         "sequence_output.onnx")
+    zero = helper.make_node("Split", ["x", "sizes"], ["a", "b"], name="split", axis=1)
+    save(model("split_zero", [zero], [value("x", FLOAT, [2, 3])],
+               [value("a", FLOAT, None), value("b", FLOAT, None)], [ints("sizes", [0, 3])],
+               opset=13, check=False),
+         "split_zero.onnx")
     at = helper.make_node("SequenceAt", ["parts", "five"], ["y"], name="at")
     save(model("sequence_position", [split, at], [value("x", FLOAT, [2, 3])],
                [value("y", FLOAT, [2, 1])], [scalar("five", 5, np.int64)], opset=13,
@@ -614,6 +622,32 @@ def make_torch_upsample():
             info.ClearField("metadata_props")
         assert any(n.op_type == "Resize" for n in m.graph.node), "no Resize"
         save(m, "torch_upsample%s.onnx" % suffix)
+    # Opset 10's Resize: (X, scales), nearest reading floor(i / scale); the
+    # reference repeats each element as numpy does.
+    old = helper.make_node("Resize", ["x", "scales"], ["y"], name="resize", mode="nearest")
+    save(model("resize_opset10", [old], [value("x", FLOAT, [1, 2, 2, 3])],
+               [value("y", FLOAT, [1, 2, 4, 9])],
+               [numpy_helper.from_array(np.array([1, 1, 2, 3], np.float32), "scales")],
+               opset=10),
+         "resize_opset10.onnx")
+    xs = rng(41).uniform(-1, 1, (1, 2, 2, 3)).astype(np.float32)
+    buffer = io.BytesIO()
+    np.savez(buffer, **{"in.x": xs, "out.y": xs.repeat(2, axis=2).repeat(3, axis=3)})
+    write_bytes("resize_opset10.reference.npz", buffer.getvalue())
+    def resize_model(filename, attrs, inits, inputs=("x", "", "scales")):
+        node = helper.make_node("Resize", list(inputs), ["y"], name="resize", **attrs)
+        save(model(filename, [node], [value("x", FLOAT, [1, 1, 4, 4])],
+                   [value("y", FLOAT, None)], inits, opset=13, check=False),
+             filename + ".onnx")
+
+    scales = lambda v: numpy_helper.from_array(np.array(v, np.float32), "scales")
+    resize_model("resize_fraction", {"mode": "nearest", "nearest_mode": "floor",
+                                     "coordinate_transformation_mode": "asymmetric"},
+                 [scales([1, 1, 2.1, 2.1])])
+    resize_model("resize_bogus_mode", {"coordinate_transformation_mode": "bogus"},
+                 [scales([1, 1, 2, 2])])
+    resize_model("resize_huge", {}, [ints("sizes", [1, 1, 4, 4 << 40])],
+                 inputs=("x", "", "", "sizes"))
     resize = helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize",
                               mode="linear")
     save(model("resize_linear", [resize], [value("x", FLOAT, [1, 1, 2, 2])],
@@ -621,6 +655,45 @@ def make_torch_upsample():
                [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
                opset=13, check=False),
          "resize_linear.onnx")
+
+
+def make_torch_tied():
+    """An embedding whose weight the output layer shares (head.weight =
+    emb.weight), exported with optimize=False: one initializer, which every
+    op's torch.fx node reads; the other parameter is a tie, not a loss.
+    Only each node's torch.fx node is kept of its metadata."""
+    import torch
+
+    torch.manual_seed(8)
+
+    class Tied(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = torch.nn.Embedding(10, 8)
+            self.head = torch.nn.Linear(8, 10, bias=False)
+            self.head.weight = self.emb.weight
+
+        def forward(self, ids):
+            return self.head(self.emb(ids).mean(1))
+
+    path = os.path.join(OUT, "torch_tied.onnx")
+    with contextlib.redirect_stdout(io.StringIO()):  # progress lines
+        torch.onnx.export(Tied().eval(), (torch.zeros(2, 3, dtype=torch.int64),), path,
+                          input_names=["ids"], output_names=["logits"], dynamo=True,
+                          optimize=False, external_data=False)
+    m = onnx.load(path)
+    m.ir_version = min(m.ir_version, IR_VERSION)
+    m.producer_version = "torch"
+    for node in m.graph.node:
+        kept = [(p.key, p.value) for p in node.metadata_props if p.key == "pkg.torch.onnx.fx_node"]
+        node.ClearField("metadata_props")
+        node.ClearField("doc_string")
+        for key, value_ in kept:
+            node.metadata_props.add(key=key, value=value_)
+    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        info.ClearField("metadata_props")
+    assert len(m.graph.initializer) == 1, [i.name for i in m.graph.initializer]
+    save(m, "torch_tied.onnx")
 
 
 def make_torch_merged_parameter():
@@ -1237,7 +1310,7 @@ def main():
                  make_external_data, make_torch_mlp, make_torch_dynamo,
                  make_torch_external_data, make_torch_merged_parameter, make_torch_chunk,
                  make_torch_folded_attention, make_torch_split_sequence,
-                 make_torch_causal_attention, make_torch_upsample,
+                 make_torch_causal_attention, make_torch_upsample, make_torch_tied,
                  make_math_ops, make_logic_ops, make_slicing, make_slice_extreme_steps,
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,

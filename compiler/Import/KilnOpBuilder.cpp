@@ -35,7 +35,7 @@ Value KilnOpBuilder::foldOverConstants(Operation *op) {
   // An identity (x * 1, x + 0) folds to its operand, itself a constant
   // here: the TorchScript exporter's torch.chunk bounds multiply by 1.
   if (auto same = llvm::dyn_cast_if_present<Value>(folded.front())) {
-    if (same.getType() != result.getType())
+    if (same == result || same.getType() != result.getType())
       return result;
     op->erase();
     return same;

@@ -24,9 +24,10 @@ template <typename NodeT> mlir::LogicalResult convertTile(NodeT &node) {
   mlir::FailureOr<llvm::SmallVector<int64_t>> repeats = node.getConstantInts(1, "repeats");
   if (mlir::failed(shape) || mlir::failed(repeats))
     return mlir::failure();
+  // Kiln's tensors are never empty: a repeat of 0 is refused too.
   if (repeats->size() != shape->size() ||
-      llvm::any_of(*repeats, [](int64_t r) { return r < 0; }))
-    return node.emitError() << "expects " << shape->size() << " non-negative repeats, got "
+      llvm::any_of(*repeats, [](int64_t r) { return r < 1; }))
+    return node.emitError() << "expects " << shape->size() << " repeats of at least 1, got "
                             << formatIntList(*repeats);
   llvm::SmallVector<int64_t> split, expanded, merged;
   for (auto [d, r] : llvm::zip(*shape, *repeats)) {

@@ -219,11 +219,26 @@ LogicalResult OnnxGraphImporter::applyTorchSignature() {
   TorchExportSignature signature = readTorchExportSignature(graph());
   if (!signature.present)
     return success();
+  // What each node's PyTorch op reads, where the exporter recorded it.
+  SmallVector<std::string> fxNodes;
+  for (const onnx::NodeProto &node : graph().node())
+    if (std::string fxNode = torchFxNodeOf(node); !fxNode.empty())
+      fxNodes.push_back(std::move(fxNode));
   llvm::StringSet<> parameters;
   SmallVector<StringRef> missing;
   for (const std::string &name : signature.parameters) {
     parameters.insert(name);
-    if (!known.count(name))
+    if (known.count(name))
+      continue;
+    // A parameter no op reads is tied to another (`head.weight =
+    // emb.weight`: the program reads one of the two), not lost.
+    auto placeholder = signature.placeholders.find(name);
+    bool readByAnOp =
+        fxNodes.empty() || placeholder == signature.placeholders.end() ||
+        llvm::any_of(fxNodes, [&](const std::string &fxNode) {
+          return fxNodeReads(fxNode, "%" + placeholder->second);
+        });
+    if (readByAnOp)
       missing.push_back(name);
   }
   if (options.forTraining && !missing.empty()) {
@@ -240,7 +255,7 @@ LogicalResult OnnxGraphImporter::applyTorchSignature() {
   // The optimizer also replaces constants with parameters of equal value (a
   // LayerNorm without weight reading another's ones): the node then reads a
   // parameter its PyTorch op does not, which would train it twice.
-  if (options.forTraining)
+  if (options.forTraining && !fxNodes.empty())
     for (int i = 0, e = graph().node_size(); i < e; ++i) {
       const onnx::NodeProto &node = graph().node(i);
       std::string fxNode = torchFxNodeOf(node);
@@ -264,7 +279,8 @@ LogicalResult OnnxGraphImporter::applyTorchSignature() {
     if (!k.isInitializer || !llvm::isa<FloatType>(k.value.getElementType()))
       continue;
     k.frozen = signature.buffers.contains(entry.getKey());
-    k.constant = !k.frozen && !parameters.contains(entry.getKey());
+    // A parameter holding an infinity stays the constant the rule above made.
+    k.constant = !k.frozen && (k.constant || !parameters.contains(entry.getKey()));
   }
   return success();
 }

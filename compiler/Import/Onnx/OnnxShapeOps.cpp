@@ -436,8 +436,6 @@ LogicalResult convertSlice(OnnxNode &node) {
   return node.setResult(0, y);
 }
 
-/// Split into equal parts (the last smaller from opset 18's num_outputs) or
-/// by the sizes given as an attribute (before 13) or input.
 /// Slices of `x` along `axis`, of `sizes` (summing to its size there).
 FailureOr<SmallVector<Value>> sliceParts(OnnxNode &node, Value x, int64_t axis,
                                          ArrayRef<int64_t> sizes) {
@@ -457,6 +455,8 @@ FailureOr<SmallVector<Value>> sliceParts(OnnxNode &node, Value x, int64_t axis,
   return parts;
 }
 
+/// Split into equal parts (the last smaller from opset 18's num_outputs) or
+/// by the sizes given as an attribute (before 13) or input.
 LogicalResult convertSplit(OnnxNode &node) {
   Value x = node.getInput(0);
   FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
@@ -508,7 +508,7 @@ LogicalResult convertSplit(OnnxNode &node) {
   for (int64_t size : sizes)
     total += size;
   if (static_cast<int64_t>(sizes.size()) != outputs || total != dim ||
-      llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+      llvm::any_of(sizes, [](int64_t s) { return s < 1; }))
     return node.emitError() << "expects " << outputs << " split sizes summing to "
                             << dim << ", got " << formatIntList(sizes);
   FailureOr<SmallVector<Value>> parts = sliceParts(node, x, *axis, sizes);
@@ -557,7 +557,7 @@ LogicalResult convertSplitToSequence(OnnxNode &node) {
   int64_t total = 0;
   for (int64_t size : sizes)
     total += size;
-  if (total != dim || llvm::any_of(sizes, [](int64_t s) { return s < 0; }))
+  if (total != dim || llvm::any_of(sizes, [](int64_t s) { return s < 1; }))
     return node.emitError() << "expects split sizes summing to " << dim << ", got "
                             << formatIntList(sizes);
   FailureOr<SmallVector<Value>> parts = sliceParts(node, x, *axis, sizes);
@@ -631,20 +631,35 @@ LogicalResult convertTrilu(OnnxNode &node) {
   return node.setResult(0, b.select(*mask, x, *zero));
 }
 
+/// The coordinate transformations and roundings Resize's nearest mode has
+/// (onnx.ai's Resize, opsets 11 to 19).
+constexpr llvm::StringLiteral kResizeTransforms[] = {
+    "half_pixel", "half_pixel_symmetric", "pytorch_half_pixel", "align_corners",
+    "asymmetric", "tf_half_pixel_for_nn"};
+constexpr llvm::StringLiteral kNearestModes[] = {"round_prefer_floor", "round_prefer_ceil",
+                                                 "floor", "ceil"};
+
 /// The input index output index `i` reads along a dimension of `in`
-/// elements resized to `out`, by Resize's coordinate transformation and
-/// nearest rounding (onnx.ai's Resize), clamped to the input.
-int64_t nearestSource(int64_t i, int64_t in, int64_t out, llvm::StringRef transform,
-                      llvm::StringRef rounding) {
-  double scale = static_cast<double>(out) / static_cast<double>(in), x;
-  if (transform == "half_pixel" || (transform == "pytorch_half_pixel" && out > 1))
+/// elements resized to `out` by `scale` (the model's, or out / in when it
+/// gives sizes), by Resize's coordinate transformation and nearest
+/// rounding, clamped to the input.
+int64_t nearestSource(int64_t i, int64_t in, int64_t out, double scale,
+                      llvm::StringRef transform, llvm::StringRef rounding) {
+  double x;
+  if (transform == "half_pixel" || (transform == "pytorch_half_pixel" && out > 1)) {
     x = (i + 0.5) / scale - 0.5;
-  else if (transform == "pytorch_half_pixel")
+  } else if (transform == "pytorch_half_pixel") {
     x = 0;
-  else if (transform == "align_corners")
+  } else if (transform == "half_pixel_symmetric") {
+    double adjustment = out / (scale * in), center = in / 2.0;
+    x = center * (1 - adjustment) + (i + 0.5) / scale - 0.5;
+  } else if (transform == "align_corners") {
     x = out == 1 ? 0 : i * static_cast<double>(in - 1) / static_cast<double>(out - 1);
-  else // asymmetric
+  } else if (transform == "tf_half_pixel_for_nn") {
+    x = (i + 0.5) / scale;
+  } else { // asymmetric
     x = i / scale;
+  }
   double rounded = rounding == "floor"               ? std::floor(x)
                    : rounding == "ceil"              ? std::ceil(x)
                    : rounding == "round_prefer_ceil" ? std::floor(x + 0.5)
@@ -655,62 +670,90 @@ int64_t nearestSource(int64_t i, int64_t in, int64_t out, llvm::StringRef transf
 /// Resize by nearest neighbour to whole multiples of each dimension where
 /// every input element is repeated (what F.interpolate(scale_factor=2)
 /// exports): x reshaped to [.., d, 1, ..], broadcast to [.., d, s, ..] and
-/// merged. Other modes and fractional or uneven scalings are refused.
+/// merged. Other modes and scalings that are not such repetitions are
+/// refused.
 LogicalResult convertResize(OnnxNode &node) {
   Value x = node.getInput(0);
   FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
   FailureOr<std::string> mode = node.getStringAttr("mode", "nearest");
-  FailureOr<std::string> transform =
-      node.getStringAttr("coordinate_transformation_mode", "half_pixel");
-  FailureOr<std::string> rounding = node.getStringAttr("nearest_mode", "round_prefer_floor");
-  if (failed(shape) || failed(mode) || failed(transform) || failed(rounding))
+  // Opset 10 had neither attribute: its nearest resize reads floor(i / scale).
+  bool opset10 = node.getOpset() < 11;
+  FailureOr<std::string> transform = node.getStringAttr(
+      "coordinate_transformation_mode", opset10 ? "asymmetric" : "half_pixel");
+  FailureOr<std::string> rounding =
+      node.getStringAttr("nearest_mode", opset10 ? "floor" : "round_prefer_floor");
+  FailureOr<std::string> policy = node.getStringAttr("keep_aspect_ratio_policy", "stretch");
+  if (failed(shape) || failed(mode) || failed(transform) || failed(rounding) || failed(policy))
     return failure();
   if (*mode != "nearest")
     return node.emitError() << "mode '" << printable(*mode)
                             << "' is not supported (kiln resizes by 'nearest' only)";
-  if (*transform == "tf_crop_and_resize")
-    return node.emitError() << "coordinate_transformation_mode 'tf_crop_and_resize' is not "
-                               "supported";
+  if (!llvm::is_contained(kResizeTransforms, *transform))
+    return node.emitError() << "coordinate_transformation_mode '" << printable(*transform)
+                            << "' is not supported";
+  if (!llvm::is_contained(kNearestModes, *rounding))
+    return node.emitError() << "nearest_mode '" << printable(*rounding) << "' is not supported";
   // Opset 18's axes and aspect policies change which sizes apply: only the
   // defaults (every axis, stretched) are read.
-  FailureOr<std::string> policy = node.getStringAttr("keep_aspect_ratio_policy", "stretch");
-  if (failed(policy))
-    return failure();
   if (*policy != "stretch" || node.hasAttribute("axes"))
     return node.emitError() << "axes and keep_aspect_ratio_policy other than 'stretch' are not "
                                "supported";
   size_t rank = shape->size();
+  // Opset 10's Resize takes (X, scales); from 11 (X, roi, scales, sizes).
+  unsigned scalesInput = opset10 ? 1 : 2;
   SmallVector<int64_t> outSizes;
-  if (node.hasInput(3)) {
+  SmallVector<double> scales;
+  // Opsets 11 and 12 give sizes with an empty scales tensor in its place.
+  DenseElementsAttr givenScales = node.getConstantInput(scalesInput);
+  bool hasScales = node.hasInput(scalesInput) &&
+                   !(givenScales && givenScales.getNumElements() == 0);
+  if (!opset10 && node.hasInput(3)) {
+    if (hasScales)
+      return node.emitError() << "expects scales or sizes, not both";
     FailureOr<SmallVector<int64_t>> sizes = node.getConstantInts(3, "sizes");
     if (failed(sizes))
       return failure();
     outSizes = *sizes;
-  } else if (node.hasInput(2)) {
-    DenseElementsAttr scales = node.getConstantInput(2);
-    if (!scales || !llvm::isa<FloatType>(scales.getElementType()))
-      return node.emitError() << "expects input #2 (scales) to be floats known at import time";
-    for (auto [d, scale] : llvm::zip(*shape, scales.getValues<APFloat>()))
-      outSizes.push_back(static_cast<int64_t>(std::floor(d * scale.convertToDouble())));
-    if (static_cast<int64_t>(outSizes.size()) != scales.getNumElements())
-      outSizes.clear();
+    if (outSizes.size() == rank)
+      for (size_t d = 0; d < rank; ++d)
+        scales.push_back(static_cast<double>(outSizes[d]) / static_cast<double>((*shape)[d]));
+  } else if (hasScales) {
+    DenseElementsAttr given = givenScales;
+    if (!given || !llvm::isa<FloatType>(given.getElementType()))
+      return node.emitError() << "expects input #" << scalesInput
+                              << " (scales) to be floats known at import time";
+    for (APFloat scale : given.getValues<APFloat>())
+      scales.push_back(scale.convertToDouble());
+    if (scales.size() == rank)
+      for (size_t d = 0; d < rank; ++d)
+        outSizes.push_back(static_cast<int64_t>(std::floor((*shape)[d] * scales[d])));
   }
   if (outSizes.size() != rank)
     return node.emitError() << "expects " << rank << " scales or sizes known at import time";
   SmallVector<int64_t> split, expanded, merged;
   for (size_t d = 0; d < rank; ++d) {
     int64_t in = (*shape)[d], out = outSizes[d];
-    int64_t factor = in > 0 && out % in == 0 ? out / in : 0;
+    int64_t factor = in > 0 && out > 0 && out % in == 0 ? out / in : 0;
+    split.append({in, 1});
+    expanded.append({in, factor});
+    merged.push_back(out);
+  }
+  if (failed(staticElementCount(merged)) || *staticElementCount(merged) > (int64_t(1) << 31))
+    return node.emitError() << "would make " << formatIntList(merged)
+                            << ": more than 2^31 elements";
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t in = (*shape)[d], out = outSizes[d], factor = expanded[2 * d + 1];
+    // Each block of `factor` outputs must read its one input (the mapping
+    // is monotonic: its ends suffice).
     bool repeats = factor >= 1;
-    for (int64_t i = 0; repeats && i < out; ++i)
-      repeats = nearestSource(i, in, out, *transform, *rounding) == i / factor;
+    for (int64_t j = 0; repeats && j < in; ++j)
+      repeats = nearestSource(j * factor, in, out, scales[d], *transform, *rounding) == j &&
+                nearestSource((j + 1) * factor - 1, in, out, scales[d], *transform,
+                              *rounding) == j;
     if (!repeats)
       return node.emitError() << "resizes dimension " << d << " from " << in << " to " << out
                               << ", which is not each element repeated a whole number of "
                                  "times (kiln's nearest resize)";
-    split.append({in, 1});
-    expanded.append({in, factor});
-    merged.push_back(out);
   }
   KilnOpBuilder &b = node.getBuilder();
   KilnOpBuilder::Result y = b.reshape(x, split);

@@ -59,8 +59,8 @@ LogicalResult convertRelu6(TfNode &node) {
   return node.setResult(0, b.binary<MinimumOp>(*relu, *six));
 }
 
-/// x where x > 0, else alpha * x.
-/// Erfc: 1 - erf(x) (Keras' default gelu writes it).
+/// Erfc: 1 - erf(x) (Keras' default gelu writes it; it loses precision
+/// where erf(x) nears 1, beyond x of about 4, which gelu multiplies by x).
 LogicalResult convertErfc(TfNode &node) {
   Value x = node.getInput(0);
   if (failed(node.requireFloat(x, "an input")))
@@ -85,6 +85,7 @@ LogicalResult convertSelect(TfNode &node) {
   return convertWhere(node);
 }
 
+/// x where x > 0, else alpha * x.
 LogicalResult convertLeakyRelu(TfNode &node) {
   Value x = node.getInput(0);
   FailureOr<float> alpha = node.getFloatAttr("alpha", 0.2f);
