@@ -340,6 +340,25 @@ def make_external_data():
          "external_data.onnx")
 
 
+def tidy_torch_export(m, keep_fx_nodes=False):
+    """What torch.onnx.export wrote, made the same across versions and
+    machines: IR version 8 at most (Debian's libonnx reads it), no version
+    string, no node or value metadata (stack traces hold this script's path
+    and lines) but, with `keep_fx_nodes`, each node's torch.fx node (which
+    parameters its op reads), and no node doc strings."""
+    m.ir_version = min(m.ir_version, IR_VERSION)
+    m.producer_version = "torch"
+    for node in m.graph.node:
+        kept = [(p.key, p.value) for p in node.metadata_props
+                if keep_fx_nodes and p.key == "pkg.torch.onnx.fx_node"]
+        node.ClearField("metadata_props")
+        node.ClearField("doc_string")
+        for key, text in kept:
+            node.metadata_props.add(key=key, value=text)
+    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        info.ClearField("metadata_props")
+
+
 def save_framework_run(model, name, feed_name, feed, fetch_name):
     """Writes what PyTorch computes for `feed`, as <name>.<feed_name>.npy and
     <name>.<fetch_name>.npy: the numerics tests run the exported model on the
@@ -515,13 +534,7 @@ def make_torch_split_sequence():
         torch.onnx.export(module, (torch.randn(3, 6),), path, input_names=["x"],
                           output_names=["y"], dynamo=True, optimize=False, external_data=False)
     m = onnx.load(path)
-    m.ir_version = min(m.ir_version, IR_VERSION)
-    m.producer_version = "torch"
-    for node in m.graph.node:
-        node.ClearField("metadata_props")
-        node.ClearField("doc_string")
-    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
-        info.ClearField("metadata_props")
+    tidy_torch_export(m)
     assert any(n.op_type == "SplitToSequence" for n in m.graph.node), "no SplitToSequence"
     save(m, "torch_split_sequence.onnx")
 
@@ -569,13 +582,7 @@ def make_torch_causal_attention():
         torch.onnx.export(module, (torch.randn(2, 5, 8),), path, input_names=["x"],
                           output_names=["y"], dynamo=True, optimize=False, external_data=False)
     m = onnx.load(path)
-    m.ir_version = min(m.ir_version, IR_VERSION)
-    m.producer_version = "torch"
-    for node in m.graph.node:
-        node.ClearField("metadata_props")
-        node.ClearField("doc_string")
-    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
-        info.ClearField("metadata_props")
+    tidy_torch_export(m)
     assert any(n.op_type == "Trilu" for n in m.graph.node), "no Trilu"
     save(m, "torch_causal_attention.onnx")
     trilu = helper.make_node("Trilu", ["x"], ["y"], name="trilu")
@@ -613,13 +620,7 @@ def make_torch_upsample():
             torch.onnx.export(module, (x,), path, input_names=["x"], output_names=["y"],
                               external_data=False, **options)
         m = onnx.load(path)
-        m.ir_version = min(m.ir_version, IR_VERSION)
-        m.producer_version = "torch"
-        for node in m.graph.node:
-            node.ClearField("metadata_props")
-            node.ClearField("doc_string")
-        for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
-            info.ClearField("metadata_props")
+        tidy_torch_export(m)
         assert any(n.op_type == "Resize" for n in m.graph.node), "no Resize"
         save(m, "torch_upsample%s.onnx" % suffix)
     # Opset 10's Resize: (X, scales), nearest reading floor(i / scale); the
@@ -682,16 +683,7 @@ def make_torch_tied():
                           input_names=["ids"], output_names=["logits"], dynamo=True,
                           optimize=False, external_data=False)
     m = onnx.load(path)
-    m.ir_version = min(m.ir_version, IR_VERSION)
-    m.producer_version = "torch"
-    for node in m.graph.node:
-        kept = [(p.key, p.value) for p in node.metadata_props if p.key == "pkg.torch.onnx.fx_node"]
-        node.ClearField("metadata_props")
-        node.ClearField("doc_string")
-        for key, value_ in kept:
-            node.metadata_props.add(key=key, value=value_)
-    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
-        info.ClearField("metadata_props")
+    tidy_torch_export(m, keep_fx_nodes=True)
     assert len(m.graph.initializer) == 1, [i.name for i in m.graph.initializer]
     save(m, "torch_tied.onnx")
 
@@ -721,16 +713,7 @@ def make_torch_merged_parameter():
         torch.onnx.export(TwoNorms().eval(), (torch.zeros(8, 16),), path, input_names=["x"],
                           output_names=["logits"], dynamo=True, external_data=False)
     m = onnx.load(path)
-    m.ir_version = min(m.ir_version, IR_VERSION)
-    m.producer_version = "torch"
-    for node in m.graph.node:
-        kept = [(p.key, p.value) for p in node.metadata_props if p.key == "pkg.torch.onnx.fx_node"]
-        node.ClearField("metadata_props")
-        node.ClearField("doc_string")
-        for key, value in kept:
-            node.metadata_props.add(key=key, value=value)
-    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
-        info.ClearField("metadata_props")
+    tidy_torch_export(m, keep_fx_nodes=True)
     norms = [n for n in m.graph.node if n.op_type == "LayerNormalization"]
     assert [n.input[1] for n in norms] == ["ln2.weight"] * 2, "the exporter no longer merges"
     save(m, "torch_merged_parameter.onnx")

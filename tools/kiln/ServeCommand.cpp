@@ -65,10 +65,12 @@ bool readFile(const std::string &path, const char *flag, std::string &text, std:
     error = named + "cannot read the file";
     return false;
   }
-  // Read to one byte past the limit: a pipe has no size to check first.
-  text.assign(kMaxConfigFileBytes + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<size_t>(in.gcount()));
+  // In pieces, to one byte past the limit: a pipe has no size to check
+  // first, and a file of a few KB needs no 16 MiB buffer.
+  text.clear();
+  char piece[64 << 10];
+  while (text.size() <= kMaxConfigFileBytes && in.read(piece, sizeof piece).gcount() > 0)
+    text.append(piece, static_cast<size_t>(in.gcount()));
   if (in.bad()) {
     error = named + "cannot read the file";
     return false;
