@@ -262,6 +262,190 @@ def make_layernorm():
          "layernorm.onnx")
 
 
+def make_recurrent():
+    """LSTM, GRU and RNN in the forms the exporters do not write: peepholes,
+    clip, reverse and bidirectional directions, given initial states,
+    activations named per direction, GRU without linear_before_reset,
+    sequence_lens equal to the length, and every output used (onnxruntime
+    computes the reference); and the same LSTM with layout 1 (batch first),
+    which onnxruntime does not run: its reference is the first's outputs
+    transposed (save_layout1_reference)."""
+    t, batch, size, hidden = 5, 3, 4, 6
+    gen = rng(60)
+
+    def init(name, shape):  # halved: keeps the states from saturating
+        return numpy_helper.from_array(
+            (gen.standard_normal(shape) * 0.5).astype(np.float32), name)
+
+    lstm_attrs = {"hidden_size": hidden, "direction": "bidirectional", "clip": 2.5,
+                  "activations": ["Sigmoid", "Tanh", "Tanh", "Sigmoid", "Relu", "Tanh"]}
+    lstm_inits = [init("lw", [2, 4 * hidden, size]), init("lr", [2, 4 * hidden, hidden]),
+                  init("lb", [2, 8 * hidden]), init("lh0", [2, batch, hidden]),
+                  init("lc0", [2, batch, hidden]), init("lp", [2, 3 * hidden])]
+    lstm = helper.make_node("LSTM", ["x", "lw", "lr", "lb", "", "lh0", "lc0", "lp"],
+                            ["ly", "lyh", "lyc"], name="lstm", **lstm_attrs)
+    gru = helper.make_node(
+        "GRU", ["x", "gw", "gr", "gb", "lens", "gh0"], ["gy", "gyh"], name="gru",
+        hidden_size=hidden, direction="reverse", linear_before_reset=0)
+    rnn = helper.make_node("RNN", ["x", "rw", "rr"], ["ry"], name="rnn", hidden_size=hidden,
+                           direction="bidirectional", activations=["Relu", "Tanh"])
+    inits = lstm_inits + [
+        init("gw", [1, 3 * hidden, size]), init("gr", [1, 3 * hidden, hidden]),
+        init("gb", [1, 6 * hidden]), init("gh0", [1, batch, hidden]),
+        numpy_helper.from_array(np.full([batch], t, np.int32), "lens"),
+        init("rw", [2, hidden, size]), init("rr", [2, hidden, hidden])]
+    outputs = [value("ly", FLOAT, [t, 2, batch, hidden]), value("lyh", FLOAT, [2, batch, hidden]),
+               value("lyc", FLOAT, [2, batch, hidden]), value("gy", FLOAT, [t, 1, batch, hidden]),
+               value("gyh", FLOAT, [1, batch, hidden]), value("ry", FLOAT, [t, 2, batch, hidden])]
+    x = [value("x", FLOAT, [t, batch, size])]
+    save(model("recurrent", [lstm, gru, rnn], x, outputs, inits, opset=14), "recurrent.onnx")
+    batch_major = {i.name: numpy_helper.from_array(
+        numpy_helper.to_array(i).transpose(1, 0, 2).copy(), i.name)
+        for i in lstm_inits if i.name in ("lh0", "lc0")}
+    lstm1 = helper.make_node("LSTM", ["x_bt", "lw", "lr", "lb", "", "lh0", "lc0", "lp"],
+                             ["ly", "lyh", "lyc"], name="lstm", layout=1, **lstm_attrs)
+    to_batch = helper.make_node("Transpose", ["x"], ["x_bt"], name="to_batch", perm=[1, 0, 2])
+    save(model("recurrent_layout1", [to_batch, lstm1], x,
+               [value("ly", FLOAT, [batch, t, 2, hidden]),
+                value("lyh", FLOAT, [batch, 2, hidden]), value("lyc", FLOAT, [batch, 2, hidden])],
+               [batch_major.get(i.name, i) for i in lstm_inits], opset=14),
+         "recurrent_layout1.onnx")
+
+
+def make_bad_recurrent():
+    """Recurrent and normalization nodes kiln refuses, one defect each."""
+    t, batch, size, hidden = 5, 3, 4, 6
+    x = [value("x", FLOAT, [t, batch, size])]
+    y = [value("y", FLOAT, None)]
+
+    def lstm_inits(gates=4, directions=1):
+        return [weights("w", [directions, gates * hidden, size], 80),
+                weights("r", [directions, gates * hidden, hidden], 81)]
+
+    def one_node(filename, op, inputs, inits, inputs_info=x, opset=14, **attrs):
+        node = helper.make_node(op, inputs, ["y"], name=op.lower(), **attrs)
+        save(model("bad_" + filename, [node], inputs_info, y, inits, opset=opset, check=False),
+             filename + ".onnx")
+
+    lens = numpy_helper.from_array(np.array([5, 3, 5], np.int32), "lens")
+    one_node("lstm_sequence_lens", "LSTM", ["x", "w", "r", "", "lens"], lstm_inits() + [lens],
+             hidden_size=hidden)
+    one_node("lstm_input_forget", "LSTM", ["x", "w", "r"], lstm_inits(), hidden_size=hidden,
+             input_forget=1)
+    one_node("lstm_no_hidden_size", "LSTM", ["x", "w", "r"], lstm_inits())
+    one_node("lstm_direction", "LSTM", ["x", "w", "r"], lstm_inits(), hidden_size=hidden,
+             direction="sideways")
+    one_node("lstm_clip", "LSTM", ["x", "w", "r"], lstm_inits(), hidden_size=hidden, clip=-1.0)
+    one_node("lstm_too_long", "LSTM", ["x", "w", "r"], lstm_inits(),
+             inputs_info=[value("x", FLOAT, [3000, 1, size])], hidden_size=hidden)
+    one_node("lstm_peephole_shape", "LSTM", ["x", "w", "r", "", "", "", "", "p"],
+             lstm_inits() + [weights("p", [1, 2 * hidden], 82)], hidden_size=hidden)
+    one_node("gru_w_shape", "GRU", ["x", "w", "r"], lstm_inits(gates=2), hidden_size=hidden)
+    one_node("gru_activation_count", "GRU", ["x", "w", "r"], lstm_inits(gates=3),
+             hidden_size=hidden, activations=["Sigmoid", "Tanh", "Tanh"])
+    one_node("rnn_activation", "RNN", ["x", "w", "r"], lstm_inits(gates=1), hidden_size=hidden,
+             activations=["Softsign"])
+    one_node("rnn_initial_h", "RNN", ["x", "w", "r", "", "", "h0"],
+             lstm_inits(gates=1) + [weights("h0", [1, batch + 1, hidden], 83)],
+             hidden_size=hidden)
+    one_node("group_norm_groups", "GroupNormalization", ["x", "s", "b"],
+             [weights("s", [6], 84), weights("b", [6], 85)],
+             inputs_info=[value("x", FLOAT, [2, 6, 4])], opset=21, num_groups=4)
+    one_node("instance_norm_rank2", "InstanceNormalization", ["x", "s", "b"],
+             [weights("s", [6], 84), weights("b", [6], 85)],
+             inputs_info=[value("x", FLOAT, [3, 6])])
+    one_node("instance_norm_scale", "InstanceNormalization", ["x", "s", "b"],
+             [weights("s", [5], 84), weights("b", [6], 85)],
+             inputs_info=[value("x", FLOAT, [3, 6, 4])])
+
+
+def save_layout1_reference():
+    """recurrent_layout1.reference.npz from recurrent.reference.npz: the same
+    input, and the LSTM's outputs in layout 1's order."""
+    order = {"ly": (2, 0, 1, 3), "lyh": (1, 0, 2), "lyc": (1, 0, 2)}
+    with np.load(os.path.join(OUT, "recurrent.reference.npz")) as ref:
+        arrays = {"in.x": ref["in.x"]}
+        for name, axes in order.items():
+            arrays["out." + name] = ref["out." + name].transpose(axes)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    write_bytes("recurrent_layout1.reference.npz", buffer.getvalue())
+
+
+def make_group_norm():
+    """GroupNormalization at opset 18 (scale and bias per group) and 21 (per
+    channel), and InstanceNormalization over 1-D and 3-D inputs."""
+    def group_model(opset, per):
+        node = helper.make_node("GroupNormalization", ["x", "s", "b"], ["y"], name="gn",
+                                num_groups=3, epsilon=1e-3)
+        inst = helper.make_node("InstanceNormalization", ["x3", "is", "ib"], ["y3"],
+                                name="in3d", epsilon=1e-4)
+        inst1 = helper.make_node("InstanceNormalization", ["x1", "is", "ib"], ["y1"],
+                                 name="in1d")
+        return model("group_norm_%d" % opset, [node, inst, inst1],
+                     [value("x", FLOAT, [2, 6, 4, 5]), value("x3", FLOAT, [2, 6, 2, 3, 4]),
+                      value("x1", FLOAT, [3, 6, 7])],
+                     [value("y", FLOAT, [2, 6, 4, 5]), value("y3", FLOAT, [2, 6, 2, 3, 4]),
+                      value("y1", FLOAT, [3, 6, 7])],
+                     [weights("s", [per], 72), weights("b", [per], 73), weights("is", [6], 74),
+                      weights("ib", [6], 75)], opset=opset,
+                     check=opset >= 21)  # the checker calls GroupNormalization-18 deprecated
+    save(group_model(18, 3), "group_norm_opset18.onnx")
+    save(group_model(21, 6), "group_norm_opset21.onnx")
+
+
+def make_resize_modes():
+    """Resize by linear and cubic interpolation under each coordinate
+    transformation, cubic with another coefficient and exclude_outside,
+    shrinking, nearest to fractional sizes by each rounding, and opset 10's
+    linear mode; onnxruntime computes the reference."""
+    def resize(name, attrs, sizes=None, scales=None, x="x"):
+        inputs = [x, "", scales or "", sizes or ""]
+        while inputs[-1] == "":
+            inputs.pop()
+        return helper.make_node("Resize", inputs, [name], name=name, **attrs)
+    cases = [("linear_half", {"mode": "linear"}, [1, 2, 9, 5]),
+             ("linear_pytorch", {"mode": "linear",
+                                 "coordinate_transformation_mode": "pytorch_half_pixel"},
+              [1, 2, 1, 11]),
+             ("linear_corners", {"mode": "linear",
+                                 "coordinate_transformation_mode": "align_corners"},
+              [1, 2, 8, 3]),
+             ("linear_asym", {"mode": "linear", "coordinate_transformation_mode": "asymmetric"},
+              [1, 2, 3, 13]),
+             ("linear_sym", {"mode": "linear",
+                             "coordinate_transformation_mode": "half_pixel_symmetric"},
+              [1, 2, 7, 9]),
+             ("cubic_half", {"mode": "cubic"}, [1, 2, 10, 12]),
+             ("cubic_exclude", {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1},
+              [1, 2, 9, 4]),
+             ("cubic_corners", {"mode": "cubic",
+                                "coordinate_transformation_mode": "align_corners"},
+              [1, 2, 6, 7]),
+             ("nearest_ceil", {"mode": "nearest", "nearest_mode": "round_prefer_ceil"},
+              [1, 2, 7, 8]),
+             ("nearest_floor", {"mode": "nearest", "nearest_mode": "floor",
+                                "coordinate_transformation_mode": "asymmetric"},
+              [1, 2, 3, 11])]
+    nodes, outputs, inits = [], [], []
+    for name, attrs, size in cases:
+        nodes.append(resize(name, attrs, sizes=name + "_sizes"))
+        inits.append(ints(name + "_sizes", size))
+        outputs.append(value(name, FLOAT, size))
+    nodes.append(resize("linear_scales", {"mode": "linear"}, scales="scales"))
+    inits.append(numpy_helper.from_array(np.array([1, 1, 1.5, 0.8], np.float32), "scales"))
+    outputs.append(value("linear_scales", FLOAT, [1, 2, 7, 4]))
+    save(model("resize_modes", nodes, [value("x", FLOAT, [1, 2, 5, 6])], outputs, inits,
+               opset=18),
+         "resize_modes.onnx")
+    old = helper.make_node("Resize", ["x", "scales"], ["y"], name="resize", mode="linear")
+    save(model("resize_linear_opset10", [old], [value("x", FLOAT, [1, 2, 3, 4])],
+               [value("y", FLOAT, [1, 2, 6, 10])],
+               [numpy_helper.from_array(np.array([1, 1, 2, 2.5], np.float32), "scales")],
+               opset=10),
+         "resize_linear_opset10.onnx")
+
+
 def make_constants():
     """Constant nodes, an integer initializer used as data, typed-field and
     16-bit float initializers."""
@@ -642,20 +826,13 @@ def make_torch_upsample():
              filename + ".onnx")
 
     scales = lambda v: numpy_helper.from_array(np.array(v, np.float32), "scales")
-    resize_model("resize_fraction", {"mode": "nearest", "nearest_mode": "floor",
-                                     "coordinate_transformation_mode": "asymmetric"},
-                 [scales([1, 1, 2.1, 2.1])])
     resize_model("resize_bogus_mode", {"coordinate_transformation_mode": "bogus"},
                  [scales([1, 1, 2, 2])])
     resize_model("resize_huge", {}, [ints("sizes", [1, 1, 4, 4 << 40])],
                  inputs=("x", "", "", "sizes"))
-    resize = helper.make_node("Resize", ["x", "", "scales"], ["y"], name="resize",
-                              mode="linear")
-    save(model("resize_linear", [resize], [value("x", FLOAT, [1, 1, 2, 2])],
-               [value("y", FLOAT, [1, 1, 4, 4])],
-               [numpy_helper.from_array(np.array([1, 1, 2, 2], np.float32), "scales")],
-               opset=13, check=False),
-         "resize_linear.onnx")
+    resize_model("resize_area", {"mode": "area"}, [scales([1, 1, 2, 2])])
+    resize_model("resize_antialias", {"mode": "linear", "antialias": 1},
+                 [scales([1, 1, 0.5, 0.5])])
 
 
 def make_torch_tied():
@@ -1255,15 +1432,17 @@ ONNXRUNTIME_REFERENCES = [
     "split_opset18", "shape_arithmetic", "conv", "pooling", "batchnorm",
     "pow_exponents", "slice_opset9", "split_opset11", "shape_range", "maxpool_autopad",
     "reduce_minmax", "reduce_minmax_opset18", "conv3d", "slice_extreme_steps",
+    "recurrent", "group_norm_opset18", "group_norm_opset21", "resize_modes",
+    "resize_linear_opset10",
 ]
 
 
-def save_onnxruntime_references():
+def save_onnxruntime_references(names=ONNXRUNTIME_REFERENCES):
     """<name>.reference.npz: seeded inputs (floats in [-3, 3), integers in
     [-2, 2): valid indices for every gather here) and onnxruntime's outputs,
     which test/Import/Onnx/onnxruntime-agreement.test compares Kiln with."""
     import onnxruntime
-    for name in ONNXRUNTIME_REFERENCES:
+    for name in names:
         path = os.path.join(OUT, name + ".onnx")
         session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
         g = rng(100)
@@ -1289,7 +1468,8 @@ def main():
         sys.exit(f"run from the repository root ({OUT} not found)")
     for make in (make_gemm, make_matmul, make_elementwise, make_compare_where,
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
-                 make_gather, make_layernorm, make_constants, make_dynamic_dim, make_zero_dim,
+                 make_gather, make_layernorm, make_recurrent, make_group_norm,
+                 make_resize_modes, make_constants, make_dynamic_dim, make_zero_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
                  make_torch_external_data, make_torch_merged_parameter, make_torch_chunk,
                  make_torch_folded_attention, make_torch_split_sequence,
@@ -1298,7 +1478,9 @@ def main():
                  make_shape_arithmetic,
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,
                  make_bad_files,
-                 make_bad_graphs, make_bad_external, save_onnxruntime_references):
+                 make_bad_graphs, make_bad_external, make_bad_recurrent,
+                 save_onnxruntime_references,
+                 save_layout1_reference):
         make()
 
 

@@ -14,6 +14,10 @@ framework exports (an ONNX file, a frozen GraphDef).
                nn.TransformerEncoderLayer (d_model 128, 4 heads, feed-forward
                512, ReLU, dropout 0, batch_first), a Linear head over the
                vocabulary; loss over every position. torch.onnx.export.
+    lstm, gru  a sequence classifier: nn.LSTM (or nn.GRU) of 128 inputs and
+               256 hidden units, batch_first, over 32 steps, and a Linear(256,
+               10) head on the last step's output; torch.onnx.export (ONNX
+               LSTM/GRU, which kilnc unrolls over the 32 steps).
     keras_cnn  the Keras MNIST convnet (keras.io's "Simple MNIST convnet",
                without its dropout, with a Dense(128) as cnn): Conv2D(32, 3,
                relu, same) MaxPooling2D Conv2D(64, 3, relu, same)
@@ -22,7 +26,7 @@ framework exports (an ONNX file, a frozen GraphDef).
 
 Every loss is the mean softmax cross-entropy of the logits against integer
 labels. The convnets train with SGD and momentum 0.9 at 1e-3, the encoder
-with Adam at 1e-3 (MODELS says why). Imported by the harness (torch) and the peers (torch or
+and the recurrent models with Adam at 1e-3 (MODELS says why). Imported by the harness (torch) and the peers (torch or
 TensorFlow): the frameworks are imported inside the functions that use them.
 Run under TensorFlow's Python, it writes a Keras model's workload files:
 
@@ -51,6 +55,12 @@ MODELS = {
     "encoder": {"framework": "torch", "batch": 16, "input": "ids", "shape": [16, 32],
                 "dtype": "int64", "vocabulary": 1000, "classes": 1000, "output": "logits",
                 "seed": 12, "optimizer": ["--optimizer=adam", "--lr=0.001"]},
+    "lstm": {"framework": "torch", "batch": 64, "input": "x", "shape": [64, 32, 128],
+             "dtype": "float32", "classes": 10, "output": "logits", "seed": 14,
+             "optimizer": ["--optimizer=adam", "--lr=0.001"]},
+    "gru": {"framework": "torch", "batch": 64, "input": "x", "shape": [64, 32, 128],
+            "dtype": "float32", "classes": 10, "output": "logits", "seed": 15,
+            "optimizer": ["--optimizer=adam", "--lr=0.001"]},
     # At most 40 steps a run (warm-up included): from step 35 on, Kiln's
     # float32 curve parts from TensorFlow's (1e-6 at step 35, 2.9e-6 by step
     # 40, 1.1e-5 at step 54), and from the float64 curve of the same model
@@ -61,6 +71,7 @@ MODELS = {
                   "optimizer": CONVNET_OPTIMIZER, "max_steps": 40},
 }
 ENCODER = {"d_model": 128, "heads": 4, "feed_forward": 512, "layers": 2}
+RECURRENT_HIDDEN = 256
 
 
 # --- PyTorch -------------------------------------------------------------------
@@ -99,10 +110,24 @@ def torch_module(name):
         def forward(self, ids):
             return self.head(self.encoder(self.emb(ids)))
 
+    class SequenceClassifier(torch.nn.Module):
+        def __init__(self, cell):
+            super().__init__()
+            features, classes = MODELS[name]["shape"][2], MODELS[name]["classes"]
+            self.rnn = cell(features, RECURRENT_HIDDEN, batch_first=True)
+            self.head = torch.nn.Linear(RECURRENT_HIDDEN, classes)
+
+        def forward(self, x):
+            outputs, _ = self.rnn(x)
+            return self.head(outputs[:, -1])
+
     if MODELS.get(name, {}).get("framework") != "torch":
         raise KeyError("no PyTorch model %r" % name)
     torch.manual_seed(MODELS[name]["seed"])
-    return {"cnn": MnistCnn, "encoder": TokenEncoder}[name]().train()
+    build = {"cnn": MnistCnn, "encoder": TokenEncoder,
+             "lstm": lambda: SequenceClassifier(torch.nn.LSTM),
+             "gru": lambda: SequenceClassifier(torch.nn.GRU)}[name]
+    return build().train()
 
 
 def torch_loss(torch, logits, labels):

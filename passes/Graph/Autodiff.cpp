@@ -6,7 +6,9 @@
 // only by axis-0 gathers and embedding bags gets a sparse gradient (the
 // looked-up ids and the rows' gradients, duplicates kept; a bag's padding
 // ids of -1 stay in with zero rows, and every consumer skips them); any
-// other variable a dense one.
+// other variable a dense one. A value's gradients from its uses wait until
+// the sweep reaches the value, and are combined there: its slices'
+// (SliceGradients.h), then all of them summed (GradientSums.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,9 @@
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/TrainSpec.h"
 #include "passes/Graph/GradientRules.h"
+#include "passes/Graph/GradientSums.h"
 #include "passes/Graph/LossScaling.h"
+#include "passes/Graph/SliceGradients.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/PatternMatch.h"
@@ -60,7 +64,10 @@ private:
   func::FuncOp train;
   Value loss;
   DenseSet<Value> active;
-  DenseMap<Value, Value> grads;
+  /// Each value's gradients from its uses so far.
+  DenseMap<Value, SmallVector<Value>> grads;
+  /// Gradients of slices of a value, combined when the sweep reaches it.
+  DenseMap<Value, SmallVector<SliceGradient>> sliceGrads;
   /// Trainable variables by name, in module order.
   llvm::MapVector<StringRef, VariableGradient> variables;
   DenseSet<StringRef> sparse;
@@ -137,9 +144,7 @@ void ReverseSweep::findSparseVariables() {
 void ReverseSweep::accumulate(Value value, Value grad, GradientBuilder &gb) {
   if (!active.contains(value))
     return;
-  auto [it, inserted] = grads.try_emplace(value, grad);
-  if (!inserted)
-    it->second = gb.add(it->second, grad);
+  grads[value].push_back(grad);
 }
 
 /// Appends a lookup of `table` at `ids` (any shape) with gradient rows
@@ -183,11 +188,12 @@ static Value lossScaleSeed(ModuleOp module, func::FuncOp train, Value loss,
 
 LogicalResult ReverseSweep::sweep(GradientBuilder &gb) {
   if (usesLossScaling(module)) {
-    grads[loss] = lossScaleSeed(module, train, loss, gb);
-    if (!grads[loss])
+    Value seed = lossScaleSeed(module, train, loss, gb);
+    if (!seed)
       return failure();
+    grads[loss] = {seed};
   } else {
-    grads[loss] = gb.splatLike(loss, 1.0);
+    grads[loss] = {gb.splatLike(loss, 1.0)};
   }
   Block &body = train.getBody().front();
   SmallVector<Operation *> ops;
@@ -197,10 +203,12 @@ LogicalResult ReverseSweep::sweep(GradientBuilder &gb) {
     if (op->getNumResults() != 1)
       continue;
     Value result = op->getResult(0);
+    if (auto slices = sliceGrads.find(result); slices != sliceGrads.end())
+      accumulate(result, combineSliceGradients(result, slices->second, gb), gb);
     auto it = grads.find(result);
     if (it == grads.end())
       continue;
-    Value g = it->second;
+    Value g = sumGradients(it->second, gb);
     if (auto read = llvm::dyn_cast<ReadOp>(op)) {
       VariableGradient &variable = variables[read.getVariable()];
       variable.dense = variable.dense ? gb.add(variable.dense, g) : g;
@@ -221,6 +229,11 @@ LogicalResult ReverseSweep::sweep(GradientBuilder &gb) {
     auto read = table ? table.getDefiningOp<ReadOp>() : ReadOp();
     if (read && sparse.contains(read.getVariable())) {
       addSparseRows(variables[read.getVariable()], table, ids, rows, gb);
+      continue;
+    }
+    if (auto slice = llvm::dyn_cast<SliceOp>(op); slice && isTileableSlice(slice)) {
+      if (active.contains(slice.getOperand()))
+        sliceGrads[slice.getOperand()].push_back({slice, g});
       continue;
     }
     SmallVector<Value> operandGrads;

@@ -1,9 +1,13 @@
-//===- OnnxNormOps.cpp - ONNX softmax, reductions and layer norm ----------===//
+//===- OnnxNormOps.cpp - ONNX softmax, reductions and normalizations -----===//
 
 #include "compiler/Import/Onnx/OnnxOps.h"
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
+
+#include "mlir/IR/TypeUtilities.h"
+
+#include <tuple>
 
 using namespace mlir;
 
@@ -173,6 +177,120 @@ LogicalResult convertLayerNorm(OnnxNode &node) {
       0, node.getBuilder().layerNorm(x, *scale, bias, *axis, *epsilon));
 }
 
+/// `x` [N, C, D...] normalized over each of `groups` groups of C / groups
+/// channels and all of D (mean 0, variance 1, no scale; `groups` 0: one per
+/// channel): a layer norm of [N * groups, C / groups * prod(D)] with a
+/// scale of ones.
+Result normalizeGroups(OnnxNode &node, Value x, int64_t groups, float epsilon) {
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  if (failed(shape))
+    return failure();
+  if (shape->size() < 3)
+    return node.emitError() << "expects an input of rank 3 or more ([N, C, D...]), got "
+                            << formatIntList(*shape);
+  int64_t channels = (*shape)[1];
+  if (groups == 0)
+    groups = channels;
+  if (groups < 1 || channels % groups != 0)
+    return node.emitError() << "expects num_groups dividing the input's " << channels
+                            << " channels, got " << groups;
+  FailureOr<int64_t> perGroup = staticElementCount(shape->drop_front(2));
+  FailureOr<int64_t> total = staticElementCount(*shape);
+  if (failed(perGroup) || failed(total) || *total == 0)
+    return node.emitError() << "has an input of shape " << formatIntList(*shape)
+                            << ", which has no elements to normalize or too many";
+  int64_t width = *perGroup * (channels / groups);
+  KilnOpBuilder &b = node.getBuilder();
+  Result rows = b.reshape(x, {(*shape)[0] * groups, width});
+  if (failed(rows))
+    return failure();
+  Result ones = b.constant(DenseElementsAttr::get(
+      RankedTensorType::get({width}, getElementTypeOrSelf(x.getType())),
+      FloatAttr::get(getElementTypeOrSelf(x.getType()), 1.0)));
+  Result normalized = succeeded(ones) ? b.layerNorm(*rows, *ones, Value(), 1, epsilon) : ones;
+  if (failed(normalized))
+    return failure();
+  return b.reshape(*normalized, *shape);
+}
+
+/// `y * scale + bias` with scale and bias [C] applied along dimension 1 of
+/// y [N, C, D...].
+Result perChannelAffine(OnnxNode &node, Value y, Value scale, Value bias) {
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(y);
+  SmallVector<int64_t> channelShape(shape.size() - 1, 1);
+  channelShape[0] = shape[1];
+  KilnOpBuilder &b = node.getBuilder();
+  Result result = y;
+  for (auto [value, what, isScale] : {std::tuple(scale, "scale", true),
+                                      std::tuple(bias, "bias", false)}) {
+    ArrayRef<int64_t> given = KilnOpBuilder::shapeOf(value);
+    if (given != ArrayRef<int64_t>(shape[1]))
+      return node.emitError() << "expects " << what << " of shape [" << shape[1]
+                              << "] (one per channel), got " << formatIntList(given);
+    Result shaped = b.reshape(value, channelShape);
+    if (failed(shaped))
+      return failure();
+    result = isScale ? b.binary<MulOp>(*result, *shaped) : b.binary<AddOp>(*result, *shaped);
+    if (failed(result))
+      return failure();
+  }
+  return result;
+}
+
+/// InstanceNormalization: each channel of each example normalized over its
+/// spatial dimensions, then scaled and shifted per channel.
+LogicalResult convertInstanceNorm(OnnxNode &node) {
+  FailureOr<float> epsilon = node.getFloatAttr("epsilon", 1e-5f);
+  if (failed(epsilon))
+    return failure();
+  Result y = normalizeGroups(node, node.getInput(0), 0, *epsilon);
+  if (failed(y))
+    return failure();
+  return node.setResult(0, perChannelAffine(node, *y, node.getInput(1), node.getInput(2)));
+}
+
+/// GroupNormalization: channels normalized by groups. Opset 21 scales per
+/// channel; opsets 18 to 20 per group (each group's value repeated over its
+/// channels here).
+LogicalResult convertGroupNorm(OnnxNode &node) {
+  FailureOr<float> epsilon = node.getFloatAttr("epsilon", 1e-5f);
+  FailureOr<int64_t> groups = node.getIntAttr("num_groups", 0);
+  FailureOr<int64_t> stashType = node.getIntAttr("stash_type", 1);
+  if (failed(epsilon) || failed(groups) || failed(stashType))
+    return failure();
+  if (*groups < 1)
+    return node.emitError() << "expects attribute 'num_groups' of at least 1, got " << *groups;
+  // stash_type picks the statistics' precision; kiln's are f32 whatever it says.
+  Value x = node.getInput(0);
+  Result y = normalizeGroups(node, x, *groups, *epsilon);
+  if (failed(y))
+    return failure();
+  Value scale = node.getInput(1), bias = node.getInput(2);
+  if (node.getOpset() < 21) {
+    KilnOpBuilder &b = node.getBuilder();
+    int64_t channels = KilnOpBuilder::shapeOf(x)[1];
+    for (Value *param : {&scale, &bias}) {
+      ArrayRef<int64_t> given = KilnOpBuilder::shapeOf(*param);
+      if (given != ArrayRef<int64_t>(*groups))
+        return node.emitError() << "expects " << (param == &scale ? "scale" : "bias")
+                                << " of shape [" << *groups << "] (one per group before opset "
+                                   "21), got "
+                                << formatIntList(given);
+      Result perChannel = b.reshape(*param, {*groups, 1});
+      if (succeeded(perChannel))
+        perChannel = b.broadcastTo(*perChannel, {*groups, channels / *groups});
+      if (succeeded(perChannel))
+        perChannel = b.reshape(*perChannel, {channels});
+      if (failed(perChannel))
+        return failure();
+      *param = *perChannel;
+    }
+  }
+  return node.setResult(0, perChannelAffine(node, *y, scale, bias));
+}
+
 constexpr OnnxOpConversion kNormOps[] = {
     {"Softmax", 1, 1, 1, "axis", convertSoftmax<SoftmaxOp>},
     {"LogSoftmax", 1, 1, 1, "axis", convertSoftmax<LogSoftmaxOp>},
@@ -186,6 +304,8 @@ constexpr OnnxOpConversion kNormOps[] = {
      convertReduceMin},
     {"LayerNormalization", 2, 3, 3, "axis epsilon stash_type", convertLayerNorm,
      17},
+    {"InstanceNormalization", 3, 3, 1, "epsilon", convertInstanceNorm, 6},
+    {"GroupNormalization", 3, 3, 1, "epsilon num_groups stash_type", convertGroupNorm, 18},
 };
 
 } // namespace

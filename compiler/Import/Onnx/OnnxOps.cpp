@@ -16,7 +16,8 @@ using OpTable = llvm::StringMap<const OnnxOpConversion *>;
 OpTable buildTable() {
   OpTable table;
   for (ArrayRef<OnnxOpConversion> family :
-       {getOnnxMathOps(), getOnnxShapeOps(), getOnnxNormOps(), getOnnxNNOps()})
+       {getOnnxMathOps(), getOnnxShapeOps(), getOnnxNormOps(), getOnnxNNOps(),
+        getOnnxRecurrentOps(), getOnnxResizeOps()})
     for (const OnnxOpConversion &op : family)
       table[op.opType] = &op;
   return table;

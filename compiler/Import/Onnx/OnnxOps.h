@@ -4,7 +4,7 @@
 // attributes its conversion reads (any other is refused, so an attribute that
 // would change the meaning is never silently dropped) and the conversion.
 // Each family's file (OnnxMathOps.cpp, OnnxShapeOps.cpp, OnnxNormOps.cpp,
-// OnnxNNOps.cpp)
+// OnnxNNOps.cpp, OnnxRecurrentOps.cpp, OnnxResizeOps.cpp)
 // holds its conversions and its part of the table.
 //
 //===----------------------------------------------------------------------===//
@@ -47,6 +47,8 @@ llvm::ArrayRef<OnnxOpConversion> getOnnxMathOps();  // OnnxMathOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxShapeOps(); // OnnxShapeOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxNormOps();  // OnnxNormOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxNNOps();    // OnnxNNOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxRecurrentOps(); // OnnxRecurrentOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxResizeOps(); // OnnxResizeOps.cpp
 
 } // namespace kiln
 
