@@ -10,6 +10,10 @@ TensorFlow's outputs, to test/Inputs/frameworks/:
 - keras_upsample.pb: x [2, 6, 6, 3] -> Conv2D(4, 3, same) ->
   UpSampling2D(2) (Tile, Pack, Reshape) -> GlobalAveragePooling2D ->
   Dense(3).
+- keras_recurrent.pb: x [4, 6, 8] -> LSTM(16, return_sequences=True) ->
+  GRU(12, return_sequences=True) -> SimpleRNN(8) -> Dense(5), each with
+  unroll=True (without it Keras writes a while loop, which kiln refuses):
+  Unpack per step, Split of the gates, MatMul, Sigmoid, Tanh, Pack.
 
 Each NAME.reference.npz holds the input (`in.NAME`) and TensorFlow's output
 (`out.Identity`) for scripts/compare_outputs.py (the same on every run; the
@@ -51,14 +55,7 @@ def freeze(model, spec, name, needed_ops, x):
         f.write(buffer.getvalue())
 
 
-def main():
-    if not os.path.isdir(OUT):
-        sys.exit(f"run from the repository root ({OUT} not found)")
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-    os.environ["KERAS_BACKEND"] = "tensorflow"
-    import keras
-    import tensorflow as tf
-
+def make_embedding(keras, tf):
     keras.utils.set_random_seed(5)
     ids = keras.Input((8,), batch_size=4, dtype="int32", name="ids")
     h = keras.layers.Embedding(50, 16, name="embed")(ids)
@@ -70,6 +67,8 @@ def main():
     freeze(model, tf.TensorSpec([4, 8], tf.int32, name="ids"), "keras_embedding",
            ("Less", "SelectV2", "GatherV2", "Erfc"), x)
 
+
+def make_upsample(keras, tf):
     keras.utils.set_random_seed(7)
     image = keras.Input((6, 6, 3), batch_size=2, name="x")
     h = keras.layers.Conv2D(4, 3, padding="same", name="conv")(image)
@@ -79,6 +78,30 @@ def main():
     x = np.random.default_rng(8).uniform(-1, 1, (2, 6, 6, 3)).astype(np.float32)
     freeze(model, tf.TensorSpec([2, 6, 6, 3], tf.float32, name="x"), "keras_upsample",
            ("Tile",), x)
+
+
+def make_recurrent(keras, tf):
+    keras.utils.set_random_seed(9)
+    x = keras.Input((6, 8), batch_size=4, name="x")
+    h = keras.layers.LSTM(16, return_sequences=True, unroll=True, name="lstm")(x)
+    h = keras.layers.GRU(12, return_sequences=True, unroll=True, name="gru")(h)
+    h = keras.layers.SimpleRNN(8, unroll=True, name="rnn")(h)
+    model = keras.Model(x, keras.layers.Dense(5, name="logits")(h))
+    xs = np.random.default_rng(10).uniform(-1, 1, (4, 6, 8)).astype(np.float32)
+    freeze(model, tf.TensorSpec([4, 6, 8], tf.float32, name="x"), "keras_recurrent",
+           ("Unpack", "Split"), xs)
+
+
+def main():
+    if not os.path.isdir(OUT):
+        sys.exit(f"run from the repository root ({OUT} not found)")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+    os.environ["KERAS_BACKEND"] = "tensorflow"
+    import keras
+    import tensorflow as tf
+
+    for make in (make_embedding, make_upsample, make_recurrent):
+        make(keras, tf)
     return 0
 
 

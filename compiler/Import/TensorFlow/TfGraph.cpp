@@ -165,6 +165,16 @@ TfGraph::order(const std::vector<bool> &needed) const {
       n = nodes[n];
     return order;
   }
+  // A while loop of TF1 control flow (what freezing makes of tf.while_loop)
+  // is the one cycle a valid graph has.
+  for (int n : cycle) {
+    StringRef op = graph.node(nodes[n]).op();
+    if (op == "NextIteration" || op == "Merge" || op == "Enter" || op == "Switch" ||
+        op == "LoopCond" || op == "Exit")
+      return emitError(nodeLoc(nodes[n]))
+             << "is part of a while loop; kiln imports graphs without control flow (a Keras "
+                "LSTM, GRU or SimpleRNN layer writes one unless built with unroll=True)";
+  }
   // Each node of the cycle feeds the next, the last feeds the first.
   InFlightDiagnostic error = emitError(nodeLoc(nodes[cycle.front()]));
   error << "is part of a cycle: ";

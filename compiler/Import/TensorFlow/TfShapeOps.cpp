@@ -1,8 +1,8 @@
 //===- TfShapeOps.cpp - TensorFlow identity, shape and layout ops ---------===//
 //
 // Identity, IdentityN, Snapshot, StopGradient, NoOp, Reshape, Squeeze,
-// ExpandDims, Transpose, ConcatV2, Pack, GatherV2, Shape, Size, Rank,
-// StridedSlice, Slice, Fill, ZerosLike and OnesLike. Shapes, axes and slice
+// ExpandDims, Transpose, ConcatV2, Pack, Unpack, Split, SplitV, GatherV2,
+// Shape, Size, Rank, StridedSlice, Slice, Fill, ZerosLike and OnesLike. Shapes, axes and slice
 // bounds given as inputs must be known at import time: Consts, or values
 // computed from them and from static shapes (Shape -> StridedSlice -> Pack
 // -> Reshape is, since every shape is static), which KilnOpBuilder folds as
@@ -17,6 +17,8 @@
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
+
+#include <numeric>
 
 using namespace mlir;
 
@@ -304,6 +306,91 @@ LogicalResult convertSlice(TfNode &node) {
   return node.setResult(0, node.getBuilder().slice(x, *begin, limit, step));
 }
 
+/// `x` cut along `axis` into parts of `sizes` (which add up to the
+/// dimension), each output `i` the part `i`; with `squeeze`, parts of one
+/// element lose the axis (Unpack).
+LogicalResult setParts(TfNode &node, Value x, int64_t axis, ArrayRef<int64_t> sizes,
+                       bool squeeze) {
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
+  KilnOpBuilder &b = node.getBuilder();
+  SmallVector<int64_t> start(shape.size(), 0), limit(shape), step(shape.size(), 1);
+  for (auto [i, size] : llvm::enumerate(sizes)) {
+    limit[axis] = start[axis] + size;
+    Result part = b.slice(x, start, limit, step);
+    if (succeeded(part) && squeeze) {
+      SmallVector<int64_t> squeezed(shape);
+      squeezed.erase(squeezed.begin() + axis);
+      part = b.reshape(*part, squeezed);
+    }
+    if (failed(node.setResult(static_cast<unsigned>(i), part)))
+      return failure();
+    start[axis] = limit[axis];
+  }
+  return success();
+}
+
+/// Split(axis, value) into num_split equal parts, SplitV(value,
+/// size_splits, axis) into parts of the given sizes (one -1 takes the
+/// rest): what tf.split writes (Keras' LSTM and GRU cells split their
+/// gates with it).
+template <bool WithSizes> LogicalResult convertSplit(TfNode &node) {
+  FailureOr<int64_t> count = node.getIntAttr("num_split", 0);
+  if (failed(count))
+    return failure();
+  Value x = node.getInput(WithSizes ? 0 : 1);
+  FailureOr<SmallVector<int64_t>> axisValue = node.getConstantInts(WithSizes ? 2 : 0, "axis");
+  if (failed(axisValue))
+    return failure();
+  if (axisValue->size() != 1)
+    return node.emitError() << "expects one axis, got " << formatIntList(*axisValue);
+  FailureOr<int64_t> axis = node.normalizeAxis(axisValue->front(), KilnOpBuilder::rankOf(x));
+  if (failed(axis))
+    return failure();
+  int64_t dim = KilnOpBuilder::shapeOf(x)[*axis];
+  SmallVector<int64_t> sizes;
+  if (WithSizes) {
+    FailureOr<SmallVector<int64_t>> given = node.getConstantInts(1, "size_splits");
+    if (failed(given))
+      return failure();
+    sizes = *given;
+    int64_t known = 0, unknown = 0;
+    for (int64_t size : sizes)
+      size == -1 ? ++unknown : known += size;
+    for (int64_t &size : sizes)
+      if (size == -1 && unknown == 1)
+        size = dim - known;
+    if (static_cast<int64_t>(sizes.size()) != *count || unknown > 1 ||
+        llvm::any_of(sizes, [](int64_t size) { return size < 1; }) ||
+        std::accumulate(sizes.begin(), sizes.end(), int64_t(0)) != dim)
+      return node.emitError() << "expects " << *count << " sizes of at least 1 adding up to "
+                              << dim << " (at most one -1), got " << formatIntList(*given);
+  } else {
+    if (*count < 1 || dim % *count != 0)
+      return node.emitError() << "expects num_split dividing dimension " << *axis << " ("
+                              << dim << "), got " << *count;
+    sizes.assign(*count, dim / *count);
+  }
+  return setParts(node, x, *axis, sizes, /*squeeze=*/false);
+}
+
+/// Unpack (tf.unstack): `num` tensors along `axis`, each without it (what
+/// Keras' recurrent layers with unroll=True write for their steps).
+LogicalResult convertUnpack(TfNode &node) {
+  FailureOr<int64_t> count = node.getIntAttr("num", 0);
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", 0);
+  if (failed(count) || failed(axisAttr))
+    return failure();
+  Value x = node.getInput(0);
+  FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, KilnOpBuilder::rankOf(x));
+  if (failed(axis))
+    return failure();
+  int64_t dim = KilnOpBuilder::shapeOf(x)[*axis];
+  if (*count != dim || dim < 1)
+    return node.emitError() << "expects num equal to dimension " << *axis << " (" << dim
+                            << "), got " << *count;
+  return setParts(node, x, *axis, SmallVector<int64_t>(dim, 1), /*squeeze=*/true);
+}
+
 /// Fill(dims, value): a splat of a scalar.
 LogicalResult convertFill(TfNode &node) {
   FailureOr<SmallVector<int64_t>> dims = node.getConstantInts(0, "dims");
@@ -354,6 +441,9 @@ constexpr TfOpConversion kShapeOps[] = {
      convertConcat<false>},
     {"Concat", 2, TfOpConversion::kVariadic, "N T", convertConcat<true>},
     {"Pack", 1, TfOpConversion::kVariadic, "N T axis", convertPack},
+    {"Unpack", 1, 1, "T num axis", convertUnpack},
+    {"Split", 2, 2, "T num_split", convertSplit<false>},
+    {"SplitV", 3, 3, "T Tlen num_split", convertSplit<true>},
     {"Tile", 2, 2, "T Tmultiples", convertTile},
     {"GatherV2", 3, 3, "Tparams Tindices Taxis batch_dims", convertGather},
     {"Gather", 2, 2, "Tparams Tindices validate_indices", convertGather},
