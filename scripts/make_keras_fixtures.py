@@ -14,6 +14,9 @@ TensorFlow's outputs, to test/Inputs/frameworks/:
   GRU(12, return_sequences=True) -> SimpleRNN(8) -> Dense(5), each with
   unroll=True (without it Keras writes a while loop, which kiln refuses):
   Unpack per step, Split of the gates, MatMul, Sigmoid, Tanh, Pack.
+- keras_activations.pb: x [4, 8] -> Dense(16, elu) -> Dense(16, selu) ->
+  Dense(16, softplus) -> Dense(16) -> LeakyReLU(0.2) -> Dense(3), inputs
+  spread over [-3, 3).
 
 Each NAME.reference.npz holds the input (`in.NAME`) and TensorFlow's output
 (`out.Identity`) for scripts/compare_outputs.py (the same on every run; the
@@ -92,6 +95,19 @@ def make_recurrent(keras, tf):
            ("Unpack", "Split"), xs)
 
 
+def make_activations(keras, tf):
+    keras.utils.set_random_seed(11)
+    x = keras.Input((8,), batch_size=4, name="x")
+    h = keras.layers.Dense(16, activation="elu", name="elu")(x)
+    h = keras.layers.Dense(16, activation="selu", name="selu")(h)
+    h = keras.layers.Dense(16, activation="softplus", name="softplus")(h)
+    h = keras.layers.LeakyReLU(0.2, name="leaky")(keras.layers.Dense(16, name="pre")(h))
+    model = keras.Model(x, keras.layers.Dense(3, name="logits")(h))
+    xs = np.random.default_rng(12).uniform(-3, 3, (4, 8)).astype(np.float32)
+    freeze(model, tf.TensorSpec([4, 8], tf.float32, name="x"), "keras_activations",
+           ("Elu", "Selu", "Softplus", "LeakyRelu"), xs)
+
+
 def main():
     if not os.path.isdir(OUT):
         sys.exit(f"run from the repository root ({OUT} not found)")
@@ -100,7 +116,7 @@ def main():
     import keras
     import tensorflow as tf
 
-    for make in (make_embedding, make_upsample, make_recurrent):
+    for make in (make_embedding, make_upsample, make_recurrent, make_activations):
         make(keras, tf)
     return 0
 

@@ -343,6 +343,9 @@ def make_bad_recurrent():
     one_node("gru_w_shape", "GRU", ["x", "w", "r"], lstm_inits(gates=2), hidden_size=hidden)
     one_node("gru_activation_count", "GRU", ["x", "w", "r"], lstm_inits(gates=3),
              hidden_size=hidden, activations=["Sigmoid", "Tanh", "Tanh"])
+    one_node("lstm_bidirectional_activations", "LSTM", ["x", "w", "r"],
+             lstm_inits(directions=2), hidden_size=hidden, direction="bidirectional",
+             activations=["Sigmoid", "Tanh", "Tanh"])
     one_node("rnn_activation", "RNN", ["x", "w", "r"], lstm_inits(gates=1), hidden_size=hidden,
              activations=["Softsign"])
     one_node("rnn_initial_h", "RNN", ["x", "w", "r", "", "", "h0"],
@@ -359,6 +362,38 @@ def make_bad_recurrent():
              inputs_info=[value("x", FLOAT, [3, 6, 4])])
 
 
+def make_bad_layer_ops():
+    """Pad, ConvTranspose, CumSum, OneHot and DepthToSpace nodes kiln
+    refuses, one defect each."""
+    x = [value("x", FLOAT, [1, 2, 3, 3])]
+    y = [value("y", FLOAT, None)]
+
+    def one_node(filename, op, inputs, inits, inputs_info=x, opset=13, **attrs):
+        node = helper.make_node(op, inputs, ["y"], name=op.lower(), **attrs)
+        save(model("bad_" + filename, [node], inputs_info, y, inits, opset=opset, check=False),
+             filename + ".onnx")
+
+    one_node("pad_mode", "Pad", ["x", "pads"], [ints("pads", [0, 0, 1, 1, 0, 0, 1, 1])],
+             mode="mirror")
+    one_node("pad_reflect_far", "Pad", ["x", "pads"], [ints("pads", [0, 0, 3, 0, 0, 0, 0, 0])],
+             mode="reflect")
+    one_node("pad_count", "Pad", ["x", "pads"], [ints("pads", [1, 1, 1])])
+    one_node("pad_runtime", "Pad", ["x", "pads"], [],
+             inputs_info=x + [value("pads", INT64, [8])])
+    one_node("pad_value_type", "Pad", ["x", "pads", "v"],
+             [ints("pads", [0, 0, 1, 1, 0, 0, 1, 1]), ints("v", [1])])
+    one_node("convtranspose_filter", "ConvTranspose", ["x", "w"], [weights("w", [3, 2, 3, 3], 90)])
+    one_node("convtranspose_output_padding", "ConvTranspose", ["x", "w"],
+             [weights("w", [2, 2, 3, 3], 91)], strides=[2, 2], output_padding=[2, 0])
+    one_node("convtranspose_output_shape", "ConvTranspose", ["x", "w"],
+             [weights("w", [2, 2, 3, 3], 92)], output_shape=[9, 9])
+    one_node("cumsum_long", "CumSum", ["x", "axis"], [ints("axis", [0])],
+             inputs_info=[value("x", FLOAT, [5000, 2])], opset=14)
+    one_node("onehot_float_indices", "OneHot", ["x", "depth", "values"],
+             [ints("depth", [4]), numpy_helper.from_array(np.array([0, 1], np.float32), "values")])
+    one_node("depth_to_space_block", "DepthToSpace", ["x"], [], blocksize=2)
+
+
 def save_layout1_reference():
     """recurrent_layout1.reference.npz from recurrent.reference.npz: the same
     input, and the LSTM's outputs in layout 1's order."""
@@ -370,6 +405,101 @@ def save_layout1_reference():
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
     write_bytes("recurrent_layout1.reference.npz", buffer.getvalue())
+
+
+def make_activations():
+    """Each activation kiln builds from elementwise ops, with attributes
+    other than the defaults where it has them (and once with them), PRelu
+    with a slope per channel; onnxruntime computes the reference over
+    inputs in [-3, 3)."""
+    shape = [2, 3, 4]
+    cases = [("leaky", "LeakyRelu", {"alpha": 0.3}), ("leaky_default", "LeakyRelu", {}),
+             ("elu", "Elu", {"alpha": 0.7}), ("selu", "Selu", {}),
+             ("selu_attrs", "Selu", {"alpha": 1.5, "gamma": 0.9}),
+             ("celu", "Celu", {"alpha": 1.5}), ("thresholded", "ThresholdedRelu", {"alpha": 0.4}),
+             ("hard_sigmoid", "HardSigmoid", {"alpha": 0.3, "beta": 0.4}),
+             ("hard_swish", "HardSwish", {}), ("softplus", "Softplus", {}),
+             ("mish", "Mish", {})]
+    nodes = [helper.make_node(op, ["x"], [name], name=name, **attrs)
+             for name, op, attrs in cases]
+    nodes.append(helper.make_node("PRelu", ["x", "slope"], ["prelu"], name="prelu"))
+    outputs = [value(name, FLOAT, shape) for name, _, _ in cases] + [value("prelu", FLOAT, shape)]
+    slope = numpy_helper.from_array(np.array([[0.1], [-0.2], [0.5]], np.float32), "slope")
+    save(model("activations", nodes, [value("x", FLOAT, shape)], outputs, [slope], opset=18),
+         "activations.onnx")
+
+
+def make_pad_and_transpose():
+    """Pad in every mode (wrap at opset 19, axes as an input, negative pads
+    that crop, a constant value) and ConvTranspose with auto_pad SAME_UPPER
+    and SAME_LOWER, output_shape, output_padding, groups and dilations;
+    onnxruntime computes the reference."""
+    x = value("x", FLOAT, [1, 2, 4, 5])
+    pad_cases = [("constant", {"mode": "constant"}, [0, 0, 1, -1, 0, 0, 2, 1], "value"),
+                 ("reflect", {"mode": "reflect"}, [0, 0, 3, 2, 0, 0, 1, 4], None),
+                 ("edge", {"mode": "edge"}, [0, 0, 2, 0, 0, 0, 3, 1], None),
+                 ("wrap", {"mode": "wrap"}, [0, 0, 5, 1, 0, 0, 2, 7], None)]
+    nodes, outputs, inits = [], [], [scalar("value", 0.75)]
+    for name, attrs, pads, constant in pad_cases:
+        inputs = ["x", name + "_pads"] + ([constant] if constant else [])
+        nodes.append(helper.make_node("Pad", inputs, ["pad_" + name], name="pad_" + name,
+                                      **attrs))
+        inits.append(ints(name + "_pads", pads))
+        outputs.append(value("pad_" + name, FLOAT, None))
+    nodes.append(helper.make_node("Pad", ["x", "axes_pads", "", "axes"], ["pad_axes"],
+                                  name="pad_axes", mode="edge"))
+    inits += [ints("axes_pads", [2, 0, 1, 3]), ints("axes", [3, -2])]
+    outputs.append(value("pad_axes", FLOAT, None))
+    transpose_cases = [("same_upper", {"auto_pad": "SAME_UPPER", "strides": [2, 2]}, [2, 3, 3, 3]),
+                       ("same_lower", {"auto_pad": "SAME_LOWER", "strides": [2, 2]}, [2, 3, 3, 3]),
+                       ("output_shape", {"output_shape": [9, 10], "strides": [2, 2]},
+                        [2, 1, 3, 3]),
+                       ("grouped", {"group": 2, "dilations": [2, 1], "strides": [1, 2],
+                                    "output_padding": [0, 1], "pads": [1, 0, 0, 1]},
+                        [2, 2, 3, 2])]
+    for i, (name, attrs, filter_shape) in enumerate(transpose_cases):
+        nodes.append(helper.make_node("ConvTranspose", ["x", name + "_w"], ["ct_" + name],
+                                      name="ct_" + name, **attrs))
+        inits.append(weights(name + "_w", filter_shape, 93 + i))
+        outputs.append(value("ct_" + name, FLOAT, None))
+    # Output shapes left to onnxruntime (the checker wants them given).
+    save(model("pad_and_transpose", nodes, [x], outputs, inits, opset=19, check=False),
+         "pad_and_transpose.onnx")
+
+
+def make_positions():
+    """ArgMax/ArgMin (ties among integers, select_last_index, keepdims 0),
+    CumSum (exclusive, reverse), OneHot (negative indices, axis 0, int64
+    values), DepthToSpace (DCR, CRD), SpaceToDepth, and ReduceL1,
+    ReduceSumSquare and ReduceLogSumExp; onnxruntime computes the reference."""
+    nodes = [
+        helper.make_node("ArgMax", ["xi"], ["argmax_first"], name="argmax_first", axis=1),
+        helper.make_node("ArgMax", ["xi"], ["argmax_last"], name="argmax_last", axis=0,
+                         keepdims=0, select_last_index=1),
+        helper.make_node("ArgMin", ["xf"], ["argmin"], name="argmin", axis=-1, keepdims=0),
+        helper.make_node("CumSum", ["xf", "axis2"], ["cumsum"], name="cumsum"),
+        helper.make_node("CumSum", ["xf", "axis1"], ["cumsum_rev"], name="cumsum_rev",
+                         exclusive=1, reverse=1),
+        helper.make_node("OneHot", ["ids", "depth", "on_off"], ["onehot"], name="onehot",
+                         axis=0),
+        helper.make_node("DepthToSpace", ["xf"], ["d2s_dcr"], name="d2s_dcr", blocksize=2),
+        helper.make_node("DepthToSpace", ["xf"], ["d2s_crd"], name="d2s_crd", blocksize=2,
+                         mode="CRD"),
+        helper.make_node("SpaceToDepth", ["xf"], ["s2d"], name="s2d", blocksize=2),
+        helper.make_node("ReduceL1", ["xf", "axes23"], ["l1"], name="l1"),
+        helper.make_node("ReduceSumSquare", ["xf", "axes23"], ["sumsq"], name="sumsq", keepdims=0),
+        helper.make_node("ReduceLogSumExp", ["xf", "axes1"], ["lse"], name="lse", keepdims=0),
+    ]
+    inits = [ints("axis2", [2]), numpy_helper.from_array(np.array(1, np.int32), "axis1"),
+             ints("depth", [4]), ints("on_off", [-3, 5]), ints("axes23", [2, 3]),
+             ints("axes1", [1])]
+    outputs = [value(n.output[0], FLOAT if n.op_type not in ("ArgMax", "ArgMin", "OneHot")
+                     else INT64, None) for n in nodes]
+    inputs = [value("xf", FLOAT, [2, 8, 4, 4]), value("xi", INT64, [3, 5]),
+              value("ids", INT64, [3, 2])]
+    # Output shapes left to onnxruntime (the checker wants them given).
+    save(model("positions", nodes, inputs, outputs, inits, opset=18, check=False),
+         "positions.onnx")
 
 
 def make_group_norm():
@@ -833,6 +963,9 @@ def make_torch_upsample():
     resize_model("resize_area", {"mode": "area"}, [scales([1, 1, 2, 2])])
     resize_model("resize_antialias", {"mode": "linear", "antialias": 1},
                  [scales([1, 1, 0.5, 0.5])])
+    resize_model("resize_scale_overflow", {"mode": "linear"}, [scales([1, 1, 1e30, 1])])
+    resize_model("resize_table", {"mode": "nearest"}, [ints("sizes", [1, 1, 4, (1 << 21) + 1])],
+                 inputs=("x", "", "", "sizes"))
 
 
 def make_torch_tied():
@@ -1433,7 +1566,7 @@ ONNXRUNTIME_REFERENCES = [
     "pow_exponents", "slice_opset9", "split_opset11", "shape_range", "maxpool_autopad",
     "reduce_minmax", "reduce_minmax_opset18", "conv3d", "slice_extreme_steps",
     "recurrent", "group_norm_opset18", "group_norm_opset21", "resize_modes",
-    "resize_linear_opset10",
+    "resize_linear_opset10", "activations", "pad_and_transpose", "positions",
 ]
 
 
@@ -1468,7 +1601,9 @@ def main():
         sys.exit(f"run from the repository root ({OUT} not found)")
     for make in (make_gemm, make_matmul, make_elementwise, make_compare_where,
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
-                 make_gather, make_layernorm, make_recurrent, make_group_norm,
+                 make_gather, make_layernorm, make_recurrent, make_activations,
+                 make_pad_and_transpose, make_positions,
+                 make_group_norm,
                  make_resize_modes, make_constants, make_dynamic_dim, make_zero_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,
                  make_torch_external_data, make_torch_merged_parameter, make_torch_chunk,
@@ -1479,6 +1614,7 @@ def main():
                  make_conv, make_pooling, make_batchnorm, make_bad_new_ops,
                  make_bad_files,
                  make_bad_graphs, make_bad_external, make_bad_recurrent,
+                 make_bad_layer_ops,
                  save_onnxruntime_references,
                  save_layout1_reference):
         make()

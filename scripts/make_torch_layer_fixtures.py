@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
-"""Writes PyTorch models built on recurrent, normalization and resize layers,
+"""Writes PyTorch models built on recurrent, normalization, resize, activation,
+pad and transposed-convolution layers,
 exported to ONNX by both of torch.onnx.export's exporters, and what PyTorch
 computes and trains with them, to test/Inputs/torch_layers/: the fixtures of
-the tests that import LSTM, GRU, RNN, InstanceNormalization (GroupNorm) and
-Resize (linear, cubic, nearest) from real exports.
+the tests that import LSTM, GRU, RNN, InstanceNormalization (GroupNorm),
+Resize (linear, cubic, nearest) and the activations exported as one op each
+(LeakyRelu, Elu, Selu, Celu, Softplus, Mish, HardSigmoid, HardSwish, PRelu)
+from real exports.
 
 A development script, never run by the tests (they read the committed files).
 Run from the repository root with the venv that has torch, onnx, onnxscript
@@ -26,6 +29,13 @@ output `logits` [4, 5]:
   resize  Conv2d(3, 4, 3, padding=1), then F.interpolate: scale 2 bilinear,
           size (11, 13) bilinear align_corners, size (7, 9) bicubic, size
           (10, 10) nearest; mean over H and W, Linear(4, 5); x [4, 3, 6, 6].
+  activations  nine Linear layers, each output scaled by 4 into LeakyReLU(0.1),
+          ELU(0.7), SELU, CELU(1.5), Softplus, Mish, Hardsigmoid, Hardswish
+          and PReLU(16) in turn, Linear(16, 5); x [4, 8].
+  decoder  reflect pad, Conv2d(3, 4, 3), replicate pad, ConvTranspose2d(4, 6, 3,
+          stride 2, padding 1, output_padding 1), ReLU, constant pad (0.25),
+          ConvTranspose2d(6, 4, 3, groups 2, dilation 2), mean over H and W,
+          Linear(4, 5); x [4, 3, 6, 6].
 
 For each model:
   MODEL_opset17.onnx  torch.onnx.export(dynamo=False, opset_version=17), with
@@ -82,7 +92,8 @@ FORWARD_RTOL = 1e-5
 MAX_BYTES = 150 * 1024
 # The nodes whose inputs and attributes the script prints.
 LAYER_OPS = ("LSTM", "GRU", "RNN", "InstanceNormalization", "GroupNormalization",
-             "Resize")
+             "Resize", "LeakyRelu", "Elu", "Selu", "Celu", "Softplus", "Mish", "HardSigmoid",
+             "HardSwish", "PRelu", "ConvTranspose", "Pad")
 
 
 # --- Models -------------------------------------------------------------------
@@ -154,6 +165,46 @@ class Resize(torch.nn.Module):
         return self.fc(h.mean((2, 3)))
 
 
+class Activations(torch.nn.Module):
+    """Linear layers between the activations PyTorch exports as one ONNX op
+    each (the inputs spread over [-4, 4], where every branch shows)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.ModuleList([torch.nn.Linear(8, 16)] +
+                                      [torch.nn.Linear(16, 16) for _ in range(8)])
+        self.acts = torch.nn.ModuleList([
+            torch.nn.LeakyReLU(0.1), torch.nn.ELU(0.7), torch.nn.SELU(), torch.nn.CELU(1.5),
+            torch.nn.Softplus(), torch.nn.Mish(), torch.nn.Hardsigmoid(), torch.nn.Hardswish(),
+            torch.nn.PReLU(16, init=0.2)])
+        self.head = torch.nn.Linear(16, 5)
+
+    def forward(self, x):
+        h = x
+        for fc, act in zip(self.fc, self.acts):
+            h = act(4 * fc(h))
+        return self.head(h)
+
+
+class Decoder(torch.nn.Module):
+    """What a U-Net's decoder or a super-resolution head exports: pads in
+    three modes and transposed convolutions (strided with output_padding;
+    grouped and dilated)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.up = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)
+        self.grouped = torch.nn.ConvTranspose2d(6, 4, 3, groups=2, dilation=2)
+        self.fc = torch.nn.Linear(4, 5)
+
+    def forward(self, x):
+        h = self.conv(F.pad(x, (1, 1, 2, 0), mode="reflect"))
+        h = torch.relu(self.up(F.pad(h, (1, 0, 0, 1), mode="replicate")))
+        h = self.grouped(F.pad(h, (1, 2, 0, 1), value=0.25))
+        return self.fc(h.mean((2, 3)))
+
+
 def set_norm_affine(module, seed):
     """Scales in [0.5, 1.5) and offsets in [-0.5, 0.5), so the affine part of
     GroupNorm and InstanceNorm shows (their defaults are 1 and 0)."""
@@ -174,6 +225,9 @@ MODELS = {
     "rnn": (Rnn, 3, [6, 8], {"RNN"}),
     "norms": (Norms, 4, [3, 8, 8], {"InstanceNormalization"}),
     "resize": (Resize, 5, [3, 6, 6], {"Resize"}),
+    "activations": (Activations, 6, [8], {"LeakyRelu", "Elu", "Selu", "Softplus",
+                                          "HardSigmoid", "PRelu"}),
+    "decoder": (Decoder, 7, [3, 6, 6], {"ConvTranspose", "Pad"}),
 }
 
 
@@ -366,7 +420,7 @@ def describe(m, filename):
 
 
 README = """\
-# PyTorch recurrent, normalization and resize layers, exported to ONNX
+# PyTorch recurrent, normalization, resize and activation layers, exported to ONNX
 
 Written by `scripts/make_torch_layer_fixtures.py`; regenerate with
 
@@ -394,6 +448,14 @@ IR version capped at 8).
   `scale_factor=2, mode='bilinear'`, `size=(11, 13), mode='bilinear',
   align_corners=True`, `size=(7, 9), mode='bicubic'`, `size=(10, 10),
   mode='nearest'`; mean over H and W, `Linear(4, 5)`; x `[4, 3, 6, 6]`.
+- `activations`: nine `Linear` layers, each output times 4 into
+  `LeakyReLU(0.1)`, `ELU(0.7)`, `SELU`, `CELU(1.5)`, `Softplus`, `Mish`,
+  `Hardsigmoid`, `Hardswish` and `PReLU(16)` in turn, `Linear(16, 5)`; x
+  `[4, 8]`.
+- `decoder`: reflect pad, `Conv2d(3, 4, 3)`, replicate pad,
+  `ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)`, ReLU,
+  constant pad (0.25), `ConvTranspose2d(6, 4, 3, groups=2, dilation=2)`,
+  mean over H and W, `Linear(4, 5)`; x `[4, 3, 6, 6]`.
 
 What the exporters write for these layers: the dynamo exporter has no ONNX
 `RNN` for `nn.RNN`, so `rnn_dynamo.onnx` unrolls it (MatMul, Add, Relu per

@@ -280,6 +280,27 @@ KilnOpBuilder::Result KilnOpBuilder::mod(Value lhs, Value rhs, bool fmod) {
                        fmod ? builder.getUnitAttr() : UnitAttr());
 }
 
+KilnOpBuilder::Result KilnOpBuilder::convTranspose(Value input, Value filter,
+                                                   const WindowAttrs &window, int64_t groups,
+                                                   ArrayRef<int64_t> resultShape) {
+  auto resultType =
+      RankedTensorType::get(resultShape, llvm::cast<RankedTensorType>(input.getType())
+                                             .getElementType());
+  InferredType forward = inferConvType(diag(ConvBackwardDataOp::getOperationName()),
+                                       resultType, filter.getType(), window, groups);
+  if (failed(forward))
+    return failure();
+  if (*forward != input.getType())
+    return emitError() << "a convolution of the result " << resultType << " would give "
+                       << *forward << ", not the input's " << input.getType();
+  return create<ConvBackwardDataOp>(resultType, input, filter,
+                                    builder.getDenseI64ArrayAttr(window.strides),
+                                    builder.getDenseI64ArrayAttr(window.dilations),
+                                    builder.getDenseI64ArrayAttr(window.padLow),
+                                    builder.getDenseI64ArrayAttr(window.padHigh),
+                                    builder.getI64IntegerAttr(groups));
+}
+
 KilnOpBuilder::Result KilnOpBuilder::conv(Value input, Value filter,
                                           const WindowAttrs &window,
                                           int64_t groups) {

@@ -112,6 +112,11 @@ public:
   /// kiln.conv of `input` [N, C, D...] with `filter` (window.kernel unused).
   Result conv(mlir::Value input, mlir::Value filter, const WindowAttrs &window,
               int64_t groups);
+  /// A transposed convolution: kiln.conv_backward_data of `input` (the
+  /// convolution's output side) with `filter`, giving `resultShape`, which
+  /// convolving with the same window must map back to `input`'s shape.
+  Result convTranspose(mlir::Value input, mlir::Value filter, const WindowAttrs &window,
+                       int64_t groups, llvm::ArrayRef<int64_t> resultShape);
   Result maxPool(mlir::Value input, const WindowAttrs &window);
   Result avgPool(mlir::Value input, const WindowAttrs &window, bool excludePad);
 

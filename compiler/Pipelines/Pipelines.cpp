@@ -40,6 +40,7 @@ void buildOptimizationPipeline(mlir::OpPassManager &pm) {
   pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseSoftmaxCrossEntropy());
   pm.addNestedPass<mlir::func::FuncOp>(createKilnMaskPooledGradients());
   pm.addNestedPass<mlir::func::FuncOp>(createKilnReductionsByRows());
+  pm.addNestedPass<mlir::func::FuncOp>(createKilnSplitWideConcats());
   pm.addNestedPass<mlir::func::FuncOp>(createKilnFuseElementwise());
 }
 

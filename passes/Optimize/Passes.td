@@ -130,6 +130,29 @@ def KilnReductionsByRows : Pass<"kiln-reductions-by-rows", "::mlir::func::FuncOp
   let dependentDialects = ["::kiln::KilnDialect"];
 }
 
+def KilnSplitWideConcats : Pass<"kiln-split-wide-concats", "::mlir::func::FuncOp"> {
+  let summary = "Concatenations of many inputs become concatenations of concatenations";
+  let description = [{
+    A concat is one kernel whose loop nests, one per input, carry the result
+    tensor in turn; bufferizing such a chain costs more than the square of
+    its length (an unrolled recurrent layer of 512 steps concatenates 512
+    step outputs, and its gradients as many: minutes of compile time). A
+    concat of more than 32 inputs becomes a concat of concats of at most 32
+    each (nested again while the outer one has more than 32): each element
+    is copied once more per level, in kernels that compile in linear time.
+    ```
+    %y = kiln.concat %a0, ..., %a63 axis = 0 : (...) -> tensor<64x8xf32>
+    ```
+    becomes
+    ```
+    %l = kiln.concat %a0, ..., %a31 axis = 0 : (...) -> tensor<32x8xf32>
+    %h = kiln.concat %a32, ..., %a63 axis = 0 : (...) -> tensor<32x8xf32>
+    %y = kiln.concat %l, %h axis = 0 : (...) -> tensor<64x8xf32>
+    ```
+  }];
+  let dependentDialects = ["::kiln::KilnDialect"];
+}
+
 def KilnFuseElementwise : Pass<"kiln-fuse-elementwise", "::mlir::func::FuncOp"> {
   let summary = "Groups producer-consumer chains of elementwise ops into kiln.fusion";
   let description = [{

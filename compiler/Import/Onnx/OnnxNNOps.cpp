@@ -1,6 +1,6 @@
 //===- OnnxNNOps.cpp - ONNX convolution, pooling and batch norm -----------===//
 //
-// Conv, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
+// Conv, ConvTranspose, MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool and
 // BatchNormalization (inference form) over channels-first tensors with one
 // to three spatial dimensions. auto_pad is resolved into explicit padding
 // here; kiln's ops take only explicit padding.
@@ -154,33 +154,124 @@ Result perChannel(OnnxNode &node, Value v, ArrayRef<int64_t> xShape, StringRef w
   return node.getBuilder().reshape(v, target);
 }
 
-LogicalResult convertConv(OnnxNode &node) {
-  Value x = node.getInput(0), filter = node.getInput(1);
-  FailureOr<ArrayRef<int64_t>> shape = channelsFirst(node, x);
+/// What Conv and ConvTranspose read first: the input [N, C, D...], the
+/// filter's static shape and the group count.
+struct ConvInputs {
+  Value x, filter;
+  ArrayRef<int64_t> shape, filterShape;
+  int64_t group;
+};
+
+FailureOr<ConvInputs> readConvInputs(OnnxNode &node) {
+  ConvInputs in{node.getInput(0), node.getInput(1), {}, {}, 1};
+  FailureOr<ArrayRef<int64_t>> shape = channelsFirst(node, in.x);
   if (failed(shape))
     return failure();
-  FailureOr<ArrayRef<int64_t>> filterShape = node.getStaticShape(filter, "a filter");
-  if (failed(filterShape))
-    return failure();
-  if (filterShape->size() != shape->size())
-    return node.emitError() << "expects a filter of rank " << shape->size()
-                            << " [F, C / group, K...], got shape "
-                            << formatIntList(*filterShape);
-  FailureOr<int64_t> group = node.getIntAttr("group", 1);
+  FailureOr<ArrayRef<int64_t>> filterShape = node.getStaticShape(in.filter, "a filter");
+  FailureOr<int64_t> group = succeeded(filterShape) ? node.getIntAttr("group", 1)
+                                                    : FailureOr<int64_t>(failure());
   if (failed(group))
     return failure();
-  FailureOr<OnnxWindow> window =
-      readWindow(node, shape->drop_front(2), filterShape->drop_front(2));
-  if (failed(window))
-    return failure();
-  KilnOpBuilder &b = node.getBuilder();
-  Result y = b.conv(x, filter, window->attrs(), *group);
+  in.shape = *shape;
+  in.filterShape = *filterShape;
+  in.group = *group;
+  return in;
+}
+
+/// Output 0: `y`, plus the bias B (input #2, [F]) per channel when given.
+LogicalResult setResultWithBias(OnnxNode &node, Result y) {
   if (failed(y) || !node.hasInput(2))
     return node.setResult(0, y);
   Result bias = perChannel(node, node.getInput(2), KilnOpBuilder::shapeOf(*y), "a bias B");
   if (failed(bias))
     return failure();
-  return node.setResult(0, b.binary<AddOp>(*y, *bias));
+  return node.setResult(0, node.getBuilder().binary<AddOp>(*y, *bias));
+}
+
+LogicalResult convertConv(OnnxNode &node) {
+  FailureOr<ConvInputs> in = readConvInputs(node);
+  if (failed(in))
+    return failure();
+  if (in->filterShape.size() != in->shape.size())
+    return node.emitError() << "expects a filter of rank " << in->shape.size()
+                            << " [F, C / group, K...], got shape "
+                            << formatIntList(in->filterShape);
+  FailureOr<OnnxWindow> window =
+      readWindow(node, in->shape.drop_front(2), in->filterShape.drop_front(2));
+  if (failed(window))
+    return failure();
+  return setResultWithBias(node,
+                           node.getBuilder().conv(in->x, in->filter, window->attrs(), in->group));
+}
+
+/// ConvTranspose: the gradient of a convolution with respect to its input
+/// (kiln.conv_backward_data), whose filter W [C, M / group, K...] is the
+/// convolution's [C, M / group, K...] as ONNX lays it out. Output size per
+/// spatial dimension: stride (in - 1) + output_padding + dilation (k - 1)
+/// + 1 - pads; output_shape (or auto_pad SAME_*: the input's size times the
+/// stride) instead gives the size and the pads follow, the odd one at the
+/// end under SAME_UPPER, else at the start.
+LogicalResult convertConvTranspose(OnnxNode &node) {
+  FailureOr<ConvInputs> inputs = readConvInputs(node);
+  if (failed(inputs))
+    return failure();
+  Value x = inputs->x, filter = inputs->filter;
+  ArrayRef<int64_t> shape = inputs->shape, filterShape = inputs->filterShape;
+  int64_t group = inputs->group;
+  int64_t spatial = static_cast<int64_t>(shape.size()) - 2;
+  if (static_cast<int64_t>(filterShape.size()) != spatial + 2 || group < 1 ||
+      filterShape[0] != shape[1] || shape[1] % group != 0)
+    return node.emitError() << "expects a filter [C, M / group, K...] of rank " << spatial + 2
+                            << " with C = " << shape[1]
+                            << " (the input's channels, divisible by group " << group
+                            << "), got " << formatIntList(filterShape);
+  FailureOr<SmallVector<int64_t>> outputPadding =
+      spatialInts(node, "output_padding", spatial, 0);
+  FailureOr<std::optional<SmallVector<int64_t>>> outputShape = node.getIntsAttr("output_shape");
+  FailureOr<std::string> autoPad = node.getStringAttr("auto_pad", "NOTSET");
+  if (failed(outputPadding) || failed(outputShape) || failed(autoPad))
+    return failure();
+  bool same = *autoPad == "SAME_UPPER" || *autoPad == "SAME_LOWER";
+  if (*outputShape && (**outputShape).size() != size_t(spatial) &&
+      (**outputShape).size() != size_t(spatial + 2))
+    return node.emitError() << "expects output_shape of " << spatial << " (or " << spatial + 2
+                            << ") entries, got " << formatIntList(**outputShape);
+  // Under SAME_* or output_shape the pads read here are replaced below.
+  FailureOr<OnnxWindow> window =
+      readWindow(node, shape.drop_front(2), filterShape.drop_front(2));
+  if (failed(window))
+    return failure();
+  SmallVector<int64_t> resultShape = {shape[0], filterShape[1] * group};
+  for (int64_t d = 0; d < spatial; ++d) {
+    int64_t in = shape[d + 2], stride = window->strides[d];
+    int64_t extent = window->dilations[d] * (window->kernel[d] - 1) + 1;
+    int64_t extra = (*outputPadding)[d];
+    if (extra < 0 || extra >= std::max(stride, window->dilations[d]))
+      return node.emitError() << "expects output_padding below the stride or dilation, got "
+                              << formatIntList(*outputPadding);
+    int64_t full = stride * (in - 1) + extra + extent;
+    if (same || *outputShape) {
+      // The pads that give the wanted size.
+      int64_t out = *outputShape ? (**outputShape)[(**outputShape).size() == size_t(spatial)
+                                                       ? d
+                                                       : d + 2]
+                                 : in * stride;
+      int64_t total = full - out;
+      if (total < 0)
+        return node.emitError() << "cannot reach output size " << out << " in dimension "
+                                << d << " (at most " << full << ")";
+      // onnx.ai's rule: the odd one at the end under SAME_UPPER only.
+      bool upper = *autoPad == "SAME_UPPER";
+      window->padLow[d] = upper ? total / 2 : total - total / 2;
+      window->padHigh[d] = total - window->padLow[d];
+    }
+    int64_t out = full - window->padLow[d] - window->padHigh[d];
+    if (out < 1)
+      return node.emitError() << "gives an output of size " << out << " in dimension " << d;
+    resultShape.push_back(out);
+  }
+  return setResultWithBias(
+      node, node.getBuilder().convTranspose(x, filter, window->attrs(), group, resultShape));
 }
 
 LogicalResult convertMaxPool(OnnxNode &node) {
@@ -293,6 +384,9 @@ LogicalResult convertBatchNorm(OnnxNode &node) {
 
 constexpr OnnxOpConversion kNNOps[] = {
     {"Conv", 2, 3, 1, "auto_pad dilations group kernel_shape pads strides", convertConv},
+    {"ConvTranspose", 2, 3, 1,
+     "auto_pad dilations group kernel_shape output_padding output_shape pads strides",
+     convertConvTranspose},
     {"MaxPool", 1, 1, 2,
      "auto_pad ceil_mode dilations kernel_shape pads storage_order strides",
      convertMaxPool},

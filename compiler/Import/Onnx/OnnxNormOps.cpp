@@ -50,13 +50,67 @@ template <typename OpTy> LogicalResult convertSoftmax(OnnxNode &node) {
   return node.setResult(0, builder.reshape(*normalized, *shape));
 }
 
-/// ReduceSum, ReduceMean, ReduceMax and ReduceMin: axes are an attribute
-/// before `axesInputSince` and an optional input from then on. No axes
-/// reduce all of them, or nothing with noop_with_empty_axes. ReduceMin is
-/// -max(-x).
+/// What a reduction computes around its sum or max.
+enum class ReduceForm {
+  Plain,     // ReduceSum, ReduceMean, ReduceMax
+  Negated,   // ReduceMin: -max(-x)
+  L1,        // sum(|x|)
+  L2,        // sqrt(sum(x * x))
+  SumSquare, // sum(x * x)
+  LogSumExp, // log(sum(exp(x - max))) + max
+};
+
+/// `x` reduced over `axes` in `form`, OpTy the reduction of a Plain one.
+template <typename OpTy>
+Result reduceInForm(KilnOpBuilder &b, Value x, ArrayRef<int64_t> axes, bool keepDims,
+                    ReduceForm form) {
+  switch (form) {
+  case ReduceForm::Plain:
+    return b.reduce<OpTy>(x, axes, keepDims);
+  case ReduceForm::Negated: {
+    Result flipped = b.unary<NegOp>(x);
+    if (succeeded(flipped))
+      flipped = b.reduce<ReduceMaxOp>(*flipped, axes, keepDims);
+    return succeeded(flipped) ? b.unary<NegOp>(*flipped) : flipped;
+  }
+  case ReduceForm::L1: {
+    Result magnitude = b.unary<AbsOp>(x);
+    return succeeded(magnitude) ? b.reduce<ReduceSumOp>(*magnitude, axes, keepDims) : magnitude;
+  }
+  case ReduceForm::L2:
+  case ReduceForm::SumSquare: {
+    Result squares = b.binary<MulOp>(x, x);
+    Result sum = succeeded(squares) ? b.reduce<ReduceSumOp>(*squares, axes, keepDims) : squares;
+    if (failed(sum) || form == ReduceForm::SumSquare)
+      return sum;
+    return b.unary<SqrtOp>(*sum);
+  }
+  case ReduceForm::LogSumExp: {
+    Result top = b.reduce<ReduceMaxOp>(x, axes, /*keepDims=*/true);
+    Result shifted = succeeded(top) ? b.binary<SubOp>(x, *top) : top;
+    Result e = succeeded(shifted) ? b.unary<ExpOp>(*shifted) : shifted;
+    Result sum = succeeded(e) ? b.reduce<ReduceSumOp>(*e, axes, /*keepDims=*/true) : e;
+    Result logged = succeeded(sum) ? b.unary<LogOp>(*sum) : sum;
+    Result total = succeeded(logged) ? b.binary<AddOp>(*logged, *top) : logged;
+    if (failed(total) || keepDims)
+      return total;
+    SmallVector<int64_t> shape;
+    for (auto [d, size] : llvm::enumerate(KilnOpBuilder::shapeOf(x)))
+      if (!llvm::is_contained(axes, static_cast<int64_t>(d)))
+        shape.push_back(size);
+    return b.reshape(*total, shape);
+  }
+  }
+  llvm_unreachable("reduce form");
+}
+
+/// ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceL1, ReduceL2,
+/// ReduceSumSquare and ReduceLogSumExp: axes are an attribute before
+/// `axesInputSince` and an optional input from then on. No axes reduce all
+/// of them, or nothing with noop_with_empty_axes.
 template <typename OpTy>
 LogicalResult convertReduce(OnnxNode &node, int64_t axesInputSince,
-                            bool floatOnly, bool negated = false) {
+                            bool floatOnly, ReduceForm form = ReduceForm::Plain) {
   Value x = node.getInput(0);
   if (failed(floatOnly ? node.requireFloat(x, "an input")
                        : node.requireNumeric(x, "an input")))
@@ -108,15 +162,8 @@ LogicalResult convertReduce(OnnxNode &node, int64_t axesInputSince,
       return failure();
     reduced = std::move(*normalized);
   }
-  KilnOpBuilder &b = node.getBuilder();
-  if (!negated)
-    return node.setResult(0, b.reduce<OpTy>(x, reduced, *keepDims != 0));
-  Result flipped = b.unary<NegOp>(x);
-  if (succeeded(flipped))
-    flipped = b.reduce<OpTy>(*flipped, reduced, *keepDims != 0);
-  if (succeeded(flipped))
-    flipped = b.unary<NegOp>(*flipped);
-  return node.setResult(0, flipped);
+  return node.setResult(
+      0, reduceInForm<OpTy>(node.getBuilder(), x, reduced, *keepDims != 0, form));
 }
 
 LogicalResult convertReduceSum(OnnxNode &node) {
@@ -129,7 +176,10 @@ LogicalResult convertReduceMax(OnnxNode &node) {
   return convertReduce<ReduceMaxOp>(node, 18, /*floatOnly=*/false);
 }
 LogicalResult convertReduceMin(OnnxNode &node) {
-  return convertReduce<ReduceMaxOp>(node, 18, /*floatOnly=*/false, /*negated=*/true);
+  return convertReduce<ReduceMaxOp>(node, 18, /*floatOnly=*/false, ReduceForm::Negated);
+}
+template <ReduceForm Form> LogicalResult convertReduceFloat(OnnxNode &node) {
+  return convertReduce<ReduceSumOp>(node, 18, /*floatOnly=*/true, Form);
 }
 
 /// Scale and bias broadcast (one way) to the normalized dimensions.
@@ -302,6 +352,14 @@ constexpr OnnxOpConversion kNormOps[] = {
      convertReduceMax},
     {"ReduceMin", 1, 2, 1, "axes keepdims noop_with_empty_axes",
      convertReduceMin},
+    {"ReduceL1", 1, 2, 1, "axes keepdims noop_with_empty_axes",
+     convertReduceFloat<ReduceForm::L1>},
+    {"ReduceL2", 1, 2, 1, "axes keepdims noop_with_empty_axes",
+     convertReduceFloat<ReduceForm::L2>},
+    {"ReduceSumSquare", 1, 2, 1, "axes keepdims noop_with_empty_axes",
+     convertReduceFloat<ReduceForm::SumSquare>},
+    {"ReduceLogSumExp", 1, 2, 1, "axes keepdims noop_with_empty_axes",
+     convertReduceFloat<ReduceForm::LogSumExp>},
     {"LayerNormalization", 2, 3, 3, "axis epsilon stash_type", convertLayerNorm,
      17},
     {"InstanceNormalization", 3, 3, 1, "epsilon", convertInstanceNorm, 6},

@@ -17,7 +17,8 @@ OpTable buildTable() {
   OpTable table;
   for (ArrayRef<OnnxOpConversion> family :
        {getOnnxMathOps(), getOnnxShapeOps(), getOnnxNormOps(), getOnnxNNOps(),
-        getOnnxRecurrentOps(), getOnnxResizeOps()})
+        getOnnxRecurrentOps(), getOnnxResizeOps(), getOnnxActivationOps(),
+        getOnnxPadOps(), getOnnxPositionOps()})
     for (const OnnxOpConversion &op : family)
       table[op.opType] = &op;
   return table;

@@ -4,7 +4,8 @@
 // attributes its conversion reads (any other is refused, so an attribute that
 // would change the meaning is never silently dropped) and the conversion.
 // Each family's file (OnnxMathOps.cpp, OnnxShapeOps.cpp, OnnxNormOps.cpp,
-// OnnxNNOps.cpp, OnnxRecurrentOps.cpp, OnnxResizeOps.cpp)
+// OnnxNNOps.cpp, OnnxRecurrentOps.cpp, OnnxResizeOps.cpp, OnnxActivationOps.cpp,
+// OnnxPadOps.cpp, OnnxPositionOps.cpp)
 // holds its conversions and its part of the table.
 //
 //===----------------------------------------------------------------------===//
@@ -49,6 +50,9 @@ llvm::ArrayRef<OnnxOpConversion> getOnnxNormOps();  // OnnxNormOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxNNOps();    // OnnxNNOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxRecurrentOps(); // OnnxRecurrentOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxResizeOps(); // OnnxResizeOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxActivationOps(); // OnnxActivationOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxPadOps(); // OnnxPadOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxPositionOps(); // OnnxPositionOps.cpp
 
 } // namespace kiln
 

@@ -81,15 +81,15 @@ FailureOr<SmallVector<Activation>> readActivations(OnnxNode &node, const CellInf
   }
   int64_t perDirection = static_cast<int64_t>(info.defaults.size());
   int64_t count = attr->strings_size();
-  if (attr->type() != onnx::AttributeProto::STRINGS ||
-      (count != perDirection && count != perDirection * directions))
+  if (attr->type() != onnx::AttributeProto::STRINGS || count != perDirection * directions)
     return node.emitError() << "expects attribute 'activations' to list " << perDirection
-                            << " names per direction, got "
+                            << " names per direction (" << perDirection * directions
+                            << "), got "
                             << (attr->type() == onnx::AttributeProto::STRINGS
                                     ? std::to_string(count) + " names"
                                     : std::string("another type"));
   for (int64_t i = 0; i < perDirection * directions; ++i) {
-    llvm::StringRef name = attr->strings(static_cast<int>(i % count));
+    llvm::StringRef name = attr->strings(static_cast<int>(i));
     if (name.equals_insensitive("Sigmoid"))
       result.push_back(Activation::Sigmoid);
     else if (name.equals_insensitive("Tanh"))

@@ -30,6 +30,9 @@ namespace {
 
 using Result = KilnOpBuilder::Result;
 
+/// The most output indices of one dimension a resize by gathers handles.
+constexpr int64_t kMaxTableEntries = int64_t(1) << 20;
+
 /// The coordinate transformations Resize has (onnx.ai's Resize, opsets 11
 /// to 21) but tf_crop_and_resize, which reads a region of interest.
 constexpr llvm::StringLiteral kResizeTransforms[] = {
@@ -294,7 +297,11 @@ LogicalResult readSizes(OnnxNode &node, ArrayRef<int64_t> shape, SmallVector<int
         if (!(scales[d] > 0) || std::isinf(scales[d]))
           return node.emitError() << "expects positive scales, got " << scales[d]
                                   << " for dimension " << d;
-        outSizes.push_back(static_cast<int64_t>(std::floor(shape[d] * scales[d])));
+        double out = std::floor(shape[d] * scales[d]);
+        if (out > double(int64_t(1) << 31))
+          return node.emitError() << "scales dimension " << d << " (" << shape[d] << ") by "
+                                  << scales[d] << ": more than 2^31 elements";
+        outSizes.push_back(static_cast<int64_t>(out));
       }
   }
   if (outSizes.size() != rank || scales.size() != rank)
@@ -332,6 +339,12 @@ LogicalResult convertResize(OnnxNode &node) {
   }
   Value y = x;
   for (size_t d = 0; d < shape->size(); ++d) {
+    // Each output index has its own input indices and weights, in tables
+    // the artifact holds.
+    if (outSizes[d] > kMaxTableEntries && outSizes[d] != (*shape)[d])
+      return node.emitError() << "resizes dimension " << d << " to " << outSizes[d]
+                              << " elements; kiln's resize tables hold at most "
+                              << kMaxTableEntries << " per dimension";
     Taps taps = dimensionTaps((*shape)[d], outSizes[d], scales[d], *method);
     if (isIdentity(taps, (*shape)[d]))
       continue;

@@ -8,6 +8,7 @@
 
 #include "compiler/Import/TensorFlow/TfOps.h"
 
+#include "compiler/Import/Activations.h"
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/ElementwiseConversions.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
@@ -91,16 +92,25 @@ LogicalResult convertLeakyRelu(TfNode &node) {
   FailureOr<float> alpha = node.getFloatAttr("alpha", 0.2f);
   if (failed(alpha) || failed(node.requireFloat(x, "an input")))
     return failure();
-  KilnOpBuilder &b = node.getBuilder();
-  Result zero = b.splatLike(x, 0.0);
-  Result slope = b.splatLike(x, *alpha);
-  if (failed(zero) || failed(slope))
+  return node.setResult(0, buildLeakyRelu(node.getBuilder(), x, *alpha));
+}
+
+/// Elu (alpha 1) and Selu (TensorFlow's fixed alpha and scale).
+template <bool Scaled> LogicalResult convertElu(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
     return failure();
-  Result positive = b.compare(ComparePredicate::gt, x, *zero);
-  Result scaled = b.binary<MulOp>(x, *slope);
-  if (failed(positive) || failed(scaled))
+  if (!Scaled)
+    return node.setResult(0, buildElu(node.getBuilder(), x, 1.0));
+  return node.setResult(0, buildElu(node.getBuilder(), x, 1.6732632423543772848170429916717,
+                                    1.0507009873554804934193349852946));
+}
+
+LogicalResult convertSoftplus(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
     return failure();
-  return node.setResult(0, b.select(*positive, x, *scaled));
+  return node.setResult(0, buildSoftplus(node.getBuilder(), x));
 }
 
 /// Pow with a float base; a constant exponent 2 is x * x and 0.5 is
@@ -287,6 +297,9 @@ constexpr TfOpConversion kMathOps[] = {
     {"Relu", 1, 1, "T", convertNumericUnary<ReluOp>},
     {"Relu6", 1, 1, "T", convertRelu6},
     {"LeakyRelu", 1, 1, "T alpha", convertLeakyRelu},
+    {"Elu", 1, 1, "T", convertElu<false>},
+    {"Selu", 1, 1, "T", convertElu<true>},
+    {"Softplus", 1, 1, "T", convertSoftplus},
     {"Sigmoid", 1, 1, "T", convertFloatUnary<SigmoidOp>},
     {"Tanh", 1, 1, "T", convertFloatUnary<TanhOp>},
     {"Exp", 1, 1, "T", convertFloatUnary<ExpOp>},

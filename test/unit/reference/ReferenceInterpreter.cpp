@@ -360,6 +360,12 @@ Tensor Interpreter::evaluate(Operation *op) {
                         windowOf(c, filter.getShape().drop_front(2)), c.getGroups(),
                         shapeOf(c.getResult()));
       })
+      .Case([&](ConvBackwardDataOp c) {
+        auto filter = llvm::cast<RankedTensorType>(c.getFilter().getType());
+        return convolveTransposed(valueOf(c.getGrad()), valueOf(c.getFilter()),
+                                  windowOf(c, filter.getShape().drop_front(2)), c.getGroups(),
+                                  shapeOf(c.getResult()));
+      })
       .Case([&](MaxPoolOp p) {
         return maxPool(valueOf(p.getInput()), windowOf(p, p.getKernel()),
                        shapeOf(p.getResult()));
@@ -476,6 +482,19 @@ Tensor Interpreter::evaluate(Operation *op) {
       .Case([&](LogSoftmaxOp s) { return softmax(s.getOperand(), s.getAxis(), true); })
       .Case([&](LayerNormOp l) { return layerNorm(l); })
       .Case([&](GatherOp g) { return gather(g); })
+      .Case([&](OneHotOp h) {
+        // 1 at each index's position along the new last dimension; an
+        // index outside [0, depth) leaves its row zero.
+        const Tensor &indices = valueOf(h.getIndices());
+        Tensor out = zeros(shapeOf(h.getResult()));
+        int64_t depth = out.shape.back();
+        for (size_t i = 0; i < indices.data.size(); ++i) {
+          auto index = static_cast<int64_t>(indices.data[i]);
+          if (index >= 0 && index < depth)
+            out.data[i * depth + index] = 1;
+        }
+        return out;
+      })
       .Case([&](EmbeddingBagOp g) { return embeddingBag(g); })
       .Case([&](SoftmaxCrossEntropyOp l) {
         // The mean over every position of the leading dimensions.

@@ -88,6 +88,30 @@ Tensor convolve(const Tensor &x, const Tensor &w, const Window &window,
   return result;
 }
 
+Tensor convolveTransposed(const Tensor &dy, const Tensor &w, const Window &window,
+                          int64_t groups, const Shape &out) {
+  Tensor result{out, std::vector<double>(product(out), 0.0)};
+  Shape spatial(out.begin() + 2, out.end());
+  Shape kernel(w.shape.begin() + 2, w.shape.end());
+  int64_t perGroupIn = w.shape[1], perGroupOut = w.shape[0] / groups;
+  forEachOutput(dy.shape, [&](int64_t n, int64_t f, const Shape &o, int64_t at) {
+    int64_t group = f / perGroupOut;
+    for (int64_t c = 0; c < perGroupIn; ++c) {
+      int64_t channel = group * perGroupIn + c;
+      forEachIndex(kernel, [&](const Shape &k) {
+        Shape p;
+        if (!inputPosition(window, spatial, o, k, p))
+          return;
+        Shape xi = {n, channel}, wi = {f, c};
+        xi.insert(xi.end(), p.begin(), p.end());
+        wi.insert(wi.end(), k.begin(), k.end());
+        result.data[flat(xi, out)] += dy.data[at] * w.data[flat(wi, w.shape)];
+      });
+    }
+  });
+  return result;
+}
+
 Tensor maxPool(const Tensor &x, const Window &window, const Shape &out) {
   Tensor result{out, std::vector<double>(product(out), -INFINITY)};
   Shape spatial(x.shape.begin() + 2, x.shape.end());

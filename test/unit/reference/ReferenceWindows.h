@@ -21,6 +21,12 @@ struct Window {
 /// into a result of shape `out`.
 Tensor convolve(const Tensor &x, const Tensor &w, const Window &window,
                 int64_t groups, const std::vector<int64_t> &out);
+/// The transposed convolution (a convolution's gradient with respect to its
+/// input): each element of `dy` [N, F, O...] spread over the input
+/// positions its window reads, weighted by `w` [F, C / groups, K...], into a
+/// result of shape `out` [N, C, D...].
+Tensor convolveTransposed(const Tensor &dy, const Tensor &w, const Window &window,
+                          int64_t groups, const std::vector<int64_t> &out);
 /// Max over each window (padding never wins), into a result of shape `out`.
 Tensor maxPool(const Tensor &x, const Window &window,
                const std::vector<int64_t> &out);
