@@ -10,14 +10,17 @@ REFERENCE.npz (written by a fixture script with the framework that made the
 model: onnxruntime, PyTorch or TensorFlow) holds `in.NAME` arrays, fed to the
 model's inputs NAME, and `out.NAME` arrays, the framework's outputs NAME;
 --feed and --expect name such arrays as .npy files instead.
-Float outputs agree when |kiln - reference| <= rtol * max|reference| (the
-tensor's scale, as in test/unit/NumericsTest.cpp); integer and bool outputs
+Float outputs agree when |kiln - reference| <= rtol * max|reference| over the
+reference's finite elements (the tensor's scale, as in
+test/unit/NumericsTest.cpp) and every infinity and NaN of the reference is
+one in kiln's output too; integer and bool outputs
 must be equal. Prints one line per output; exits 1 if any differs. Standard
 library only: the lit tests run it without numpy.
 """
 
 import argparse
 import ast
+import math
 import os
 import struct
 import subprocess
@@ -105,11 +108,18 @@ def main():
                 failed = True
                 continue
             if dtype in ("<f4", "<f8", "<f2"):
-                scale = max([abs(v) for v in want] + [0.0])
-                worst = max([abs(a - b) for a, b in zip(got, want)] + [0.0])
-                ok = worst <= args.rtol * scale
-                print("%s: %s: max difference %.3g (scale %.3g)"
-                      % (name, "agree" if ok else "FAILED", worst, scale))
+                # Infinities and NaNs must be where the reference has them;
+                # the finite elements agree within rtol of their scale.
+                finite = [(a, b) for a, b in zip(got, want) if math.isfinite(b)]
+                special = sum(1 for a, b in zip(got, want) if not math.isfinite(b) and
+                              not (a == b or (math.isnan(a) and math.isnan(b))))
+                scale = max([abs(b) for _, b in finite] + [0.0])
+                worst = max([abs(a - b) for a, b in finite] + [0.0])
+                ok = special == 0 and worst <= args.rtol * scale
+                print("%s: %s: max difference %.3g (scale %.3g)%s"
+                      % (name, "agree" if ok else "FAILED", worst, scale,
+                         ", %d of the reference's infinities and NaNs missed" % special
+                         if special else ""))
             else:
                 wrong = sum(1 for a, b in zip(got, want) if a != b)
                 ok = wrong == 0

@@ -387,11 +387,18 @@ def make_bad_layer_ops():
              [weights("w", [2, 2, 3, 3], 91)], strides=[2, 2], output_padding=[2, 0])
     one_node("convtranspose_output_shape", "ConvTranspose", ["x", "w"],
              [weights("w", [2, 2, 3, 3], 92)], output_shape=[9, 9])
-    one_node("cumsum_long", "CumSum", ["x", "axis"], [ints("axis", [0])],
-             inputs_info=[value("x", FLOAT, [5000, 2])], opset=14)
     one_node("onehot_float_indices", "OneHot", ["x", "depth", "values"],
              [ints("depth", [4]), numpy_helper.from_array(np.array([0, 1], np.float32), "values")])
     one_node("depth_to_space_block", "DepthToSpace", ["x"], [], blocksize=2)
+    one_node("depth_to_space_huge", "DepthToSpace", ["x"], [], blocksize=1 << 32)
+    one_node("pad_table", "Pad", ["x", "pads"], [ints("pads", [0, 0, 0, 1 << 21, 0, 0, 0, 0])],
+             mode="wrap", opset=19)
+    one_node("pad_huge", "Pad", ["x", "pads"], [ints("pads", [1 << 24] * 8)])
+    one_node("convtranspose_huge", "ConvTranspose", ["x", "w"], [weights("w", [2, 2, 3, 3], 95)],
+             strides=[1 << 40, 1])
+    one_node("einsum_ellipsis", "Einsum", ["x", "x"], [], equation="...ij,...jk->...ik")
+    one_node("einsum_diagonal", "Einsum", ["x"], [], equation="abii->ab")
+    one_node("einsum_sizes", "Einsum", ["x", "x"], [], equation="abij,bajk->abik")
 
 
 def save_layout1_reference():
@@ -500,6 +507,66 @@ def make_positions():
     # Output shapes left to onnxruntime (the checker wants them given).
     save(model("positions", nodes, inputs, outputs, inits, opset=18, check=False),
          "positions.onnx")
+
+
+def make_einsum():
+    """Einsum: a batched product, implicit output, a contraction over two
+    letters with letters summed away first, upper case, an outer product,
+    one-operand transpose and sum; onnxruntime computes the reference."""
+    cases = [("bmm", "bij,bjk->bik", [[2, 3, 4], [2, 4, 5]]),
+             ("implicit", "ij,jk", [[3, 4], [4, 5]]),
+             ("two_contracted", "abc,bcd->ad", [[2, 3, 4], [3, 4, 5]]),
+             ("summed_first", "ijx,jky->ik", [[2, 3, 4], [3, 5, 2]]),
+             ("upper", "Bij,Bkj->Bik", [[2, 3, 4], [2, 5, 4]]),
+             ("outer", "i,j->ij", [[3], [4]]),
+             ("transpose_sum", "ijk->ki", [[2, 3, 4]])]
+    nodes, inputs, outputs = [], [], []
+    for name, equation, shapes in cases:
+        names = ["%s_%d" % (name, i) for i in range(len(shapes))]
+        nodes.append(helper.make_node("Einsum", names, [name], name=name, equation=equation))
+        inputs += [value(n, FLOAT, s) for n, s in zip(names, shapes)]
+        outputs.append(value(name, FLOAT, None))
+    save(model("einsum", nodes, inputs, outputs, [], opset=12, check=False), "einsum.onnx")
+
+
+def make_special_values():
+    """Ops whose answer depends on infinities, NaNs and integer extremes:
+    ArgMax and ArgMin over NaN rows, ArgMin of int32 at INT32_MIN,
+    ReduceLogSumExp of rows of -inf and with +inf, CumSum past an inf,
+    OneHot with large int64 values, ReduceSumSquare with noop_with_empty_axes;
+    hand-picked inputs, onnxruntime's outputs (special_values.reference.npz)."""
+    import onnxruntime
+    nodes = [helper.make_node("ArgMax", ["f"], ["argmax"], name="argmax", axis=1),
+             helper.make_node("ArgMin", ["f"], ["argmin"], name="argmin", axis=1),
+             helper.make_node("ArgMin", ["i"], ["argmin_int"], name="argmin_int", axis=1),
+             helper.make_node("ReduceLogSumExp", ["g", "axes1"], ["lse"], name="lse", keepdims=0),
+             helper.make_node("CumSum", ["g", "axis1"], ["cumsum"], name="cumsum"),
+             helper.make_node("OneHot", ["ids", "depth", "big"], ["onehot"], name="onehot"),
+             helper.make_node("ReduceSumSquare", ["g"], ["noop"], name="noop",
+                              noop_with_empty_axes=1)]
+    inits = [ints("axes1", [1]), ints("axis1", [1]), ints("depth", [3]),
+             ints("big", [-(1 << 40) - 3, (1 << 40) + 1])]
+    inf, nan = np.inf, np.nan
+    feeds = {"f": np.array([[1, nan, 3, 0], [nan, nan, nan, nan], [-inf, -inf, -inf, -inf]],
+                           np.float32),
+             "i": np.array([[-(1 << 31), 5, (1 << 31) - 1], [7, 7, -3]], np.int32),
+             "g": np.array([[-inf, -inf, -inf], [inf, 1, 2], [-inf, 0, 1], [1, inf, 2]],
+                           np.float32),
+             "ids": np.array([[0, 2], [-1, 3]], np.int64)}
+    inputs = [value(k, {np.float32: FLOAT, np.int32: TensorProto.INT32,
+                        np.int64: INT64}[v.dtype.type], list(v.shape)) for k, v in feeds.items()]
+    outputs = [value(n.output[0], INT64 if n.op_type in ("ArgMax", "ArgMin", "OneHot")
+                     else FLOAT, None) for n in nodes]
+    m = model("special_values", nodes, inputs, outputs, inits, opset=18, check=False)
+    save(m, "special_values.onnx")
+    session = onnxruntime.InferenceSession(m.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    results = session.run(None, feeds)
+    arrays = {"in." + k: v for k, v in feeds.items()}
+    arrays.update({"out." + n.output[0]: r for n, r in zip(nodes, results)})
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    write_bytes("special_values.reference.npz", buffer.getvalue())
 
 
 def make_group_norm():
@@ -1088,8 +1155,7 @@ def make_bad_files():
 
 
 def make_bad_graphs():
-    save(add_model(nodes=[helper.make_node("Einsum", ["x"], ["y"], name="einsum",
-                                           equation="ij->ij")]),
+    save(add_model(nodes=[helper.make_node("Softsign", ["x"], ["y"], name="softsign")]),
          "unsupported_op.onnx")
     save(add_model(nodes=[helper.make_node("Add", ["x", "w", "x"], ["y"],
                                            name="add3")]),
@@ -1566,7 +1632,7 @@ ONNXRUNTIME_REFERENCES = [
     "pow_exponents", "slice_opset9", "split_opset11", "shape_range", "maxpool_autopad",
     "reduce_minmax", "reduce_minmax_opset18", "conv3d", "slice_extreme_steps",
     "recurrent", "group_norm_opset18", "group_norm_opset21", "resize_modes",
-    "resize_linear_opset10", "activations", "pad_and_transpose", "positions",
+    "resize_linear_opset10", "activations", "pad_and_transpose", "positions", "einsum",
 ]
 
 
@@ -1602,7 +1668,7 @@ def main():
     for make in (make_gemm, make_matmul, make_elementwise, make_compare_where,
                  make_softmax, make_opset11, make_reduce, make_shape_ops,
                  make_gather, make_layernorm, make_recurrent, make_activations,
-                 make_pad_and_transpose, make_positions,
+                 make_pad_and_transpose, make_positions, make_einsum, make_special_values,
                  make_group_norm,
                  make_resize_modes, make_constants, make_dynamic_dim, make_zero_dim,
                  make_external_data, make_torch_mlp, make_torch_dynamo,

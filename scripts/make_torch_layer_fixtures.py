@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes PyTorch models built on recurrent, normalization, resize, activation,
-pad and transposed-convolution layers,
+pad, transposed-convolution and einsum layers,
 exported to ONNX by both of torch.onnx.export's exporters, and what PyTorch
 computes and trains with them, to test/Inputs/torch_layers/: the fixtures of
 the tests that import LSTM, GRU, RNN, InstanceNormalization (GroupNorm),
@@ -34,8 +34,14 @@ output `logits` [4, 5]:
           and PReLU(16) in turn, Linear(16, 5); x [4, 8].
   decoder  reflect pad, Conv2d(3, 4, 3), replicate pad, ConvTranspose2d(4, 6, 3,
           stride 2, padding 1, output_padding 1), ReLU, constant pad (0.25),
-          ConvTranspose2d(6, 4, 3, groups 2, dilation 2), mean over H and W,
-          Linear(4, 5); x [4, 3, 6, 6].
+          ConvTranspose2d(6, 4, 3, groups 2, dilation 2), ConvTranspose2d(4, 4,
+          3, dilation 2, output_padding 1), mean over H and W, Linear(4, 5);
+          x [4, 3, 6, 6].
+  ties    Linear(8, 16) of zero weights and biases into the sum of nine
+          activations (each at exactly 0 at first), Linear(16, 5); x [4, 8].
+  einsum  attention written with torch.einsum: 'bsd,hd->bsh' by a [12, 8]
+          parameter, 'bqd,bkd->bqk', softmax, 'bqk,bkd->bqd', 'bsd->bd',
+          Linear(12, 5); x [4, 6, 8].
 
 For each model:
   MODEL_opset17.onnx  torch.onnx.export(dynamo=False, opset_version=17), with
@@ -93,7 +99,7 @@ MAX_BYTES = 150 * 1024
 # The nodes whose inputs and attributes the script prints.
 LAYER_OPS = ("LSTM", "GRU", "RNN", "InstanceNormalization", "GroupNormalization",
              "Resize", "LeakyRelu", "Elu", "Selu", "Celu", "Softplus", "Mish", "HardSigmoid",
-             "HardSwish", "PRelu", "ConvTranspose", "Pad")
+             "HardSwish", "PRelu", "ConvTranspose", "Pad", "Einsum")
 
 
 # --- Models -------------------------------------------------------------------
@@ -186,6 +192,26 @@ class Activations(torch.nn.Module):
         return self.head(h)
 
 
+class Ties(torch.nn.Module):
+    """Activations whose inputs are all exactly 0 at the start (a layer of
+    zero weights and biases), where a gradient depends on how a tie or a
+    branch at 0 is taken."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(8, 16)
+        self.head = torch.nn.Linear(16, 5)
+        with torch.no_grad():
+            self.fc.weight.zero_()
+            self.fc.bias.zero_()
+
+    def forward(self, x):
+        z = self.fc(x)
+        h = (F.softplus(z) + F.elu(z) + F.leaky_relu(z, 0.1) + F.hardswish(z) + F.mish(z) +
+             F.selu(z) + F.celu(z, 1.5) + F.hardsigmoid(z) + torch.relu(z))
+        return self.head(h)
+
+
 class Decoder(torch.nn.Module):
     """What a U-Net's decoder or a super-resolution head exports: pads in
     three modes and transposed convolutions (strided with output_padding;
@@ -196,13 +222,33 @@ class Decoder(torch.nn.Module):
         self.conv = torch.nn.Conv2d(3, 4, 3)
         self.up = torch.nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)
         self.grouped = torch.nn.ConvTranspose2d(6, 4, 3, groups=2, dilation=2)
+        # output_padding past the stride, below the dilation (onnxruntime
+        # refuses it; PyTorch computes it).
+        self.dilated = torch.nn.ConvTranspose2d(4, 4, 3, dilation=2, output_padding=1)
         self.fc = torch.nn.Linear(4, 5)
 
     def forward(self, x):
         h = self.conv(F.pad(x, (1, 1, 2, 0), mode="reflect"))
         h = torch.relu(self.up(F.pad(h, (1, 0, 0, 1), mode="replicate")))
         h = self.grouped(F.pad(h, (1, 2, 0, 1), value=0.25))
-        return self.fc(h.mean((2, 3)))
+        return self.fc(self.dilated(h).mean((2, 3)))
+
+
+class Einsum(torch.nn.Module):
+    """Attention written with torch.einsum: a projection by a weight
+    ('bsd,hd->bsh'), scores ('bqd,bkd->bqk'), their softmax applied
+    ('bqk,bkd->bqd') and a sum over the sequence ('bsd->bd')."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Parameter(0.3 * torch.randn(12, 8))
+        self.fc = torch.nn.Linear(12, 5)
+
+    def forward(self, x):
+        h = torch.einsum("bsd,hd->bsh", x, self.proj)
+        scores = torch.einsum("bqd,bkd->bqk", h, h).softmax(-1)
+        mixed = torch.einsum("bqk,bkd->bqd", scores, h)
+        return self.fc(torch.einsum("bsd->bd", mixed))
 
 
 def set_norm_affine(module, seed):
@@ -228,6 +274,8 @@ MODELS = {
     "activations": (Activations, 6, [8], {"LeakyRelu", "Elu", "Selu", "Softplus",
                                           "HardSigmoid", "PRelu"}),
     "decoder": (Decoder, 7, [3, 6, 6], {"ConvTranspose", "Pad"}),
+    "einsum": (Einsum, 8, [6, 8], {"Einsum"}),
+    "ties": (Ties, 9, [8], {"Softplus", "Elu"}),
 }
 
 
@@ -455,7 +503,14 @@ IR version capped at 8).
 - `decoder`: reflect pad, `Conv2d(3, 4, 3)`, replicate pad,
   `ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1)`, ReLU,
   constant pad (0.25), `ConvTranspose2d(6, 4, 3, groups=2, dilation=2)`,
-  mean over H and W, `Linear(4, 5)`; x `[4, 3, 6, 6]`.
+  `ConvTranspose2d(4, 4, 3, dilation=2, output_padding=1)`, mean over H
+  and W, `Linear(4, 5)`; x `[4, 3, 6, 6]`.
+- `ties`: `Linear(8, 16)` of zero weights and biases into the sum of nine
+  activations (softplus, elu, leaky_relu, hardswish, mish, selu, celu,
+  hardsigmoid, relu: each at exactly 0 at first), `Linear(16, 5)`; x `[4, 8]`.
+- `einsum`: attention written with `torch.einsum`: `'bsd,hd->bsh'` by a
+  `[12, 8]` parameter, `'bqd,bkd->bqk'`, softmax, `'bqk,bkd->bqd'`,
+  `'bsd->bd'`, `Linear(12, 5)`; x `[4, 6, 8]`.
 
 What the exporters write for these layers: the dynamo exporter has no ONNX
 `RNN` for `nn.RNN`, so `rnn_dynamo.onnx` unrolls it (MatMul, Add, Relu per

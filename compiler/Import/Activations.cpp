@@ -64,17 +64,30 @@ Result buildCelu(KilnOpBuilder &b, Value x, double alpha) {
   return succeeded(negative) ? aboveOr(b, x, 0, *negative) : negative;
 }
 
-Result buildSoftplus(KilnOpBuilder &b, Value x) {
-  Result zero = b.splatLike(x, 0);
-  Result positive = succeeded(zero) ? b.binary<MaximumOp>(x, *zero) : zero;
-  Result magnitude = b.unary<AbsOp>(x);
-  Result negated = succeeded(magnitude) ? b.unary<NegOp>(*magnitude) : magnitude;
-  Result e = succeeded(negated) ? b.unary<ExpOp>(*negated) : negated;
+/// log(1 + exp(v)).
+Result logOnePlusExp(KilnOpBuilder &b, Value v) {
+  Result e = b.unary<ExpOp>(v);
   Result onePlus = succeeded(e) ? shifted(b, *e, 1) : e;
-  Result logged = succeeded(onePlus) ? b.unary<LogOp>(*onePlus) : onePlus;
-  if (failed(positive) || failed(logged))
+  return succeeded(onePlus) ? b.unary<LogOp>(*onePlus) : onePlus;
+}
+
+Result buildSoftplus(KilnOpBuilder &b, Value x) {
+  // x > 0 ? x + log(1 + exp(-x)) : log(1 + exp(x)), each branch reading x
+  // only where it is chosen (0 elsewhere), so that neither overflows and
+  // the gradient at 0 is sigmoid(0) = 1/2 (max(x, 0) + log(1 + exp(-|x|))
+  // gave the tie's whole gradient to max and none to |x|).
+  Result zero = b.splatLike(x, 0);
+  Result positive = succeeded(zero) ? b.compare(ComparePredicate::gt, x, *zero) : zero;
+  if (failed(positive))
     return failure();
-  return b.binary<AddOp>(*positive, *logged);
+  Result above = b.select(*positive, x, *zero), below = b.select(*positive, *zero, x);
+  Result negatedAbove = succeeded(above) ? b.unary<NegOp>(*above) : above;
+  Result tailAbove = succeeded(negatedAbove) ? logOnePlusExp(b, *negatedAbove) : negatedAbove;
+  Result branchAbove = succeeded(tailAbove) ? b.binary<AddOp>(*above, *tailAbove) : tailAbove;
+  Result branchBelow = succeeded(below) ? logOnePlusExp(b, *below) : below;
+  if (failed(branchAbove) || failed(branchBelow))
+    return failure();
+  return b.select(*positive, *branchAbove, *branchBelow);
 }
 
 Result buildMish(KilnOpBuilder &b, Value x) {

@@ -26,7 +26,7 @@ ActivationResult buildLeakyRelu(KilnOpBuilder &b, mlir::Value x, double alpha);
 ActivationResult buildElu(KilnOpBuilder &b, mlir::Value x, double alpha, double scale = 1);
 /// x > 0 ? x : alpha * (exp(x / alpha) - 1).
 ActivationResult buildCelu(KilnOpBuilder &b, mlir::Value x, double alpha);
-/// log(1 + exp(x)), as max(x, 0) + log(1 + exp(-|x|)) (no overflow).
+/// log(1 + exp(x)), as x + log(1 + exp(-x)) where x > 0 (no overflow).
 ActivationResult buildSoftplus(KilnOpBuilder &b, mlir::Value x);
 /// x * tanh(softplus(x)).
 ActivationResult buildMish(KilnOpBuilder &b, mlir::Value x);

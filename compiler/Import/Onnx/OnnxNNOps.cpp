@@ -241,9 +241,16 @@ LogicalResult convertConvTranspose(OnnxNode &node) {
       readWindow(node, shape.drop_front(2), filterShape.drop_front(2));
   if (failed(window))
     return failure();
-  SmallVector<int64_t> resultShape = {shape[0], filterShape[1] * group};
+  // The product computes [N, M, core...]; output_padding beyond the high
+  // pad appends zeros (no input position reaches there).
+  SmallVector<int64_t> coreShape = {shape[0], filterShape[1] * group}, appended;
   for (int64_t d = 0; d < spatial; ++d) {
     int64_t in = shape[d + 2], stride = window->strides[d];
+    double reach = double(stride) * double(in - 1) +
+                   double(window->dilations[d]) * double(window->kernel[d] - 1);
+    if (reach > double(int64_t(1) << 31))
+      return node.emitError() << "would reach " << reach << " positions in dimension " << d
+                              << ": more than 2^31";
     int64_t extent = window->dilations[d] * (window->kernel[d] - 1) + 1;
     int64_t extra = (*outputPadding)[d];
     if (extra < 0 || extra >= std::max(stride, window->dilations[d]))
@@ -268,10 +275,28 @@ LogicalResult convertConvTranspose(OnnxNode &node) {
     int64_t out = full - window->padLow[d] - window->padHigh[d];
     if (out < 1)
       return node.emitError() << "gives an output of size " << out << " in dimension " << d;
-    resultShape.push_back(out);
+    int64_t coreHigh = std::max<int64_t>(window->padHigh[d] - extra, 0);
+    int64_t core = full - extra - window->padLow[d] - coreHigh;
+    if (core < 1)
+      return node.emitError() << "gives an output of size " << core << " before "
+                              << "output_padding in dimension " << d;
+    window->padHigh[d] = coreHigh;
+    coreShape.push_back(core);
+    appended.push_back(out - core);
   }
-  return setResultWithBias(
-      node, node.getBuilder().convTranspose(x, filter, window->attrs(), group, resultShape));
+  KilnOpBuilder &b = node.getBuilder();
+  Result y = b.convTranspose(x, filter, window->attrs(), group, coreShape);
+  for (int64_t d = 0; d < spatial && succeeded(y); ++d) {
+    if (appended[d] == 0)
+      continue;
+    SmallVector<int64_t> zerosShape(KilnOpBuilder::shapeOf(*y));
+    zerosShape[d + 2] = appended[d];
+    auto type = RankedTensorType::get(zerosShape, getElementTypeOrSelf(y->getType()));
+    Result zeros =
+        b.constant(SplatElementsAttr::get(type, b.getBuilder().getZeroAttr(type.getElementType())));
+    y = succeeded(zeros) ? b.concat({*y, *zeros}, d + 2) : zeros;
+  }
+  return setResultWithBias(node, y);
 }
 
 LogicalResult convertMaxPool(OnnxNode &node) {

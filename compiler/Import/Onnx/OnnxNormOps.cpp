@@ -86,7 +86,15 @@ Result reduceInForm(KilnOpBuilder &b, Value x, ArrayRef<int64_t> axes, bool keep
     return b.unary<SqrtOp>(*sum);
   }
   case ReduceForm::LogSumExp: {
-    Result top = b.reduce<ReduceMaxOp>(x, axes, /*keepDims=*/true);
+    // Shifted by the max where it is finite, by 0 where it is +-inf (a row
+    // of -inf sums to log 0 = -inf, one with +inf to inf, not inf - inf).
+    Result max = b.reduce<ReduceMaxOp>(x, axes, /*keepDims=*/true);
+    Result zero = succeeded(max) ? b.splatLike(*max, 0) : max;
+    Result gap = succeeded(max) ? b.binary<SubOp>(*max, *max) : max;
+    Result finite = succeeded(gap) && succeeded(zero)
+                        ? b.compare(ComparePredicate::eq, *gap, *zero)
+                        : Result(failure());
+    Result top = succeeded(finite) ? b.select(*finite, *max, *zero) : finite;
     Result shifted = succeeded(top) ? b.binary<SubOp>(x, *top) : top;
     Result e = succeeded(shifted) ? b.unary<ExpOp>(*shifted) : shifted;
     Result sum = succeeded(e) ? b.reduce<ReduceSumOp>(*e, axes, /*keepDims=*/true) : e;
@@ -151,6 +159,12 @@ LogicalResult convertReduce(OnnxNode &node, int64_t axesInputSince,
   int64_t rank = KilnOpBuilder::rankOf(x);
   SmallVector<int64_t> reduced;
   if (!axes || axes->empty()) {
+    // Nothing reduced: what the reduction does to each element alone
+    // (|x|, x * x; onnxruntime's and onnx's reference's reading).
+    if (noopWithEmptyAxes && (form == ReduceForm::L1 || form == ReduceForm::L2))
+      return node.setResult(0, node.getBuilder().unary<AbsOp>(x));
+    if (noopWithEmptyAxes && form == ReduceForm::SumSquare)
+      return node.setResult(0, node.getBuilder().binary<MulOp>(x, x));
     if (noopWithEmptyAxes)
       return node.setResult(0, x);
     for (int64_t d = 0; d < rank; ++d)

@@ -18,7 +18,7 @@ OpTable buildTable() {
   for (ArrayRef<OnnxOpConversion> family :
        {getOnnxMathOps(), getOnnxShapeOps(), getOnnxNormOps(), getOnnxNNOps(),
         getOnnxRecurrentOps(), getOnnxResizeOps(), getOnnxActivationOps(),
-        getOnnxPadOps(), getOnnxPositionOps()})
+        getOnnxPadOps(), getOnnxPositionOps(), getOnnxEinsumOps()})
     for (const OnnxOpConversion &op : family)
       table[op.opType] = &op;
   return table;

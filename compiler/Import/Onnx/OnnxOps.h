@@ -5,7 +5,7 @@
 // would change the meaning is never silently dropped) and the conversion.
 // Each family's file (OnnxMathOps.cpp, OnnxShapeOps.cpp, OnnxNormOps.cpp,
 // OnnxNNOps.cpp, OnnxRecurrentOps.cpp, OnnxResizeOps.cpp, OnnxActivationOps.cpp,
-// OnnxPadOps.cpp, OnnxPositionOps.cpp)
+// OnnxPadOps.cpp, OnnxPositionOps.cpp, OnnxEinsumOps.cpp)
 // holds its conversions and its part of the table.
 //
 //===----------------------------------------------------------------------===//
@@ -53,6 +53,7 @@ llvm::ArrayRef<OnnxOpConversion> getOnnxResizeOps(); // OnnxResizeOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxActivationOps(); // OnnxActivationOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxPadOps(); // OnnxPadOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxPositionOps(); // OnnxPositionOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxEinsumOps(); // OnnxEinsumOps.cpp
 
 } // namespace kiln
 

@@ -162,6 +162,23 @@ LogicalResult convertPad(OnnxNode &node) {
   if (static_cast<int64_t>(pads.size()) != 2 * count)
     return node.emitError() << "expects " << 2 * count
                             << " pads (begins, then ends), got " << formatIntList(pads);
+  // The result's size first: at most 2^31 elements, and at most 2^20 per
+  // dimension read through an index table (reflect, edge, wrap).
+  SmallVector<int64_t> resultShape(*shape);
+  for (int64_t k = 0; k < count; ++k) {
+    int64_t axis = axes[k];
+    int64_t grown = resultShape[axis] + pads[k] + pads[k + count];
+    if (mode != PadMode::Constant && grown > (int64_t(1) << 20) &&
+        (pads[k] > 0 || pads[k + count] > 0))
+      return node.emitError() << "pads dimension " << axis << " to " << grown
+                              << " elements; kiln's index tables hold at most 1048576";
+    resultShape[axis] = grown;
+  }
+  FailureOr<int64_t> elements = staticElementCount(resultShape);
+  bool nonEmpty = llvm::all_of(resultShape, [](int64_t d) { return d >= 1; });
+  if (nonEmpty && (failed(elements) || *elements > (int64_t(1) << 31)))
+    return node.emitError() << "would make " << formatIntList(resultShape)
+                            << ": more than 2^31 elements";
   KilnOpBuilder &b = node.getBuilder();
   Value y = x;
   for (int64_t k = 0; k < count; ++k) {

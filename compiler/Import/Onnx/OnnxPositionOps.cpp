@@ -1,8 +1,8 @@
 //===- OnnxPositionOps.cpp - ONNX ops over element positions --------------===//
 //
 // ArgMax and ArgMin (a reduction of positions where the extreme is), CumSum
-// (a product with a triangular matrix of ones along the axis, so it trains),
-// OneHot (kiln.one_hot scaled to the off and on values) and DepthToSpace /
+// (a scan of shifted adds, so it trains),
+// OneHot (kiln.one_hot choosing between the off and on values) and DepthToSpace /
 // SpaceToDepth (PixelShuffle: a reshape, a transpose and a reshape).
 //
 //===----------------------------------------------------------------------===//
@@ -13,15 +13,15 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <algorithm>
+#include <limits>
+
 using namespace mlir;
 
 namespace kiln {
 namespace {
 
 using Result = KilnOpBuilder::Result;
-
-/// The longest axis CumSum's N x N matrix of ones is built for.
-constexpr int64_t kMaxCumSumLength = 4096;
 
 /// A constant i64 tensor of `shape` holding `values`.
 Result int64Constant(KilnOpBuilder &b, ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
@@ -59,7 +59,23 @@ template <bool Minimum> LogicalResult convertArgExtreme(OnnxNode &node) {
   if (n < 1)
     return node.emitError() << "reduces an empty dimension " << *axis;
   KilnOpBuilder &b = node.getBuilder();
-  Result v = Minimum ? b.unary<NegOp>(x) : Result(x);
+  // ArgMin is ArgMax of an order-reversed x: -x for floats, -1 - x for
+  // integers (which, unlike -x, never wraps).
+  Result v = x;
+  if (Minimum) {
+    bool isFloat = llvm::isa<FloatType>(getElementTypeOrSelf(x.getType()));
+    Result minusOne = isFloat ? Result(Value()) : b.splatLike(x, -1);
+    v = isFloat ? b.unary<NegOp>(x)
+                : (succeeded(minusOne) ? b.binary<SubOp>(*minusOne, x) : minusOne);
+  }
+  // NaNs count as the lowest value (onnxruntime's choice: a row of NaNs
+  // gives position 0).
+  if (succeeded(v) && llvm::isa<FloatType>(getElementTypeOrSelf(x.getType()))) {
+    Result lowest = b.splatLike(*v, -std::numeric_limits<double>::infinity());
+    Result isNan = b.compare(ComparePredicate::ne, *v, *v);
+    v = succeeded(lowest) && succeeded(isNan) ? b.select(*isNan, *lowest, *v)
+                                              : Result(failure());
+  }
   Result extreme = succeeded(v) ? b.reduce<ReduceMaxOp>(*v, {*axis}, true) : v;
   Result at = succeeded(extreme) ? b.compare(ComparePredicate::eq, *v, *extreme) : extreme;
   // Scores: the position (last index wins the max) or n - 1 - position
@@ -74,25 +90,55 @@ template <bool Minimum> LogicalResult convertArgExtreme(OnnxNode &node) {
     return failure();
   Result picked = b.select(*at, *score, *none);
   Result best = succeeded(picked) ? b.reduce<ReduceMaxOp>(*picked, {*axis}, true) : picked;
+  // A row where nothing equals its extreme (a NaN made it NaN) gives -1:
+  // position 0, in range.
+  Result zero = int64Constant(b, {}, {0});
+  Result unmatched =
+      succeeded(best) && succeeded(zero) ? b.compare(ComparePredicate::lt, *best, *zero)
+                                         : Result(failure());
   if (succeeded(best) && !*last) {
     Result top = int64Constant(b, {}, {n - 1});
     best = succeeded(top) ? b.binary<SubOp>(*top, *best) : top;
   }
+  if (succeeded(best) && succeeded(unmatched))
+    best = b.select(*unmatched, *zero, *best);
   if (succeeded(best) && !*keepDims)
     best = b.reshape(*best, without(*shape, *axis));
   return node.setResult(0, best);
 }
 
-/// CumSum(x, axis): x moved to [M, N] with the axis last, times an N x N
-/// matrix T (T[i][j] = 1 where row i adds into column j: i <= j, i < j
-/// exclusive, i >= j reverse), moved back.
+/// `y` shifted by `k` along `axis` (toward higher positions, or lower with
+/// `backward`), zeros filling in.
+Result shifted(KilnOpBuilder &b, Value y, int64_t axis, int64_t k, bool backward) {
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(y);
+  int64_t n = shape[axis];
+  SmallVector<int64_t> start(shape.size(), 0), limit(shape), step(shape.size(), 1);
+  if (backward)
+    start[axis] = k;
+  else
+    limit[axis] = n - k;
+  SmallVector<int64_t> zerosShape(shape);
+  zerosShape[axis] = k;
+  auto type = RankedTensorType::get(zerosShape, getElementTypeOrSelf(y.getType()));
+  Result zeros = b.constant(SplatElementsAttr::get(type, b.getBuilder().getZeroAttr(
+                                                            type.getElementType())));
+  Result kept = b.slice(y, start, limit, step);
+  if (failed(zeros) || failed(kept))
+    return failure();
+  return backward ? b.concat({*kept, *zeros}, axis) : b.concat({*zeros, *kept}, axis);
+}
+
+/// CumSum(x, axis): a scan in log2(N) steps, each adding the running sums
+/// shifted by 1, 2, 4, ... positions (toward the end, or the start with
+/// `reverse`); `exclusive` shifts the result by one more. An inf or NaN
+/// reaches only the positions after it, as a running sum does.
 LogicalResult convertCumSum(OnnxNode &node) {
   FailureOr<int64_t> exclusive = node.getIntAttr("exclusive", 0);
   FailureOr<int64_t> reverse = node.getIntAttr("reverse", 0);
   if (failed(exclusive) || failed(reverse))
     return failure();
   Value x = node.getInput(0);
-  if (failed(node.requireFloat(x, "an input")))
+  if (failed(node.requireNumeric(x, "an input")))
     return failure();
   FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
   FailureOr<SmallVector<int64_t>> axisValue = node.getConstantInts(1, "axis");
@@ -100,53 +146,30 @@ LogicalResult convertCumSum(OnnxNode &node) {
     return failure();
   if (axisValue->size() != 1)
     return node.emitError() << "expects one axis, got " << formatIntList(*axisValue);
-  int64_t rank = static_cast<int64_t>(shape->size());
-  FailureOr<int64_t> axis = node.normalizeAxis(axisValue->front(), rank);
+  FailureOr<int64_t> axis = node.normalizeAxis(axisValue->front(), shape->size());
   if (failed(axis))
     return failure();
   int64_t n = (*shape)[*axis];
-  if (n < 1 || n > kMaxCumSumLength)
-    return node.emitError() << "sums along a dimension of " << n << "; kiln's CumSum takes 1 to "
-                            << kMaxCumSumLength;
   KilnOpBuilder &b = node.getBuilder();
-  SmallVector<int64_t> toLast, fromLast(rank);
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != *axis)
-      toLast.push_back(d);
-  toLast.push_back(*axis);
-  for (int64_t d = 0; d < rank; ++d)
-    fromLast[toLast[d]] = d;
-  SmallVector<int64_t> movedShape;
-  for (int64_t d : toLast)
-    movedShape.push_back((*shape)[d]);
-  Result moved = b.transpose(x, toLast);
-  Result rows = succeeded(moved) ? b.reshape(*moved, {staticElementCount(*shape).value() / n, n})
-                                 : moved;
-  Type elementType = getElementTypeOrSelf(x.getType());
-  SmallVector<APFloat> ones;
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < n; ++j) {
-      bool adds = *reverse ? (*exclusive ? i > j : i >= j) : (*exclusive ? i < j : i <= j);
-      APFloat one(adds ? 1.0 : 0.0);
-      bool lost;
-      one.convert(llvm::cast<FloatType>(elementType).getFloatSemantics(),
-                  APFloat::rmNearestTiesToEven, &lost);
-      ones.push_back(one);
-    }
-  Result triangle =
-      b.constant(DenseElementsAttr::get(RankedTensorType::get({n, n}, elementType), ones));
-  Result sums = succeeded(rows) && succeeded(triangle) ? b.matmul(*rows, *triangle)
-                                                       : Result(failure());
-  if (succeeded(sums))
-    sums = b.reshape(*sums, movedShape);
-  if (succeeded(sums))
-    sums = b.transpose(*sums, fromLast);
-  return node.setResult(0, sums);
+  Value y = x;
+  for (int64_t k = 1; k < n; k *= 2) {
+    Result moved = shifted(b, y, *axis, k, *reverse != 0);
+    Result sum = succeeded(moved) ? b.binary<AddOp>(y, *moved) : moved;
+    if (failed(sum))
+      return failure();
+    y = *sum;
+  }
+  if (*exclusive) {
+    if (n == 1)
+      return node.setResult(0, b.splatLike(x, 0));
+    return node.setResult(0, shifted(b, y, *axis, 1, *reverse != 0));
+  }
+  return node.setResult(0, y);
 }
 
 /// OneHot(indices, depth, values): kiln.one_hot of the indices (negative
 /// ones counted from the end, as ONNX wraps them) along a new axis, then
-/// off + onehot * (on - off) in the values' type.
+/// `on` where it is 1 and `off` elsewhere, in the values' type.
 LogicalResult convertOneHot(OnnxNode &node) {
   FailureOr<int64_t> axisAttr = node.getIntAttr("axis", -1);
   if (failed(axisAttr))
@@ -155,17 +178,22 @@ LogicalResult convertOneHot(OnnxNode &node) {
   Type indexType = getElementTypeOrSelf(indices.getType());
   if (!indexType.isInteger(32) && !indexType.isInteger(64))
     return node.emitError() << "expects int32 or int64 indices, got " << indexType;
-  FailureOr<SmallVector<int64_t>> depthValue = node.getConstantInts(1, "depth");
-  if (failed(depthValue))
-    return failure();
+  // depth: any number, cast to int64 (onnx.ai).
+  DenseElementsAttr depthValue = node.getConstantInput(1);
   DenseElementsAttr values = node.getConstantInput(2);
-  if (depthValue->size() != 1 || depthValue->front() < 1 ||
-      depthValue->front() > (int64_t(1) << 24))
-    return node.emitError() << "expects a depth in [1, 2^24], got "
-                            << formatIntList(*depthValue);
+  if (!depthValue || depthValue.getNumElements() != 1)
+    return node.emitError() << "expects input #1 (depth) to be one number known at import time";
+  Attribute depthElement = *depthValue.value_begin<Attribute>();
+  double depthNumber = 0;
+  if (auto f = llvm::dyn_cast<FloatAttr>(depthElement))
+    depthNumber = f.getValueAsDouble();
+  else if (auto i = llvm::dyn_cast<IntegerAttr>(depthElement))
+    depthNumber = static_cast<double>(i.getValue().getSExtValue());
+  if (!(depthNumber >= 1) || depthNumber > double(int64_t(1) << 24))
+    return node.emitError() << "expects a depth in [1, 2^24], got " << depthNumber;
   if (!values || values.getNumElements() != 2)
     return node.emitError() << "expects input #2 (values) to be [off, on] known at import time";
-  int64_t depth = depthValue->front();
+  auto depth = static_cast<int64_t>(depthNumber);
   FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(indices, "indices");
   if (failed(shape))
     return failure();
@@ -174,16 +202,8 @@ LogicalResult convertOneHot(OnnxNode &node) {
   if (failed(axis))
     return failure();
   Type valueType = values.getElementType();
-  double off, on;
-  if (auto floatType = llvm::dyn_cast<FloatType>(valueType)) {
-    off = values.getValues<APFloat>()[0].convertToDouble();
-    on = values.getValues<APFloat>()[1].convertToDouble();
-  } else if (valueType.isInteger(32) || valueType.isInteger(64)) {
-    off = static_cast<double>(values.getValues<APInt>()[0].getSExtValue());
-    on = static_cast<double>(values.getValues<APInt>()[1].getSExtValue());
-  } else {
+  if (!llvm::isa<FloatType>(valueType) && !llvm::isa<IntegerType>(valueType))
     return node.emitError() << "expects float or integer values, got " << valueType;
-  }
   KilnOpBuilder &b = node.getBuilder();
   // Indices in [-depth, 0) count from the end.
   auto splat = [&](Type type, double value) -> Result {
@@ -206,15 +226,16 @@ LogicalResult convertOneHot(OnnxNode &node) {
   hotShape.push_back(depth);
   auto hotType = RankedTensorType::get(hotShape, b.getBuilder().getF32Type());
   Value hot = b.getBuilder().create<OneHotOp>(b.getLoc(), hotType, *wrapped);
-  Result scaled = hot;
-  if (on - off != 1.0 || off != 0.0) {
-    Result scale = b.splatLike(hot, on - off), bias = b.splatLike(hot, off);
-    scaled = succeeded(scale) ? b.binary<MulOp>(hot, *scale) : scale;
-    if (succeeded(scaled) && succeeded(bias))
-      scaled = b.binary<AddOp>(*scaled, *bias);
-  }
-  if (succeeded(scaled) && valueType != b.getBuilder().getF32Type())
-    scaled = b.cast(*scaled, valueType);
+  // on where hot, else off, in the values' own type (exact for any value).
+  auto valueAt = [&](int index) -> Result {
+    auto type = RankedTensorType::get(hotShape, valueType);
+    return b.constant(SplatElementsAttr::get(type, *(values.value_begin<Attribute>() + index)));
+  };
+  Result half = b.splatLike(hot, 0.5), off = valueAt(0), on = valueAt(1);
+  Result isOn = succeeded(half) ? b.compare(ComparePredicate::gt, hot, *half) : half;
+  Result scaled = succeeded(isOn) && succeeded(on) && succeeded(off)
+                      ? b.select(*isOn, *on, *off)
+                      : Result(failure());
   if (succeeded(scaled) && *axis != rank - 1) {
     SmallVector<int64_t> perm;
     for (int64_t d = 0; d < rank - 1; ++d) {
@@ -241,7 +262,8 @@ template <bool ToSpace> LogicalResult convertDepthSpace(OnnxNode &node) {
   if (shape->size() != 4)
     return node.emitError() << "expects an input [N, C, H, W], got " << formatIntList(*shape);
   int64_t n = (*shape)[0], c = (*shape)[1], h = (*shape)[2], w = (*shape)[3], s = *block;
-  if (s < 1 || (ToSpace ? c % (s * s) != 0 : h % s != 0 || w % s != 0))
+  if (s < 1 || s > std::max({c, h, w}) ||
+      (ToSpace ? c % (s * s) != 0 : h % s != 0 || w % s != 0))
     return node.emitError() << "expects a blocksize of at least 1 dividing "
                             << (ToSpace ? "the channels by its square" : "H and W") << ", got "
                             << s << " for " << formatIntList(*shape);
