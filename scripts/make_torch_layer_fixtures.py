@@ -87,7 +87,8 @@ from onnx import numpy_helper
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
-from make_onnx_fixtures import IR_VERSION, tidy_torch_export  # noqa: E402
+from make_onnx_fixtures import IR_VERSION  # noqa: E402
+from make_onnx_torch_fixtures import tidy_torch_export  # noqa: E402
 
 ROOT = os.path.dirname(SCRIPTS)
 OUT = os.path.join(ROOT, "test", "Inputs", "torch_layers")

@@ -60,17 +60,19 @@ void forEachOutput(const Shape &out,
   });
 }
 
-} // namespace
-
-Tensor convolve(const Tensor &x, const Tensor &w, const Window &window,
-                int64_t groups, const Shape &out) {
-  Tensor result{out, std::vector<double>(product(out), 0.0)};
-  Shape spatial(x.shape.begin() + 2, x.shape.end());
+/// Calls `tap(outAt, inAt, weight)` for every term of a convolution of an
+/// input of shape `in` [N, C, D...] with `w` [F, C / groups, K...] into
+/// `out` [N, F, O...]: output element `outAt` adds input element `inAt`
+/// times `weight`. A convolution gathers these terms; its transpose
+/// scatters them back.
+void forEachConvTerm(const Shape &in, const Tensor &w, const Window &window, int64_t groups,
+                     const Shape &out,
+                     const std::function<void(int64_t, int64_t, double)> &tap) {
+  Shape spatial(in.begin() + 2, in.end());
   Shape kernel(w.shape.begin() + 2, w.shape.end());
   int64_t perGroupIn = w.shape[1], perGroupOut = w.shape[0] / groups;
   forEachOutput(out, [&](int64_t n, int64_t f, const Shape &o, int64_t at) {
     int64_t group = f / perGroupOut;
-    double sum = 0;
     for (int64_t c = 0; c < perGroupIn; ++c) {
       int64_t channel = group * perGroupIn + c;
       forEachIndex(kernel, [&](const Shape &k) {
@@ -80,10 +82,19 @@ Tensor convolve(const Tensor &x, const Tensor &w, const Window &window,
         Shape xi = {n, channel}, wi = {f, c};
         xi.insert(xi.end(), p.begin(), p.end());
         wi.insert(wi.end(), k.begin(), k.end());
-        sum += x.data[flat(xi, x.shape)] * w.data[flat(wi, w.shape)];
+        tap(at, flat(xi, in), w.data[flat(wi, w.shape)]);
       });
     }
-    result.data[at] = sum;
+  });
+}
+
+} // namespace
+
+Tensor convolve(const Tensor &x, const Tensor &w, const Window &window,
+                int64_t groups, const Shape &out) {
+  Tensor result{out, std::vector<double>(product(out), 0.0)};
+  forEachConvTerm(x.shape, w, window, groups, out, [&](int64_t at, int64_t from, double weight) {
+    result.data[at] += x.data[from] * weight;
   });
   return result;
 }
@@ -91,24 +102,10 @@ Tensor convolve(const Tensor &x, const Tensor &w, const Window &window,
 Tensor convolveTransposed(const Tensor &dy, const Tensor &w, const Window &window,
                           int64_t groups, const Shape &out) {
   Tensor result{out, std::vector<double>(product(out), 0.0)};
-  Shape spatial(out.begin() + 2, out.end());
-  Shape kernel(w.shape.begin() + 2, w.shape.end());
-  int64_t perGroupIn = w.shape[1], perGroupOut = w.shape[0] / groups;
-  forEachOutput(dy.shape, [&](int64_t n, int64_t f, const Shape &o, int64_t at) {
-    int64_t group = f / perGroupOut;
-    for (int64_t c = 0; c < perGroupIn; ++c) {
-      int64_t channel = group * perGroupIn + c;
-      forEachIndex(kernel, [&](const Shape &k) {
-        Shape p;
-        if (!inputPosition(window, spatial, o, k, p))
-          return;
-        Shape xi = {n, channel}, wi = {f, c};
-        xi.insert(xi.end(), p.begin(), p.end());
-        wi.insert(wi.end(), k.begin(), k.end());
-        result.data[flat(xi, out)] += dy.data[at] * w.data[flat(wi, w.shape)];
-      });
-    }
-  });
+  forEachConvTerm(out, w, window, groups, dy.shape,
+                  [&](int64_t at, int64_t to, double weight) {
+                    result.data[to] += dy.data[at] * weight;
+                  });
   return result;
 }
 
