@@ -32,14 +32,25 @@ def tidy_torch_export(m, keep_fx_nodes=False):
     parameters its op reads), and no node doc strings."""
     m.ir_version = min(m.ir_version, IR_VERSION)
     m.producer_version = "torch"
-    for node in m.graph.node:
+    tidy_graph(m.graph, keep_fx_nodes)
+
+
+def tidy_graph(graph, keep_fx_nodes):
+    """tidy_torch_export for one graph and the subgraphs of its nodes (a
+    Loop's body, an If's branches)."""
+    for node in graph.node:
         kept = [(p.key, p.value) for p in node.metadata_props
                 if keep_fx_nodes and p.key == "pkg.torch.onnx.fx_node"]
         node.ClearField("metadata_props")
         node.ClearField("doc_string")
         for key, text in kept:
             node.metadata_props.add(key=key, value=text)
-    for info in list(m.graph.input) + list(m.graph.output) + list(m.graph.value_info):
+        for attribute in node.attribute:
+            if attribute.HasField("g"):
+                tidy_graph(attribute.g, keep_fx_nodes)
+            for subgraph in attribute.graphs:
+                tidy_graph(subgraph, keep_fx_nodes)
+    for info in list(graph.input) + list(graph.output) + list(graph.value_info):
         info.ClearField("metadata_props")
 
 

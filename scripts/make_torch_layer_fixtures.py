@@ -343,16 +343,20 @@ def write_losses(name, optimizer, losses, losses_f32, noise):
 # --- Training -------------------------------------------------------------------
 
 
+def make_optimizer(module, optimizer):
+    """torch.optim.SGD at SGD_LR or Adam with ADAM's settings."""
+    params = list(module.parameters())
+    if optimizer == "sgd":
+        return torch.optim.SGD(params, lr=SGD_LR)
+    return torch.optim.Adam(params, lr=ADAM["lr"], betas=(ADAM["beta1"], ADAM["beta2"]),
+                            eps=ADAM["eps"], foreach=False)
+
+
 def torch_losses(module, data, optimizer, dtype):
     """The losses of STEPS steps of the module cast to `dtype`, each computed
     before its update, in eval mode; step k on rows [(k-1)B, kB)."""
     module = copy.deepcopy(module).to(dtype).eval()
-    params = list(module.parameters())
-    if optimizer == "sgd":
-        opt = torch.optim.SGD(params, lr=SGD_LR)
-    else:
-        opt = torch.optim.Adam(params, lr=ADAM["lr"], betas=(ADAM["beta1"], ADAM["beta2"]),
-                               eps=ADAM["eps"], foreach=False)
+    opt = make_optimizer(module, optimizer)
     assert len(data["label"]) >= STEPS * BATCH
     losses = []
     for step in range(STEPS):
@@ -616,12 +620,17 @@ def main():
         print("%-22s checker %s; %s" % (filename, checker, runtime))
     for line in missing:
         print("NOTE: " + line)
+    print_noise(noise)
+    return 0
+
+
+def print_noise(noise):
+    """The table of each curve's first and last loss and f32-vs-f64 noise."""
     print("%-8s %-5s %10s %10s  %s" % ("model", "opt", "first", "last",
                                        "f32 vs f64 (worst step)"))
     for model, optimizer, first, last, worst, step in noise:
         print("%-8s %-5s %10.6f %10.6f  %.2e (step %d)" % (
             model, optimizer, first, last, worst, step))
-    return 0
 
 
 if __name__ == "__main__":

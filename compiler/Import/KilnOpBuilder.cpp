@@ -247,6 +247,46 @@ KilnOpBuilder::Result KilnOpBuilder::embeddingBag(Value table, Value ids,
                                 combiner);
 }
 
+KilnOpBuilder::Result KilnOpBuilder::scatterAddRows(Value rows, Value ids, int64_t numRows) {
+  auto rowsType = llvm::cast<RankedTensorType>(rows.getType());
+  SmallVector<int64_t> shape(rowsType.getShape());
+  shape[0] = numRows;
+  return create<ScatterAddRowsOp>(RankedTensorType::get(shape, rowsType.getElementType()), rows,
+                                  ids);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::shifted(Value y, int64_t axis, int64_t k, bool backward) {
+  ArrayRef<int64_t> shape = shapeOf(y);
+  int64_t n = shape[axis];
+  SmallVector<int64_t> start(shape.size(), 0), limit(shape), step(shape.size(), 1);
+  if (backward)
+    start[axis] = k;
+  else
+    limit[axis] = n - k;
+  SmallVector<int64_t> zerosShape(shape);
+  zerosShape[axis] = k;
+  auto type = RankedTensorType::get(zerosShape, getElementTypeOrSelf(y.getType()));
+  Result zeros =
+      constant(SplatElementsAttr::get(type, builder.getZeroAttr(type.getElementType())));
+  Result kept = slice(y, start, limit, step);
+  if (failed(zeros) || failed(kept))
+    return failure();
+  return backward ? concat({*kept, *zeros}, axis) : concat({*zeros, *kept}, axis);
+}
+
+KilnOpBuilder::Result KilnOpBuilder::cumulativeSum(Value x, int64_t axis, bool reverse) {
+  int64_t n = shapeOf(x)[axis];
+  Value y = x;
+  for (int64_t k = 1; k < n; k *= 2) {
+    Result moved = shifted(y, axis, k, reverse);
+    Result sum = succeeded(moved) ? binary<AddOp>(y, *moved) : moved;
+    if (failed(sum))
+      return failure();
+    y = *sum;
+  }
+  return y;
+}
+
 KilnOpBuilder::Result KilnOpBuilder::reverse(Value operand, int64_t axis) {
   int64_t size = shapeOf(operand)[axis];
   SmallVector<int64_t> indices;

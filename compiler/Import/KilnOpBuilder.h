@@ -102,6 +102,16 @@ public:
   Result gather(mlir::Value table, mlir::Value indices, int64_t axis);
   /// A multi-hot lookup: each list of `ids` (padded with -1) combined.
   Result embeddingBag(mlir::Value table, mlir::Value ids, EmbeddingCombiner combiner);
+  /// `rows` [N, rest...] summed into `numRows` rows of zeros at `ids` [N]
+  /// (an id outside [0, numRows) adds nothing): a segment sum.
+  Result scatterAddRows(mlir::Value rows, mlir::Value ids, int64_t numRows);
+  /// `y` moved by `k` positions along `axis` (toward the end, or toward the
+  /// start with `backward`), zeros filling in.
+  Result shifted(mlir::Value y, int64_t axis, int64_t k, bool backward);
+  /// The running sum along `axis` (from the end with `reverse`): log2(N)
+  /// steps, each adding the sums shifted by 1, 2, 4, ... positions, so an
+  /// inf or NaN reaches only the positions after it and it trains.
+  Result cumulativeSum(mlir::Value x, int64_t axis, bool reverse);
   /// `operand` reversed along a non-negative `axis` of static size: a gather
   /// of constant indices.
   Result reverse(mlir::Value operand, int64_t axis);

@@ -136,7 +136,8 @@ Serializer::bindings(ArrayRef<NamedBuffer> named, bool feeds) {
       views = fbb.CreateVector(same);
     }
     list.push_back(fb::CreateBinding(fbb, fbb.CreateString(binding.name), binding.buffer,
-                                     binding.idBound, binding.paddedIds, views));
+                                     binding.idBound, binding.paddedIds, views,
+                                     binding.idsPerExample, binding.offsetsStride));
   }
   return fbb.CreateVector(list);
 }

@@ -5,6 +5,7 @@
 #include "compiler/Target/MemoryPlan.h"
 #include "dialects/Dist/KDistOps.h"
 #include "dialects/Kiln/ComputePrecision.h"
+#include "dialects/Kiln/FeedAttrs.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -486,8 +487,15 @@ void Planner::planFeeds(func::FuncOp func) {
     auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
                                                   KilnDialect::kNameAttrName);
     bool ids = llvm::isa<IntegerType>(type.getElementType());
+    auto positive = [&](StringRef attr) -> int64_t {
+      auto value = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), attr);
+      return value ? value.getInt() : 0;
+    };
+    int64_t perExample = positive(kIdsPerExampleAttr);
     program->feeds.push_back({name ? name.str() : "arg" + std::to_string(arg.getArgNumber()),
-                              buffer, ids ? idBoundOf(arg) : 0, ids && takesPaddedIds(arg)});
+                              buffer, ids ? idBoundOf(arg) : 0,
+                              ids && (perExample > 0 || takesPaddedIds(arg)), perExample,
+                              ids ? positive(kOffsetsStrideAttr) : 0});
   }
 }
 

@@ -188,12 +188,16 @@ using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, SparseApplyS
 /// A model input or output and its buffer. For an integer input, `idBound`
 /// is the exclusive bound its values index (an embedding table's rows, a
 /// classifier's classes); 0 when it indexes nothing. `paddedIds`: it feeds
-/// an embedding bag, whose id lists are padded with -1.
+/// an embedding bag, whose id lists are padded with -1. `idsPerExample` and
+/// `offsetsStride`: an EmbeddingBag's flat ids and its offsets, which
+/// training fills as dialects/Kiln/FeedAttrs.h says; 0 otherwise.
 struct NamedBuffer {
   std::string name;
   int buffer;
   int64_t idBound = 0;
   bool paddedIds = false;
+  int64_t idsPerExample = 0;
+  int64_t offsetsStride = 0;
 };
 
 /// One function as a program: steps in order, its inputs and outputs.

@@ -2,6 +2,7 @@
 
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/Kiln/ComputePrecision.h"
+#include "dialects/Kiln/FeedAttrs.h"
 #include "dialects/Kiln/KilnOps.h"
 #include "dialects/Kiln/TrainSpec.h"
 
@@ -87,6 +88,14 @@ static LogicalResult verifyNameAttr(Operation *op, StringRef what,
 LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
+  StringRef name = attr.getName().getValue();
+  if (name == kIdsPerExampleAttr || name == kOffsetsStrideAttr) {
+    auto value = llvm::dyn_cast<IntegerAttr>(attr.getValue());
+    if (!value || value.getInt() < 1)
+      return op->emitError("'") << name << "' of argument #" << argIndex
+                                << " must be a positive integer, got " << attr.getValue();
+    return success();
+  }
   return verifyNameAttr(op, "argument", argIndex, attr);
 }
 

@@ -214,6 +214,30 @@ Value gatherElementsGradient(GatherElementsOp gather, Value g, GradientBuilder &
   return b.create<PadOp>(loc, input, dense, low, high, interior);
 }
 
+/// d rows[i] = g[ids[i]], or 0 where ids[i] is outside the result (that row
+/// added nothing): a segment sum's gradient (an EmbeddingBag with offsets).
+Value scatteredRowsGradient(ScatterAddRowsOp scatter, Value g, GradientBuilder &gb) {
+  OpBuilder &b = gb.builder();
+  Location loc = gb.location();
+  RankedTensorType rows = tensorType(scatter.getRows());
+  Value ids = scatter.getIds();
+  int64_t n = rows.getDimSize(0), count = tensorType(g).getDimSize(0);
+  Value gathered = b.create<GatherOp>(loc, rows, g, ids, b.getI64IntegerAttr(0));
+  // A negative id made `count`, then one test: below `count`.
+  Value past = gb.splatLike(ids, static_cast<double>(count));
+  Value nonNegative = b.create<SelectOp>(
+      loc, gb.compare(ComparePredicate::ge, ids, gb.splatLike(ids, 0.0)), ids, past);
+  Value inRange = gb.compare(ComparePredicate::lt, nonNegative, past);
+  SmallVector<int64_t> columnShape(rows.getRank(), 1);
+  columnShape[0] = n;
+  auto maskType = [&](ArrayRef<int64_t> shape) {
+    return RankedTensorType::get(shape, b.getI1Type());
+  };
+  Value mask = b.create<ReshapeOp>(loc, maskType(columnShape), inRange);
+  mask = b.create<BroadcastOp>(loc, maskType(rows.getShape()), mask);
+  return b.create<SelectOp>(loc, mask, gathered, gb.splatLike(gathered, 0.0));
+}
+
 } // namespace
 
 Value scatterRowsDense(GradientBuilder &gb, Value ids, Value values,
@@ -264,6 +288,10 @@ FailureOr<bool> networkGradients(Operation *op, Value g, GradientBuilder &gb,
     grads.assign({scatterRowsDense(gb, flatIds, embeddingBagRowGradients(bag, g, gb),
                                    tensorType(bag.getTable())),
                   Value()});
+    return true;
+  }
+  if (auto scatter = llvm::dyn_cast<ScatterAddRowsOp>(op)) {
+    grads.assign({scatteredRowsGradient(scatter, g, gb), Value()});
     return true;
   }
   if (auto gather = llvm::dyn_cast<GatherElementsOp>(op)) {

@@ -103,18 +103,66 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
         return false;
       }
       int64_t batch = buffer.shape()->Get(0);
+      bool integers = spec.type != data::ElementType::F32;
+      if (integers && feed->offsets_stride() > 0) {
+        // An EmbeddingBag's offsets: made below, once the batch is known.
+        madeFeeds_.push_back({spec.name, buffer.dtype(), {}});
+        continue;
+      }
+      int64_t perExample = feed->ids_per_example();
+      if (perExample > 0) {
+        // An EmbeddingBag's ids (or per-sample weights): the batch's lists
+        // back to back.
+        if (buffer.shape()->size() != 1 || batch % perExample != 0) {
+          error = path + ": error: feed '" + spec.name + "' takes " +
+                  std::to_string(perExample) + " ids per example, but its shape is not [" +
+                  "examples x " + std::to_string(perExample) + "]";
+          return false;
+        }
+        batch /= perExample;
+      }
       if (batchSize_ != 0 && batch != batchSize_) {
         error = path + ": error: feed '" + spec.name + "' has batch " + std::to_string(batch) +
                 ", another feed has " + std::to_string(batchSize_);
         return false;
       }
       batchSize_ = batch;
-      spec.exampleShape.assign(buffer.shape()->begin() + 1, buffer.shape()->end());
+      if (perExample > 0)
+        spec.exampleShape = {perExample};
+      else
+        spec.exampleShape.assign(buffer.shape()->begin() + 1, buffer.shape()->end());
       spec.idBound = feed->id_bound();
-      spec.paddedIds = feed->padded_ids();
+      spec.paddedIds = feed->padded_ids() || (integers && perExample > 0);
       specs_.push_back(spec);
       feedTypes_.push_back(buffer.dtype());
     }
+  // Offsets: example i's list starts at i x the ids per example; one more
+  // offset (include_last_offset) is where the last list ends.
+  for (MadeFeed &made : madeFeeds_) {
+    const Binding *feed = nullptr;
+    for (const Binding *candidate : *batchProgram->feeds())
+      if (text(candidate->name()) == made.name)
+        feed = candidate;
+    const Buffer &buffer = *root.buffers()->Get(feed->buffer());
+    int64_t count = buffer.shape()->Get(0);
+    if (buffer.shape()->size() != 1 || (count != batchSize_ && count != batchSize_ + 1)) {
+      error = path + ": error: feed '" + made.name + "' holds the offsets of " +
+              std::to_string(count) + " lists, but a batch has " + std::to_string(batchSize_) +
+              " examples";
+      return false;
+    }
+    bool wide = made.dtype == DType_I64;
+    made.bytes.resize(count * (wide ? 8 : 4));
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t offset = i * feed->offsets_stride();
+      if (wide)
+        std::memcpy(made.bytes.data() + 8 * i, &offset, 8);
+      else {
+        auto narrow = static_cast<int32_t>(offset);
+        std::memcpy(made.bytes.data() + 4 * i, &narrow, 4);
+      }
+    }
+  }
   if (root.variables())
     for (const Variable *variable : *root.variables()) {
       // The parameter servers hold (and checkpoint) a placed variable.
@@ -218,9 +266,20 @@ bool TrainingModel::runForward(exec::Session &session, std::string &error) const
   return run(session, kForwardProgram, error);
 }
 
+bool TrainingModel::bindMadeFeeds(exec::Session &session, const char *program,
+                                  std::string &error) const {
+  for (const MadeFeed &made : madeFeeds_)
+    if (!check(session.bindFeed(program, made.name, made.dtype, made.bytes.data(),
+                                made.bytes.size(), error)))
+      return false;
+  return true;
+}
+
 bool TrainingModel::bindBatch(exec::Session &session, const char *program,
                               const std::vector<std::vector<uint8_t>> &batch,
                               std::string &error) const {
+  if (!bindMadeFeeds(session, program, error))
+    return false;
   for (size_t i = 0; i < specs_.size(); ++i)
     if (!check(session.bindFeed(program, specs_[i].name, feedTypes_[i], batch[i].data(),
                                 batch[i].size(), error)))
@@ -233,6 +292,8 @@ bool TrainingModel::bindBatch(exec::Session &session, const char *program,
                               FeedCounts *counts) const {
   FeedCounts none;
   FeedCounts &count = counts ? *counts : none;
+  if (!bindMadeFeeds(session, program, error))
+    return false;
   // The data set checked every row's ids against the batch program's
   // bounds (specs_) when it was loaded: no second pass for that program.
   bool idsChecked = std::string_view(program) == batchProgram();

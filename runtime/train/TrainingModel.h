@@ -131,6 +131,16 @@ private:
   };
 
   bool run(exec::Session &session, const char *program, std::string &error) const;
+  /// Binds the feeds training makes rather than reads (an EmbeddingBag's
+  /// offsets) to `program`.
+  bool bindMadeFeeds(exec::Session &session, const char *program, std::string &error) const;
+
+  /// A feed whose value training makes: its name, type and bytes.
+  struct MadeFeed {
+    std::string name;
+    artifact::DType dtype;
+    std::vector<uint8_t> bytes;
+  };
 
   std::shared_ptr<const exec::Executable> executable_;
   std::string path_, name_, loss_, label_, lossKind_, prediction_;
@@ -142,6 +152,7 @@ private:
   bool lossScaling_ = false;
   std::vector<data::FeedSpec> specs_;
   std::vector<artifact::DType> feedTypes_;
+  std::vector<MadeFeed> madeFeeds_;
   std::vector<VariableInfo> variables_;
 };
 

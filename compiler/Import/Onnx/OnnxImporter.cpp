@@ -67,6 +67,12 @@ public:
     auto it = sequences.find(resolve(name));
     return it == sequences.end() ? nullptr : &it->second;
   }
+  void defineStackedSequence(StringRef name, Value stacked) override {
+    stackedSequences[name] = stacked;
+  }
+  Value lookupStackedSequence(StringRef name) override {
+    return stackedSequences.lookup(resolve(name));
+  }
 
 private:
   /// A value known at import time: an initializer or a Constant's output.
@@ -119,6 +125,7 @@ private:
 
   llvm::StringMap<Value> values;
   llvm::StringMap<SmallVector<Value>> sequences;
+  llvm::StringMap<Value> stackedSequences;
   llvm::StringMap<Known> known;
   llvm::StringMap<std::string> aliases;
   llvm::StringMap<unsigned> uses;
@@ -359,13 +366,24 @@ LogicalResult OnnxGraphImporter::buildFunction() {
   return success();
 }
 
-void OnnxGraphImporter::countUses() {
-  for (const onnx::NodeProto &node : graph().node())
+/// Counts every read of a name in `graph` and the graphs nested in it (an
+/// If's branch may be imported into the graph around it).
+static void countReads(const onnx::GraphProto &graph, llvm::StringMap<unsigned> &uses) {
+  for (const onnx::NodeProto &node : graph.node()) {
     for (const std::string &input : node.input())
       ++uses[input];
-  for (const onnx::ValueInfoProto &output : graph().output())
+    for (const onnx::AttributeProto &attribute : node.attribute()) {
+      if (attribute.has_g())
+        countReads(attribute.g(), uses);
+      for (const onnx::GraphProto &nested : attribute.graphs())
+        countReads(nested, uses);
+    }
+  }
+  for (const onnx::ValueInfoProto &output : graph.output())
     ++uses[output.name()];
 }
+
+void OnnxGraphImporter::countUses() { countReads(graph(), uses); }
 
 LogicalResult OnnxGraphImporter::convertNodes() {
   llvm::StringSet<> available;
@@ -379,24 +397,8 @@ LogicalResult OnnxGraphImporter::convertNodes() {
     return failure();
   KilnOpBuilder kiln(builder);
   for (int i : *order) {
-    const onnx::NodeProto &proto = graph().node(i);
     kiln.setLoc(nodeLoc(i));
-    if (!proto.domain().empty() && proto.domain() != "ai.onnx")
-      return kiln.emitError() << "is in domain '" << printable(proto.domain())
-                              << "'; kiln reads the default ONNX domain only";
-    const OnnxOpConversion *op = lookupOnnxOp(proto.op_type());
-    if (!op)
-      return kiln.emitError()
-             << "unsupported ONNX op '" << printable(proto.op_type()) << "' (opset "
-             << opset << ")";
-    // Sequences hold several tensors: only SequenceAt picks one out.
-    if (proto.op_type() != "SequenceAt")
-      for (const std::string &input : proto.input())
-        if (!input.empty() && sequences.count(resolve(input)))
-          return kiln.emitError() << "reads the sequence '" << printable(input)
-                                  << "'; kiln reads sequences only through SequenceAt";
-    OnnxNode node(proto, opset, modelDir, kiln, *this);
-    if (failed(convertOnnxNode(*op, node)))
+    if (failed(convertOnnxNodeProto(graph().node(i), opset, modelDir, kiln, *this)))
       return failure();
   }
   return success();
@@ -455,7 +457,7 @@ LogicalResult OnnxGraphImporter::buildReturn() {
     if (output.name().empty())
       return emitError(loc) << "has no name";
     StringRef name = resolve(output.name());
-    if (sequences.count(name))
+    if (sequences.count(name) || stackedSequences.count(name))
       return emitError(loc) << "is a sequence; kiln returns tensors only";
     if (!values.count(name) && !known.count(name))
       return emitError(loc)

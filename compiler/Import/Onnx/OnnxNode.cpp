@@ -3,6 +3,9 @@
 #include "compiler/Import/Onnx/OnnxNode.h"
 
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/Onnx/OnnxGraphOrder.h"
+#include "compiler/Import/Onnx/OnnxOps.h"
+#include "compiler/Import/Onnx/OnnxTensor.h"
 
 using namespace mlir;
 
@@ -121,6 +124,48 @@ bool OnnxNode::setResultToInitializerCopy(unsigned i, unsigned input) {
     return false;
   markResult(i);
   return true;
+}
+
+LogicalResult OnnxNode::importBranch(const onnx::GraphProto &branch) {
+  // What the branch reads from around it exists: the graph order put this
+  // node after its producers.
+  llvm::StringSet<> available;
+  for (const std::string &name : graphOuterNames(branch))
+    available.insert(name);
+  Location around = getLoc();
+  Location fileLoc = around;
+  if (auto named = llvm::dyn_cast<NameLoc>(around))
+    fileLoc = named.getChildLoc();
+  std::string where = " in a branch of " + proto.op_type() + " '" + printable(proto.name()) + "'";
+  auto nodeLoc = [&](int i) -> Location {
+    const onnx::NodeProto &node = branch.node(i);
+    std::string name = node.name().empty() ? "node #" + std::to_string(i)
+                                           : "node '" + printable(node.name()) + "'";
+    return NameLoc::get(StringAttr::get(getContext(), name + " (" + printable(node.op_type()) +
+                                                          ")" + where),
+                        fileLoc);
+  };
+  for (const onnx::TensorProto &tensor : branch.initializer()) {
+    Location loc = NameLoc::get(
+        StringAttr::get(getContext(), "initializer '" + printable(tensor.name()) + "'" + where),
+        fileLoc);
+    FailureOr<DenseElementsAttr> value = decodeOnnxTensor(tensor, modelDir, loc);
+    if (failed(value))
+      return failure();
+    onnxScope.defineConstant(tensor.name(), *value, loc);
+    available.insert(tensor.name());
+  }
+  FailureOr<SmallVector<int>> order = orderOnnxNodes(branch, available, nodeLoc);
+  if (failed(order))
+    return failure();
+  KilnOpBuilder &builder = getBuilder();
+  for (int i : *order) {
+    builder.setLoc(nodeLoc(i));
+    if (failed(convertOnnxNodeProto(branch.node(i), opset, modelDir, builder, onnxScope)))
+      return failure();
+  }
+  builder.setLoc(around);
+  return success();
 }
 
 } // namespace kiln

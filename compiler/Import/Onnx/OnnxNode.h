@@ -31,6 +31,11 @@ public:
   virtual void defineSequence(llvm::StringRef name, llvm::SmallVector<mlir::Value> parts) = 0;
   /// The tensors of sequence `name`, or null when it names none.
   virtual const llvm::SmallVector<mlir::Value> *lookupSequence(llvm::StringRef name) = 0;
+  /// A sequence held as one tensor, `stacked` [count, element...]: element i
+  /// is stacked[i] (a Loop's rows, read by ConcatFromSequence).
+  virtual void defineStackedSequence(llvm::StringRef name, mlir::Value stacked) = 0;
+  /// The tensor of stacked sequence `name`, or null when it names none.
+  virtual mlir::Value lookupStackedSequence(llvm::StringRef name) = 0;
 };
 
 class OnnxNode : public ImportNode {
@@ -103,6 +108,36 @@ public:
   /// Input `i`'s tensors when it is a sequence, else null.
   const llvm::SmallVector<mlir::Value> *getSequenceInput(unsigned i) {
     return onnxScope.lookupSequence(getInputName(i));
+  }
+  /// Makes output `i` a sequence held as one tensor (element j: stacked[j]).
+  void setStackedSequenceResult(unsigned i, mlir::Value stacked) {
+    markResult(i);
+    onnxScope.defineStackedSequence(getOutputName(i), stacked);
+  }
+  /// Input `i`'s tensor when it is a stacked sequence, else null.
+  mlir::Value getStackedSequenceInput(unsigned i) {
+    return onnxScope.lookupStackedSequence(getInputName(i));
+  }
+
+  /// A value the node's subgraphs read from the graph around it (the graph
+  /// order put its producer first).
+  mlir::Value lookupOuter(llvm::StringRef name) { return onnxScope.lookup(name); }
+  /// That value if known at import time, else null.
+  mlir::DenseElementsAttr lookupOuterConstant(llvm::StringRef name) {
+    return onnxScope.lookupConstant(name);
+  }
+  /// Imports the nodes of `branch` (one of this node's subgraphs) into the
+  /// graph around the node, in dependency order: their outputs become its
+  /// values. One error at the failing node.
+  mlir::LogicalResult importBranch(const onnx::GraphProto &branch);
+  /// Makes output `i` another name of `source` (a branch's output).
+  void setResultToName(unsigned i, llvm::StringRef source) {
+    markResult(i);
+    onnxScope.alias(getOutputName(i), source);
+  }
+  /// Whether the graph around the node holds a sequence named `name`.
+  bool isOuterSequence(llvm::StringRef name) {
+    return onnxScope.lookupSequence(name) || onnxScope.lookupStackedSequence(name);
   }
 
 private:

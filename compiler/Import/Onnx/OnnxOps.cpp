@@ -18,7 +18,8 @@ OpTable buildTable() {
   for (ArrayRef<OnnxOpConversion> family :
        {getOnnxMathOps(), getOnnxShapeOps(), getOnnxNormOps(), getOnnxNNOps(),
         getOnnxRecurrentOps(), getOnnxResizeOps(), getOnnxActivationOps(),
-        getOnnxPadOps(), getOnnxPositionOps(), getOnnxEinsumOps()})
+        getOnnxPadOps(), getOnnxPositionOps(), getOnnxEinsumOps(), getOnnxLoopOps(),
+        getOnnxIfOps()})
     for (const OnnxOpConversion &op : family)
       table[op.opType] = &op;
   return table;
@@ -79,6 +80,27 @@ LogicalResult convertOnnxNode(const OnnxOpConversion &op, OnnxNode &node) {
              << ", which kiln does not produce";
   }
   return success();
+}
+
+LogicalResult convertOnnxNodeProto(const onnx::NodeProto &proto, int64_t opset,
+                                   StringRef modelDir, KilnOpBuilder &builder,
+                                   OnnxValueScope &scope) {
+  if (!proto.domain().empty() && proto.domain() != "ai.onnx")
+    return builder.emitError() << "is in domain '" << printable(proto.domain())
+                               << "'; kiln reads the default ONNX domain only";
+  const OnnxOpConversion *op = lookupOnnxOp(proto.op_type());
+  if (!op)
+    return builder.emitError() << "unsupported ONNX op '" << printable(proto.op_type())
+                               << "' (opset " << opset << ")";
+  // Sequences hold several tensors: only these ops take them.
+  if (!llvm::is_contained({"SequenceAt", "ConcatFromSequence", "Loop"}, proto.op_type()))
+    for (const std::string &input : proto.input())
+      if (!input.empty() && (scope.lookupSequence(input) || scope.lookupStackedSequence(input)))
+        return builder.emitError() << "reads the sequence '" << printable(input)
+                                   << "'; kiln reads sequences only through SequenceAt and "
+                                      "ConcatFromSequence";
+  OnnxNode node(proto, opset, modelDir, builder, scope);
+  return convertOnnxNode(*op, node);
 }
 
 } // namespace kiln

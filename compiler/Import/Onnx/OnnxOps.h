@@ -5,7 +5,8 @@
 // would change the meaning is never silently dropped) and the conversion.
 // Each family's file (OnnxMathOps.cpp, OnnxShapeOps.cpp, OnnxNormOps.cpp,
 // OnnxNNOps.cpp, OnnxRecurrentOps.cpp, OnnxResizeOps.cpp, OnnxActivationOps.cpp,
-// OnnxPadOps.cpp, OnnxPositionOps.cpp, OnnxEinsumOps.cpp)
+// OnnxPadOps.cpp, OnnxPositionOps.cpp, OnnxEinsumOps.cpp, OnnxLoopOps.cpp,
+// OnnxIfOps.cpp)
 // holds its conversions and its part of the table.
 //
 //===----------------------------------------------------------------------===//
@@ -43,6 +44,13 @@ const OnnxOpConversion *lookupOnnxOp(llvm::StringRef opType);
 /// `op`, then runs the conversion. One error on failure.
 mlir::LogicalResult convertOnnxNode(const OnnxOpConversion &op, OnnxNode &node);
 
+/// Converts one node of `scope`'s graph (or of a branch imported into it):
+/// its domain, op and sequence inputs checked, then convertOnnxNode. The
+/// builder's location names the node.
+mlir::LogicalResult convertOnnxNodeProto(const onnx::NodeProto &proto, int64_t opset,
+                                         llvm::StringRef modelDir, KilnOpBuilder &builder,
+                                         OnnxValueScope &scope);
+
 /// The conversions of each family, in their own files.
 llvm::ArrayRef<OnnxOpConversion> getOnnxMathOps();  // OnnxMathOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxShapeOps(); // OnnxShapeOps.cpp
@@ -54,6 +62,8 @@ llvm::ArrayRef<OnnxOpConversion> getOnnxActivationOps(); // OnnxActivationOps.cp
 llvm::ArrayRef<OnnxOpConversion> getOnnxPadOps(); // OnnxPadOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxPositionOps(); // OnnxPositionOps.cpp
 llvm::ArrayRef<OnnxOpConversion> getOnnxEinsumOps(); // OnnxEinsumOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxLoopOps(); // OnnxLoopOps.cpp
+llvm::ArrayRef<OnnxOpConversion> getOnnxIfOps(); // OnnxIfOps.cpp
 
 } // namespace kiln
 

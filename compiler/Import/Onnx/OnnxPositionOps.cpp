@@ -1,8 +1,9 @@
 //===- OnnxPositionOps.cpp - ONNX ops over element positions --------------===//
 //
 // ArgMax and ArgMin (a reduction of positions where the extreme is), CumSum
-// (a scan of shifted adds, so it trains),
-// OneHot (kiln.one_hot choosing between the off and on values) and DepthToSpace /
+// (a scan of shifted adds, so it trains), ScatterElements at indices known
+// at import time (a select of the data and the updates gathered), OneHot
+// (kiln.one_hot choosing between the off and on values) and DepthToSpace /
 // SpaceToDepth (PixelShuffle: a reshape, a transpose and a reshape).
 //
 //===----------------------------------------------------------------------===//
@@ -107,27 +108,6 @@ template <bool Minimum> LogicalResult convertArgExtreme(OnnxNode &node) {
   return node.setResult(0, best);
 }
 
-/// `y` shifted by `k` along `axis` (toward higher positions, or lower with
-/// `backward`), zeros filling in.
-Result shifted(KilnOpBuilder &b, Value y, int64_t axis, int64_t k, bool backward) {
-  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(y);
-  int64_t n = shape[axis];
-  SmallVector<int64_t> start(shape.size(), 0), limit(shape), step(shape.size(), 1);
-  if (backward)
-    start[axis] = k;
-  else
-    limit[axis] = n - k;
-  SmallVector<int64_t> zerosShape(shape);
-  zerosShape[axis] = k;
-  auto type = RankedTensorType::get(zerosShape, getElementTypeOrSelf(y.getType()));
-  Result zeros = b.constant(SplatElementsAttr::get(type, b.getBuilder().getZeroAttr(
-                                                            type.getElementType())));
-  Result kept = b.slice(y, start, limit, step);
-  if (failed(zeros) || failed(kept))
-    return failure();
-  return backward ? b.concat({*kept, *zeros}, axis) : b.concat({*zeros, *kept}, axis);
-}
-
 /// CumSum(x, axis): a scan in log2(N) steps, each adding the running sums
 /// shifted by 1, 2, 4, ... positions (toward the end, or the start with
 /// `reverse`); `exclusive` shifts the result by one more. An inf or NaN
@@ -151,20 +131,12 @@ LogicalResult convertCumSum(OnnxNode &node) {
     return failure();
   int64_t n = (*shape)[*axis];
   KilnOpBuilder &b = node.getBuilder();
-  Value y = x;
-  for (int64_t k = 1; k < n; k *= 2) {
-    Result moved = shifted(b, y, *axis, k, *reverse != 0);
-    Result sum = succeeded(moved) ? b.binary<AddOp>(y, *moved) : moved;
-    if (failed(sum))
-      return failure();
-    y = *sum;
-  }
-  if (*exclusive) {
-    if (n == 1)
-      return node.setResult(0, b.splatLike(x, 0));
-    return node.setResult(0, shifted(b, y, *axis, 1, *reverse != 0));
-  }
-  return node.setResult(0, y);
+  Result y = b.cumulativeSum(x, *axis, *reverse != 0);
+  if (failed(y) || !*exclusive)
+    return node.setResult(0, y);
+  if (n == 1)
+    return node.setResult(0, b.splatLike(x, 0));
+  return node.setResult(0, b.shifted(*y, *axis, 1, *reverse != 0));
 }
 
 /// OneHot(indices, depth, values): kiln.one_hot of the indices (negative
@@ -292,7 +264,87 @@ template <bool ToSpace> LogicalResult convertDepthSpace(OnnxNode &node) {
   return node.setResult(0, y);
 }
 
+/// ScatterElements with indices known at import time: each element is the
+/// last update written to it, else the data's: a select between the data
+/// and the updates gathered at a constant map (the dynamo exporter writes
+/// one to set the last of EmbeddingBag's offsets). Only reduction 'none'.
+LogicalResult convertScatterElements(OnnxNode &node) {
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", 0);
+  FailureOr<std::string> reduction = node.getStringAttr("reduction", "none");
+  if (failed(axisAttr) || failed(reduction))
+    return failure();
+  if (*reduction != "none")
+    return node.emitError() << "reduction '" << printable(*reduction)
+                            << "' is not supported (kiln scatters with 'none')";
+  Value data = node.getInput(0), updates = node.getInput(2);
+  DenseElementsAttr indices = node.getConstantInput(1);
+  if (!indices || !llvm::isa<IntegerType>(indices.getElementType()))
+    return node.emitError() << "has indices known only when the model runs; kiln scatters "
+                               "at indices known at import time";
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(data, "data");
+  FailureOr<ArrayRef<int64_t>> updateShape = node.getStaticShape(updates, "updates");
+  if (failed(shape) || failed(updateShape))
+    return failure();
+  int64_t rank = shape->size();
+  FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, rank);
+  if (failed(axis))
+    return failure();
+  if (indices.getType().getShape() != *updateShape ||
+      static_cast<int64_t>(updateShape->size()) != rank)
+    return node.emitError() << "expects indices and updates of one shape and the data's rank, got "
+                            << formatIntList(indices.getType().getShape()) << ", "
+                            << formatIntList(*updateShape) << " and "
+                            << formatIntList(*shape);
+  if (getElementTypeOrSelf(data) != getElementTypeOrSelf(updates))
+    return node.emitError() << "expects updates of the data's element type";
+  int64_t count = 1;
+  for (int64_t size : *shape)
+    count *= size;
+  constexpr int64_t kMaxElements = int64_t{1} << 20;
+  if (count > kMaxElements)
+    return node.emitError() << "scatters into " << count << " elements; kiln's import-time "
+                            << "map takes at most " << kMaxElements;
+  // source[t]: the flat position of the update written last to element t.
+  SmallVector<int64_t> source(count, -1);
+  SmallVector<int64_t> position(rank, 0);
+  int64_t p = 0;
+  for (const APInt &value : indices.getValues<APInt>()) {
+    int64_t index = value.getSExtValue(), size = (*shape)[*axis];
+    if (index < -size || index >= size)
+      return node.emitError() << "has index " << index << " out of range [" << -size << ", "
+                              << size << ") for dimension " << *axis;
+    int64_t target = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      int64_t coordinate = d == *axis ? (index < 0 ? index + size : index) : position[d];
+      if (coordinate >= (*shape)[d])
+        return node.emitError() << "writes past the data: updates of shape "
+                                << formatIntList(*updateShape) << " into "
+                                << formatIntList(*shape);
+      target = target * (*shape)[d] + coordinate;
+    }
+    source[target] = p++;
+    for (int64_t d = rank - 1; d >= 0 && ++position[d] == (*updateShape)[d]; --d)
+      position[d] = 0;
+  }
+  KilnOpBuilder &b = node.getBuilder();
+  SmallVector<int64_t> from;
+  SmallVector<bool> written;
+  for (int64_t s : source) {
+    from.push_back(std::max<int64_t>(s, 0));
+    written.push_back(s >= 0);
+  }
+  Result flat = b.reshape(updates, {p});
+  Result map = int64Constant(b, *shape, from);
+  Result gathered = succeeded(flat) && succeeded(map) ? b.gather(*flat, *map, 0) : flat;
+  Result mask = b.constant(DenseElementsAttr::get(
+      RankedTensorType::get(*shape, b.getBuilder().getI1Type()), ArrayRef<bool>(written)));
+  if (failed(gathered) || failed(mask))
+    return failure();
+  return node.setResult(0, b.select(*mask, *gathered, data));
+}
+
 constexpr OnnxOpConversion kPositionOps[] = {
+    {"ScatterElements", 3, 3, 1, "axis reduction", convertScatterElements, 11},
     {"ArgMax", 1, 1, 1, "axis keepdims select_last_index", convertArgExtreme<false>},
     {"ArgMin", 1, 1, 1, "axis keepdims select_last_index", convertArgExtreme<true>},
     {"CumSum", 2, 2, 1, "exclusive reverse", convertCumSum, 11},

@@ -594,6 +594,73 @@ LogicalResult convertSequenceAt(OnnxNode &node) {
   return node.setResult(0, (*sequence)[at < 0 ? at + count : at]);
 }
 
+/// SequenceEmpty: a sequence of no tensors (a Loop's rows start as one).
+LogicalResult convertSequenceEmpty(OnnxNode &node) {
+  node.setSequenceResult(0, {});
+  return success();
+}
+
+/// ConcatFromSequence: the tensors concatenated along `axis`, or stacked
+/// along a new axis there with `new_axis`; of a stacked sequence (a Loop's
+/// rows, [count, element...]), that tensor with its axis 0 moved to `axis`,
+/// and merged into the next one unless `new_axis`.
+LogicalResult convertConcatFromSequence(OnnxNode &node) {
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", INT64_MIN);
+  FailureOr<int64_t> newAxis = node.getIntAttr("new_axis", 0);
+  if (failed(axisAttr) || failed(newAxis))
+    return failure();
+  if (*axisAttr == INT64_MIN)
+    return node.emitError() << "needs attribute 'axis'";
+  if (*newAxis != 0 && *newAxis != 1)
+    return node.emitError() << "expects new_axis 0 or 1, got " << *newAxis;
+  KilnOpBuilder &b = node.getBuilder();
+  if (Value stacked = node.getStackedSequenceInput(0)) {
+    ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(stacked);
+    int64_t elementRank = shape.size() - 1;
+    FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, elementRank, *newAxis != 0);
+    if (failed(axis))
+      return failure();
+    SmallVector<int64_t> permutation;
+    for (int64_t d = 1; d <= elementRank; ++d) {
+      if (d - 1 == *axis)
+        permutation.push_back(0);
+      permutation.push_back(d);
+    }
+    if (*axis == elementRank)
+      permutation.push_back(0);
+    Result moved = b.transpose(stacked, permutation);
+    if (failed(moved) || *newAxis)
+      return node.setResult(0, moved);
+    SmallVector<int64_t> merged(KilnOpBuilder::shapeOf(*moved));
+    merged[*axis] *= merged[*axis + 1];
+    merged.erase(merged.begin() + *axis + 1);
+    return node.setResult(0, b.reshape(*moved, merged));
+  }
+  const SmallVector<Value> *parts = node.getSequenceInput(0);
+  if (!parts)
+    return node.emitError() << "expects a sequence as input #0";
+  if (parts->empty())
+    return node.emitError() << "reads an empty sequence (kiln's tensors are never empty)";
+  int64_t rank = KilnOpBuilder::rankOf(parts->front());
+  FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, rank, *newAxis != 0);
+  if (failed(axis))
+    return failure();
+  SmallVector<Value> inputs;
+  for (Value part : *parts) {
+    if (!*newAxis) {
+      inputs.push_back(part);
+      continue;
+    }
+    SmallVector<int64_t> shape(KilnOpBuilder::shapeOf(part));
+    shape.insert(shape.begin() + *axis, 1);
+    Result expanded = b.reshape(part, shape);
+    if (failed(expanded))
+      return failure();
+    inputs.push_back(*expanded);
+  }
+  return node.setResult(0, b.concat(inputs, *axis));
+}
+
 /// Trilu: the upper (j - i >= k) or lower (j - i <= k) triangle of the last
 /// two dimensions, the rest 0: a select against a mask known at import
 /// (scaled_dot_product_attention(is_causal=True) writes it over ones, which
@@ -795,6 +862,8 @@ constexpr OnnxOpConversion kShapeOps[] = {
     {"SplitToSequence", 1, 2, 1, "axis keepdims", convertSplitToSequence, 11},
     {"Trilu", 1, 2, 1, "upper", convertTrilu, 14},
     {"SequenceAt", 2, 2, 1, "", convertSequenceAt, 11},
+    {"SequenceEmpty", 0, 0, 1, "dtype", convertSequenceEmpty, 11},
+    {"ConcatFromSequence", 1, 1, 1, "axis new_axis", convertConcatFromSequence, 11},
     {"Tile", 2, 2, 1, "", convertTile},
     {"GatherElements", 2, 2, 1, "axis", convertGatherElements, 11},
     {"Constant", 0, 0, 1, "value value_float value_floats value_int value_ints",

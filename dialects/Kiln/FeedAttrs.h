@@ -1,0 +1,28 @@
+//===- FeedAttrs.h - Attributes on @forward's arguments ---------*- C++ -*-===//
+//
+// What an importer knows about an input that training data must fill in a
+// particular way. kilnc's execution plan writes them into the artifact's
+// feed bindings (artifact.fbs: Binding.ids_per_example, offsets_stride).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECTS_KILN_FEEDATTRS_H
+#define KILN_DIALECTS_KILN_FEEDATTRS_H
+
+#include "llvm/ADT/StringRef.h"
+
+namespace kiln {
+
+/// i64 on an input [N] holding a batch's id lists back to back, this many
+/// per example (padded with -1): the ids of a PyTorch EmbeddingBag called
+/// with offsets, N = batch x this; also on its per_sample_weights (the
+/// padding's weights never read).
+constexpr llvm::StringLiteral kIdsPerExampleAttr = "kiln.ids_per_example";
+
+/// i64 on that EmbeddingBag's offsets input: training data does not hold
+/// it; element i is i x this (where example i's list starts).
+constexpr llvm::StringLiteral kOffsetsStrideAttr = "kiln.offsets_stride";
+
+} // namespace kiln
+
+#endif // KILN_DIALECTS_KILN_FEEDATTRS_H

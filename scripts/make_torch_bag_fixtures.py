@@ -1,0 +1,446 @@
+#!/usr/bin/env python3
+"""Writes PyTorch models built on nn.EmbeddingBag called with offsets (what
+recommender models do), exported to ONNX by both of torch.onnx.export's
+exporters (each writes the bags as an ONNX Loop), and what PyTorch computes
+and trains with them, to test/Inputs/torch_bags/.
+
+A development script, never run by the tests (they read the committed files).
+Run from the repository root with the venv that has torch, onnx and
+onnxscript:
+
+    /work/venv/bin/python scripts/make_torch_bag_fixtures.py
+
+Every model takes a batch of 4 examples, each a list of ids of any length
+(0 to 5 in the training data), and returns logits [4, 5]. The ids of the
+batch are one flat input of 20 ids with the offsets where each example's
+list starts, as PyTorch's EmbeddingBag takes them; the exports fix 20 (4
+examples x at most 5 ids).
+
+  bags      EmbeddingBag(40, 6, mode='sum') on (ids_a, offsets_a), and
+            EmbeddingBag(30, 6, mode='mean') on (ids_b, offsets_b), with
+            dense features x [4, 3]: Linear(15, 5) of their concatenation.
+  last      EmbeddingBag(40, 6, mode='mean', include_last_offset=True) on
+            (ids, offsets [5]), Linear(6, 5).
+  weighted  EmbeddingBag(40, 6, mode='sum') on (ids, offsets) with
+            per_sample_weights w [20], Linear(6, 5).
+  padding   EmbeddingBag(40, 6, mode='sum', padding_idx=0), Linear(6, 5):
+            the dynamo exporter only (the TorchScript one refuses
+            padding_idx).
+  padding_last  EmbeddingBag(40, 6, mode='mean', padding_idx=0,
+            include_last_offset=True), Linear(6, 5): the dynamo exporter
+            with its defaults (graph optimizer on: padding_last_optimized.onnx),
+            which sets the last offset with ScatterElements.
+
+For each model:
+  MODEL_opset17.onnx  torch.onnx.export(dynamo=False, opset_version=17)
+  MODEL_dynamo.onnx   torch.onnx.export(dynamo=True, optimize=False)
+  MODEL.reference.npz  one ragged batch as PyTorch takes it (`in.NAME`):
+      lists of 9, 0, 11 and 0 ids (20 in all), and PyTorch's output on it
+      (`out.logits`), as scripts/compare_outputs.py reads them.
+  MODEL.npz           training data, 80 examples as kiln reads a ragged
+      input: NAME.values and NAME.row_splits for each id list (and the
+      per-sample weights padded to 5 per example with zeros), `x`, and
+      `label` int32 in [0, 5).
+  MODEL_sgd.jsonl, MODEL_adam.jsonl  20 steps of PyTorch training from the
+      exported weights, step k on examples [(k-1)4, 4k) as PyTorch batches
+      them (the lists concatenated, offsets where each starts): the loss
+      before each update in float64 ("loss") and float32 ("loss_f32");
+      SGD rate 0.1, Adam rate 1e-3 (make_torch_layer_fixtures.py's settings).
+"""
+
+import copy
+import io
+import os
+import sys
+import warnings
+import logging
+
+import numpy as np
+import onnx
+import torch
+import torch.nn.functional as F
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, SCRIPTS)
+import make_torch_layer_fixtures as layers  # noqa: E402
+from make_onnx_fixtures import IR_VERSION  # noqa: E402
+from make_onnx_torch_fixtures import tidy_torch_export  # noqa: E402
+
+OUT = os.path.join(layers.ROOT, "test", "Inputs", "torch_bags")
+BATCH, ROWS, STEPS, CLASSES, LIST = 4, 80, 20, 5, 5
+IDS = BATCH * LIST
+
+
+class Bags(torch.nn.Module):
+    inputs = ("ids_a", "offsets_a", "ids_b", "offsets_b", "x")
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.EmbeddingBag(40, 6, mode="sum")
+        self.b = torch.nn.EmbeddingBag(30, 6, mode="mean")
+        self.fc = torch.nn.Linear(15, CLASSES)
+
+    def forward(self, ids_a, offsets_a, ids_b, offsets_b, x):
+        return self.fc(torch.cat([self.a(ids_a, offsets_a), self.b(ids_b, offsets_b), x], 1))
+
+
+class Last(torch.nn.Module):
+    inputs = ("ids", "offsets")
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(40, 6, mode="mean", include_last_offset=True)
+        self.fc = torch.nn.Linear(6, CLASSES)
+
+    def forward(self, ids, offsets):
+        return self.fc(self.bag(ids, offsets))
+
+
+class Weighted(torch.nn.Module):
+    inputs = ("ids", "offsets", "w")
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(40, 6, mode="sum")
+        self.fc = torch.nn.Linear(6, CLASSES)
+
+    def forward(self, ids, offsets, w):
+        return self.fc(self.bag(ids, offsets, per_sample_weights=w))
+
+
+class PaddingLast(torch.nn.Module):
+    inputs = ("ids", "offsets")
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(40, 6, mode="mean", padding_idx=0,
+                                         include_last_offset=True)
+        self.fc = torch.nn.Linear(6, CLASSES)
+
+    def forward(self, ids, offsets):
+        return self.fc(self.bag(ids, offsets))
+
+
+class Padding(torch.nn.Module):
+    inputs = ("ids", "offsets")
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(40, 6, mode="sum", padding_idx=0)
+        self.fc = torch.nn.Linear(6, CLASSES)
+
+    def forward(self, ids, offsets):
+        return self.fc(self.bag(ids, offsets))
+
+
+# name: (class, seed, exporters)
+MODELS = {
+    "bags": (Bags, 1, ("opset17", "dynamo")),
+    "last": (Last, 2, ("opset17", "dynamo")),
+    "weighted": (Weighted, 3, ("opset17", "dynamo")),
+    "padding": (Padding, 4, ("dynamo",)),
+    "padding_last": (PaddingLast, 6, ("optimized",)),
+}
+# "optimized": the dynamo exporter's defaults (its graph optimizer on), which
+# set the last offset with a ScatterElements.
+EXPORTS = dict(layers.EXPORTS, optimized={"dynamo": True})
+
+
+def table_size(name, list_name):
+    return 30 if (name, list_name) == ("bags", "ids_b") else 40
+
+
+def make_module(name):
+    cls, seed, _ = MODELS[name]
+    torch.manual_seed(seed)
+    return cls().eval()
+
+
+def batch_inputs(name, examples, include_last):
+    """PyTorch's inputs for `examples` ({input: per-example value}): each id
+    list concatenated with the offsets where its lists start."""
+    inputs = []
+    for input_name in MODELS[name][0].inputs:
+        if input_name.startswith("ids"):
+            lists = examples[input_name]
+            inputs.append(torch.from_numpy(np.concatenate(lists).astype(np.int64)))
+            starts = np.cumsum([0] + [len(ids) for ids in lists])
+            offsets = starts if include_last else starts[:-1]
+            inputs.append(torch.from_numpy(offsets.astype(np.int64)))
+        elif input_name == "w":
+            inputs.append(torch.from_numpy(np.concatenate(examples["w"]).astype(np.float32)))
+        elif input_name == "x":
+            inputs.append(torch.from_numpy(np.stack(examples["x"])))
+    return inputs
+
+
+def make_data(name):
+    """(the ragged feed batch, its examples; the training examples)."""
+    _, seed, _ = MODELS[name]
+    rng = np.random.default_rng(2000 + seed)
+    lists = [n for n in MODELS[name][0].inputs if n.startswith("ids")]
+
+    def examples(lengths_of):
+        data = {}
+        for list_name in lists:
+            lengths = lengths_of()
+            data[list_name] = [rng.integers(0, table_size(name, list_name), n) for n in lengths]
+        data["w"] = [rng.uniform(0.5, 1.5, len(ids)).astype(np.float32)
+                     for ids in data[lists[0]]]
+        count = len(data[lists[0]])
+        data["x"] = [rng.uniform(-1, 1, 3).astype(np.float32) for _ in range(count)]
+        data["label"] = rng.integers(0, CLASSES, count).astype(np.int32)
+        return data
+
+    # The feed: lists of 9, 0, 11 and 0 ids (20 in all; two empty bags).
+    feed = examples(lambda: [9, 0, 11, 0])
+    train = examples(lambda: rng.integers(0, LIST + 1, ROWS))
+    if name.startswith("padding"):
+        # Some padding_idx ids among the others.
+        for data in (feed, train):
+            for ids in data["ids"]:
+                ids[::3] = 0
+    return feed, train
+
+
+def training_arrays(name, train):
+    """MODEL.npz: each id list ragged (NAME.values, NAME.row_splits), the
+    weights padded to LIST per example, x and label."""
+    arrays = {}
+    for input_name in MODELS[name][0].inputs:
+        if input_name.startswith("ids"):
+            lists = train[input_name]
+            arrays[input_name + ".values"] = np.concatenate(lists).astype(np.int64)
+            arrays[input_name + ".row_splits"] = np.cumsum(
+                [0] + [len(ids) for ids in lists]).astype(np.int64)
+        elif input_name == "w":
+            padded = np.zeros([ROWS, LIST], np.float32)
+            for row, weights in enumerate(train["w"]):
+                padded[row, :len(weights)] = weights
+            arrays["w"] = padded
+        elif input_name == "x":
+            arrays["x"] = np.stack(train["x"])
+    arrays["label"] = train["label"]
+    return arrays
+
+
+def torch_losses(name, module, train, optimizer, dtype):
+    module = copy.deepcopy(module).to(dtype).eval()
+    opt = layers.make_optimizer(module, optimizer)
+    include_last = name in ("last", "padding_last")
+    losses = []
+    for step in range(STEPS):
+        rows = range(step * BATCH, (step + 1) * BATCH)
+        examples = {key: [values[r] for r in rows] for key, values in train.items()}
+        inputs = [t.to(dtype) if t.is_floating_point() else t
+                  for t in batch_inputs(name, examples, include_last)]
+        logits = module(*inputs)
+        loss = F.cross_entropy(logits, torch.from_numpy(train["label"][list(rows)]).long())
+        losses.append(loss.item())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return losses
+
+
+def export_onnx(name, module, inputs, options):
+    with io.StringIO() as sink:
+        path = os.path.join(OUT, "tmp.onnx")
+        stdout = sys.stdout
+        sys.stdout = sink  # dynamo's progress lines
+        try:
+            torch.onnx.export(module, tuple(inputs), path,
+                              input_names=list(module.inputs), output_names=["logits"],
+                              external_data=False, **options)
+        finally:
+            sys.stdout = stdout
+        m = onnx.load(path)
+        os.remove(path)
+    tidy_torch_export(m)
+    assert m.ir_version <= IR_VERSION
+    m.ClearField("metadata_props")
+    m.graph.ClearField("doc_string")
+    for init in m.graph.initializer:
+        init.ClearField("metadata_props")
+    return m
+
+
+# --- Bad files ------------------------------------------------------------------
+
+
+def make_bad_files():
+    """bad_*.onnx: each one defect kilnc reports in one line (errors-loops.test):
+    a Loop that is no EmbeddingBag, mode 'max' from both exporters, a bag
+    loop whose offsets are too short or whose bags do not meet, an If on a
+    run-time condition, an If of the wrong output count, a subgraph reading a
+    name nothing makes, a Loop without its body, ConcatFromSequence of an
+    empty sequence and without an axis."""
+    from onnx import TensorProto, helper
+    from make_onnx_fixtures import ints, model, value
+
+    def save(m, filename):
+        write("bad_%s.onnx" % filename, m.SerializeToString(deterministic=True))
+
+    # A counter summed over 3 iterations: no rows reduced.
+    body = helper.make_graph(
+        [helper.make_node("Add", ["sum_in", "i"], ["sum_out"], name="add"),
+         helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep")],
+        "body", [value("i", TensorProto.INT64, []), value("cond_in", TensorProto.BOOL, []),
+                 value("sum_in", TensorProto.INT64, [])],
+        [value("cond_out", TensorProto.BOOL, []), value("sum_out", TensorProto.INT64, [])])
+    save(model("loop_counter", [helper.make_node("Loop", ["trips", "", "zero"], ["total"],
+                                                 name="loop", body=body)],
+               [value("x", TensorProto.FLOAT, [2])], [value("total", TensorProto.INT64, [])],
+               [ints("trips", 3), ints("zero", 0)], opset=17), "loop_not_bag")
+    save(model("loop_no_body", [helper.make_node("Loop", ["trips", ""], ["y"], name="loop")],
+               [value("x", TensorProto.FLOAT, [2])], [value("y", TensorProto.FLOAT, [2])],
+               [ints("trips", 3)], opset=17, check=False), "loop_no_body")
+
+    # An If on a graph input, and one whose branch has two outputs for one.
+    then_branch = helper.make_graph([helper.make_node("Neg", ["x"], ["t"], name="neg")],
+                                    "then", [], [value("t", TensorProto.FLOAT, [2])])
+    else_branch = helper.make_graph([helper.make_node("Abs", ["x"], ["e"], name="abs")],
+                                    "else", [], [value("e", TensorProto.FLOAT, [2])])
+    save(model("if_runtime", [helper.make_node("If", ["flag"], ["y"], name="choose",
+                                               then_branch=then_branch,
+                                               else_branch=else_branch)],
+               [value("x", TensorProto.FLOAT, [2]), value("flag", TensorProto.BOOL, [])],
+               [value("y", TensorProto.FLOAT, [2])], opset=17), "if_runtime")
+    two = helper.make_graph([helper.make_node("Neg", ["x"], ["t"], name="neg"),
+                             helper.make_node("Abs", ["x"], ["u"], name="abs")],
+                            "then", [], [value("t", TensorProto.FLOAT, [2]),
+                                         value("u", TensorProto.FLOAT, [2])])
+    save(model("if_outputs", [
+        helper.make_node("Constant", [], ["yes"], name="yes", value_int=1),
+        helper.make_node("Cast", ["yes"], ["flag"], name="flag", to=TensorProto.BOOL),
+        helper.make_node("If", ["flag"], ["y"], name="choose", then_branch=two,
+                         else_branch=else_branch)],
+        [value("x", TensorProto.FLOAT, [2])], [value("y", TensorProto.FLOAT, [2])], opset=17,
+        check=False), "if_outputs")
+    stray = helper.make_graph([helper.make_node("Add", ["x", "nowhere"], ["t"], name="add")],
+                              "then", [], [value("t", TensorProto.FLOAT, [2])])
+    save(model("if_stray", [
+        helper.make_node("Constant", [], ["flag"], name="flag",
+                         value=helper.make_tensor("v", TensorProto.BOOL, [], [True])),
+        helper.make_node("If", ["flag"], ["y"], name="choose", then_branch=stray,
+                         else_branch=else_branch)],
+        [value("x", TensorProto.FLOAT, [2])], [value("y", TensorProto.FLOAT, [2])], opset=17,
+        check=False), "subgraph_reads_nothing")
+
+    # Sequences: ConcatFromSequence of an empty one, and without its axis.
+    save(model("empty_sequence", [
+        helper.make_node("SequenceEmpty", [], ["parts"], name="empty"),
+        helper.make_node("ConcatFromSequence", ["parts"], ["y"], name="join", axis=0)],
+        [value("x", TensorProto.FLOAT, [2])], [value("y", TensorProto.FLOAT, [2])],
+        opset=17, check=False), "concat_empty_sequence")
+    save(model("no_axis", [
+        helper.make_node("SplitToSequence", ["x"], ["parts"], name="split"),
+        helper.make_node("ConcatFromSequence", ["parts"], ["y"], name="join")],
+        [value("x", TensorProto.FLOAT, [2])], [value("y", TensorProto.FLOAT, [2])],
+        opset=17, check=False), "concat_sequence_no_axis")
+
+    # mode='max', as both exporters write it.
+    torch.manual_seed(5)
+    bag = torch.nn.EmbeddingBag(40, 6, mode="max").eval()
+    ids = torch.arange(20) % 40
+    offsets = torch.tensor([0, 5, 10, 15])
+    module = type("MaxBag", (torch.nn.Module,), {
+        "inputs": ("ids", "offsets"), "forward": lambda self, i, o: self.bag(i, o)})()
+    module.bag = bag
+    for suffix, options in EXPORTS.items():
+        m = export_onnx("max", module, [ids, offsets], options)
+        save(m, "bag_max_" + suffix)
+
+    # Training data: an example of 7 ids where the model takes 5 per example,
+    # and per-sample weights not padded to 5 per example.
+    _, train = make_data("weighted")
+    arrays = training_arrays("weighted", train)
+    lengths = np.diff(arrays["ids.row_splits"])
+    splits = arrays["ids.row_splits"].copy()
+    splits[3:] += 7 - lengths[2]
+    values = np.concatenate([arrays["ids.values"][:splits[2]], np.arange(7),
+                             arrays["ids.values"][arrays["ids.row_splits"][3]:]])
+    layers.write_npz("bad_long_list.npz", dict(arrays, **{"ids.values": values,
+                                                          "ids.row_splits": splits}))
+    layers.write_npz("bad_weights_shape.npz", dict(arrays, w=np.ones(ROWS, np.float32)))
+
+    # ScatterElements at run-time indices, and with a reduction.
+    scatter_inputs = [value("x", TensorProto.FLOAT, [4]), value("at", TensorProto.INT64, [2]),
+                      value("u", TensorProto.FLOAT, [2])]
+    save(model("scatter_runtime", [helper.make_node("ScatterElements", ["x", "at", "u"], ["y"],
+                                                    name="scatter")],
+               scatter_inputs, [value("y", TensorProto.FLOAT, [4])], opset=17),
+         "scatter_runtime_indices")
+    save(model("scatter_add", [helper.make_node("ScatterElements", ["x", "where", "u"], ["y"],
+                                                name="scatter", reduction="add")],
+               [scatter_inputs[0], scatter_inputs[2]], [value("y", TensorProto.FLOAT, [4])],
+               [ints("where", [1, 3])], opset=17), "scatter_reduction")
+
+    # The TorchScript export of `last` with its trip count past the offsets,
+    # and with each bag ending at the ids' end rather than the next start.
+    m = onnx.load(os.path.join(OUT, "last_opset17.onnx"))
+    loop = next(n for n in m.graph.node if n.op_type == "Loop")
+    m.graph.initializer.append(ints("nine", 9))
+    loop.input[0] = "nine"
+    save(m, "bag_trip_count")
+    m = onnx.load(os.path.join(OUT, "last_opset17.onnx"))
+    loop = next(n for n in m.graph.node if n.op_type == "Loop")
+    body = loop.attribute[0].g
+    end = next(n for n in body.node if n.op_type == "Gather" and n.input[0] != "offsets")
+    end.input[0] = "offsets"
+    save(m, "bag_not_contiguous")
+
+
+def write(filename, data):
+    layers.OUT = OUT
+    layers.write_file(filename, data)
+
+
+def main():
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        # The dynamo exporter orders an If's outputs by a set's iteration.
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
+    warnings.filterwarnings("ignore")
+    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    os.makedirs(OUT, exist_ok=True)
+    layers.OUT = OUT
+    noise = []
+    for name, (_, _, exporters) in MODELS.items():
+        module = make_module(name)
+        feed, train = make_data(name)
+        inputs = batch_inputs(name, feed, name in ("last", "padding_last"))
+        with torch.no_grad():
+            output = module(*inputs).numpy()
+        assert output.shape == (BATCH, CLASSES), output.shape
+        assert inputs[0].shape == (IDS,), inputs[0].shape
+        reference = {"in." + n: t.numpy() for n, t in zip(module.inputs, inputs)}
+        reference["out.logits"] = output
+        layers.write_npz(name + ".reference.npz", reference)
+        layers.write_npz(name + ".npz", training_arrays(name, train))
+        for optimizer in ("sgd", "adam"):
+            layers.write_losses(name, optimizer,
+                                torch_losses(name, module, train, optimizer, torch.float64),
+                                torch_losses(name, module, train, optimizer, torch.float32),
+                                noise)
+        # Exported from a batch of the training layout: 5 ids per example.
+        example = {key: values[:BATCH] for key, values in train.items()}
+        for key in example:
+            if key.startswith("ids") or key == "w":
+                example[key] = [np.resize(v, LIST) if len(v) else np.ones(LIST, v.dtype)
+                                for v in example[key]]
+        export_inputs = batch_inputs(name, example, name in ("last", "padding_last"))
+        for suffix in exporters:
+            m = export_onnx(name, module, export_inputs, EXPORTS[suffix])
+            write("%s_%s.onnx" % (name, suffix), m.SerializeToString(deterministic=True))
+            ops = sorted({n.op_type for n in m.graph.node})
+            print("%s_%s.onnx: %s" % (name, suffix, ", ".join(ops)))
+    make_bad_files()
+    layers.print_noise(noise)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
