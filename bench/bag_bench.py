@@ -148,9 +148,11 @@ def main():
         sparse.load_state_dict(module.state_dict())
         state = {k: v.clone() for k, v in module.state_dict().items()}
 
+        # Not "offsets_N": the dynamo exporter names its own values so (an
+        # If's output then has a graph input's name, which kilnc refuses).
         names = []
         for t in range(args.tables):
-            names += ["ids_%d" % t, "offsets_%d" % t]
+            names += ["bag%d_ids" % t, "bag%d_offsets" % t]
         names.append("x")
         example = torch_batch(lists, x, list(range(args.batch)), args.batch * args.max_list)
         model = os.path.join(folder, "model.onnx")
@@ -168,8 +170,8 @@ def main():
 
         arrays = {"x": x, "label": label}
         for t in range(args.tables):
-            arrays["ids_%d.values" % t] = np.concatenate(lists[t]).astype(np.int64)
-            arrays["ids_%d.row_splits" % t] = np.cumsum(
+            arrays["bag%d_ids.values" % t] = np.concatenate(lists[t]).astype(np.int64)
+            arrays["bag%d_ids.row_splits" % t] = np.cumsum(
                 [0] + [len(ids) for ids in lists[t]]).astype(np.int64)
         data = os.path.join(folder, "data.npz")
         np.savez(data, **arrays)

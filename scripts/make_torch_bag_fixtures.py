@@ -376,6 +376,46 @@ def make_bad_files():
                [scatter_inputs[0], scatter_inputs[2]], [value("y", TensorProto.FLOAT, [4])],
                [ints("where", [1, 3])], opset=17), "scatter_reduction")
 
+    # A Loop whose body takes fewer inputs than it carries values; an If
+    # whose branch declares an input.
+    short_body = helper.make_graph(
+        [helper.make_node("Identity", ["cond_in"], ["cond_out"], name="keep"),
+         helper.make_node("Identity", ["i"], ["sum_out"], name="count")],
+        "body", [value("i", TensorProto.INT64, []), value("cond_in", TensorProto.BOOL, [])],
+        [value("cond_out", TensorProto.BOOL, []), value("sum_out", TensorProto.INT64, [])])
+    save(model("loop_short", [helper.make_node("Loop", ["trips", "", "zero"], ["total"],
+                                               name="loop", body=short_body)],
+               [value("x", TensorProto.FLOAT, [2])], [value("total", TensorProto.INT64, [])],
+               [ints("trips", 3), ints("zero", 0)], opset=17, check=False), "loop_body_inputs")
+    with_input = helper.make_graph([helper.make_node("Neg", ["z"], ["t"], name="neg")], "then",
+                                   [value("z", TensorProto.FLOAT, [2])],
+                                   [value("t", TensorProto.FLOAT, [2])])
+    save(model("if_input", [
+        helper.make_node("Constant", [], ["flag"], name="flag",
+                         value=helper.make_tensor("v", TensorProto.BOOL, [], [True])),
+        helper.make_node("If", ["flag"], ["y"], name="choose", then_branch=with_input,
+                         else_branch=else_branch)],
+        [value("x", TensorProto.FLOAT, [2])], [value("y", TensorProto.FLOAT, [2])], opset=17,
+        check=False), "if_branch_inputs")
+
+    # Real bag loops that compute something else: the TorchScript export of
+    # `last` with a Relu on its scan output, and the dynamo export inserting
+    # each row at the sequence's front.
+    m = onnx.load(os.path.join(OUT, "last_opset17.onnx"))
+    body = next(n for n in m.graph.node if n.op_type == "Loop").attribute[0].g
+    row = body.output[1].name
+    body.node.append(helper.make_node("Relu", [row], [row + "_relu"], name="relu"))
+    body.output[1].name = row + "_relu"
+    save(m, "bag_scan_output")
+    m = onnx.load(os.path.join(OUT, "last_dynamo.onnx"))
+    body = next(n for n in m.graph.node if n.op_type == "Loop").attribute[0].g
+    insert = next(n for n in body.node if n.op_type == "SequenceInsert")
+    body.node.insert(0, helper.make_node("Constant", [], ["front"], name="front",
+                                         value=helper.make_tensor("v", TensorProto.INT64, [],
+                                                                  [0])))
+    insert.input.append("front")
+    save(m, "bag_insert_front")
+
     # The TorchScript export of `last` with its trip count past the offsets,
     # and with each bag ending at the ids' end rather than the next start.
     m = onnx.load(os.path.join(OUT, "last_opset17.onnx"))
@@ -389,6 +429,38 @@ def make_bad_files():
     end = next(n for n in body.node if n.op_type == "Gather" and n.input[0] != "offsets")
     end.input[0] = "offsets"
     save(m, "bag_not_contiguous")
+
+
+def make_if_names():
+    """if_names.onnx: two Ifs on constant conditions whose branches name
+    their values alike (ONNX scopes a subgraph's names), and a later node
+    that reuses one of the names; if_names.reference.npz: onnxruntime's
+    output (kiln imported the names into one scope and gave y1 - y2 = 0)."""
+    import onnxruntime
+    from onnx import TensorProto, helper
+    from make_onnx_fixtures import model, value
+
+    def branch(op, graph_name):
+        return helper.make_graph([helper.make_node(op, ["x"], ["t"], name=op.lower())],
+                                 graph_name, [], [value("t", TensorProto.FLOAT, [3])])
+
+    yes = helper.make_node("Constant", [], ["c"], name="c",
+                           value=helper.make_tensor("v", TensorProto.BOOL, [], [True]))
+    m = model("if_names", [
+        yes,
+        helper.make_node("If", ["c"], ["y1"], name="if1", then_branch=branch("Neg", "a"),
+                         else_branch=branch("Relu", "b")),
+        helper.make_node("If", ["c"], ["y2"], name="if2", then_branch=branch("Abs", "c2"),
+                         else_branch=branch("Relu", "d")),
+        helper.make_node("Sub", ["y1", "y2"], ["t"], name="sub"),
+        helper.make_node("Mul", ["t", "x"], ["y"], name="mul")],
+        [value("x", TensorProto.FLOAT, [3])], [value("y", TensorProto.FLOAT, [3])], opset=17)
+    write("if_names.onnx", m.SerializeToString(deterministic=True))
+    x = np.array([1.0, -2.0, 3.0], np.float32)
+    session = onnxruntime.InferenceSession(m.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    layers.write_npz("if_names.reference.npz",
+                     {"in.x": x, "out.y": session.run(["y"], {"x": x})[0]})
 
 
 def write(filename, data):
@@ -438,6 +510,7 @@ def main():
             ops = sorted({n.op_type for n in m.graph.node})
             print("%s_%s.onnx: %s" % (name, suffix, ", ".join(ops)))
     make_bad_files()
+    make_if_names()
     layers.print_noise(noise)
     return 0
 

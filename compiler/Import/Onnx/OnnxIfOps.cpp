@@ -35,11 +35,11 @@ LogicalResult convertIf(OnnxNode &node) {
     return node.emitError() << "has " << node.getNumOutputs() << " output"
                             << (node.getNumOutputs() == 1 ? "" : "s") << ", but its " << name
                             << " has " << graph.output_size();
-  if (failed(node.importBranch(graph)))
-    return failure();
-  for (unsigned i = 0; i < node.getNumOutputs(); ++i)
-    node.setResultToName(i, graph.output(i).name());
-  return success();
+  if (graph.input_size() > 0)
+    return node.emitError() << "has a " << name << " that declares " << graph.input_size()
+                            << (graph.input_size() == 1 ? " input" : " inputs")
+                            << " (an If's branches take none)";
+  return node.importBranch(graph, name);
 }
 
 constexpr OnnxOpConversion kIfOps[] = {

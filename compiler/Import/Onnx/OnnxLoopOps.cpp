@@ -41,6 +41,7 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -57,6 +58,12 @@ using Node = onnx::NodeProto;
 
 bool isOneOf(StringRef opType, std::initializer_list<StringRef> types) {
   return llvm::is_contained(types, opType);
+}
+
+/// Input `i` of `node`, or "" past its inputs (a malformed file).
+const std::string &in(const Node &node, int i) {
+  static const std::string none;
+  return i < node.input_size() ? node.input(i) : none;
 }
 
 int64_t intAttribute(const Node &node, StringRef name, int64_t defaultValue) {
@@ -104,13 +111,64 @@ public:
   const Node *producer(StringRef name) const { return producers.lookup(name); }
   bool isInside(StringRef name) const { return defined.contains(name); }
   ArrayRef<const Node *> all() const { return nodes; }
+  /// Whether `graph` (the body or a graph nested in it) can run.
+  bool isLive(const onnx::GraphProto &graph) const { return live.contains(&graph); }
+
+  /// Whether `name` holds zeros only: a Constant, a subgraph initializer or
+  /// an Expand of one (an empty bag's row).
+  bool isZeros(StringRef name) const {
+    const Node *node = producer(name);
+    while (node && isOneOf(node->op_type(), {"Cast", "CastLike", "Identity", "Expand"})) {
+      name = in(*node, 0);
+      node = producer(name);
+    }
+    const onnx::TensorProto *tensor = nullptr;
+    if (node && node->op_type() == "Constant") {
+      for (const onnx::AttributeProto &attribute : node->attribute()) {
+        if (attribute.name() == "value_float" || attribute.name() == "value_int")
+          return attribute.f() == 0 && attribute.i() == 0;
+        if (attribute.name() == "value_floats" || attribute.name() == "value_ints")
+          return llvm::all_of(attribute.floats(), [](float v) { return v == 0; }) &&
+                 llvm::all_of(attribute.ints(), [](int64_t v) { return v == 0; });
+        if (attribute.name() == "value" && attribute.has_t())
+          tensor = &attribute.t();
+      }
+    } else if (!node) {
+      tensor = initializers.lookup(name);
+    }
+    if (!tensor)
+      return false;
+    return llvm::all_of(tensor->raw_data(), [](char c) { return c == 0; }) &&
+           llvm::all_of(tensor->float_data(), [](float v) { return v == 0; }) &&
+           llvm::all_of(tensor->int64_data(), [](int64_t v) { return v == 0; }) &&
+           llvm::all_of(tensor->int32_data(), [](int32_t v) { return v == 0; });
+  }
+
+  /// A condition the body's constants decide: a constant, Equal of two, Not.
+  std::optional<bool> condition(StringRef name) const {
+    const Node *node = producer(name);
+    if (node && node->op_type() == "Not")
+      if (std::optional<bool> inner = condition(in(*node, 0)))
+        return !*inner;
+    if (node && node->op_type() == "Equal" && node->input_size() == 2) {
+      std::optional<int64_t> lhs = constant(in(*node, 0)), rhs = constant(in(*node, 1));
+      if (lhs && rhs)
+        return *lhs == *rhs;
+    }
+    if (std::optional<int64_t> value = constant(name))
+      return *value != 0;
+    return std::nullopt;
+  }
 
 private:
   void add(const onnx::GraphProto &graph) {
+    live.insert(&graph);
     for (const onnx::ValueInfoProto &input : graph.input())
       defined.insert(input.name());
-    for (const onnx::TensorProto &initializer : graph.initializer())
+    for (const onnx::TensorProto &initializer : graph.initializer()) {
       defined.insert(initializer.name());
+      initializers[initializer.name()] = &initializer;
+    }
     for (const Node &node : graph.node()) {
       nodes.push_back(&node);
       for (const std::string &output : node.output()) {
@@ -131,40 +189,39 @@ private:
     }
   }
 
-  /// A Constant's value, when it is one number.
+  /// A Constant's value, when it is one integer (a Cast to bool makes it 0
+  /// or 1).
   std::optional<int64_t> constant(StringRef name) const {
     const Node *node = producer(name);
-    while (node && isOneOf(node->op_type(), {"Cast", "CastLike", "Identity"}))
-      node = producer(node->input(0));
+    bool toBool = false;
+    while (node && isOneOf(node->op_type(), {"Cast", "CastLike", "Identity"})) {
+      if (node->op_type() == "Cast") {
+        int64_t to = intAttribute(*node, "to", 0);
+        if (to == onnx::TensorProto::BOOL)
+          toBool = true;
+        else if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32)
+          return std::nullopt;
+      }
+      node = producer(in(*node, 0));
+    }
     if (!node || node->op_type() != "Constant")
       return std::nullopt;
+    std::optional<int64_t> value;
     for (const onnx::AttributeProto &attribute : node->attribute()) {
       if (attribute.name() == "value_int")
-        return attribute.i();
+        value = attribute.i();
       if (attribute.name() == "value" && attribute.has_t())
-        return scalarOf(attribute.t());
+        value = scalarOf(attribute.t());
     }
-    return std::nullopt;
-  }
-
-  /// A condition the body's constants decide: a constant, Equal of two, Not.
-  std::optional<bool> condition(StringRef name) const {
-    const Node *node = producer(name);
-    if (node && node->op_type() == "Not")
-      if (std::optional<bool> inner = condition(node->input(0)))
-        return !*inner;
-    if (node && node->op_type() == "Equal" && node->input_size() == 2) {
-      std::optional<int64_t> lhs = constant(node->input(0)), rhs = constant(node->input(1));
-      if (lhs && rhs)
-        return *lhs == *rhs;
-    }
-    if (std::optional<int64_t> value = constant(name))
+    if (value && toBool)
       return *value != 0;
-    return std::nullopt;
+    return value;
   }
 
   llvm::StringMap<const Node *> producers;
+  llvm::StringMap<const onnx::TensorProto *> initializers;
   llvm::StringSet<> defined;
+  llvm::SmallPtrSet<const onnx::GraphProto *, 8> live;
   SmallVector<const Node *> nodes;
 };
 
@@ -218,7 +275,7 @@ private:
       if (!isOneOf(node->op_type(),
                    {"Identity", "Cast", "CastLike", "Reshape", "Unsqueeze", "Squeeze"}))
         break;
-      name = node->input(0);
+      name = in(*node, 0);
     }
     return name;
   }
@@ -234,6 +291,9 @@ private:
   std::optional<BagRows> matchPaddingLoop(const Node &inner, StringRef rows);
   void findCounters();
   std::optional<int64_t> tripCount();
+  /// Whether `name` is a bag's row: a reduction's, an If's whose branches
+  /// give one or zeros, the dynamo exporter's division of mean's last bag.
+  bool isBagRow(StringRef name, ArrayRef<const Node *> reductions, bool mean) const;
   LogicalResult checkContiguous(const BagRows &rows, int64_t bags);
   Result build(const BagRows &rows, int64_t bags, bool mean);
   Result idWeights(const BagRows &rows, Value ids, int64_t tableRows);
@@ -283,8 +343,8 @@ std::optional<int64_t> EmbeddingBagLoop::counterPlus(StringRef name) {
   if (!node || node->op_type() != "Add" || node->input_size() != 2)
     return std::nullopt;
   for (int side : {0, 1}) {
-    std::optional<int64_t> k = counterPlus(node->input(side));
-    std::optional<SmallVector<int64_t>> c = constantInts(node->input(1 - side));
+    std::optional<int64_t> k = counterPlus(in(*node, side));
+    std::optional<SmallVector<int64_t>> c = constantInts(in(*node, 1 - side));
     if (k && c && c->size() == 1)
       return *k + c->front();
   }
@@ -294,13 +354,13 @@ std::optional<int64_t> EmbeddingBagLoop::counterPlus(StringRef name) {
 bool EmbeddingBagLoop::sliceAlongRows(const Node &slice) {
   if (slice.input_size() < 3)
     return false;
-  if (slice.input_size() > 3 && !slice.input(3).empty()) {
-    std::optional<SmallVector<int64_t>> axes = constantInts(slice.input(3));
+  if (slice.input_size() > 3 && !in(slice, 3).empty()) {
+    std::optional<SmallVector<int64_t>> axes = constantInts(in(slice, 3));
     if (!axes || *axes != SmallVector<int64_t>{0})
       return false;
   }
-  if (slice.input_size() > 4 && !slice.input(4).empty()) {
-    std::optional<SmallVector<int64_t>> steps = constantInts(slice.input(4));
+  if (slice.input_size() > 4 && !in(slice, 4).empty()) {
+    std::optional<SmallVector<int64_t>> steps = constantInts(in(slice, 4));
     if (!steps || *steps != SmallVector<int64_t>{1})
       return false;
   }
@@ -312,14 +372,14 @@ std::optional<Bound> EmbeddingBagLoop::readBound(StringRef name) {
   if (!node)
     return std::nullopt;
   if (node->op_type() == "Gather" && intAttribute(*node, "axis", 0) == 0 &&
-      isOuter(node->input(0)))
-    if (std::optional<int64_t> k = counterPlus(node->input(1)))
-      return Bound{node->input(0), *k};
-  if (node->op_type() == "Slice" && sliceAlongRows(*node) && isOuter(node->input(0))) {
-    std::optional<int64_t> from = counterPlus(node->input(1));
-    std::optional<int64_t> to = counterPlus(node->input(2));
+      isOuter(in(*node, 0)))
+    if (std::optional<int64_t> k = counterPlus(in(*node, 1)))
+      return Bound{in(*node, 0), *k};
+  if (node->op_type() == "Slice" && sliceAlongRows(*node) && isOuter(in(*node, 0))) {
+    std::optional<int64_t> from = counterPlus(in(*node, 1));
+    std::optional<int64_t> to = counterPlus(in(*node, 2));
     if (from && to && *to == *from + 1)
-      return Bound{node->input(0), *from};
+      return Bound{in(*node, 0), *from};
   }
   return std::nullopt;
 }
@@ -341,25 +401,25 @@ std::optional<BagRows> EmbeddingBagLoop::matchPaddingLoop(const Node &inner, Str
   std::optional<Bound> start, end;
   const Node *condition = producerOf(innerBody->output(0).name());
   const Node *next = condition && condition->op_type() == "Less"
-                         ? producerOf(condition->input(0)) : nullptr;
+                         ? producerOf(in(*condition, 0)) : nullptr;
   if (next && next->op_type() == "Add") {
-    end = readBound(condition->input(1));
+    end = readBound(in(*condition, 1));
     for (int k = 2; k < inner.input_size() && k < innerBody->input_size(); ++k)
-      if (llvm::is_contained({strip(next->input(0)), strip(next->input(1))},
+      if (llvm::is_contained({strip(in(*next, 0)), strip(in(*next, 1))},
                              StringRef(innerBody->input(k).name())))
-        start = readBound(inner.input(k));
+        start = readBound(in(inner, k));
   }
   // Inside the inner loop: Equal(id, padding_idx) and Gather(ids, j).
   BodyNodes innerNodes(*innerBody);
   for (const Node *node : innerNodes.all()) {
     if (node->op_type() == "Equal")
       for (int side : {0, 1})
-        if (std::optional<SmallVector<int64_t>> c = constantInts(node->input(side));
+        if (std::optional<SmallVector<int64_t>> c = constantInts(in(*node, side));
             c && c->size() == 1)
           found.paddingIdx = c->front();
-    if (node->op_type() == "Gather" && isOuter(node->input(0)) &&
-        getElementTypeOrSelf(loop.lookupOuter(node->input(0)).getType()).isInteger(64))
-      found.paddingIds = node->input(0);
+    if (node->op_type() == "Gather" && isOuter(in(*node, 0)) &&
+        getElementTypeOrSelf(loop.lookupOuter(in(*node, 0)).getType()).isInteger(64))
+      found.paddingIds = in(*node, 0);
   }
   if (!start || !end || !found.paddingIdx || found.paddingIds.empty()) {
     why = "its inner Loop is not the one that skips padding_idx";
@@ -379,37 +439,37 @@ std::optional<BagRows> EmbeddingBagLoop::matchRows(StringRef name) {
   if (node->op_type() == "Mul" && node->input_size() == 2) {
     // The rows times per_sample_weights sliced as the ids.
     for (int side : {0, 1}) {
-      const Node *weights = producerOf(node->input(side));
+      const Node *weights = producerOf(in(*node, side));
       if (!weights || weights->op_type() != "Slice" || !sliceAlongRows(*weights) ||
-          !isOuter(weights->input(0)))
+          !isOuter(in(*weights, 0)))
         continue;
-      std::optional<BagRows> rows = matchRows(node->input(1 - side));
-      std::optional<Bound> start = readBound(weights->input(1));
-      std::optional<Bound> end = readBound(weights->input(2));
+      std::optional<BagRows> rows = matchRows(in(*node, 1 - side));
+      std::optional<Bound> start = readBound(in(*weights, 1));
+      std::optional<Bound> end = readBound(in(*weights, 2));
       if (!rows || !start || !end || !(*start == rows->start) || !(*end == rows->end))
         break;
-      rows->sampleWeights = weights->input(0);
+      rows->sampleWeights = in(*weights, 0);
       return rows;
     }
     why = "a reduction reads a product that is not rows times per_sample_weights";
     return std::nullopt;
   }
   if (node->op_type() == "Gather" && intAttribute(*node, "axis", 0) == 0 &&
-      isOuter(node->input(0))) {
-    const Node *positions = producerOf(node->input(1));
+      isOuter(in(*node, 0))) {
+    const Node *positions = producerOf(in(*node, 1));
     if (positions && positions->op_type() == "Loop")
-      return matchPaddingLoop(*positions, node->input(0));
+      return matchPaddingLoop(*positions, in(*node, 0));
     if (positions)
       if (std::optional<BagRows> rows = matchBagSlice(*positions)) {
-        rows->table = node->input(0);
-        rows->ids = positions->input(0);
+        rows->table = in(*node, 0);
+        rows->ids = in(*positions, 0);
         return rows;
       }
     why = "a reduction reads a gather that is not of the bag's ids";
     return std::nullopt;
   }
   if (std::optional<BagRows> rows = matchBagSlice(*node)) {
-    rows->rows = node->input(0);
+    rows->rows = in(*node, 0);
     return rows;
   }
   why = "a reduction reads no slice of rows from offsets[i] to offsets[i + 1]";
@@ -419,10 +479,10 @@ std::optional<BagRows> EmbeddingBagLoop::matchRows(StringRef name) {
 /// A Slice of an outer tensor's rows from offsets[i] to offsets[i + 1]: the
 /// bounds of a BagRows.
 std::optional<BagRows> EmbeddingBagLoop::matchBagSlice(const Node &slice) {
-  if (slice.op_type() != "Slice" || !sliceAlongRows(slice) || !isOuter(slice.input(0)))
+  if (slice.op_type() != "Slice" || !sliceAlongRows(slice) || !isOuter(in(slice, 0)))
     return std::nullopt;
-  std::optional<Bound> start = readBound(slice.input(1));
-  std::optional<Bound> end = readBound(slice.input(2));
+  std::optional<Bound> start = readBound(in(slice, 1));
+  std::optional<Bound> end = readBound(in(slice, 2));
   if (!start || !end)
     return std::nullopt;
   BagRows rows;
@@ -443,8 +503,8 @@ void EmbeddingBagLoop::findCounters() {
     if (!next || next->op_type() != "Add")
       continue;
     for (int side : {0, 1}) {
-      std::optional<SmallVector<int64_t>> one = constantInts(next->input(1 - side));
-      if (strip(next->input(side)) == body.input(k).name() && one &&
+      std::optional<SmallVector<int64_t>> one = constantInts(in(*next, 1 - side));
+      if (strip(in(*next, side)) == body.input(k).name() && one &&
           *one == SmallVector<int64_t>{1})
         counters.insert(body.input(k).name());
     }
@@ -454,21 +514,56 @@ void EmbeddingBagLoop::findCounters() {
 /// The number of iterations: the trip count, or the bound of the counter's
 /// `Less(i + 1, bags)` condition.
 std::optional<int64_t> EmbeddingBagLoop::tripCount() {
-  if (loop.hasInput(0)) {
-    std::optional<SmallVector<int64_t>> count = constantInts(loop.getProto().input(0));
-    if (count && count->size() == 1)
-      return count->front();
-    return std::nullopt;
+  // The first iteration's condition must hold.
+  if (loop.hasInput(1)) {
+    std::optional<SmallVector<int64_t>> first = constantInts(loop.getProto().input(1));
+    if (!first || first->size() != 1 || first->front() == 0)
+      return std::nullopt;
   }
-  if (body.output_size() < 1)
+  std::optional<int64_t> count;
+  if (loop.hasInput(0)) {
+    std::optional<SmallVector<int64_t>> given = constantInts(loop.getProto().input(0));
+    if (!given || given->size() != 1)
+      return std::nullopt;
+    count = given->front();
+  }
+  StringRef next = body.output(0).name();
+  std::optional<SmallVector<int64_t>> always = constantInts(next);
+  if (nodes.condition(next) == true || (always && always->size() == 1 && always->front() != 0))
+    return count;
+  const Node *condition = producerOf(next);
+  if (!condition || condition->op_type() != "Less" || counterPlus(in(*condition, 0)) != 1)
     return std::nullopt;
-  const Node *condition = producerOf(body.output(0).name());
-  if (!condition || condition->op_type() != "Less" || counterPlus(condition->input(0)) != 1)
+  std::optional<SmallVector<int64_t>> bound = constantInts(in(*condition, 1));
+  if (!bound || bound->size() != 1)
     return std::nullopt;
-  std::optional<SmallVector<int64_t>> bound = constantInts(condition->input(1));
-  if (bound && bound->size() == 1)
-    return bound->front();
-  return std::nullopt;
+  return count ? std::min(*count, bound->front()) : bound->front();
+}
+
+bool EmbeddingBagLoop::isBagRow(StringRef name, ArrayRef<const Node *> reductions,
+                                bool mean) const {
+  const Node *node = producerOf(name);
+  if (!node)
+    return false;
+  if (llvm::is_contained(reductions, node))
+    return true;
+  // The dynamo exporter's mean divides the last bag's sum by the ids left.
+  if (node->op_type() == "Div" && mean)
+    return isBagRow(in(*node, 0), reductions, mean);
+  if (node->op_type() != "If")
+    return false;
+  // Every branch that can run gives the row, or zeros (an empty bag).
+  int index = llvm::find(node->output(), strip(name)) - node->output().begin();
+  for (const onnx::AttributeProto &attribute : node->attribute()) {
+    if (!attribute.has_g() || !nodes.isLive(attribute.g()))
+      continue;
+    if (index >= attribute.g().output_size())
+      return false;
+    StringRef out = attribute.g().output(index).name();
+    if (!isBagRow(out, reductions, mean) && !nodes.isZeros(strip(out)))
+      return false;
+  }
+  return true;
 }
 
 /// Bag b must end where bag b + 1 starts: ends read the starts' tensor one
@@ -482,10 +577,27 @@ LogicalResult EmbeddingBagLoop::checkContiguous(const BagRows &rows, int64_t bag
                   Twine(bags + 1) + " bounds from position " + Twine(rows.start.shift));
   if (rows.end.offsets == rows.start.offsets && rows.end.shift == rows.start.shift + 1)
     return success();
-  auto slice = loop.lookupOuter(rows.end.offsets).getDefiningOp<SliceOp>();
+  Value ends = loop.lookupOuter(rows.end.offsets);
+  auto slice = ends.getDefiningOp<SliceOp>();
   if (slice && slice.getOperand() == starts && slice.getStart().size() == 1 &&
       slice.getStart()[0] == 1 && slice.getStep()[0] == 1 && rows.end.shift == rows.start.shift)
     return success();
+  // Offsets known at import time (the slice folded): compared by value.
+  DenseElementsAttr startValues = KilnOpBuilder::constantValueOf(starts);
+  DenseElementsAttr endValues = KilnOpBuilder::constantValueOf(ends);
+  if (startValues && endValues && KilnOpBuilder::rankOf(ends) == 1 && rows.end.shift >= 0 &&
+      rows.end.shift + bags <= endValues.getNumElements() &&
+      llvm::isa<IntegerType>(startValues.getElementType()) &&
+      llvm::isa<IntegerType>(endValues.getElementType())) {
+    SmallVector<APInt> first(startValues.getValues<APInt>());
+    SmallVector<APInt> last(endValues.getValues<APInt>());
+    bool meet = true;
+    for (int64_t b = 0; b < bags; ++b)
+      meet &= last[b + rows.end.shift].getSExtValue() ==
+              first[b + rows.start.shift + 1].getSExtValue();
+    if (meet)
+      return success();
+  }
   auto at = [](const Bound &bound) {
     return "'" + printable(bound.offsets) + "'[i" +
            (bound.shift ? " + " + std::to_string(bound.shift) : std::string()) + "]";
@@ -560,7 +672,8 @@ void markBagInputs(Value ids, Value offsets, Value sampleWeights, int64_t bags) 
   IntegerAttr perExample = b.getI64IntegerAttr(n / bags);
   function.setArgAttr(idsInput.getArgNumber(), kIdsPerExampleAttr, perExample);
   function.setArgAttr(offsetsInput.getArgNumber(), kOffsetsStrideAttr, perExample);
-  if (BlockArgument weights = sampleWeights ? inputBehind(sampleWeights) : BlockArgument())
+  BlockArgument weights = sampleWeights ? inputBehind(sampleWeights) : BlockArgument();
+  if (weights && KilnOpBuilder::shapeOf(weights) == ArrayRef<int64_t>{n})
     function.setArgAttr(weights.getArgNumber(), kIdsPerExampleAttr, perExample);
 }
 
@@ -647,10 +760,14 @@ Result EmbeddingBagLoop::build(const BagRows &found, int64_t bags, bool mean) {
     if (KilnOpBuilder::shapeOf(sample) != ArrayRef<int64_t>{n})
       return refuse("its per_sample_weights are not one per id");
     Result cast = getElementTypeOrSelf(sample) == f32 ? Result(sample) : b.cast(sample, f32);
-    Result product = succeeded(cast) && weights ? b.binary<MulOp>(weights, *cast) : cast;
-    if (failed(product))
+    // A padding id's weight is never read (whatever the data holds there).
+    Result zero = succeeded(cast) ? b.splatLike(*cast, 0.0) : cast;
+    Result kept = succeeded(zero) && weights ? b.compare(ComparePredicate::ne, weights, *zero)
+                                             : zero;
+    Result chosen = succeeded(kept) && weights ? b.select(*kept, *cast, *zero) : cast;
+    if (failed(chosen))
       return failure();
-    weights = *product;
+    weights = *chosen;
   }
   Type floatType = getElementTypeOrSelf(rows);
   if (weights) {
@@ -679,6 +796,17 @@ Result EmbeddingBagLoop::build(const BagRows &found, int64_t bags, bool mean) {
 }
 
 LogicalResult EmbeddingBagLoop::convert() {
+  int numCarried = loop.getProto().input_size() - 2;
+  int numScanned = static_cast<int>(loop.getNumOutputs()) - numCarried;
+  if (body.input_size() != 2 + numCarried || numScanned < 0 ||
+      body.output_size() != 1 + numCarried + numScanned)
+    return loop.emitError() << "has " << numCarried << " loop-carried value(s) and "
+                            << loop.getNumOutputs() << " output(s), but its body takes "
+                            << body.input_size() << " input(s) and gives "
+                            << body.output_size()
+                            << " output(s) (the iteration number, the condition and each "
+                               "carried value in; the condition, each carried value and each "
+                               "scanned row out)";
   findCounters();
   SmallVector<const Node *> reductions;
   bool mean = false, max = false;
@@ -704,12 +832,12 @@ LogicalResult EmbeddingBagLoop::convert() {
       if (attribute.name() == "axes")
         axes.assign(attribute.ints().begin(), attribute.ints().end());
     if (reduction->input_size() > 1)
-      if (std::optional<SmallVector<int64_t>> given = constantInts(reduction->input(1)))
+      if (std::optional<SmallVector<int64_t>> given = constantInts(in(*reduction, 1)))
         axes = *given;
     if (axes != SmallVector<int64_t>{0})
       return refuse("a " + printable(reduction->op_type()) + " is not over axis 0");
     bool keep = intAttribute(*reduction, "keepdims", 1) != 0;
-    std::optional<BagRows> read = matchRows(reduction->input(0));
+    std::optional<BagRows> read = matchRows(in(*reduction, 0));
     if (!read)
       return refuse(why);
     if ((rows && !(*rows == *read)) || (keepDims && *keepDims != keep))
@@ -738,29 +866,34 @@ LogicalResult EmbeddingBagLoop::convert() {
   Result stacked = b.reshape(*result, stackedShape);
   if (failed(stacked))
     return failure();
-  int numCarried = std::max(0, loop.getProto().input_size() - 2);
   for (int k = 0; k < numCarried; ++k) {
     StringRef initial = loop.getProto().input(k + 2);
     StringRef carried = body.input(k + 2).name();
     const Node *next = producerOf(body.output(k + 1).name());
     if (counters.contains(carried)) {
-      Type type = loop.lookupOuter(initial).getType();
-      auto shaped = llvm::cast<RankedTensorType>(type);
+      auto type = llvm::dyn_cast<RankedTensorType>(loop.lookupOuter(initial).getType());
+      if (!type || type.getNumElements() != 1)
+        return refuse("its counter '" + printable(carried) + "' is not one number");
       loop.setConstantResult(k, DenseElementsAttr::get(
-                                    shaped, APInt(shaped.getElementTypeBitWidth(), *bags)));
+                                    type, APInt(type.getElementTypeBitWidth(), *bags)));
       continue;
     }
-    if (loop.isOuterSequence(initial) && next && next->op_type() == "SequenceInsert" &&
-        strip(next->input(0)) == carried) {
+    // A sequence that starts empty and gains the bag's row at its end.
+    if (loop.isOuterEmptySequence(initial) && next && next->op_type() == "SequenceInsert" &&
+        in(*next, 2).empty() && strip(in(*next, 0)) == carried &&
+        isBagRow(in(*next, 1), reductions, mean)) {
       loop.setStackedSequenceResult(k, *stacked);
       continue;
     }
     return refuse("it carries '" + printable(carried) + "', which is neither its counter nor "
-                  "its sequence of rows");
+                  "an empty sequence it appends the bag's row to");
   }
-  for (unsigned j = numCarried; j < loop.getNumOutputs(); ++j)
-    if (failed(loop.setResult(j, *stacked)))
+  for (int j = 0; j < numScanned; ++j) {
+    if (!isBagRow(body.output(1 + numCarried + j).name(), reductions, mean))
+      return refuse("its scan output #" + Twine(j) + " is not the bag's row");
+    if (failed(loop.setResult(numCarried + j, *stacked)))
       return failure();
+  }
   return success();
 }
 

@@ -7,6 +7,9 @@
 #include "compiler/Import/Onnx/OnnxOps.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+
 using namespace mlir;
 
 namespace kiln {
@@ -126,7 +129,66 @@ bool OnnxNode::setResultToInitializerCopy(unsigned i, unsigned input) {
   return true;
 }
 
-LogicalResult OnnxNode::importBranch(const onnx::GraphProto &branch) {
+namespace {
+
+void renameNested(onnx::GraphProto &graph, const llvm::StringMap<std::string> &names);
+
+/// Renames every read and write of a name in `names` in `graph`, and in the
+/// graphs nested in it where they do not define the name themselves.
+void renameIn(onnx::GraphProto &graph, const llvm::StringMap<std::string> &names) {
+  auto rename = [&](std::string &name) {
+    if (auto it = names.find(name); it != names.end())
+      name = it->second;
+  };
+  for (onnx::NodeProto &node : *graph.mutable_node()) {
+    for (std::string &input : *node.mutable_input())
+      rename(input);
+    for (std::string &output : *node.mutable_output())
+      rename(output);
+    for (onnx::AttributeProto &attribute : *node.mutable_attribute()) {
+      if (attribute.has_g())
+        renameNested(*attribute.mutable_g(), names);
+      for (onnx::GraphProto &nested : *attribute.mutable_graphs())
+        renameNested(nested, names);
+    }
+  }
+  for (onnx::ValueInfoProto &output : *graph.mutable_output())
+    rename(*output.mutable_name());
+  for (onnx::TensorProto &initializer : *graph.mutable_initializer())
+    rename(*initializer.mutable_name());
+}
+
+void renameNested(onnx::GraphProto &graph, const llvm::StringMap<std::string> &names) {
+  llvm::StringMap<std::string> visible(names);
+  for (const onnx::ValueInfoProto &input : graph.input())
+    visible.erase(input.name());
+  for (const onnx::TensorProto &initializer : graph.initializer())
+    visible.erase(initializer.name());
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &output : node.output())
+      visible.erase(output);
+  renameIn(graph, visible);
+}
+
+} // namespace
+
+LogicalResult OnnxNode::importBranch(const onnx::GraphProto &original, StringRef tag) {
+  // Each name the branch defines becomes `<this node's first output>#tag#name`:
+  // a sibling branch, or a later node, may define the same name (ONNX scopes
+  // a subgraph's names), and the graph around the node holds every value by
+  // name.
+  onnx::GraphProto branch(original);
+  std::string prefix =
+      (getNumOutputs() && !proto.output(0).empty() ? proto.output(0) : proto.name()) + "#" +
+      tag.str() + "#";
+  llvm::StringMap<std::string> names;
+  for (const onnx::TensorProto &initializer : branch.initializer())
+    names[initializer.name()] = prefix + initializer.name();
+  for (const onnx::NodeProto &node : branch.node())
+    for (const std::string &output : node.output())
+      if (!output.empty())
+        names[output] = prefix + output;
+  renameIn(branch, names);
   // What the branch reads from around it exists: the graph order put this
   // node after its producers.
   llvm::StringSet<> available;
@@ -138,16 +200,16 @@ LogicalResult OnnxNode::importBranch(const onnx::GraphProto &branch) {
     fileLoc = named.getChildLoc();
   std::string where = " in a branch of " + proto.op_type() + " '" + printable(proto.name()) + "'";
   auto nodeLoc = [&](int i) -> Location {
-    const onnx::NodeProto &node = branch.node(i);
+    const onnx::NodeProto &node = original.node(i);
     std::string name = node.name().empty() ? "node #" + std::to_string(i)
                                            : "node '" + printable(node.name()) + "'";
     return NameLoc::get(StringAttr::get(getContext(), name + " (" + printable(node.op_type()) +
                                                           ")" + where),
                         fileLoc);
   };
-  for (const onnx::TensorProto &tensor : branch.initializer()) {
+  for (auto [tensor, named] : llvm::zip(branch.initializer(), original.initializer())) {
     Location loc = NameLoc::get(
-        StringAttr::get(getContext(), "initializer '" + printable(tensor.name()) + "'" + where),
+        StringAttr::get(getContext(), "initializer '" + printable(named.name()) + "'" + where),
         fileLoc);
     FailureOr<DenseElementsAttr> value = decodeOnnxTensor(tensor, modelDir, loc);
     if (failed(value))
@@ -165,6 +227,8 @@ LogicalResult OnnxNode::importBranch(const onnx::GraphProto &branch) {
       return failure();
   }
   builder.setLoc(around);
+  for (unsigned i = 0; i < getNumOutputs() && i < static_cast<unsigned>(branch.output_size()); ++i)
+    setResultToName(i, branch.output(i).name());
   return success();
 }
 

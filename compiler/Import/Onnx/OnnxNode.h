@@ -126,18 +126,21 @@ public:
   mlir::DenseElementsAttr lookupOuterConstant(llvm::StringRef name) {
     return onnxScope.lookupConstant(name);
   }
-  /// Imports the nodes of `branch` (one of this node's subgraphs) into the
-  /// graph around the node, in dependency order: their outputs become its
-  /// values. One error at the failing node.
-  mlir::LogicalResult importBranch(const onnx::GraphProto &branch);
-  /// Makes output `i` another name of `source` (a branch's output).
+  /// Imports the nodes of `branch` (one of this node's subgraphs, named
+  /// `tag`) into the graph around the node, in dependency order, under
+  /// names of their own; the node's outputs become the branch's. One error
+  /// at the failing node.
+  mlir::LogicalResult importBranch(const onnx::GraphProto &branch, llvm::StringRef tag);
+  /// Makes output `i` another name of `source`.
   void setResultToName(unsigned i, llvm::StringRef source) {
     markResult(i);
     onnxScope.alias(getOutputName(i), source);
   }
-  /// Whether the graph around the node holds a sequence named `name`.
-  bool isOuterSequence(llvm::StringRef name) {
-    return onnxScope.lookupSequence(name) || onnxScope.lookupStackedSequence(name);
+  /// Whether the graph around the node holds an empty sequence named `name`
+  /// (SequenceEmpty's).
+  bool isOuterEmptySequence(llvm::StringRef name) {
+    const llvm::SmallVector<mlir::Value> *parts = onnxScope.lookupSequence(name);
+    return parts && parts->empty();
   }
 
 private:
