@@ -19,6 +19,11 @@ examples x at most 5 ids).
   bags      EmbeddingBag(40, 6, mode='sum') on (ids_a, offsets_a), and
             EmbeddingBag(30, 6, mode='mean') on (ids_b, offsets_b), with
             dense features x [4, 3]: Linear(15, 5) of their concatenation.
+  dlrm      facebookresearch/dlrm's DLRM_Net, small: Linear(3, 6) and ReLU on
+            x, three EmbeddingBag(40, 6, mode='sum'), the pairwise dot
+            products of the four (torch.bmm and Z[:, li, lj], which the
+            dynamo exporter writes as GatherND), Linear(12, 8), ReLU,
+            Linear(8, 5).
   last      EmbeddingBag(40, 6, mode='mean', include_last_offset=True) on
             (ids, offsets [5]), Linear(6, 5).
   weighted  EmbeddingBag(40, 6, mode='sum') on (ids, offsets) with
@@ -84,6 +89,33 @@ class Bags(torch.nn.Module):
         return self.fc(torch.cat([self.a(ids_a, offsets_a), self.b(ids_b, offsets_b), x], 1))
 
 
+class Dlrm(torch.nn.Module):
+    """facebookresearch/dlrm's DLRM_Net, small: a bottom MLP on the dense
+    features, three bags, their pairwise dot products (torch.bmm, then
+    Z[:, li, lj] with constant index tensors: GatherND from the dynamo
+    exporter), a top MLP."""
+    inputs = ("ids_a", "offsets_a", "ids_b", "offsets_b", "ids_c", "offsets_c", "x")
+
+    def __init__(self):
+        super().__init__()
+        self.bottom = torch.nn.Sequential(torch.nn.Linear(3, 6), torch.nn.ReLU())
+        self.bags = torch.nn.ModuleList(torch.nn.EmbeddingBag(40, 6, mode="sum")
+                                        for _ in range(3))
+        pairs = [(i, j) for i in range(4) for j in range(i)]
+        self.register_buffer("li", torch.tensor([i for i, _ in pairs]), persistent=False)
+        self.register_buffer("lj", torch.tensor([j for _, j in pairs]), persistent=False)
+        self.top = torch.nn.Sequential(torch.nn.Linear(6 + len(pairs), 8), torch.nn.ReLU(),
+                                       torch.nn.Linear(8, CLASSES))
+
+    def forward(self, ids_a, offsets_a, ids_b, offsets_b, ids_c, offsets_c, x):
+        dense = self.bottom(x)
+        bags = [bag(ids, offsets) for bag, ids, offsets in
+                zip(self.bags, (ids_a, ids_b, ids_c), (offsets_a, offsets_b, offsets_c))]
+        t = torch.cat([dense] + bags, dim=1).view(x.shape[0], -1, 6)
+        z = torch.bmm(t, torch.transpose(t, 1, 2))
+        return self.top(torch.cat([dense, z[:, self.li, self.lj]], dim=1))
+
+
 class Last(torch.nn.Module):
     inputs = ("ids", "offsets")
 
@@ -136,6 +168,7 @@ class Padding(torch.nn.Module):
 # name: (class, seed, exporters)
 MODELS = {
     "bags": (Bags, 1, ("opset17", "dynamo")),
+    "dlrm": (Dlrm, 7, ("opset17", "dynamo")),
     "last": (Last, 2, ("opset17", "dynamo")),
     "weighted": (Weighted, 3, ("opset17", "dynamo")),
     "padding": (Padding, 4, ("dynamo",)),
@@ -416,6 +449,17 @@ def make_bad_files():
     insert.input.append("front")
     save(m, "bag_insert_front")
 
+    # GatherND: batch dimensions that differ, an index past its dimension,
+    # tuples longer than the data's rank.
+    data = [value("x", TensorProto.FLOAT, [2, 3, 4])]
+    out = [value("y", TensorProto.FLOAT, None)]
+    for filename, indices, batch_dims in (("gathernd_batch", [[1], [2], [0]], 1),
+                                          ("gathernd_range", [[0, 3]], 0),
+                                          ("gathernd_tuple", [[0, 1, 2, 3]], 0)):
+        save(model(filename, [helper.make_node("GatherND", ["x", "at"], ["y"], name="gather",
+                                               batch_dims=batch_dims)],
+                   data, out, [ints("at", indices)], opset=17, check=False), filename)
+
     # The TorchScript export of `last` with its trip count past the offsets,
     # and with each bag ending at the ids' end rather than the next start.
     m = onnx.load(os.path.join(OUT, "last_opset17.onnx"))
@@ -461,6 +505,40 @@ def make_if_names():
                                            providers=["CPUExecutionProvider"])
     layers.write_npz("if_names.reference.npz",
                      {"in.x": x, "out.y": session.run(["y"], {"x": x})[0]})
+
+
+def make_gathernd():
+    """gathernd.onnx: GatherND in four forms — whole tuples (negative indices
+    too), tuples naming slices, batch_dims 1, indices fed at run time
+    — and gathernd.reference.npz, onnxruntime's outputs."""
+    import onnxruntime
+    from onnx import TensorProto, helper
+    from make_onnx_fixtures import ints, model, value
+
+    f = TensorProto.FLOAT
+    nodes = [
+        helper.make_node("GatherND", ["a", "pairs"], ["y0"], name="pairs"),
+        helper.make_node("GatherND", ["b", "firsts"], ["y1"], name="slices"),
+        helper.make_node("GatherND", ["b", "batched"], ["y2"], name="batched", batch_dims=1),
+        helper.make_node("GatherND", ["b", "fed"], ["y3"], name="fed")]
+    m = model("gathernd", nodes,
+              [value("a", f, [3, 4]), value("b", f, [2, 3, 4]),
+               value("fed", TensorProto.INT64, [2, 2, 2])],
+              [value("y0", f, [3]), value("y1", f, [2, 3, 4]), value("y2", f, [2, 2]),
+               value("y3", f, [2, 2, 4])],
+              [ints("pairs", [[0, 1], [2, -1], [-3, 2]]), ints("firsts", [[1], [0]]),
+               ints("batched", [[[2, 1], [0, 3]], [[1, -1], [2, 0]]])], opset=17)
+    write("gathernd.onnx", m.SerializeToString(deterministic=True))
+    rng = np.random.default_rng(7)
+    feeds = {"a": rng.standard_normal([3, 4]).astype(np.float32),
+             "b": rng.standard_normal([2, 3, 4]).astype(np.float32),
+             "fed": np.array([[[1, 2], [0, -1]], [[-2, 0], [1, 1]]], np.int64)}
+    session = onnxruntime.InferenceSession(m.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    outputs = session.run(["y0", "y1", "y2", "y3"], feeds)
+    reference = {"in." + name: array for name, array in feeds.items()}
+    reference.update({"out.y%d" % i: array for i, array in enumerate(outputs)})
+    layers.write_npz("gathernd.reference.npz", reference)
 
 
 def write(filename, data):
@@ -511,6 +589,7 @@ def main():
             print("%s_%s.onnx: %s" % (name, suffix, ", ".join(ops)))
     make_bad_files()
     make_if_names()
+    make_gathernd()
     layers.print_noise(noise)
     return 0
 

@@ -2,7 +2,8 @@
 //
 // ArgMax and ArgMin (a reduction of positions where the extreme is), CumSum
 // (a scan of shifted adds, so it trains), ScatterElements at indices known
-// at import time (a select of the data and the updates gathered), OneHot
+// at import time (a select of the data and the updates gathered), GatherND
+// (one gather of the data's leading dimensions flattened), OneHot
 // (kiln.one_hot choosing between the off and on values) and DepthToSpace /
 // SpaceToDepth (PixelShuffle: a reshape, a transpose and a reshape).
 //
@@ -343,7 +344,105 @@ LogicalResult convertScatterElements(OnnxNode &node) {
   return node.setResult(0, b.select(*mask, *gathered, data));
 }
 
+/// GatherND: each index tuple (the last axis of `indices`) names a slice
+/// of `data`; with batch_dims b, tuples index within their own batch. As one
+/// kiln.gather along axis 0 of `data` with its batch dimensions and the
+/// tuple's dimensions flattened into one, at the flat position
+/// batch * (rows per batch) + sum(index[j] * stride[j]) (negative indices
+/// counted from the end), computed from the indices (folded when they are
+/// known at import, as torch's index with constant index tensors has them).
+LogicalResult convertGatherND(OnnxNode &node) {
+  FailureOr<int64_t> batchDims = node.getIntAttr("batch_dims", 0);
+  if (failed(batchDims))
+    return failure();
+  Value data = node.getInput(0), indices = node.getInput(1);
+  FailureOr<ArrayRef<int64_t>> dataShape = node.getStaticShape(data, "data");
+  FailureOr<ArrayRef<int64_t>> indexShape = node.getStaticShape(indices, "indices");
+  if (failed(dataShape) || failed(indexShape))
+    return failure();
+  Type indexType = getElementTypeOrSelf(indices);
+  if (!indexType.isInteger(64) && !indexType.isInteger(32))
+    return node.emitError() << "expects int32 or int64 indices, got " << indexType;
+  int64_t r = dataShape->size(), q = indexShape->size(), b = *batchDims;
+  int64_t k = q ? indexShape->back() : 0;
+  if (q < 1 || b < 0 || b >= std::min(r, q) || k < 1 || k > r - b)
+    return node.emitError() << "expects batch_dims below the ranks and index tuples of 1 to "
+                               "rank - batch_dims elements, got data "
+                            << formatIntList(*dataShape) << ", indices "
+                            << formatIntList(*indexShape) << ", batch_dims " << b;
+  for (int64_t d = 0; d < b; ++d)
+    if ((*dataShape)[d] != (*indexShape)[d])
+      return node.emitError() << "expects the batch dimensions of data and indices to match, "
+                                 "got " << formatIntList(*dataShape) << " and "
+                              << formatIntList(*indexShape);
+  // Indices known at import time must lie within the dimensions they index.
+  if (DenseElementsAttr known = node.getConstantInput(1)) {
+    int64_t at = 0;
+    for (const APInt &value : known.getValues<APInt>()) {
+      int64_t size = (*dataShape)[b + at % k], index = value.getSExtValue();
+      if (index < -size || index >= size)
+        return node.emitError() << "has index " << index << " out of range [" << -size << ", "
+                                << size << ") for dimension " << b + at % k;
+      ++at;
+    }
+  }
+  KilnOpBuilder &bld = node.getBuilder();
+  Type i64 = bld.getBuilder().getI64Type();
+  Result flat = indexType.isInteger(64) ? Result(indices) : bld.cast(indices, i64);
+  if (failed(flat))
+    return failure();
+  // sum(index[j] * stride[j]) over the tuple: [..., k] -> [..., 1].
+  SmallVector<int64_t> tupleShape(indexShape->begin(), indexShape->end() - 1);
+  int64_t tuples = 1;
+  for (int64_t size : tupleShape)
+    tuples *= size;
+  SmallVector<int64_t> strides(k), sizes(k);
+  int64_t rowsPerBatch = 1;
+  for (int64_t j = k - 1; j >= 0; --j) {
+    sizes[j] = (*dataShape)[b + j];
+    strides[j] = rowsPerBatch;
+    rowsPerBatch *= sizes[j];
+  }
+  auto perTuple = [&](ArrayRef<int64_t> values) {
+    SmallVector<int64_t> repeated;
+    for (int64_t t = 0; t < tuples; ++t)
+      repeated.append(values.begin(), values.end());
+    return int64Constant(bld, *indexShape, repeated);
+  };
+  Result size = perTuple(sizes), stride = perTuple(strides);
+  Result zero = succeeded(size) ? bld.splatLike(*size, 0) : size;
+  Result negative = succeeded(zero) ? bld.compare(ComparePredicate::lt, *flat, *zero) : zero;
+  Result wrapped = succeeded(negative) ? bld.binary<AddOp>(*flat, *size) : negative;
+  Result index = succeeded(wrapped) ? bld.select(*negative, *wrapped, *flat) : wrapped;
+  Result scaled = succeeded(index) && succeeded(stride) ? bld.binary<MulOp>(*index, *stride)
+                                                        : index;
+  Result position = succeeded(scaled) ? bld.reduce<ReduceSumOp>(*scaled, {q - 1}, false)
+                                      : scaled;
+  if (failed(position))
+    return failure();
+  // Batch t's rows start at t * rowsPerBatch.
+  int64_t batches = 1;
+  for (int64_t d = 0; d < b; ++d)
+    batches *= (*dataShape)[d];
+  if (b > 0) {
+    int64_t perBatch = tuples / batches;
+    SmallVector<int64_t> starts;
+    for (int64_t t = 0; t < tuples; ++t)
+      starts.push_back(t / perBatch * rowsPerBatch);
+    Result offset = int64Constant(bld, tupleShape, starts);
+    position = succeeded(offset) ? bld.binary<AddOp>(*position, *offset) : offset;
+    if (failed(position))
+      return failure();
+  }
+  SmallVector<int64_t> rowsShape = {batches * rowsPerBatch};
+  rowsShape.append(dataShape->begin() + b + k, dataShape->end());
+  Result rows = bld.reshape(data, rowsShape);
+  Result gathered = succeeded(rows) ? bld.gather(*rows, *position, 0) : rows;
+  return node.setResult(0, gathered);
+}
+
 constexpr OnnxOpConversion kPositionOps[] = {
+    {"GatherND", 2, 2, 1, "batch_dims", convertGatherND, 11},
     {"ScatterElements", 3, 3, 1, "axis reduction", convertScatterElements, 11},
     {"ArgMax", 1, 1, 1, "axis keepdims select_last_index", convertArgExtreme<false>},
     {"ArgMin", 1, 1, 1, "axis keepdims select_last_index", convertArgExtreme<true>},
