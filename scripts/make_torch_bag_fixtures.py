@@ -51,6 +51,11 @@ For each model:
       them (the lists concatenated, offsets where each starts): the loss
       before each update in float64 ("loss") and float32 ("loss_f32");
       SGD rate 0.1, Adam rate 1e-3 (make_torch_layer_fixtures.py's settings).
+
+Besides: if_names.onnx, gathernd.onnx and topk.onnx with onnxruntime's
+outputs (*.reference.npz), gathernd_clamp.onnx (out-of-range indices,
+clamped), and the bad_*.onnx / bad_*.npz files of
+errors-loops.test and kiln-torch-bags.test (make_bad_files).
 """
 
 import copy
@@ -63,6 +68,7 @@ import logging
 import numpy as np
 import onnx
 import torch
+from onnx import numpy_helper
 import torch.nn.functional as F
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
@@ -449,6 +455,51 @@ def make_bad_files():
     insert.input.append("front")
     save(m, "bag_insert_front")
 
+    # TopK: K past the dimension, K given at run time, integer input.
+    for filename, k, elem, k_input in (("topk_large", [9], TensorProto.FLOAT, False),
+                                       ("topk_runtime_k", None, TensorProto.FLOAT, True),
+                                       ("topk_ints", [2], TensorProto.INT64, False)):
+        inputs = [value("x", elem, [2, 5])] + ([value("k", TensorProto.INT64, [1])]
+                                               if k_input else [])
+        save(model(filename, [helper.make_node("TopK", ["x", "k"], ["v", "i"], name="top")],
+                   inputs, [value("v", elem, None), value("i", TensorProto.INT64, None)],
+                   [] if k_input else [ints("k", k)], opset=17, check=False), filename)
+
+    # TopK without K: no input K (opset 17), no attribute k (opset 9).
+    save(model("topk_no_k", [helper.make_node("TopK", ["x"], ["v", "i"], name="top")],
+               [value("x", TensorProto.FLOAT, [2, 5])],
+               [value("v", TensorProto.FLOAT, None), value("i", TensorProto.INT64, None)],
+               opset=17, check=False), "topk_no_k_input")
+    save(model("topk_no_k", [helper.make_node("TopK", ["x"], ["v", "i"], name="top")],
+               [value("x", TensorProto.FLOAT, [2, 5])],
+               [value("v", TensorProto.FLOAT, None), value("i", TensorProto.INT64, None)],
+               opset=9, check=False), "topk_no_k_attribute")
+    # GatherND from an empty constant.
+    empty = helper.make_tensor("empty", TensorProto.FLOAT, [0, 3], [])
+    save(model("gathernd_empty", [helper.make_node("GatherND", ["empty", "at"], ["y"],
+                                                   name="gather", batch_dims=1)],
+               [value("x", TensorProto.FLOAT, [2])], [value("y", TensorProto.FLOAT, None)],
+               [empty, numpy_helper.from_array(np.zeros([0, 1], np.int64), "at")], opset=17,
+               check=False), "gathernd_empty")
+
+    # Two bags of 5 and 10 ids per example sharing one offsets input: kilnc
+    # warns, and training refuses the data (no layout fits both).
+    shared = type("SharedOffsets", (torch.nn.Module,), {
+        "forward": lambda self, ids_a, ids_b, offsets: self.fc(torch.cat(
+            [self.a(ids_a, offsets), self.b(ids_b, offsets)], 1))})()
+    torch.manual_seed(8)
+    shared.a, shared.b = torch.nn.EmbeddingBag(40, 6), torch.nn.EmbeddingBag(40, 6)
+    shared.fc = torch.nn.Linear(12, CLASSES)
+    shared.inputs = ("ids_a", "ids_b", "offsets")
+    m = export_onnx("shared", shared.eval(), [torch.arange(20) % 40, torch.arange(40) % 40,
+                                              torch.tensor([0, 5, 10, 15])], EXPORTS["dynamo"])
+    save(m, "bag_shared_offsets")
+    splits = np.arange(0, 4 * ROWS + 1, 4, dtype=np.int64)
+    layers.write_npz("bad_shared_offsets.npz", {
+        "ids_a.values": np.arange(4 * ROWS, dtype=np.int64) % 40, "ids_a.row_splits": splits,
+        "ids_b.values": np.arange(4 * ROWS, dtype=np.int64) % 40, "ids_b.row_splits": splits,
+        "label": np.zeros(ROWS, np.int32)})
+
     # GatherND: batch dimensions that differ, an index past its dimension,
     # tuples longer than the data's rank.
     data = [value("x", TensorProto.FLOAT, [2, 3, 4])]
@@ -541,6 +592,64 @@ def make_gathernd():
     layers.write_npz("gathernd.reference.npz", reference)
 
 
+def make_gathernd_clamp():
+    """gathernd_clamp.onnx and .reference.npz: indices fed at run time outside
+    their dimensions, clamped into them as kiln.gather clamps (onnxruntime
+    refuses them; PyTorch raises), the expected values computed here."""
+    from onnx import TensorProto, helper
+    from make_onnx_fixtures import model, value
+
+    m = model("gathernd_clamp", [helper.make_node("GatherND", ["a", "at"], ["y"], name="gather")],
+              [value("a", TensorProto.FLOAT, [2, 3]), value("at", TensorProto.INT64, [3, 2])],
+              [value("y", TensorProto.FLOAT, [3])], opset=17)
+    write("gathernd_clamp.onnx", m.SerializeToString(deterministic=True))
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    at = np.array([[0, 5], [1, -7], [9, -1]], np.int64)
+    wrapped = np.where(at < 0, at + np.array([2, 3]), at)
+    clamped = np.clip(wrapped, 0, np.array([1, 2]))
+    layers.write_npz("gathernd_clamp.reference.npz",
+                     {"in.a": a, "in.at": at, "out.y": a[clamped[:, 0], clamped[:, 1]]})
+
+
+def make_topk():
+    """topk.onnx: TopK as rankers and gates use it — the 3 largest of rows
+    with ties and -inf, the 2 smallest along axis 0, every element of rows
+    holding NaN and inf both ways, K=1 — and topk.reference.npz, onnxruntime's
+    outputs (ties to the lower index, NaN above every number, as onnx.ai and
+    PyTorch order them)."""
+    import onnxruntime
+    from onnx import TensorProto, helper
+    from make_onnx_fixtures import ints, model, value
+
+    f, i64 = TensorProto.FLOAT, TensorProto.INT64
+    cases = (("a", "three", 1, -1, [3, 3]), ("b", "two", 0, 0, [2, 3]),
+             ("c", "five", 1, 1, [2, 5]), ("c", "five", 0, 1, [2, 5]),
+             ("a", "one", 1, -1, [3, 1]))
+    nodes, outputs = [], []
+    for n, (data, k, largest, axis, shape) in enumerate(cases):
+        nodes.append(helper.make_node("TopK", [data, k], ["v%d" % n, "i%d" % n],
+                                      name="top%d" % n, largest=largest, axis=axis))
+        outputs += [value("v%d" % n, f, shape), value("i%d" % n, i64, shape)]
+    m = model("topk", nodes, [value("a", f, [3, 7]), value("b", f, [5, 3]),
+                              value("c", f, [2, 5])], outputs,
+              [ints("three", [3]), ints("two", [2]), ints("five", [5]), ints("one", [1])],
+              opset=17)
+    write("topk.onnx", m.SerializeToString(deterministic=True))
+    inf, nan = np.inf, np.nan
+    feeds = {"a": np.array([[1, 5, 5, 2, 5, 0, -1], [-inf, -inf, 2, -inf, 1, 2, 0],
+                            [0.5, -2, 7, 7, -inf, 3, 7]], np.float32),
+             "b": np.array([[3, 1, 2], [1, 1, -inf], [0, 4, 2], [3, 0, 2], [1, 9, 8]],
+                           np.float32),
+             "c": np.array([[1, nan, 3, inf, nan], [-inf, 2, nan, 2, 0]], np.float32)}
+    session = onnxruntime.InferenceSession(m.SerializeToString(),
+                                           providers=["CPUExecutionProvider"])
+    names = [o.name for o in m.graph.output]
+    reference = {"in." + name: array for name, array in feeds.items()}
+    reference.update({"out." + name: array
+                      for name, array in zip(names, session.run(names, feeds))})
+    layers.write_npz("topk.reference.npz", reference)
+
+
 def write(filename, data):
     layers.OUT = OUT
     layers.write_file(filename, data)
@@ -590,6 +699,8 @@ def main():
     make_bad_files()
     make_if_names()
     make_gathernd()
+    make_gathernd_clamp()
+    make_topk()
     layers.print_noise(noise)
     return 0
 

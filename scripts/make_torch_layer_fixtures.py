@@ -12,7 +12,7 @@ A development script, never run by the tests (they read the committed files).
 Run from the repository root with the venv that has torch, onnx, onnxscript
 and numpy (onnxruntime, when present, only checks the files):
 
-    /work/venv/bin/python scripts/make_torch_layer_fixtures.py
+    /work/venv/bin/python scripts/make_torch_layer_fixtures.py [--only MODEL ...]
 
 Models, each seeded, in eval mode, with a static batch of 4, input `x` and
 output `logits` [4, 5]:
@@ -42,6 +42,10 @@ output `logits` [4, 5]:
   einsum  attention written with torch.einsum: 'bsd,hd->bsh' by a [12, 8]
           parameter, 'bqd,bkd->bqk', softmax, 'bqk,bkd->bqd', 'bsd->bd',
           Linear(12, 5); x [4, 6, 8].
+  topk    a mixture of experts' top-2 gating: torch.topk of Linear(8, 6)'s
+          gate logits, a softmax over the two, the chosen experts' outputs
+          (Linear(8, 30) viewed [6, 5]) gathered and mixed; plus the sum of
+          the 3 smallest of Linear(8, 10); x [4, 8].
 
 For each model:
   MODEL_opset17.onnx  torch.onnx.export(dynamo=False, opset_version=17), with
@@ -252,6 +256,28 @@ class Einsum(torch.nn.Module):
         return self.fc(torch.einsum("bsd->bd", mixed))
 
 
+class TopK(torch.nn.Module):
+    """A mixture of experts' top-2 gating (Switch/GShard style): gate logits
+    by Linear(8, 6), torch.topk(k=2), a softmax over the two, and the chosen
+    experts' outputs (Linear(8, 6 x 5) viewed [6, 5], gathered by the
+    indices) mixed by those weights; plus the top-3 of a second projection
+    summed, whose values train the projection."""
+
+    def __init__(self):
+        super().__init__()
+        self.gate = torch.nn.Linear(8, 6)
+        self.experts = torch.nn.Linear(8, 30)
+        self.pool = torch.nn.Linear(8, 10)
+
+    def forward(self, x):
+        weights, chosen = torch.topk(self.gate(x), 2, dim=-1)
+        outputs = self.experts(x).view(-1, 6, 5)
+        picked = torch.gather(outputs, 1, chosen.unsqueeze(-1).expand(-1, -1, 5))
+        mixed = (weights.softmax(-1).unsqueeze(-1) * picked).sum(1)
+        pooled = torch.topk(self.pool(x), 3, dim=-1, largest=False).values.sum(-1, keepdim=True)
+        return mixed + pooled
+
+
 def set_norm_affine(module, seed):
     """Scales in [0.5, 1.5) and offsets in [-0.5, 0.5), so the affine part of
     GroupNorm and InstanceNorm shows (their defaults are 1 and 0)."""
@@ -277,6 +303,7 @@ MODELS = {
     "decoder": (Decoder, 7, [3, 6, 6], {"ConvTranspose", "Pad"}),
     "einsum": (Einsum, 8, [6, 8], {"Einsum"}),
     "ties": (Ties, 9, [8], {"Softplus", "Elu"}),
+    "topk": (TopK, 10, [8], {"TopK"}),
 }
 
 
@@ -516,6 +543,10 @@ IR version capped at 8).
 - `einsum`: attention written with `torch.einsum`: `'bsd,hd->bsh'` by a
   `[12, 8]` parameter, `'bqd,bkd->bqk'`, softmax, `'bqk,bkd->bqd'`,
   `'bsd->bd'`, `Linear(12, 5)`; x `[4, 6, 8]`.
+- `topk`: a mixture of experts' top-2 gating: `torch.topk` of `Linear(8, 6)`'s
+  gate logits, a softmax over the two, the chosen experts' outputs
+  (`Linear(8, 30)` viewed `[6, 5]`) gathered and mixed; plus the sum of the 3
+  smallest of `Linear(8, 10)`; x `[4, 8]`.
 
 What the exporters write for these layers: the dynamo exporter has no ONNX
 `RNN` for `nn.RNN`, so `rnn_dynamo.onnx` unrolls it (MatMul, Add, Relu per
@@ -572,8 +603,15 @@ def main():
     torch.use_deterministic_algorithms(True)
     os.makedirs(OUT, exist_ok=True)
 
+    # --only NAME (repeatable): that model's files alone, the README from
+    # every file there (the others as an earlier run wrote them).
+    only = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--only"]
     noise, checks, op_types, missing = [], [], {}, []
-    for name in MODELS:
+    for filename in sorted(os.listdir(OUT)):
+        if filename.endswith(".onnx"):
+            op_types[filename] = dict(sorted(Counter(
+                n.op_type for n in onnx.load(os.path.join(OUT, filename)).graph.node).items()))
+    for name in only or MODELS:
         module = make_module(name)
         feed, data = make_data(name)
         with torch.no_grad():

@@ -146,9 +146,10 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
     const Buffer &buffer = *root.buffers()->Get(feed->buffer());
     int64_t count = buffer.shape()->Get(0);
     if (buffer.shape()->size() != 1 || (count != batchSize_ && count != batchSize_ + 1)) {
-      error = path + ": error: feed '" + made.name + "' holds the offsets of " +
-              std::to_string(count) + " lists, but a batch has " + std::to_string(batchSize_) +
-              " examples";
+      error = path + ": error: feed '" + made.name + "' holds " + std::to_string(count) +
+              " offsets, but a batch has " + std::to_string(batchSize_) + " examples (" +
+              std::to_string(batchSize_) + " or " + std::to_string(batchSize_ + 1) +
+              " offsets expected)";
       return false;
     }
     bool wide = made.dtype == DType_I64;

@@ -4,15 +4,9 @@
 // 1-D ids and offsets as a Loop over the bags, each iteration reducing the
 // rows of ids[offsets[b] : offsets[b + 1]]: slices whose sizes only the data
 // knows, which a static graph cannot hold. Kiln recognizes that loop by what
-// it computes and imports all bags at once:
-//
-//   segment(i) = (the number of offsets <= i) - 1       a cumulative sum
-//   result[b]  = the sum of weight(i) * row(i) over the ids i of segment b
-//
-// as kiln.gather, kiln.scatter_add_rows and a scan, which train: the table's
-// gradient is the gather's (rows scattered by id). Ids past the last bag's
-// end fall in no bag; an id outside the table adds nothing (PyTorch refuses
-// one), as kiln.embedding_bag's padding id -1 does.
+// it computes — the rows its reductions read, that its output is each bag's
+// row, its trip count and conditions — and imports all bags at once
+// (OnnxBagBuild.cpp).
 //
 // The forms recognized (torch 2.x):
 //  - the TorchScript exporter (dynamo=False): Loop(bags, true), its body
@@ -31,21 +25,19 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/Onnx/OnnxBagBuild.h"
+#include "compiler/Import/Onnx/OnnxLoopBody.h"
 #include "compiler/Import/Onnx/OnnxOps.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
 
-#include "dialects/Kiln/FeedAttrs.h"
 #include "dialects/Kiln/KilnOps.h"
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/TypeUtilities.h"
-#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
-#include <cstring>
 #include <optional>
 
 using namespace mlir;
@@ -55,175 +47,6 @@ namespace {
 
 using Result = KilnOpBuilder::Result;
 using Node = onnx::NodeProto;
-
-bool isOneOf(StringRef opType, std::initializer_list<StringRef> types) {
-  return llvm::is_contained(types, opType);
-}
-
-/// Input `i` of `node`, or "" past its inputs (a malformed file).
-const std::string &in(const Node &node, int i) {
-  static const std::string none;
-  return i < node.input_size() ? node.input(i) : none;
-}
-
-int64_t intAttribute(const Node &node, StringRef name, int64_t defaultValue) {
-  for (const onnx::AttributeProto &attribute : node.attribute())
-    if (attribute.name() == name)
-      return attribute.i();
-  return defaultValue;
-}
-
-/// A one-element integer or boolean tensor's value, read from the proto.
-std::optional<int64_t> scalarOf(const onnx::TensorProto &tensor) {
-  switch (tensor.data_type()) {
-  case onnx::TensorProto::INT64:
-    if (tensor.int64_data_size() == 1)
-      return tensor.int64_data(0);
-    if (tensor.raw_data().size() == 8) {
-      int64_t value;
-      std::memcpy(&value, tensor.raw_data().data(), 8);
-      return value;
-    }
-    return std::nullopt;
-  case onnx::TensorProto::INT32:
-  case onnx::TensorProto::BOOL:
-    if (tensor.int32_data_size() == 1)
-      return tensor.int32_data(0);
-    if (tensor.raw_data().size() == 4) {
-      int32_t value;
-      std::memcpy(&value, tensor.raw_data().data(), 4);
-      return value;
-    }
-    if (tensor.data_type() == onnx::TensorProto::BOOL && tensor.raw_data().size() == 1)
-      return tensor.raw_data()[0] != 0;
-    return std::nullopt;
-  default:
-    return std::nullopt;
-  }
-}
-
-/// The nodes of a Loop's body and of every graph nested in it that can run,
-/// by output: of an If whose condition its own constants decide (the dynamo
-/// exporter, unoptimized, chooses EmbeddingBag's mode so), the branch taken.
-class BodyNodes {
-public:
-  explicit BodyNodes(const onnx::GraphProto &body) { add(body); }
-  const Node *producer(StringRef name) const { return producers.lookup(name); }
-  bool isInside(StringRef name) const { return defined.contains(name); }
-  ArrayRef<const Node *> all() const { return nodes; }
-  /// Whether `graph` (the body or a graph nested in it) can run.
-  bool isLive(const onnx::GraphProto &graph) const { return live.contains(&graph); }
-
-  /// Whether `name` holds zeros only: a Constant, a subgraph initializer or
-  /// an Expand of one (an empty bag's row).
-  bool isZeros(StringRef name) const {
-    const Node *node = producer(name);
-    while (node && isOneOf(node->op_type(), {"Cast", "CastLike", "Identity", "Expand"})) {
-      name = in(*node, 0);
-      node = producer(name);
-    }
-    const onnx::TensorProto *tensor = nullptr;
-    if (node && node->op_type() == "Constant") {
-      for (const onnx::AttributeProto &attribute : node->attribute()) {
-        if (attribute.name() == "value_float" || attribute.name() == "value_int")
-          return attribute.f() == 0 && attribute.i() == 0;
-        if (attribute.name() == "value_floats" || attribute.name() == "value_ints")
-          return llvm::all_of(attribute.floats(), [](float v) { return v == 0; }) &&
-                 llvm::all_of(attribute.ints(), [](int64_t v) { return v == 0; });
-        if (attribute.name() == "value" && attribute.has_t())
-          tensor = &attribute.t();
-      }
-    } else if (!node) {
-      tensor = initializers.lookup(name);
-    }
-    if (!tensor)
-      return false;
-    return llvm::all_of(tensor->raw_data(), [](char c) { return c == 0; }) &&
-           llvm::all_of(tensor->float_data(), [](float v) { return v == 0; }) &&
-           llvm::all_of(tensor->int64_data(), [](int64_t v) { return v == 0; }) &&
-           llvm::all_of(tensor->int32_data(), [](int32_t v) { return v == 0; });
-  }
-
-  /// A condition the body's constants decide: a constant, Equal of two, Not.
-  std::optional<bool> condition(StringRef name) const {
-    const Node *node = producer(name);
-    if (node && node->op_type() == "Not")
-      if (std::optional<bool> inner = condition(in(*node, 0)))
-        return !*inner;
-    if (node && node->op_type() == "Equal" && node->input_size() == 2) {
-      std::optional<int64_t> lhs = constant(in(*node, 0)), rhs = constant(in(*node, 1));
-      if (lhs && rhs)
-        return *lhs == *rhs;
-    }
-    if (std::optional<int64_t> value = constant(name))
-      return *value != 0;
-    return std::nullopt;
-  }
-
-private:
-  void add(const onnx::GraphProto &graph) {
-    live.insert(&graph);
-    for (const onnx::ValueInfoProto &input : graph.input())
-      defined.insert(input.name());
-    for (const onnx::TensorProto &initializer : graph.initializer()) {
-      defined.insert(initializer.name());
-      initializers[initializer.name()] = &initializer;
-    }
-    for (const Node &node : graph.node()) {
-      nodes.push_back(&node);
-      for (const std::string &output : node.output()) {
-        defined.insert(output);
-        producers[output] = &node;
-      }
-      std::optional<bool> taken;
-      if (node.op_type() == "If" && node.input_size() == 1)
-        taken = condition(node.input(0));
-      for (const onnx::AttributeProto &attribute : node.attribute()) {
-        if (taken && attribute.name() != (*taken ? "then_branch" : "else_branch"))
-          continue;
-        if (attribute.has_g())
-          add(attribute.g());
-        for (const onnx::GraphProto &nested : attribute.graphs())
-          add(nested);
-      }
-    }
-  }
-
-  /// A Constant's value, when it is one integer (a Cast to bool makes it 0
-  /// or 1).
-  std::optional<int64_t> constant(StringRef name) const {
-    const Node *node = producer(name);
-    bool toBool = false;
-    while (node && isOneOf(node->op_type(), {"Cast", "CastLike", "Identity"})) {
-      if (node->op_type() == "Cast") {
-        int64_t to = intAttribute(*node, "to", 0);
-        if (to == onnx::TensorProto::BOOL)
-          toBool = true;
-        else if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32)
-          return std::nullopt;
-      }
-      node = producer(in(*node, 0));
-    }
-    if (!node || node->op_type() != "Constant")
-      return std::nullopt;
-    std::optional<int64_t> value;
-    for (const onnx::AttributeProto &attribute : node->attribute()) {
-      if (attribute.name() == "value_int")
-        value = attribute.i();
-      if (attribute.name() == "value" && attribute.has_t())
-        value = scalarOf(attribute.t());
-    }
-    if (value && toBool)
-      return *value != 0;
-    return value;
-  }
-
-  llvm::StringMap<const Node *> producers;
-  llvm::StringMap<const onnx::TensorProto *> initializers;
-  llvm::StringSet<> defined;
-  llvm::SmallPtrSet<const onnx::GraphProto *, 8> live;
-  SmallVector<const Node *> nodes;
-};
 
 /// offsets[i + shift] for the loop's counter i: an outer tensor and a shift.
 struct Bound {
@@ -275,7 +98,7 @@ private:
       if (!isOneOf(node->op_type(),
                    {"Identity", "Cast", "CastLike", "Reshape", "Unsqueeze", "Squeeze"}))
         break;
-      name = in(*node, 0);
+      name = nodeInput(*node, 0);
     }
     return name;
   }
@@ -295,12 +118,10 @@ private:
   /// give one or zeros, the dynamo exporter's division of mean's last bag.
   bool isBagRow(StringRef name, ArrayRef<const Node *> reductions, bool mean) const;
   LogicalResult checkContiguous(const BagRows &rows, int64_t bags);
-  Result build(const BagRows &rows, int64_t bags, bool mean);
-  Result idWeights(const BagRows &rows, Value ids, int64_t tableRows);
 
   OnnxNode &loop;
   const onnx::GraphProto &body;
-  BodyNodes nodes;
+  LoopBodyNodes nodes;
   llvm::StringSet<> counters;
   std::string why;
 };
@@ -343,8 +164,8 @@ std::optional<int64_t> EmbeddingBagLoop::counterPlus(StringRef name) {
   if (!node || node->op_type() != "Add" || node->input_size() != 2)
     return std::nullopt;
   for (int side : {0, 1}) {
-    std::optional<int64_t> k = counterPlus(in(*node, side));
-    std::optional<SmallVector<int64_t>> c = constantInts(in(*node, 1 - side));
+    std::optional<int64_t> k = counterPlus(nodeInput(*node, side));
+    std::optional<SmallVector<int64_t>> c = constantInts(nodeInput(*node, 1 - side));
     if (k && c && c->size() == 1)
       return *k + c->front();
   }
@@ -354,13 +175,13 @@ std::optional<int64_t> EmbeddingBagLoop::counterPlus(StringRef name) {
 bool EmbeddingBagLoop::sliceAlongRows(const Node &slice) {
   if (slice.input_size() < 3)
     return false;
-  if (slice.input_size() > 3 && !in(slice, 3).empty()) {
-    std::optional<SmallVector<int64_t>> axes = constantInts(in(slice, 3));
+  if (slice.input_size() > 3 && !nodeInput(slice, 3).empty()) {
+    std::optional<SmallVector<int64_t>> axes = constantInts(nodeInput(slice, 3));
     if (!axes || *axes != SmallVector<int64_t>{0})
       return false;
   }
-  if (slice.input_size() > 4 && !in(slice, 4).empty()) {
-    std::optional<SmallVector<int64_t>> steps = constantInts(in(slice, 4));
+  if (slice.input_size() > 4 && !nodeInput(slice, 4).empty()) {
+    std::optional<SmallVector<int64_t>> steps = constantInts(nodeInput(slice, 4));
     if (!steps || *steps != SmallVector<int64_t>{1})
       return false;
   }
@@ -372,14 +193,14 @@ std::optional<Bound> EmbeddingBagLoop::readBound(StringRef name) {
   if (!node)
     return std::nullopt;
   if (node->op_type() == "Gather" && intAttribute(*node, "axis", 0) == 0 &&
-      isOuter(in(*node, 0)))
-    if (std::optional<int64_t> k = counterPlus(in(*node, 1)))
-      return Bound{in(*node, 0), *k};
-  if (node->op_type() == "Slice" && sliceAlongRows(*node) && isOuter(in(*node, 0))) {
-    std::optional<int64_t> from = counterPlus(in(*node, 1));
-    std::optional<int64_t> to = counterPlus(in(*node, 2));
+      isOuter(nodeInput(*node, 0)))
+    if (std::optional<int64_t> k = counterPlus(nodeInput(*node, 1)))
+      return Bound{nodeInput(*node, 0), *k};
+  if (node->op_type() == "Slice" && sliceAlongRows(*node) && isOuter(nodeInput(*node, 0))) {
+    std::optional<int64_t> from = counterPlus(nodeInput(*node, 1));
+    std::optional<int64_t> to = counterPlus(nodeInput(*node, 2));
     if (from && to && *to == *from + 1)
-      return Bound{in(*node, 0), *from};
+      return Bound{nodeInput(*node, 0), *from};
   }
   return std::nullopt;
 }
@@ -401,25 +222,25 @@ std::optional<BagRows> EmbeddingBagLoop::matchPaddingLoop(const Node &inner, Str
   std::optional<Bound> start, end;
   const Node *condition = producerOf(innerBody->output(0).name());
   const Node *next = condition && condition->op_type() == "Less"
-                         ? producerOf(in(*condition, 0)) : nullptr;
+                         ? producerOf(nodeInput(*condition, 0)) : nullptr;
   if (next && next->op_type() == "Add") {
-    end = readBound(in(*condition, 1));
+    end = readBound(nodeInput(*condition, 1));
     for (int k = 2; k < inner.input_size() && k < innerBody->input_size(); ++k)
-      if (llvm::is_contained({strip(in(*next, 0)), strip(in(*next, 1))},
+      if (llvm::is_contained({strip(nodeInput(*next, 0)), strip(nodeInput(*next, 1))},
                              StringRef(innerBody->input(k).name())))
-        start = readBound(in(inner, k));
+        start = readBound(nodeInput(inner, k));
   }
   // Inside the inner loop: Equal(id, padding_idx) and Gather(ids, j).
-  BodyNodes innerNodes(*innerBody);
+  LoopBodyNodes innerNodes(*innerBody);
   for (const Node *node : innerNodes.all()) {
     if (node->op_type() == "Equal")
       for (int side : {0, 1})
-        if (std::optional<SmallVector<int64_t>> c = constantInts(in(*node, side));
+        if (std::optional<SmallVector<int64_t>> c = constantInts(nodeInput(*node, side));
             c && c->size() == 1)
           found.paddingIdx = c->front();
-    if (node->op_type() == "Gather" && isOuter(in(*node, 0)) &&
-        getElementTypeOrSelf(loop.lookupOuter(in(*node, 0)).getType()).isInteger(64))
-      found.paddingIds = in(*node, 0);
+    if (node->op_type() == "Gather" && isOuter(nodeInput(*node, 0)) &&
+        getElementTypeOrSelf(loop.lookupOuter(nodeInput(*node, 0)).getType()).isInteger(64))
+      found.paddingIds = nodeInput(*node, 0);
   }
   if (!start || !end || !found.paddingIdx || found.paddingIds.empty()) {
     why = "its inner Loop is not the one that skips padding_idx";
@@ -439,37 +260,37 @@ std::optional<BagRows> EmbeddingBagLoop::matchRows(StringRef name) {
   if (node->op_type() == "Mul" && node->input_size() == 2) {
     // The rows times per_sample_weights sliced as the ids.
     for (int side : {0, 1}) {
-      const Node *weights = producerOf(in(*node, side));
+      const Node *weights = producerOf(nodeInput(*node, side));
       if (!weights || weights->op_type() != "Slice" || !sliceAlongRows(*weights) ||
-          !isOuter(in(*weights, 0)))
+          !isOuter(nodeInput(*weights, 0)))
         continue;
-      std::optional<BagRows> rows = matchRows(in(*node, 1 - side));
-      std::optional<Bound> start = readBound(in(*weights, 1));
-      std::optional<Bound> end = readBound(in(*weights, 2));
+      std::optional<BagRows> rows = matchRows(nodeInput(*node, 1 - side));
+      std::optional<Bound> start = readBound(nodeInput(*weights, 1));
+      std::optional<Bound> end = readBound(nodeInput(*weights, 2));
       if (!rows || !start || !end || !(*start == rows->start) || !(*end == rows->end))
         break;
-      rows->sampleWeights = in(*weights, 0);
+      rows->sampleWeights = nodeInput(*weights, 0);
       return rows;
     }
     why = "a reduction reads a product that is not rows times per_sample_weights";
     return std::nullopt;
   }
   if (node->op_type() == "Gather" && intAttribute(*node, "axis", 0) == 0 &&
-      isOuter(in(*node, 0))) {
-    const Node *positions = producerOf(in(*node, 1));
+      isOuter(nodeInput(*node, 0))) {
+    const Node *positions = producerOf(nodeInput(*node, 1));
     if (positions && positions->op_type() == "Loop")
-      return matchPaddingLoop(*positions, in(*node, 0));
+      return matchPaddingLoop(*positions, nodeInput(*node, 0));
     if (positions)
       if (std::optional<BagRows> rows = matchBagSlice(*positions)) {
-        rows->table = in(*node, 0);
-        rows->ids = in(*positions, 0);
+        rows->table = nodeInput(*node, 0);
+        rows->ids = nodeInput(*positions, 0);
         return rows;
       }
     why = "a reduction reads a gather that is not of the bag's ids";
     return std::nullopt;
   }
   if (std::optional<BagRows> rows = matchBagSlice(*node)) {
-    rows->rows = in(*node, 0);
+    rows->rows = nodeInput(*node, 0);
     return rows;
   }
   why = "a reduction reads no slice of rows from offsets[i] to offsets[i + 1]";
@@ -479,10 +300,10 @@ std::optional<BagRows> EmbeddingBagLoop::matchRows(StringRef name) {
 /// A Slice of an outer tensor's rows from offsets[i] to offsets[i + 1]: the
 /// bounds of a BagRows.
 std::optional<BagRows> EmbeddingBagLoop::matchBagSlice(const Node &slice) {
-  if (slice.op_type() != "Slice" || !sliceAlongRows(slice) || !isOuter(in(slice, 0)))
+  if (slice.op_type() != "Slice" || !sliceAlongRows(slice) || !isOuter(nodeInput(slice, 0)))
     return std::nullopt;
-  std::optional<Bound> start = readBound(in(slice, 1));
-  std::optional<Bound> end = readBound(in(slice, 2));
+  std::optional<Bound> start = readBound(nodeInput(slice, 1));
+  std::optional<Bound> end = readBound(nodeInput(slice, 2));
   if (!start || !end)
     return std::nullopt;
   BagRows rows;
@@ -503,8 +324,8 @@ void EmbeddingBagLoop::findCounters() {
     if (!next || next->op_type() != "Add")
       continue;
     for (int side : {0, 1}) {
-      std::optional<SmallVector<int64_t>> one = constantInts(in(*next, 1 - side));
-      if (strip(in(*next, side)) == body.input(k).name() && one &&
+      std::optional<SmallVector<int64_t>> one = constantInts(nodeInput(*next, 1 - side));
+      if (strip(nodeInput(*next, side)) == body.input(k).name() && one &&
           *one == SmallVector<int64_t>{1})
         counters.insert(body.input(k).name());
     }
@@ -532,9 +353,9 @@ std::optional<int64_t> EmbeddingBagLoop::tripCount() {
   if (nodes.condition(next) == true || (always && always->size() == 1 && always->front() != 0))
     return count;
   const Node *condition = producerOf(next);
-  if (!condition || condition->op_type() != "Less" || counterPlus(in(*condition, 0)) != 1)
+  if (!condition || condition->op_type() != "Less" || counterPlus(nodeInput(*condition, 0)) != 1)
     return std::nullopt;
-  std::optional<SmallVector<int64_t>> bound = constantInts(in(*condition, 1));
+  std::optional<SmallVector<int64_t>> bound = constantInts(nodeInput(*condition, 1));
   if (!bound || bound->size() != 1)
     return std::nullopt;
   return count ? std::min(*count, bound->front()) : bound->front();
@@ -549,7 +370,7 @@ bool EmbeddingBagLoop::isBagRow(StringRef name, ArrayRef<const Node *> reduction
     return true;
   // The dynamo exporter's mean divides the last bag's sum by the ids left.
   if (node->op_type() == "Div" && mean)
-    return isBagRow(in(*node, 0), reductions, mean);
+    return isBagRow(nodeInput(*node, 0), reductions, mean);
   if (node->op_type() != "If")
     return false;
   // Every branch that can run gives the row, or zeros (an empty bag).
@@ -606,195 +427,6 @@ LogicalResult EmbeddingBagLoop::checkContiguous(const BagRows &rows, int64_t bag
                 at(rows.start) + " to " + at(rows.end) + ")");
 }
 
-/// Each id's weight: 0 outside the table and at padding_idx, else 1.
-Result EmbeddingBagLoop::idWeights(const BagRows &rows, Value ids, int64_t tableRows) {
-  KilnOpBuilder &b = loop.getBuilder();
-  int64_t n = KilnOpBuilder::shapeOf(ids)[0];
-  auto weightType = RankedTensorType::get({n}, b.getBuilder().getF32Type());
-  Result one = b.constant(DenseElementsAttr::get(weightType, 1.0f));
-  Result zero = b.constant(DenseElementsAttr::get(weightType, 0.0f));
-  if (failed(one) || failed(zero))
-    return failure();
-  Value weights = *one;
-  auto keepWhere = [&](ComparePredicate predicate, double bound) -> LogicalResult {
-    Result limit = b.splatLike(ids, bound);
-    Result test = succeeded(limit) ? b.compare(predicate, ids, *limit) : limit;
-    Result kept = succeeded(test) ? b.select(*test, weights, *zero) : test;
-    if (failed(kept))
-      return failure();
-    weights = *kept;
-    return success();
-  };
-  if (failed(keepWhere(ComparePredicate::ge, 0)))
-    return failure();
-  if (tableRows > 0 && failed(keepWhere(ComparePredicate::lt, tableRows)))
-    return failure();
-  if (rows.paddingIdx && failed(keepWhere(ComparePredicate::ne, *rows.paddingIdx)))
-    return failure();
-  return weights;
-}
-
-/// The graph input `value` is, or is a concatenation, slice, reshape, cast
-/// or broadcast of (the first operand of each), or a select from (where not
-/// chosen); null if none.
-BlockArgument inputBehind(Value value) {
-  while (value) {
-    if (auto argument = llvm::dyn_cast<BlockArgument>(value))
-      return llvm::isa<func::FuncOp>(argument.getOwner()->getParentOp()) ? argument
-                                                                          : BlockArgument();
-    Operation *def = value.getDefiningOp();
-    if (auto select = llvm::dyn_cast_or_null<SelectOp>(def)) {
-      // ScatterElements at constant indices: the data where not written.
-      value = select.getOnFalse();
-      continue;
-    }
-    if (!llvm::isa_and_nonnull<ConcatOp, SliceOp, ReshapeOp, CastOp, BroadcastOp>(def))
-      return {};
-    value = def->getOperand(0);
-  }
-  return {};
-}
-
-/// Tells training how to fill the bag's inputs when they are graph inputs
-/// and the ids divide evenly among the bags: each example's ids (and
-/// per-sample weights) padded to ids/bags, the offsets every ids/bags
-/// (FeedAttrs.h).
-void markBagInputs(Value ids, Value offsets, Value sampleWeights, int64_t bags) {
-  BlockArgument idsInput = ids ? inputBehind(ids) : BlockArgument();
-  BlockArgument offsetsInput = inputBehind(offsets);
-  if (!idsInput || !offsetsInput || KilnOpBuilder::rankOf(idsInput) != 1)
-    return;
-  int64_t n = KilnOpBuilder::shapeOf(idsInput)[0];
-  if (n % bags != 0)
-    return;
-  auto function = llvm::cast<func::FuncOp>(idsInput.getOwner()->getParentOp());
-  Builder b(function.getContext());
-  IntegerAttr perExample = b.getI64IntegerAttr(n / bags);
-  function.setArgAttr(idsInput.getArgNumber(), kIdsPerExampleAttr, perExample);
-  function.setArgAttr(offsetsInput.getArgNumber(), kOffsetsStrideAttr, perExample);
-  BlockArgument weights = sampleWeights ? inputBehind(sampleWeights) : BlockArgument();
-  if (weights && KilnOpBuilder::shapeOf(weights) == ArrayRef<int64_t>{n})
-    function.setArgAttr(weights.getArgNumber(), kIdsPerExampleAttr, perExample);
-}
-
-/// The ids a table was gathered at to make `rows` (times weights), if so.
-GatherOp gatherOfRows(Value rows) {
-  if (auto gather = rows.getDefiningOp<GatherOp>())
-    return gather.getAxis() == 0 && KilnOpBuilder::rankOf(gather.getIndices()) == 1 ? gather
-                                                                                     : nullptr;
-  if (auto mul = rows.getDefiningOp<MulOp>())
-    for (Value side : mul->getOperands())
-      if (GatherOp gather = gatherOfRows(side))
-        return gather;
-  return nullptr;
-}
-
-Result EmbeddingBagLoop::build(const BagRows &found, int64_t bags, bool mean) {
-  KilnOpBuilder &b = loop.getBuilder();
-  Value rows, ids, sample;
-  int64_t tableRows = 0;
-  if (!found.rows.empty()) {
-    rows = loop.lookupOuter(found.rows);
-    if (GatherOp gather = gatherOfRows(rows)) {
-      ids = gather.getIndices();
-      tableRows = KilnOpBuilder::shapeOf(gather.getTable())[0];
-      // The per-sample weights the dynamo exporter multiplies the rows by.
-      if (auto mul = rows.getDefiningOp<MulOp>())
-        sample = mul.getOperand(mul.getOperand(0) == gather.getResult() ? 1 : 0);
-    } else if (!found.paddingIds.empty()) {
-      ids = loop.lookupOuter(found.paddingIds);
-    }
-  } else {
-    Value table = loop.lookupOuter(found.table);
-    ids = loop.lookupOuter(found.ids);
-    if (KilnOpBuilder::rankOf(table) != 2 || KilnOpBuilder::rankOf(ids) != 1)
-      return refuse("it gathers a table of rank " + Twine(KilnOpBuilder::rankOf(table)) +
-                    " at ids of rank " + Twine(KilnOpBuilder::rankOf(ids)) +
-                    " (nn.EmbeddingBag's are 2 and 1)");
-    tableRows = KilnOpBuilder::shapeOf(table)[0];
-    Result gathered = b.gather(table, ids, 0);
-    if (failed(gathered))
-      return failure();
-    rows = *gathered;
-  }
-  if (KilnOpBuilder::rankOf(rows) != 2 || !llvm::isa<FloatType>(getElementTypeOrSelf(rows)))
-    return refuse("its rows are not a float matrix");
-  int64_t n = KilnOpBuilder::shapeOf(rows)[0];
-  if (ids && KilnOpBuilder::shapeOf(ids)[0] != n)
-    return refuse("its ids and rows differ in number");
-  if (n >= (int64_t{1} << 24))
-    return loop.emitError() << "has " << n << " ids; kiln's EmbeddingBag takes fewer than 2^24";
-  OpBuilder &ob = b.getBuilder();
-  Type f32 = ob.getF32Type();
-
-  // Each id's bag: the running count of the bounds at or before it, less 1.
-  // Ids before offsets[0] get -1 and ids from the last end on get `bags`:
-  // scatter_add_rows drops both.
-  Result bounds = b.slice(loop.lookupOuter(found.start.offsets), {found.start.shift},
-                          {found.start.shift + bags + 1}, {1});
-  Result ones = b.constant(DenseElementsAttr::get(RankedTensorType::get({bags + 1, 1}, f32), 1.0f));
-  if (failed(bounds) || failed(ones))
-    return failure();
-  Result starts = b.scatterAddRows(*ones, *bounds, n);
-  Result running = succeeded(starts) ? b.cumulativeSum(*starts, 0, false) : starts;
-  Result one = succeeded(running) ? b.splatLike(*running, 1.0) : running;
-  Result bag = succeeded(one) ? b.binary<SubOp>(*running, *one) : one;
-  bag = succeeded(bag) ? b.cast(*bag, ob.getI64Type()) : bag;
-  bag = succeeded(bag) ? b.reshape(*bag, {n}) : bag;
-  if (failed(bag))
-    return failure();
-
-  // Each id's weight: 0 outside the table or at padding_idx, times its
-  // per-sample weight.
-  Value counted;
-  Value weighted = rows;
-  if (ids) {
-    Result weights = idWeights(found, ids, tableRows);
-    if (failed(weights))
-      return failure();
-    counted = *weights;
-  }
-  Value weights = counted;
-  if (!found.sampleWeights.empty()) {
-    sample = loop.lookupOuter(found.sampleWeights);
-    if (KilnOpBuilder::shapeOf(sample) != ArrayRef<int64_t>{n})
-      return refuse("its per_sample_weights are not one per id");
-    Result cast = getElementTypeOrSelf(sample) == f32 ? Result(sample) : b.cast(sample, f32);
-    // A padding id's weight is never read (whatever the data holds there).
-    Result zero = succeeded(cast) ? b.splatLike(*cast, 0.0) : cast;
-    Result kept = succeeded(zero) && weights ? b.compare(ComparePredicate::ne, weights, *zero)
-                                             : zero;
-    Result chosen = succeeded(kept) && weights ? b.select(*kept, *cast, *zero) : cast;
-    if (failed(chosen))
-      return failure();
-    weights = *chosen;
-  }
-  Type floatType = getElementTypeOrSelf(rows);
-  if (weights) {
-    Result column = b.reshape(weights, {n, 1});
-    column = succeeded(column) && floatType != f32 ? b.cast(*column, floatType) : column;
-    Result product = succeeded(column) ? b.binary<MulOp>(rows, *column) : column;
-    if (failed(product))
-      return failure();
-    weighted = *product;
-  }
-  markBagInputs(ids, loop.lookupOuter(found.start.offsets), sample, bags);
-  Result sums = b.scatterAddRows(weighted, *bag, bags);
-  if (failed(sums) || !mean)
-    return sums;
-  // Mean: over the ids counted (all, or those with weight 1), 0 for none.
-  Result perId = counted ? b.reshape(counted, {n, 1})
-                         : b.constant(DenseElementsAttr::get(
-                               RankedTensorType::get({n, 1}, f32), 1.0f));
-  Result count = succeeded(perId) ? b.scatterAddRows(*perId, *bag, bags) : perId;
-  Result atLeastOne = succeeded(count) ? b.splatLike(*count, 1.0) : count;
-  count = succeeded(atLeastOne) ? b.binary<MaximumOp>(*count, *atLeastOne) : atLeastOne;
-  count = succeeded(count) && floatType != f32 ? b.cast(*count, floatType) : count;
-  if (failed(count))
-    return failure();
-  return b.binary<DivOp>(*sums, *count);
-}
-
 LogicalResult EmbeddingBagLoop::convert() {
   int numCarried = loop.getProto().input_size() - 2;
   int numScanned = static_cast<int>(loop.getNumOutputs()) - numCarried;
@@ -832,12 +464,12 @@ LogicalResult EmbeddingBagLoop::convert() {
       if (attribute.name() == "axes")
         axes.assign(attribute.ints().begin(), attribute.ints().end());
     if (reduction->input_size() > 1)
-      if (std::optional<SmallVector<int64_t>> given = constantInts(in(*reduction, 1)))
+      if (std::optional<SmallVector<int64_t>> given = constantInts(nodeInput(*reduction, 1)))
         axes = *given;
     if (axes != SmallVector<int64_t>{0})
       return refuse("a " + printable(reduction->op_type()) + " is not over axis 0");
     bool keep = intAttribute(*reduction, "keepdims", 1) != 0;
-    std::optional<BagRows> read = matchRows(in(*reduction, 0));
+    std::optional<BagRows> read = matchRows(nodeInput(*reduction, 0));
     if (!read)
       return refuse(why);
     if ((rows && !(*rows == *read)) || (keepDims && *keepDims != keep))
@@ -852,7 +484,23 @@ LogicalResult EmbeddingBagLoop::convert() {
     return refuse("its number of iterations is not known at import time");
   if (failed(checkContiguous(*rows, *bags)))
     return failure();
-  Result result = build(*rows, *bags, mean);
+  OffsetsBag parts;
+  if (!rows->rows.empty())
+    parts.rows = loop.lookupOuter(rows->rows);
+  else {
+    parts.table = loop.lookupOuter(rows->table);
+    parts.ids = loop.lookupOuter(rows->ids);
+  }
+  if (!rows->paddingIds.empty())
+    parts.paddingIds = loop.lookupOuter(rows->paddingIds);
+  parts.paddingIdx = rows->paddingIdx;
+  if (!rows->sampleWeights.empty())
+    parts.sampleWeights = loop.lookupOuter(rows->sampleWeights);
+  parts.offsets = loop.lookupOuter(rows->start.offsets);
+  parts.shift = rows->start.shift;
+  parts.bags = *bags;
+  parts.mean = mean;
+  Result result = buildOffsetsBag(loop, parts, [&](const Twine &why) { return refuse(why); });
   if (failed(result))
     return failure();
 
@@ -880,8 +528,8 @@ LogicalResult EmbeddingBagLoop::convert() {
     }
     // A sequence that starts empty and gains the bag's row at its end.
     if (loop.isOuterEmptySequence(initial) && next && next->op_type() == "SequenceInsert" &&
-        in(*next, 2).empty() && strip(in(*next, 0)) == carried &&
-        isBagRow(in(*next, 1), reductions, mean)) {
+        nodeInput(*next, 2).empty() && strip(nodeInput(*next, 0)) == carried &&
+        isBagRow(nodeInput(*next, 1), reductions, mean)) {
       loop.setStackedSequenceResult(k, *stacked);
       continue;
     }

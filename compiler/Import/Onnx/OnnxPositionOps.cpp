@@ -3,7 +3,8 @@
 // ArgMax and ArgMin (a reduction of positions where the extreme is), CumSum
 // (a scan of shifted adds, so it trains), ScatterElements at indices known
 // at import time (a select of the data and the updates gathered), GatherND
-// (one gather of the data's leading dimensions flattened), OneHot
+// (one gather of the data's leading dimensions flattened), TopK (K rounds
+// of taking the first extreme not yet taken), OneHot
 // (kiln.one_hot choosing between the off and on values) and DepthToSpace /
 // SpaceToDepth (PixelShuffle: a reshape, a transpose and a reshape).
 //
@@ -25,6 +26,9 @@ namespace {
 
 using Result = KilnOpBuilder::Result;
 
+/// Ones of `like`'s shape and type.
+Result one(KilnOpBuilder &b, Value like) { return b.splatLike(like, 1.0); }
+
 /// A constant i64 tensor of `shape` holding `values`.
 Result int64Constant(KilnOpBuilder &b, ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
   auto type = RankedTensorType::get(shape, b.getBuilder().getI64Type());
@@ -36,6 +40,22 @@ SmallVector<int64_t> without(ArrayRef<int64_t> shape, int64_t axis) {
   SmallVector<int64_t> result(shape);
   result.erase(result.begin() + axis);
   return result;
+}
+
+/// An input's static shape and an axis of it, made non-negative.
+struct AxisOf {
+  ArrayRef<int64_t> shape;
+  int64_t axis;
+};
+
+FailureOr<AxisOf> readAxisOf(OnnxNode &node, Value x, int64_t axis) {
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  if (failed(shape))
+    return failure();
+  FailureOr<int64_t> normalized = node.normalizeAxis(axis, shape->size());
+  if (failed(normalized))
+    return failure();
+  return AxisOf{*shape, *normalized};
 }
 
 /// ArgMax (or, with `minimum`, ArgMin): the first (or with
@@ -51,15 +71,14 @@ template <bool Minimum> LogicalResult convertArgExtreme(OnnxNode &node) {
   Value x = node.getInput(0);
   if (failed(node.requireNumeric(x, "an input")))
     return failure();
-  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
-  if (failed(shape))
+  FailureOr<AxisOf> input = readAxisOf(node, x, *axisAttr);
+  if (failed(input))
     return failure();
-  FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, shape->size());
-  if (failed(axis))
-    return failure();
-  int64_t n = (*shape)[*axis];
+  ArrayRef<int64_t> shape = input->shape;
+  int64_t axis = input->axis;
+  int64_t n = shape[axis];
   if (n < 1)
-    return node.emitError() << "reduces an empty dimension " << *axis;
+    return node.emitError() << "reduces an empty dimension " << axis;
   KilnOpBuilder &b = node.getBuilder();
   // ArgMin is ArgMax of an order-reversed x: -x for floats, -1 - x for
   // integers (which, unlike -x, never wraps).
@@ -78,12 +97,12 @@ template <bool Minimum> LogicalResult convertArgExtreme(OnnxNode &node) {
     v = succeeded(lowest) && succeeded(isNan) ? b.select(*isNan, *lowest, *v)
                                               : Result(failure());
   }
-  Result extreme = succeeded(v) ? b.reduce<ReduceMaxOp>(*v, {*axis}, true) : v;
+  Result extreme = succeeded(v) ? b.reduce<ReduceMaxOp>(*v, {axis}, true) : v;
   Result at = succeeded(extreme) ? b.compare(ComparePredicate::eq, *v, *extreme) : extreme;
   // Scores: the position (last index wins the max) or n - 1 - position
   // (first wins); -1 where x is not the extreme.
-  SmallVector<int64_t> scores, scoreShape(shape->size(), 1);
-  scoreShape[*axis] = n;
+  SmallVector<int64_t> scores, scoreShape(shape.size(), 1);
+  scoreShape[axis] = n;
   for (int64_t i = 0; i < n; ++i)
     scores.push_back(*last ? i : n - 1 - i);
   Result score = int64Constant(b, scoreShape, scores);
@@ -91,7 +110,7 @@ template <bool Minimum> LogicalResult convertArgExtreme(OnnxNode &node) {
   if (failed(at) || failed(score) || failed(none))
     return failure();
   Result picked = b.select(*at, *score, *none);
-  Result best = succeeded(picked) ? b.reduce<ReduceMaxOp>(*picked, {*axis}, true) : picked;
+  Result best = succeeded(picked) ? b.reduce<ReduceMaxOp>(*picked, {axis}, true) : picked;
   // A row where nothing equals its extreme (a NaN made it NaN) gives -1:
   // position 0, in range.
   Result zero = int64Constant(b, {}, {0});
@@ -105,7 +124,7 @@ template <bool Minimum> LogicalResult convertArgExtreme(OnnxNode &node) {
   if (succeeded(best) && succeeded(unmatched))
     best = b.select(*unmatched, *zero, *best);
   if (succeeded(best) && !*keepDims)
-    best = b.reshape(*best, without(*shape, *axis));
+    best = b.reshape(*best, without(shape, axis));
   return node.setResult(0, best);
 }
 
@@ -265,6 +284,106 @@ template <bool ToSpace> LogicalResult convertDepthSpace(OnnxNode &node) {
   return node.setResult(0, y);
 }
 
+/// TopK: K rounds, each taking the first position of the largest (or
+/// smallest) value not yet taken, NaNs before every number (after them for
+/// the smallest), as PyTorch's topk orders them; the values gathered at the
+/// positions, so they train (MoE gating, top-k pooling).
+LogicalResult convertTopK(OnnxNode &node) {
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", -1);
+  FailureOr<int64_t> largest = node.getIntAttr("largest", 1);
+  FailureOr<int64_t> sorted = node.getIntAttr("sorted", 1);
+  if (failed(axisAttr) || failed(largest) || failed(sorted))
+    return failure();
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  FailureOr<AxisOf> input = readAxisOf(node, x, *axisAttr);
+  if (failed(input))
+    return failure();
+  ArrayRef<int64_t> shape = input->shape;
+  int64_t axis = input->axis;
+  int64_t n = shape[axis], k;
+  if (node.getOpset() < 10) {
+    if (!node.hasAttribute("k"))
+      return node.emitError() << "needs attribute 'k' (opsets before 10)";
+    FailureOr<int64_t> attribute = node.getIntAttr("k", -1);
+    if (failed(attribute))
+      return failure();
+    k = *attribute;
+  } else {
+    if (!node.hasInput(1))
+      return node.emitError() << "needs input #1 (K) from opset 10";
+    FailureOr<SmallVector<int64_t>> given = node.getConstantInts(1, "K");
+    if (failed(given))
+      return failure();
+    if (given->size() != 1)
+      return node.emitError() << "expects K to be one number, got " << formatIntList(*given);
+    k = given->front();
+  }
+  constexpr int64_t kMaxK = 256;
+  if (k < 1 || k > n || k > kMaxK)
+    return node.emitError() << "takes K = " << k << " of " << n << " elements; kiln's TopK takes "
+                            << "1 to " << kMaxK << " and at most the dimension's size";
+  KilnOpBuilder &b = node.getBuilder();
+  // Two keys per element: its class (NaN or number), then its value.
+  Result isNan = b.compare(ComparePredicate::ne, x, x);
+  Result zeros = b.splatLike(x, 0.0), ones = b.splatLike(x, *largest ? 1.0 : -1.0);
+  Result nanKey = succeeded(isNan) && succeeded(zeros) && succeeded(ones)
+                      ? b.select(*isNan, *ones, *zeros) : Result(failure());
+  Result signedX = *largest ? Result(x) : b.unary<NegOp>(x);
+  Result valueKey = succeeded(signedX) && succeeded(isNan) && succeeded(zeros)
+                        ? b.select(*isNan, *zeros, *signedX) : Result(failure());
+  SmallVector<int64_t> positionShape(shape.size(), 1), scores, positions;
+  positionShape[axis] = n;
+  for (int64_t i = 0; i < n; ++i) {
+    scores.push_back(n - 1 - i);
+    positions.push_back(i);
+  }
+  Result score = int64Constant(b, positionShape, scores);
+  Result position = int64Constant(b, positionShape, positions);
+  Result none = int64Constant(b, {}, {-1}), last = int64Constant(b, {}, {n - 1});
+  Result below = b.splatLike(x, -2.0);
+  Result lowest = b.splatLike(x, -std::numeric_limits<double>::infinity());
+  if (failed(nanKey) || failed(valueKey) || failed(score) || failed(position) ||
+      failed(none) || failed(last) || failed(below) || failed(lowest))
+    return failure();
+  Value taken = *zeros;
+  SmallVector<Value> picks;
+  for (int64_t round = 0; round < k; ++round) {
+    // Among the elements not taken: the highest class, then the highest
+    // value in it, then the first position.
+    Result available = b.compare(ComparePredicate::eq, taken, *zeros);
+    Result classes = succeeded(available) ? b.select(*available, *nanKey, *below) : available;
+    Result topClass = succeeded(classes) ? b.reduce<ReduceMaxOp>(*classes, {axis}, true)
+                                         : classes;
+    Result inClass = succeeded(topClass) ? b.compare(ComparePredicate::eq, *classes, *topClass)
+                                         : topClass;
+    Result values = succeeded(inClass) ? b.select(*inClass, *valueKey, *lowest) : inClass;
+    Result top = succeeded(values) ? b.reduce<ReduceMaxOp>(*values, {axis}, true) : values;
+    Result atTop = succeeded(top) ? b.compare(ComparePredicate::eq, *values, *top) : top;
+    Result atTopF = succeeded(atTop) ? b.select(*atTop, *one(b, x), *zeros) : atTop;
+    Result inClassF = succeeded(inClass) && succeeded(atTopF)
+                          ? b.select(*inClass, *atTopF, *zeros) : Result(failure());
+    Result hit = succeeded(inClassF) ? b.compare(ComparePredicate::ne, *inClassF, *zeros)
+                                     : inClassF;
+    Result picked = succeeded(hit) ? b.select(*hit, *score, *none) : hit;
+    Result best = succeeded(picked) ? b.reduce<ReduceMaxOp>(*picked, {axis}, true) : picked;
+    Result at = succeeded(best) ? b.binary<SubOp>(*last, *best) : best;
+    Result now = succeeded(at) ? b.compare(ComparePredicate::eq, *position, *at) : at;
+    Result mark = succeeded(now) ? b.select(*now, *one(b, x), *zeros) : now;
+    Result next = succeeded(mark) ? b.binary<AddOp>(taken, *mark) : mark;
+    if (failed(next))
+      return failure();
+    taken = *next;
+    picks.push_back(*at);
+  }
+  Result indices = picks.size() == 1 ? Result(picks.front()) : b.concat(picks, axis);
+  Result gathered = succeeded(indices) ? b.gatherElements(x, *indices, axis) : indices;
+  if (failed(node.setResult(0, gathered)))
+    return failure();
+  return node.setResult(1, indices);
+}
+
 /// ScatterElements with indices known at import time: each element is the
 /// last update written to it, else the data's: a select between the data
 /// and the updates gathered at a constant map (the dynamo exporter writes
@@ -349,8 +468,9 @@ LogicalResult convertScatterElements(OnnxNode &node) {
 /// kiln.gather along axis 0 of `data` with its batch dimensions and the
 /// tuple's dimensions flattened into one, at the flat position
 /// batch * (rows per batch) + sum(index[j] * stride[j]) (negative indices
-/// counted from the end), computed from the indices (folded when they are
-/// known at import, as torch's index with constant index tensors has them).
+/// counted from the end, run-time ones outside their dimension clamped into
+/// it), computed from the indices (folded when they are known at import, as
+/// torch's index with constant index tensors has them).
 LogicalResult convertGatherND(OnnxNode &node) {
   FailureOr<int64_t> batchDims = node.getIntAttr("batch_dims", 0);
   if (failed(batchDims))
@@ -370,6 +490,10 @@ LogicalResult convertGatherND(OnnxNode &node) {
                                "rank - batch_dims elements, got data "
                             << formatIntList(*dataShape) << ", indices "
                             << formatIntList(*indexShape) << ", batch_dims " << b;
+  if (llvm::is_contained(*dataShape, 0) || llvm::is_contained(*indexShape, 0))
+    return node.emitError() << "gathers from or at an empty tensor (data "
+                            << formatIntList(*dataShape) << ", indices "
+                            << formatIntList(*indexShape) << ")";
   for (int64_t d = 0; d < b; ++d)
     if ((*dataShape)[d] != (*indexShape)[d])
       return node.emitError() << "expects the batch dimensions of data and indices to match, "
@@ -409,13 +533,23 @@ LogicalResult convertGatherND(OnnxNode &node) {
       repeated.append(values.begin(), values.end());
     return int64Constant(bld, *indexShape, repeated);
   };
-  Result size = perTuple(sizes), stride = perTuple(strides);
-  Result zero = succeeded(size) ? bld.splatLike(*size, 0) : size;
+  SmallVector<int64_t> lasts;
+  for (int64_t size : sizes)
+    lasts.push_back(size - 1);
+  Result size = perTuple(sizes), stride = perTuple(strides), lastIndex = perTuple(lasts);
+  if (failed(size) || failed(stride) || failed(lastIndex))
+    return failure();
+  Result zero = bld.splatLike(*size, 0);
   Result negative = succeeded(zero) ? bld.compare(ComparePredicate::lt, *flat, *zero) : zero;
   Result wrapped = succeeded(negative) ? bld.binary<AddOp>(*flat, *size) : negative;
   Result index = succeeded(wrapped) ? bld.select(*negative, *wrapped, *flat) : wrapped;
-  Result scaled = succeeded(index) && succeeded(stride) ? bld.binary<MulOp>(*index, *stride)
-                                                        : index;
+  // A run-time index outside its dimension is clamped into it, as
+  // kiln.gather clamps (it never reads into a neighbouring row).
+  Result below = succeeded(index) ? bld.compare(ComparePredicate::lt, *index, *zero) : index;
+  index = succeeded(below) ? bld.select(*below, *zero, *index) : below;
+  Result above = succeeded(index) ? bld.compare(ComparePredicate::gt, *index, *lastIndex) : index;
+  index = succeeded(above) ? bld.select(*above, *lastIndex, *index) : above;
+  Result scaled = succeeded(index) ? bld.binary<MulOp>(*index, *stride) : index;
   Result position = succeeded(scaled) ? bld.reduce<ReduceSumOp>(*scaled, {q - 1}, false)
                                       : scaled;
   if (failed(position))
@@ -442,6 +576,7 @@ LogicalResult convertGatherND(OnnxNode &node) {
 }
 
 constexpr OnnxOpConversion kPositionOps[] = {
+    {"TopK", 1, 2, 2, "axis largest sorted k", convertTopK},
     {"GatherND", 2, 2, 1, "batch_dims", convertGatherND, 11},
     {"ScatterElements", 3, 3, 1, "axis reduction", convertScatterElements, 11},
     {"ArgMax", 1, 1, 1, "axis keepdims select_last_index", convertArgExtreme<false>},
