@@ -123,7 +123,7 @@ struct FeedData {
 
 /// Checks the --feed and --fetch names against the program and reads every
 /// feed file.
-bool prepareFeeds(const RunOptions &options,
+bool prepareFeeds(const RunOptions &options, const kiln_artifact *artifact,
                   const std::vector<kiln_tensor_info> &feeds,
                   const std::vector<kiln_tensor_info> &fetches,
                   std::vector<FeedData> &data) {
@@ -138,13 +138,18 @@ bool prepareFeeds(const RunOptions &options,
       return report("kiln: error: --fetch '" + fetch.name + "': " + where +
                     " has no fetch '" + fetch.name +
                     "' (fetches: " + listNames(fetches) + ")");
-  for (const kiln_tensor_info &info : feeds) {
+  for (size_t index = 0; index < feeds.size(); ++index) {
+    const kiln_tensor_info &info = feeds[index];
     const NamedFile *given = nullptr;
     for (const NamedFile &feed : options.feeds)
       if (feed.name == info.name)
         given = &feed;
     if (!given && options.syntheticFeeds) {
-      data.push_back({&info, syntheticFeed(info), ""});
+      int64_t bound = 0;
+      if (failed(kiln_artifact_binding_id_bound(artifact, options.program.c_str(), index,
+                                                &bound)))
+        return false;
+      data.push_back({&info, syntheticFeed(info, bound), ""});
       continue;
     }
     if (!given)
@@ -243,7 +248,7 @@ int runProgram(const RunOptions &options,
   std::vector<FeedData> feedData;
   if (!listBindings(artifact.get(), options.program, KILN_FEED, feeds) ||
       !listBindings(artifact.get(), options.program, KILN_FETCH, fetches) ||
-      !prepareFeeds(options, feeds, fetches, feedData))
+      !prepareFeeds(options, artifact.get(), feeds, fetches, feedData))
     return 1;
 
   kiln_session *rawSession = nullptr;

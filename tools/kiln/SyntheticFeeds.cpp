@@ -67,7 +67,8 @@ double elementAt(kiln_dtype dtype, const std::vector<uint8_t> &bytes, size_t i) 
 
 } // namespace
 
-std::vector<uint8_t> syntheticFeed(const kiln_tensor_info &info) {
+std::vector<uint8_t> syntheticFeed(const kiln_tensor_info &info, int64_t idBound) {
+  uint64_t range = idBound > 0 && idBound < 10 ? static_cast<uint64_t>(idBound) : 10;
   uint64_t state = 0xcbf29ce484222325ull; // FNV-1a of the name seeds it
   for (const char *c = info.name; *c; ++c)
     state = (state ^ static_cast<uint8_t>(*c)) * 0x100000001b3ull;
@@ -88,12 +89,12 @@ std::vector<uint8_t> syntheticFeed(const kiln_tensor_info &info) {
       break;
     }
     case KILN_DTYPE_I32: {
-      int32_t v = static_cast<int32_t>(r % 10);
+      int32_t v = static_cast<int32_t>(r % range);
       std::memcpy(p, &v, 4);
       break;
     }
     case KILN_DTYPE_I64: {
-      int64_t v = static_cast<int64_t>(r % 10);
+      int64_t v = static_cast<int64_t>(r % range);
       std::memcpy(p, &v, 8);
       break;
     }
