@@ -31,6 +31,9 @@ examples x at most 5 ids).
   padding   EmbeddingBag(40, 6, mode='sum', padding_idx=0), Linear(6, 5):
             the dynamo exporter only (the TorchScript one refuses
             padding_idx).
+  fixed     EmbeddingBag(40, 6, mode='mean') on ids [20] with offsets the
+            model holds (a buffer: lists of 5), Linear(6, 5); training data
+            `ids` [80, 5].
   padding_last  EmbeddingBag(40, 6, mode='mean', padding_idx=0,
             include_last_offset=True), Linear(6, 5): the dynamo exporter
             with its defaults (graph optimizer on: padding_last_optimized.onnx),
@@ -159,6 +162,22 @@ class PaddingLast(torch.nn.Module):
         return self.fc(self.bag(ids, offsets))
 
 
+class Fixed(torch.nn.Module):
+    """Lists of one length, the offsets a buffer of the model's own (an
+    input of ids alone)."""
+    inputs = ("ids",)
+    own_offsets = True
+
+    def __init__(self):
+        super().__init__()
+        self.bag = torch.nn.EmbeddingBag(40, 6, mode="mean")
+        self.register_buffer("offsets", torch.arange(0, IDS, LIST), persistent=False)
+        self.fc = torch.nn.Linear(6, CLASSES)
+
+    def forward(self, ids):
+        return self.fc(self.bag(ids, self.offsets))
+
+
 class Padding(torch.nn.Module):
     inputs = ("ids", "offsets")
 
@@ -179,6 +198,7 @@ MODELS = {
     "weighted": (Weighted, 3, ("opset17", "dynamo")),
     "padding": (Padding, 4, ("dynamo",)),
     "padding_last": (PaddingLast, 6, ("optimized",)),
+    "fixed": (Fixed, 9, ("opset17", "dynamo")),
 }
 # "optimized": the dynamo exporter's defaults (its graph optimizer on), which
 # set the last offset with a ScatterElements.
@@ -203,6 +223,8 @@ def batch_inputs(name, examples, include_last):
         if input_name.startswith("ids"):
             lists = examples[input_name]
             inputs.append(torch.from_numpy(np.concatenate(lists).astype(np.int64)))
+            if getattr(MODELS[name][0], "own_offsets", False):
+                continue
             starts = np.cumsum([0] + [len(ids) for ids in lists])
             offsets = starts if include_last else starts[:-1]
             inputs.append(torch.from_numpy(offsets.astype(np.int64)))
@@ -232,8 +254,12 @@ def make_data(name):
         return data
 
     # The feed: lists of 9, 0, 11 and 0 ids (20 in all; two empty bags).
-    feed = examples(lambda: [9, 0, 11, 0])
-    train = examples(lambda: rng.integers(0, LIST + 1, ROWS))
+    if getattr(MODELS[name][0], "own_offsets", False):
+        feed = examples(lambda: [LIST] * BATCH)
+        train = examples(lambda: [LIST] * ROWS)
+    else:
+        feed = examples(lambda: [9, 0, 11, 0])
+        train = examples(lambda: rng.integers(0, LIST + 1, ROWS))
     if name.startswith("padding"):
         # Some padding_idx ids among the others.
         for data in (feed, train):
@@ -243,11 +269,14 @@ def make_data(name):
 
 
 def training_arrays(name, train):
-    """MODEL.npz: each id list ragged (NAME.values, NAME.row_splits), the
-    weights padded to LIST per example, x and label."""
+    """MODEL.npz: each id list ragged (NAME.values, NAME.row_splits), or as
+    [rows, LIST] where every list has LIST ids, the weights padded to LIST
+    per example, x and label."""
     arrays = {}
     for input_name in MODELS[name][0].inputs:
-        if input_name.startswith("ids"):
+        if input_name.startswith("ids") and getattr(MODELS[name][0], "own_offsets", False):
+            arrays[input_name] = np.stack(train[input_name]).astype(np.int64)
+        elif input_name.startswith("ids"):
             lists = train[input_name]
             arrays[input_name + ".values"] = np.concatenate(lists).astype(np.int64)
             arrays[input_name + ".row_splits"] = np.cumsum(

@@ -78,14 +78,27 @@ BlockArgument inputBehind(Value value) {
   return {};
 }
 
-/// Tells training how to fill the bag's inputs when they are graph inputs
-/// and the ids divide evenly among the bags: each example's ids (and
-/// per-sample weights) padded to ids/bags, the offsets every ids/bags
-/// (FeedAttrs.h).
-void markBagInputs(Value ids, Value offsets, Value sampleWeights, int64_t bags) {
+/// Tells training how to fill the bag's inputs when the ids are a graph
+/// input dividing evenly among the bags: each example's ids (and per-sample
+/// weights) padded to ids/bags, and the offsets, when an input too, every
+/// ids/bags (FeedAttrs.h); constant offsets must already be so.
+/// Whether `offsets` (from `shift` on) are known at import time and are
+/// where lists of `perExample` ids each start: 0, perExample, 2 perExample...
+bool evenConstantOffsets(Value offsets, int64_t shift, int64_t bags, int64_t perExample) {
+  DenseElementsAttr known = KilnOpBuilder::constantValueOf(offsets);
+  if (!known || !llvm::isa<IntegerType>(known.getElementType()) ||
+      known.getNumElements() < shift + bags)
+    return false;
+  SmallVector<APInt> values(known.getValues<APInt>());
+  for (int64_t b = 0; b < bags; ++b)
+    if (values[shift + b].getSExtValue() != b * perExample)
+      return false;
+  return true;
+}
+
+void markBagInputs(Value ids, Value offsets, int64_t shift, Value sampleWeights, int64_t bags) {
   BlockArgument idsInput = ids ? inputBehind(ids) : BlockArgument();
-  BlockArgument offsetsInput = inputBehind(offsets);
-  if (!idsInput || !offsetsInput || KilnOpBuilder::rankOf(idsInput) != 1)
+  if (!idsInput || KilnOpBuilder::rankOf(idsInput) != 1)
     return;
   int64_t n = KilnOpBuilder::shapeOf(idsInput)[0];
   if (n % bags != 0)
@@ -93,6 +106,14 @@ void markBagInputs(Value ids, Value offsets, Value sampleWeights, int64_t bags) 
   auto function = llvm::cast<func::FuncOp>(idsInput.getOwner()->getParentOp());
   Builder b(function.getContext());
   IntegerAttr perExample = b.getI64IntegerAttr(n / bags);
+  BlockArgument offsetsInput = inputBehind(offsets);
+  if (!offsetsInput) {
+    // Offsets the model holds itself, every n / bags ids (lists of one
+    // length): the ids alone are laid out per example.
+    if (evenConstantOffsets(offsets, shift, bags, n / bags))
+      function.setArgAttr(idsInput.getArgNumber(), kIdsPerExampleAttr, perExample);
+    return;
+  }
   // Two bags of different list lengths over one offsets input: no layout
   // of the training data fits both, so training is left to refuse the data.
   auto earlier =
@@ -213,7 +234,7 @@ Result buildOffsetsBag(OnnxNode &node, const OffsetsBag &parts,
       return failure();
     weighted = *product;
   }
-  markBagInputs(ids, parts.offsets, sample, bags);
+  markBagInputs(ids, parts.offsets, parts.shift, sample, bags);
   Result sums = b.scatterAddRows(weighted, *bag, bags);
   if (failed(sums) || !parts.mean)
     return sums;
