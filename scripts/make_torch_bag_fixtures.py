@@ -62,7 +62,6 @@ errors-loops.test and kiln-torch-bags.test (make_bad_files).
 """
 
 import copy
-import io
 import os
 import sys
 import warnings
@@ -77,8 +76,6 @@ import torch.nn.functional as F
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
 import make_torch_layer_fixtures as layers  # noqa: E402
-from make_onnx_fixtures import IR_VERSION  # noqa: E402
-from make_onnx_torch_fixtures import tidy_torch_export  # noqa: E402
 
 OUT = os.path.join(layers.ROOT, "test", "Inputs", "torch_bags")
 BATCH, ROWS, STEPS, CLASSES, LIST = 4, 80, 20, 5, 5
@@ -311,28 +308,6 @@ def torch_losses(name, module, train, optimizer, dtype):
     return losses
 
 
-def export_onnx(name, module, inputs, options):
-    with io.StringIO() as sink:
-        path = os.path.join(OUT, "tmp.onnx")
-        stdout = sys.stdout
-        sys.stdout = sink  # dynamo's progress lines
-        try:
-            torch.onnx.export(module, tuple(inputs), path,
-                              input_names=list(module.inputs), output_names=["logits"],
-                              external_data=False, **options)
-        finally:
-            sys.stdout = stdout
-        m = onnx.load(path)
-        os.remove(path)
-    tidy_torch_export(m)
-    assert m.ir_version <= IR_VERSION
-    m.ClearField("metadata_props")
-    m.graph.ClearField("doc_string")
-    for init in m.graph.initializer:
-        init.ClearField("metadata_props")
-    return m
-
-
 # --- Bad files ------------------------------------------------------------------
 
 
@@ -416,7 +391,7 @@ def make_bad_files():
         "inputs": ("ids", "offsets"), "forward": lambda self, i, o: self.bag(i, o)})()
     module.bag = bag
     for suffix, options in EXPORTS.items():
-        m = export_onnx("max", module, [ids, offsets], options)
+        m = layers.export_tidy(module, [ids, offsets], module.inputs, options)
         save(m, "bag_max_" + suffix)
 
     # Training data: an example of 7 ids where the model takes 5 per example,
@@ -520,8 +495,9 @@ def make_bad_files():
     shared.a, shared.b = torch.nn.EmbeddingBag(40, 6), torch.nn.EmbeddingBag(40, 6)
     shared.fc = torch.nn.Linear(12, CLASSES)
     shared.inputs = ("ids_a", "ids_b", "offsets")
-    m = export_onnx("shared", shared.eval(), [torch.arange(20) % 40, torch.arange(40) % 40,
-                                              torch.tensor([0, 5, 10, 15])], EXPORTS["dynamo"])
+    m = layers.export_tidy(shared.eval(), [torch.arange(20) % 40, torch.arange(40) % 40,
+                                           torch.tensor([0, 5, 10, 15])], shared.inputs,
+                           EXPORTS["dynamo"])
     save(m, "bag_shared_offsets")
     splits = np.arange(0, 4 * ROWS + 1, 4, dtype=np.int64)
     layers.write_npz("bad_shared_offsets.npz", {
@@ -721,7 +697,7 @@ def main():
                                 for v in example[key]]
         export_inputs = batch_inputs(name, example, name in ("last", "padding_last"))
         for suffix in exporters:
-            m = export_onnx(name, module, export_inputs, EXPORTS[suffix])
+            m = layers.export_tidy(module, export_inputs, module.inputs, EXPORTS[suffix])
             write("%s_%s.onnx" % (name, suffix), m.SerializeToString(deterministic=True))
             ops = sorted({n.op_type for n in m.graph.node})
             print("%s_%s.onnx: %s" % (name, suffix, ", ".join(ops)))

@@ -405,12 +405,18 @@ EXPORTS = (("opset17", {"dynamo": False, "opset_version": 17}),
 
 
 def export_onnx(module, feed, options):
-    """torch.onnx.export to a temp file, tidied: the same bytes for the same
-    library versions (no version string, no stack traces)."""
+    """torch.onnx.export of the module on input `x`, tidied."""
+    return export_tidy(module, (torch.from_numpy(feed),), ["x"], options)
+
+
+def export_tidy(module, inputs, input_names, options):
+    """torch.onnx.export to a temp file (output `logits`), tidied: the same
+    bytes for the same library versions (no version string, no stack
+    traces)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "model.onnx")
         with contextlib.redirect_stdout(io.StringIO()):  # dynamo's progress lines
-            torch.onnx.export(module, (torch.from_numpy(feed),), path, input_names=["x"],
+            torch.onnx.export(module, tuple(inputs), path, input_names=list(input_names),
                               output_names=["logits"], external_data=False, **options)
         m = onnx.load(path)
     tidy_torch_export(m)
