@@ -1,17 +1,15 @@
 //===- OnnxPadOps.cpp - ONNX Pad ------------------------------------------===//
 //
-// Pad in each of its modes, one dimension at a time: negative pads crop (a
-// slice); `constant` concatenates blocks of the value on either side;
-// `reflect`, `edge` and `wrap` gather the input indices each output reads
-// (mirrored without repeating the edge, clamped, or modulo the dimension),
-// so that autodiff trains through either. Pads (and the constant value and
-// axes) must be known at import time.
+// Pad in each of its modes (constant, reflect, edge, wrap), built by
+// compiler/Import/Padding.cpp. Pads (and the constant value and axes) must
+// be known at import time.
 //
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Onnx/OnnxOps.h"
 
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/Padding.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -19,72 +17,6 @@ using namespace mlir;
 
 namespace kiln {
 namespace {
-
-using Result = KilnOpBuilder::Result;
-
-enum class PadMode { Constant, Reflect, Edge, Wrap };
-
-/// The input index output index `i` (counted from the first padded element)
-/// reads along a dimension of `size` padded by `before`.
-int64_t sourceIndex(PadMode mode, int64_t i, int64_t before, int64_t size) {
-  int64_t j = i - before;
-  switch (mode) {
-  case PadMode::Reflect: {
-    // Mirror without repeating the edge: period 2 (size - 1).
-    int64_t period = 2 * (size - 1);
-    int64_t k = ((j % period) + period) % period;
-    return k < size ? k : period - k;
-  }
-  case PadMode::Edge:
-    return std::clamp<int64_t>(j, 0, size - 1);
-  case PadMode::Wrap:
-    return ((j % size) + size) % size;
-  case PadMode::Constant:
-    break;
-  }
-  return j;
-}
-
-/// `x` padded along `axis` by `before` and `after` (both ≥ 0).
-Result padAxis(OnnxNode &node, Value x, int64_t axis, int64_t before, int64_t after,
-               PadMode mode, Attribute value) {
-  KilnOpBuilder &b = node.getBuilder();
-  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
-  int64_t size = shape[axis];
-  if (mode == PadMode::Constant) {
-    SmallVector<Value> parts;
-    for (int64_t count : {before, int64_t(-1), after}) {
-      if (count == -1) {
-        parts.push_back(x);
-        continue;
-      }
-      if (count == 0)
-        continue;
-      SmallVector<int64_t> blockShape(shape);
-      blockShape[axis] = count;
-      auto type = RankedTensorType::get(blockShape, getElementTypeOrSelf(x.getType()));
-      Result block = b.constant(SplatElementsAttr::get(type, value));
-      if (failed(block))
-        return failure();
-      parts.push_back(*block);
-    }
-    return parts.size() == 1 ? Result(parts.front()) : b.concat(parts, axis);
-  }
-  if (mode == PadMode::Reflect && (before > size - 1 || after > size - 1))
-    return node.emitError() << "pads dimension " << axis << " of size " << size << " by "
-                            << before << " and " << after
-                            << " in reflect mode, which reflects at most " << size - 1;
-  if (size == 0)
-    return node.emitError() << "pads dimension " << axis << " of size 0 in a mode that "
-                               "reads the input";
-  SmallVector<int64_t> indices;
-  for (int64_t i = 0; i < before + size + after; ++i)
-    indices.push_back(sourceIndex(mode, i, before, size));
-  auto indexType = RankedTensorType::get({static_cast<int64_t>(indices.size())},
-                                         b.getBuilder().getI64Type());
-  Result ids = b.constant(DenseElementsAttr::get(indexType, ArrayRef<int64_t>(indices)));
-  return succeeded(ids) ? b.gather(x, *ids, axis) : ids;
-}
 
 LogicalResult convertPad(OnnxNode &node) {
   Value x = node.getInput(0);
@@ -162,53 +94,12 @@ LogicalResult convertPad(OnnxNode &node) {
   if (static_cast<int64_t>(pads.size()) != 2 * count)
     return node.emitError() << "expects " << 2 * count
                             << " pads (begins, then ends), got " << formatIntList(pads);
-  // The result's size first: at most 2^31 elements, and at most 2^20 per
-  // dimension read through an index table (reflect, edge, wrap).
-  SmallVector<int64_t> resultShape(*shape);
-  for (int64_t k = 0; k < count; ++k) {
-    int64_t axis = axes[k];
-    int64_t grown = resultShape[axis] + pads[k] + pads[k + count];
-    if (mode != PadMode::Constant && grown > (int64_t(1) << 20) &&
-        (pads[k] > 0 || pads[k + count] > 0))
-      return node.emitError() << "pads dimension " << axis << " to " << grown
-                              << " elements; kiln's index tables hold at most 1048576";
-    resultShape[axis] = grown;
-  }
-  FailureOr<int64_t> elements = staticElementCount(resultShape);
-  bool nonEmpty = llvm::all_of(resultShape, [](int64_t d) { return d >= 1; });
-  if (nonEmpty && (failed(elements) || *elements > (int64_t(1) << 31)))
-    return node.emitError() << "would make " << formatIntList(resultShape)
-                            << ": more than 2^31 elements";
-  KilnOpBuilder &b = node.getBuilder();
-  Value y = x;
-  for (int64_t k = 0; k < count; ++k) {
-    int64_t axis = axes[k], before = pads[k], after = pads[k + count];
-    int64_t size = KilnOpBuilder::shapeOf(y)[axis];
-    if (before < -size || after < -size || before + after + size < 1 ||
-        before > (int64_t(1) << 24) || after > (int64_t(1) << 24))
-      return node.emitError() << "pads dimension " << axis << " of size " << size << " by "
-                              << before << " and " << after
-                              << ", which leaves no element or more than 2^24 more";
-    if (before < 0 || after < 0) {
-      // Crop first: a negative pad removes elements.
-      ArrayRef<int64_t> current = KilnOpBuilder::shapeOf(y);
-      SmallVector<int64_t> start(current.size(), 0), limit(current), step(current.size(), 1);
-      start[axis] = std::max<int64_t>(0, -before);
-      limit[axis] = size - std::max<int64_t>(0, -after);
-      Result cropped = b.slice(y, start, limit, step);
-      if (failed(cropped))
-        return failure();
-      y = *cropped;
-    }
-    if (before > 0 || after > 0) {
-      Result padded = padAxis(node, y, axis, std::max<int64_t>(0, before),
-                              std::max<int64_t>(0, after), mode, value);
-      if (failed(padded))
-        return failure();
-      y = *padded;
-    }
-  }
-  return node.setResult(0, y);
+  SmallVector<int64_t> before(pads.begin(), pads.begin() + count);
+  SmallVector<int64_t> after(pads.begin() + count, pads.end());
+  FailureOr<Value> y = buildPad(node, x, axes, before, after, mode, value);
+  if (failed(y))
+    return failure();
+  return node.setResult(0, *y);
 }
 
 constexpr OnnxOpConversion kPadOps[] = {

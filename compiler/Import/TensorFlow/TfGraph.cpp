@@ -210,6 +210,11 @@ int TfGraph::constantBehind(TfOutputRef ref) const {
 std::vector<bool> TfGraph::findMovingStatistics() const {
   std::vector<bool> statistics(size(), false);
   auto mark = [&](TfOutputRef ref) {
+    // Keras 3 reshapes the statistics for a BatchNormalization given its
+    // axis (ResNet's and EfficientNet's axis=3) to broadcast along it.
+    ref = skipIdentities(ref);
+    if (isOp(ref, "Reshape") && !inputs[ref.node].empty())
+      ref = inputs[ref.node].front();
     if (int c = constantBehind(ref); c >= 0)
       statistics[c] = true;
   };

@@ -18,6 +18,7 @@
 #include "compiler/Import/ForwardFunction.h"
 #include "compiler/Import/TensorFlow/TfGraph.h"
 #include "compiler/Import/TensorFlow/TfGraphFile.h"
+#include "compiler/Import/TensorFlow/TfInlineCalls.h"
 #include "compiler/Import/TensorFlow/TfOps.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
@@ -303,22 +304,9 @@ LogicalResult TfGraphImporter::convertNode(int i, KilnOpBuilder &kiln) {
   if (op == "Const")
     return readConst(i);
   const TfOpConversion *conversion = lookupTfOp(op);
-  if (!conversion) {
-    bool callsFunction = op == "PartitionedCall" ||
-                         op == "StatefulPartitionedCall" ||
-                         llvm::any_of(file->graph.library().function(),
-                                      [&](const tensorflow::FunctionDef &f) {
-                                        return f.signature().name() == op;
-                                      });
-    if (callsFunction)
-      return kiln.emitError()
-             << "calls a function of the graph's library, which "
-                "kiln does not import; freeze the graph with "
-                "convert_variables_to_constants_v2, which "
-                "inlines its functions";
+  if (!conversion)
     return kiln.emitError()
            << "unsupported TensorFlow op '" << printable(op) << "'";
-  }
   SmallVector<std::string> inputKeys;
   for (TfOutputRef input : graph->getInputs(i))
     inputKeys.push_back(
@@ -384,6 +372,8 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
         << "the TensorFlow GraphDef has no nodes";
     return nullptr;
   }
+  if (failed(inlineTfFunctionCalls(*file, [this](int i) { return nodeLoc(i); })))
+    return nullptr;
   graph = std::make_unique<TfGraph>(file->graph,
                                     [this](int i) { return nodeLoc(i); });
   if (failed(graph->index()) || failed(pickOutputs()))

@@ -16,7 +16,7 @@ using OpTable = llvm::StringMap<const TfOpConversion *>;
 OpTable buildTable() {
   OpTable table;
   for (ArrayRef<TfOpConversion> family :
-       {getTfMathOps(), getTfShapeOps(), getTfNNOps()})
+       {getTfMathOps(), getTfShapeOps(), getTfNNOps(), getTfPadOps()})
     for (const TfOpConversion &op : family)
       table[op.op] = &op;
   return table;

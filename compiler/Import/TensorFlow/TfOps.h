@@ -4,8 +4,8 @@
 // attributes its conversion reads or accepts (any other is refused, so an
 // attribute that would change the meaning is never silently dropped;
 // TensorFlow's internal ones, named `_...`, are ignored) and the conversion.
-// Each family's file (TfMathOps.cpp, TfShapeOps.cpp, TfNNOps.cpp) holds its
-// conversions and its part of the table. Placeholder and Const are read by
+// Each family's file (TfMathOps.cpp, TfShapeOps.cpp, TfNNOps.cpp,
+// TfPadOps.cpp) holds its conversions and its part of the table. Placeholder and Const are read by
 // the importer itself (TfImporter.cpp).
 //
 //===----------------------------------------------------------------------===//
@@ -44,6 +44,7 @@ mlir::LogicalResult convertTfNode(const TfOpConversion &op, TfNode &node);
 llvm::ArrayRef<TfOpConversion> getTfMathOps();  // TfMathOps.cpp
 llvm::ArrayRef<TfOpConversion> getTfShapeOps(); // TfShapeOps.cpp
 llvm::ArrayRef<TfOpConversion> getTfNNOps();    // TfNNOps.cpp
+llvm::ArrayRef<TfOpConversion> getTfPadOps();   // TfPadOps.cpp
 
 /// StridedSlice, in the shape family's table (TfStridedSlice.cpp).
 mlir::LogicalResult convertStridedSlice(TfNode &node);

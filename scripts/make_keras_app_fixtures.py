@@ -1,0 +1,282 @@
+#!/usr/bin/env python3
+"""Writes image classifiers built by keras.applications' own code, frozen as
+TensorFlow users freeze them, to test/Inputs/keras_apps/:
+
+- resnet: keras.applications' ResNet (v1 residual blocks, ZeroPadding2D ->
+  Pad before the 7x7 stem and the max pool) with two stacks of one
+  bottleneck block (8 and 16 filters) instead of ResNet50's sixteen.
+- mobilenet_v3: MobileNetV3 "small"'s blocks (ZeroPadding2D before each
+  strided depthwise convolution, hard-swish, squeeze-and-excitation, the
+  Rescaling that takes 0..255 pixels) with three inverted residual blocks.
+- efficientnet: EfficientNet (Rescaling and Normalization of 0..255 pixels,
+  swish as IdentityN for its custom gradient, squeeze-and-excitation, Pad)
+  with two MBConv blocks.
+- convnext: ConvNeXt (ImageNet Normalization, LayerNormalization, GELU,
+  LayerScale) with one block per stage; Keras compiles its depthwise
+  convolution (a grouped Conv2D) with XLA, so freezing leaves each in a
+  function of the graph's library, called by a StatefulPartitionedCall.
+
+And pads.pb, a tf.function of the pads Keras' layers do not write: tf.pad
+with zeros (Pad), with 7.5 (PadV2), REFLECT and SYMMETRIC (MirrorPad) of
+x [2, 3, 4], frozen; pads.reference.npz holds x (`in.x`) and TensorFlow's
+four results (`out.Identity` ... `out.Identity_3`) for
+scripts/compare_outputs.py.
+
+Each model is the function keras.applications' ResNet50, MobileNetV3Small,
+EfficientNetB0 and ConvNeXtTiny call, given fewer and narrower blocks so that
+the files stay small; the ops, layers and layouts are those of the full
+models. BatchNormalization's moving statistics and every scale and offset are
+drawn at random (a fresh model's are 0, 1, 1, 0: an identity no test could
+miss), 5 classes, classifier_activation=None (the logits).
+
+For each NAME:
+  NAME.pb             model(x, training=False) for x [2, 32, 32, 3], frozen
+                      by convert_variables_to_constants_v2.
+  NAME.data.npz       x [6, 32, 32, 3] (pixels 0..255 for the models that
+                      take them, else -1..1) and label [6] int32, as numpy
+                      writes them: kiln run --data trains on rows
+                      [(k-1)2, 2k) modulo 6 at step k.
+  NAME.reference.npz  the first two rows (`in.x`) and TensorFlow's logits for
+                      them (`out.Identity`: the frozen graph run by
+                      TensorFlow, equal to the Keras model's), for
+                      scripts/compare_outputs.py.
+  NAME_sgd.jsonl, NAME_momentum.jsonl
+                      12 steps from the frozen weights on those rows:
+                      {"step", "loss" (before the step's update, the model
+                      rebuilt in float64), "loss_f32"}; the mean softmax
+                      cross-entropy of the logits, BatchNormalization in
+                      inference form (its moving statistics fixed, its scale
+                      and offset trained). SGD rate 0.02; momentum rate 0.01,
+                      0.9, PyTorch's form (v = 0.9 v + g, w -= lr v); a tenth
+                      of those for ConvNeXt.
+
+Run from the repository root with TensorFlow's Python (Keras 3):
+
+    /work/venv-tf/bin/python scripts/make_keras_app_fixtures.py
+
+Deterministic: fixed seeds, one thread, no oneDNN; a second run writes the
+same bytes with the same library versions.
+"""
+
+import io
+import json
+import os
+
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ["KERAS_BACKEND"] = "tensorflow"
+
+import numpy as np  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+OUT = os.path.join(ROOT, "test", "Inputs", "keras_apps")
+BATCH, ROWS, STEPS, CLASSES = 2, 6, 12, 5
+SHAPE = (32, 32, 3)
+OPTIMIZERS = {"sgd": 0.02, "momentum": 0.01}
+MOMENTUM = 0.9
+MAX_BYTES = 200 * 1024
+
+
+def resnet(keras):
+    from keras.src.applications import resnet as app
+
+    def stack_fn(x):
+        x = app.stack_residual_blocks_v1(x, 8, 1, stride1=1, name="conv2")
+        return app.stack_residual_blocks_v1(x, 16, 1, name="conv3")
+
+    return app.ResNet(stack_fn, preact=False, use_bias=True, weights=None,
+                      input_shape=SHAPE, classes=CLASSES, classifier_activation=None,
+                      name="resnet")
+
+
+def mobilenet_v3(keras):
+    from keras.src.applications import mobilenet_v3 as app
+
+    def stack_fn(x, kernel, activation, se_ratio):
+        x = app._inverted_res_block(x, 1, 8, 3, 2, se_ratio, app.relu, 0)
+        x = app._inverted_res_block(x, 3, 16, 3, 2, None, app.relu, 1)
+        return app._inverted_res_block(x, 3, 16, kernel, 1, se_ratio, activation, 2)
+
+    return app.MobileNetV3(stack_fn, 64, input_shape=SHAPE, alpha=0.25, model_type="small",
+                           weights=None, classes=CLASSES, classifier_activation=None,
+                           dropout_rate=0.2, name="mobilenet_v3")
+
+
+def efficientnet(keras):
+    from keras.src.applications import efficientnet as app
+
+    blocks = [
+        {"kernel_size": 3, "repeats": 1, "filters_in": 32, "filters_out": 16,
+         "expand_ratio": 1, "id_skip": True, "strides": 1, "se_ratio": 0.25},
+        {"kernel_size": 5, "repeats": 1, "filters_in": 16, "filters_out": 24,
+         "expand_ratio": 6, "id_skip": True, "strides": 2, "se_ratio": 0.25},
+    ]
+    return app.EfficientNet(0.25, 1.0, 32, blocks_args=blocks, weights=None,
+                            input_shape=SHAPE, classes=CLASSES, classifier_activation=None,
+                            name="efficientnet")
+
+
+def convnext(keras):
+    from keras.src.applications import convnext as app
+
+    return app.ConvNeXt(depths=[1, 1, 1, 1], projection_dims=[8, 16, 24, 32],
+                        default_size=32, weights=None, input_shape=SHAPE, classes=CLASSES,
+                        classifier_activation=None, name="convnext")
+
+
+# name: (builder, (low, high) of the pixels it takes, seed, rate scale)
+MODELS = {
+    "resnet": (resnet, (-1.0, 1.0), 11, 1.0),
+    "mobilenet_v3": (mobilenet_v3, (0.0, 255.0), 12, 1.0),
+    "efficientnet": (efficientnet, (0.0, 255.0), 13, 1.0),
+    # Rates of 0.02 fit ConvNeXt's six rows in five steps: the loss near 0,
+    # where f32's rounding is a large part of it.
+    "convnext": (convnext, (0.0, 255.0), 14, 0.1),
+}
+
+
+def write_file(name, data):
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    assert len(data) < MAX_BYTES, "%s is %d bytes" % (name, len(data))
+    with open(os.path.join(OUT, name), "wb") as f:
+        f.write(data)
+
+
+def write_npz(name, arrays):
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    write_file(name, buffer.getvalue())
+
+
+def randomize_batch_norms(keras, model, rng):
+    """Moving statistics and scale/offset of every BatchNormalization drawn
+    at random, so that inference-form normalization is no identity."""
+    ranges = {"gamma": (0.5, 1.5), "beta": (-0.2, 0.2), "moving_mean": (-0.2, 0.2),
+              "moving_variance": (0.5, 2.0)}
+    for layer in model.layers:
+        if isinstance(layer, keras.layers.BatchNormalization):
+            # gamma and beta are absent with scale=False or center=False.
+            for weight in layer.weights:
+                low, high = ranges[weight.name]
+                weight.assign(rng.uniform(low, high, weight.shape).astype(np.float32))
+
+
+def freeze(tf, model, shape):
+    """model(x, training=False) for an x of `shape`, frozen."""
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2)
+
+    function = tf.function(lambda x: model(x, training=False))
+    concrete = function.get_concrete_function(tf.TensorSpec(shape, tf.float32, name="x"))
+    return convert_variables_to_constants_v2(concrete).graph.as_graph_def()
+
+
+def run_frozen(tf, graph_def, x):
+    def imported():
+        return tf.compat.v1.import_graph_def(
+            graph_def, input_map={"x:0": tf.constant(x)}, return_elements=["Identity:0"])
+
+    return tf.compat.v1.wrap_function(imported, [])()[0].numpy()
+
+
+def losses(tf, keras, build, weights, data, optimizer, rate, dtype, steps=STEPS,
+           batch=BATCH):
+    """`steps` steps of `build` rebuilt in `dtype` from `weights`, by hand,
+    on rows [(k-1) batch, k batch) of `data` (modulo its rows) at step k."""
+    rows = len(data["label"])
+    keras.config.set_dtype_policy(dtype)
+    try:
+        model = build(keras)
+    finally:
+        keras.config.set_dtype_policy("float32")
+    model.set_weights([w.astype(dtype) for w in weights])
+    variables = model.trainable_variables
+    velocities = [tf.Variable(tf.zeros_like(v)) for v in variables]
+    curve = []
+    for step in range(steps):
+        start = (step * batch) % rows
+        x = tf.constant(data["x"][start:start + batch].astype(dtype))
+        labels = tf.constant(data["label"][start:start + batch])
+        with tf.GradientTape() as tape:
+            logits = model(x, training=False)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
+                labels=labels, logits=logits))
+        curve.append(float(loss.numpy()))
+        for variable, grad, velocity in zip(variables, tape.gradient(loss, variables),
+                                            velocities):
+            if optimizer == "momentum":
+                velocity.assign(MOMENTUM * velocity + grad)
+                grad = velocity
+            variable.assign_sub(rate * grad)
+    return curve
+
+
+def make(tf, keras, name):
+    build, (low, high), seed, scale = MODELS[name]
+    keras.utils.set_random_seed(seed)
+    rng = np.random.default_rng(seed)
+    model = build(keras)
+    randomize_batch_norms(keras, model, rng)
+    data = {"x": rng.uniform(low, high, (ROWS,) + SHAPE).astype(np.float32),
+            "label": rng.integers(0, CLASSES, ROWS).astype(np.int32)}
+    graph = freeze(tf, model, (BATCH,) + SHAPE)
+    first = data["x"][:BATCH]
+    output = run_frozen(tf, graph, first)
+    expected = model(first, training=False).numpy()
+    difference = np.abs(output - expected).max() / np.abs(expected).max()
+    assert difference < 1e-5, (name, difference)
+    write_file(name + ".pb", graph.SerializeToString(deterministic=True))
+    write_npz(name + ".reference.npz", {"in.x": first, "out.Identity": output})
+    write_npz(name + ".data.npz", data)
+    weights = model.get_weights()
+    for optimizer, rate in OPTIMIZERS.items():
+        rate *= scale
+        exact = losses(tf, keras, build, weights, data, optimizer, rate, "float64")
+        single = losses(tf, keras, build, weights, data, optimizer, rate, "float32")
+        lines = [json.dumps({"step": step, "loss": a, "loss_f32": b})
+                 for step, (a, b) in enumerate(zip(exact, single), 1)]
+        write_file("%s_%s.jsonl" % (name, optimizer), "\n".join(lines) + "\n")
+        noise = max(abs(b - a) / abs(a) for a, b in zip(exact, single))
+        ops = sorted({node.op for node in graph.node})
+        print("%s %s (rate %g): loss %.6f -> %.6f, f32 against f64 %.1e; %d nodes, "
+              "%d functions: %s"
+              % (name, optimizer, rate, exact[0], exact[-1], noise, len(graph.node),
+                 len(graph.library.function), " ".join(ops)))
+
+
+def make_pads(tf):
+    @tf.function
+    def pads(x):
+        return (tf.pad(x, [[0, 0], [1, 2], [2, 1]]),
+                tf.pad(x, [[1, 0], [0, 0], [0, 3]], constant_values=7.5),
+                tf.pad(x, [[0, 0], [2, 2], [3, 1]], mode="REFLECT"),
+                tf.pad(x, [[1, 1], [3, 0], [4, 4]], mode="SYMMETRIC"))
+
+    concrete = pads.get_concrete_function(tf.TensorSpec([2, 3, 4], tf.float32, name="x"))
+    graph = concrete.graph.as_graph_def()
+    ops = {node.op for node in graph.node}
+    assert {"Pad", "PadV2", "MirrorPad"} <= ops, sorted(ops)
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 11.5
+    outputs = {"in.x": x}
+    for k, result in enumerate(pads(tf.constant(x))):
+        outputs["out.Identity" + ("_%d" % k if k else "")] = result.numpy()
+    write_file("pads.pb", graph.SerializeToString(deterministic=True))
+    write_npz("pads.reference.npz", outputs)
+
+
+def main():
+    import tensorflow as tf
+    import keras
+
+    tf.config.threading.set_intra_op_parallelism_threads(1)
+    tf.config.threading.set_inter_op_parallelism_threads(1)
+    tf.config.experimental.enable_op_determinism()
+    os.makedirs(OUT, exist_ok=True)
+    make_pads(tf)
+    for name in MODELS:
+        make(tf, keras, name)
+
+
+if __name__ == "__main__":
+    main()
