@@ -1,13 +1,17 @@
 #!/usr/bin/env python3
-"""Checks that keras.applications' models, at full size, import into kiln and
-compute and train as TensorFlow does.
+"""Checks that keras.applications' models, at full size, and the forms of
+Keras' recurrent layers the fixtures leave out import into kiln and compute
+and train as TensorFlow does.
 
     /work/venv-tf/bin/python scripts/check_keras_applications.py [--bin build/bin]
         [--only NAME ...] [--keep DIR]
 
-For each model: built with weights=None, 10 classes and
-classifier_activation=None (the logits), BatchNormalization's statistics,
-scales and offsets drawn at random, frozen for a batch of 2 with
+Each of keras.applications' image classifiers is built with weights=None,
+10 classes and classifier_activation=None (the logits); the recurrent forms
+(LAYERS: return_state, GRU with reset_after=False, stacked cells, a Masking
+layer, ConvLSTM2D) end in Dense(10). Each model's BatchNormalization
+statistics, scales and offsets are drawn at random; it is frozen for a batch
+of 2 with
 convert_variables_to_constants_v2 as docs/tensorflow.md says. kilnc compiles
 it for inference and for training (softmax cross-entropy, SGD at rate 0.001);
 kiln run's logits are compared with TensorFlow's, and 3 training steps'
@@ -37,7 +41,7 @@ import numpy as np  # noqa: E402
 CLASSES, BATCH, ROWS, STEPS, RATE, RTOL = 10, 2, 6, 3, 0.001, 1e-4
 
 # name: (input size, pixels 0..255 or -1..1)
-MODELS = {
+APPLICATIONS = {
     "ResNet50": (64, False), "ResNet50V2": (64, False), "VGG16": (64, False),
     "MobileNet": (64, False), "MobileNetV2": (64, False),
     "MobileNetV3Small": (64, True), "MobileNetV3Large": (64, True),
@@ -46,6 +50,49 @@ MODELS = {
     "InceptionResNetV2": (75, False), "NASNetMobile": (224, False),
     "ConvNeXtTiny": (64, True),
 }
+
+
+def application(name):
+    """(builder, rows of x) of keras.applications' `name`."""
+    size, pixels = APPLICATIONS[name]
+    low, high = (0.0, 255.0) if pixels else (-1.0, 1.0)
+
+    def build(keras):
+        return getattr(keras.applications, name)(
+            weights=None, input_shape=(size, size, 3), classes=CLASSES,
+            classifier_activation=None)
+
+    return build, lambda rng: rng.uniform(low, high, (ROWS, size, size, 3)).astype(np.float32)
+
+
+def layers(body, shape=(6, 8)):
+    """(builder, rows of x) of a model of Keras layers over a float x."""
+    def build(keras):
+        x = keras.Input(shape, name="x")
+        return keras.Model(x, keras.layers.Dense(CLASSES)(body(keras.layers, x)))
+
+    return build, lambda rng: rng.uniform(-1, 1, (ROWS,) + shape).astype(np.float32)
+
+
+def masked_rows(rng):
+    """Sequences whose last steps are 0 (what Masking(0.0) skips)."""
+    x = rng.uniform(-1, 1, (ROWS, 6, 8)).astype(np.float32)
+    for row, length in zip(x, rng.integers(2, 7, ROWS)):
+        row[length:] = 0
+    return x
+
+
+# The recurrent layers' other forms (each a while loop kiln unrolls).
+LAYERS = {
+    "LSTM_return_state": layers(
+        lambda L, x: L.Concatenate()(L.LSTM(5, return_state=True)(x))),
+    "GRU_reset_before": layers(lambda L, x: L.GRU(5, reset_after=False)(x)),
+    "RNN_stacked_cells": layers(lambda L, x: L.RNN([L.LSTMCell(5), L.GRUCell(4)])(x)),
+    "Masking_LSTM": (layers(lambda L, x: L.LSTM(5)(L.Masking(0.0)(x)))[0], masked_rows),
+    "ConvLSTM2D": layers(lambda L, x: L.Flatten()(L.ConvLSTM2D(2, 3, padding="same")(x)),
+                         shape=(3, 5, 5, 2)),
+}
+MODELS = dict({name: application(name) for name in APPLICATIONS}, **LAYERS)
 
 
 def run(command):
@@ -57,21 +104,13 @@ def run(command):
 
 
 def check(tf, keras, name, bin_dir, work):
-    size, pixels = MODELS[name]
-    constructor = getattr(keras.applications, name)
-
-    def build(keras):
-        return constructor(weights=None, input_shape=(size, size, 3), classes=CLASSES,
-                           classifier_activation=None)
-
+    build, make_rows = MODELS[name]
     keras.utils.set_random_seed(1)
     rng = np.random.default_rng(1)
     model = build(keras)
     fixtures.randomize_batch_norms(keras, model, rng)
-    low, high = (0.0, 255.0) if pixels else (-1.0, 1.0)
-    data = {"x": rng.uniform(low, high, (ROWS, size, size, 3)).astype(np.float32),
-            "label": rng.integers(0, CLASSES, ROWS).astype(np.int32)}
-    graph = fixtures.freeze(tf, model, (BATCH, size, size, 3))
+    data = {"x": make_rows(rng), "label": rng.integers(0, CLASSES, ROWS).astype(np.int32)}
+    graph = fixtures.freeze(tf, model, (BATCH,) + data["x"].shape[1:])
     pb, data_file = os.path.join(work, name + ".pb"), os.path.join(work, name + ".npz")
     with open(pb, "wb") as f:
         f.write(graph.SerializeToString())

@@ -22,7 +22,20 @@ x [2, 3, 4], frozen; pads.reference.npz holds x (`in.x`) and TensorFlow's
 four results (`out.Identity` ... `out.Identity_3`) for
 scripts/compare_outputs.py.
 
-Each model is the function keras.applications' ResNet50, MobileNetV3Small,
+And recurrent: LSTM(12, return_sequences=True) -> Bidirectional(GRU(8,
+return_sequences=True)) -> SimpleRNN(6, go_backwards=True) -> Dense(5) of
+x [2, 6, 8] in -1..1, as Keras users build them: without unroll=True, so
+each layer is a while loop over the steps that freezing lowers to TF1
+control flow (Enter, Merge, Switch, LoopCond, NextIteration, Exit) reading
+and writing TensorLists; go_backwards and the backward GRU reverse with
+ReverseV2.
+
+And attention: ids [2, 6] (0 pads a row after its length) ->
+Embedding(30, 8, mask_zero=True) -> MultiHeadAttention(2, 4) of itself (Einsum;
+the mask from the ids) -> LSTM(6) (masked: past a row's length a step keeps
+the state) -> Dense(5).
+
+Each image model is the function keras.applications' ResNet50, MobileNetV3Small,
 EfficientNetB0 and ConvNeXtTiny call, given fewer and narrower blocks so that
 the files stay small; the ops, layers and layouts are those of the full
 models. BatchNormalization's moving statistics and every scale and offset are
@@ -30,10 +43,10 @@ drawn at random (a fresh model's are 0, 1, 1, 0: an identity no test could
 miss), 5 classes, classifier_activation=None (the logits).
 
 For each NAME:
-  NAME.pb             model(x, training=False) for x [2, 32, 32, 3], frozen
-                      by convert_variables_to_constants_v2.
-  NAME.data.npz       x [6, 32, 32, 3] (pixels 0..255 for the models that
-                      take them, else -1..1) and label [6] int32, as numpy
+  NAME.pb             model(x, training=False) for x [2, 32, 32, 3] ([2, 6, 8]
+                      for recurrent), frozen by convert_variables_to_constants_v2.
+  NAME.data.npz       x of 6 rows (pixels 0..255 for the models that take
+                      them, else -1..1) and label [6] int32, as numpy
                       writes them: kiln run --data trains on rows
                       [(k-1)2, 2k) modulo 6 at step k.
   NAME.reference.npz  the first two rows (`in.x`) and TensorFlow's logits for
@@ -54,13 +67,15 @@ Run from the repository root with TensorFlow's Python (Keras 3):
 
     /work/venv-tf/bin/python scripts/make_keras_app_fixtures.py
 
-Deterministic: fixed seeds, one thread, no oneDNN; a second run writes the
-same bytes with the same library versions.
+Deterministic: fixed seeds, one thread, no oneDNN, PYTHONHASHSEED=0 (the
+script runs itself again with it); a second run writes the same bytes with
+the same library versions.
 """
 
 import io
 import json
 import os
+import sys
 
 os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
@@ -116,6 +131,41 @@ def efficientnet(keras):
                             name="efficientnet")
 
 
+SEQUENCE = (6, 8)
+TOKENS, VOCAB = 6, 30
+
+
+def recurrent(keras):
+    """Keras' recurrent layers as users build them (unroll=False): each a
+    while loop over the steps, frozen to TF1 control flow with TensorLists."""
+    x = keras.Input(SEQUENCE, name="x")
+    h = keras.layers.LSTM(12, return_sequences=True, name="lstm")(x)
+    h = keras.layers.Bidirectional(keras.layers.GRU(8, return_sequences=True),
+                                   name="bigru")(h)
+    h = keras.layers.SimpleRNN(6, go_backwards=True, name="rnn")(h)
+    return keras.Model(x, keras.layers.Dense(CLASSES, name="logits")(h), name="recurrent")
+
+
+def attention(keras):
+    """Token ids with padding: Embedding(mask_zero=True), self-attention
+    (MultiHeadAttention: Einsum, the mask from the ids) and a masked LSTM
+    (its steps past a row's length keep the state: SelectV2 in the loop)."""
+    ids = keras.Input((TOKENS,), dtype="int32", name="x")
+    h = keras.layers.Embedding(VOCAB, 8, mask_zero=True, name="embed")(ids)
+    h = keras.layers.MultiHeadAttention(2, 4, name="attention")(h, h)
+    h = keras.layers.LSTM(6, name="lstm")(h)
+    return keras.Model(ids, keras.layers.Dense(CLASSES, name="logits")(h), name="attention")
+
+
+def token_rows(rng):
+    """ROWS rows of TOKENS ids in [1, VOCAB), each padded with 0 after a
+    length of 2 to TOKENS."""
+    x = rng.integers(1, VOCAB, (ROWS, TOKENS)).astype(np.int32)
+    for row, length in zip(x, rng.integers(2, TOKENS + 1, ROWS)):
+        row[length:] = 0
+    return x
+
+
 def convnext(keras):
     from keras.src.applications import convnext as app
 
@@ -124,14 +174,20 @@ def convnext(keras):
                         classifier_activation=None, name="convnext")
 
 
-# name: (builder, (low, high) of the pixels it takes, seed, rate scale)
+def uniform_rows(shape, low, high):
+    return lambda rng: rng.uniform(low, high, (ROWS,) + shape).astype(np.float32)
+
+
+# name: (builder, the rows of x from a generator, seed, rate scale)
 MODELS = {
-    "resnet": (resnet, (-1.0, 1.0), 11, 1.0),
-    "mobilenet_v3": (mobilenet_v3, (0.0, 255.0), 12, 1.0),
-    "efficientnet": (efficientnet, (0.0, 255.0), 13, 1.0),
+    "resnet": (resnet, uniform_rows(SHAPE, -1.0, 1.0), 11, 1.0),
+    "mobilenet_v3": (mobilenet_v3, uniform_rows(SHAPE, 0.0, 255.0), 12, 1.0),
+    "efficientnet": (efficientnet, uniform_rows(SHAPE, 0.0, 255.0), 13, 1.0),
     # Rates of 0.02 fit ConvNeXt's six rows in five steps: the loss near 0,
     # where f32's rounding is a large part of it.
-    "convnext": (convnext, (0.0, 255.0), 14, 0.1),
+    "convnext": (convnext, uniform_rows(SHAPE, 0.0, 255.0), 14, 0.1),
+    "recurrent": (recurrent, uniform_rows(SEQUENCE, -1.0, 1.0), 15, 1.0),
+    "attention": (attention, token_rows, 16, 1.0),
 }
 
 
@@ -162,14 +218,41 @@ def randomize_batch_norms(keras, model, rng):
                 weight.assign(rng.uniform(low, high, weight.shape).astype(np.float32))
 
 
-def freeze(tf, model, shape):
-    """model(x, training=False) for an x of `shape`, frozen."""
+def freeze(tf, model, shape, dtype=None):
+    """model(x, training=False) for an x of `shape` (float32 unless
+    `dtype`), frozen."""
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
 
     function = tf.function(lambda x: model(x, training=False))
-    concrete = function.get_concrete_function(tf.TensorSpec(shape, tf.float32, name="x"))
+    concrete = function.get_concrete_function(
+        tf.TensorSpec(shape, dtype or tf.float32, name="x"))
     return convert_variables_to_constants_v2(concrete).graph.as_graph_def()
+
+
+def canonical(graph):
+    """`graph` with what TensorFlow writes differently from run to run
+    removed, so that the fixtures are the same bytes each time: nodes sorted
+    by name, control inputs sorted, TensorFlow's internal attributes
+    (`_...`) dropped, and the Placeholders freezing adds for a lowered while
+    loop's unused inputs (`unused_control_flow_input_N`, read by nothing)
+    dropped. kiln ignores all of these (check_keras_applications.py runs the
+    graphs as frozen)."""
+    read = {name.lstrip("^").split(":")[0] for node in graph.node for name in node.input}
+    nodes = []
+    for node in sorted(graph.node, key=lambda n: n.name):
+        if node.name.startswith("unused_control_flow_input") and node.name not in read:
+            continue
+        for key in [key for key in node.attr if key.startswith("_")]:
+            del node.attr[key]
+        data = [name for name in node.input if not name.startswith("^")]
+        control = sorted(name for name in node.input if name.startswith("^"))
+        del node.input[:]
+        node.input.extend(data + control)
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend(nodes)
+    return graph
 
 
 def run_frozen(tf, graph_def, x):
@@ -196,7 +279,8 @@ def losses(tf, keras, build, weights, data, optimizer, rate, dtype, steps=STEPS,
     curve = []
     for step in range(steps):
         start = (step * batch) % rows
-        x = tf.constant(data["x"][start:start + batch].astype(dtype))
+        x = data["x"][start:start + batch]
+        x = tf.constant(x.astype(dtype) if x.dtype.kind == "f" else x)
         labels = tf.constant(data["label"][start:start + batch])
         with tf.GradientTape() as tape:
             logits = model(x, training=False)
@@ -205,6 +289,9 @@ def losses(tf, keras, build, weights, data, optimizer, rate, dtype, steps=STEPS,
         curve.append(float(loss.numpy()))
         for variable, grad, velocity in zip(variables, tape.gradient(loss, variables),
                                             velocities):
+            # An embedding's gradient (IndexedSlices) is applied densely, as
+            # kiln does by default.
+            grad = tf.convert_to_tensor(grad)
             if optimizer == "momentum":
                 velocity.assign(MOMENTUM * velocity + grad)
                 grad = velocity
@@ -213,14 +300,14 @@ def losses(tf, keras, build, weights, data, optimizer, rate, dtype, steps=STEPS,
 
 
 def make(tf, keras, name):
-    build, (low, high), seed, scale = MODELS[name]
+    build, make_rows, seed, scale = MODELS[name]
     keras.utils.set_random_seed(seed)
     rng = np.random.default_rng(seed)
     model = build(keras)
     randomize_batch_norms(keras, model, rng)
-    data = {"x": rng.uniform(low, high, (ROWS,) + SHAPE).astype(np.float32),
-            "label": rng.integers(0, CLASSES, ROWS).astype(np.int32)}
-    graph = freeze(tf, model, (BATCH,) + SHAPE)
+    data = {"x": make_rows(rng), "label": rng.integers(0, CLASSES, ROWS).astype(np.int32)}
+    graph = canonical(freeze(tf, model, (BATCH,) + data["x"].shape[1:],
+                             tf.as_dtype(data["x"].dtype)))
     first = data["x"][:BATCH]
     output = run_frozen(tf, graph, first)
     expected = model(first, training=False).numpy()
@@ -266,6 +353,10 @@ def make_pads(tf):
 
 
 def main():
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        # Freezing orders a lowered while loop's nodes by a set's iteration.
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, [sys.executable] + sys.argv)
     import tensorflow as tf
     import keras
 

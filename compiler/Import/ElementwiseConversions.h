@@ -56,6 +56,46 @@ mlir::LogicalResult convertCompare(NodeT &node) {
   return node.setResult(0, node.getBuilder().compare(Predicate, lhs, rhs));
 }
 
+/// Errors unless `v` holds booleans.
+template <typename NodeT> mlir::LogicalResult requireBool(NodeT &node, mlir::Value v) {
+  mlir::Type type = mlir::getElementTypeOrSelf(v.getType());
+  if (type.isInteger(1))
+    return mlir::success();
+  return node.emitError() << "expects BOOL inputs, got " << type;
+}
+
+/// Not (ONNX), LogicalNot (TensorFlow): x == false.
+template <typename NodeT> mlir::LogicalResult convertLogicalNot(NodeT &node) {
+  mlir::Value x = node.getInput(0);
+  if (mlir::failed(requireBool(node, x)))
+    return mlir::failure();
+  KilnOpBuilder &b = node.getBuilder();
+  KilnOpBuilder::Result no = b.splatLike(x, 0.0);
+  if (mlir::failed(no))
+    return mlir::failure();
+  return node.setResult(0, b.compare(ComparePredicate::eq, x, *no));
+}
+
+enum class LogicalKind { And, Or, Xor };
+
+/// And, Or, Xor of booleans, broadcast (ONNX And/Or/Xor, TensorFlow
+/// LogicalAnd/LogicalOr).
+template <LogicalKind Kind, typename NodeT> mlir::LogicalResult convertLogical(NodeT &node) {
+  mlir::Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (mlir::failed(requireBool(node, lhs)) || mlir::failed(requireBool(node, rhs)))
+    return mlir::failure();
+  KilnOpBuilder &b = node.getBuilder();
+  if (Kind == LogicalKind::Xor)
+    return node.setResult(0, b.compare(ComparePredicate::ne, lhs, rhs));
+  KilnOpBuilder::Result constant = b.splatLike(lhs, Kind == LogicalKind::And ? 0.0 : 1.0);
+  if (mlir::failed(constant))
+    return mlir::failure();
+  // And: rhs where lhs, else false. Or: true where lhs, else rhs.
+  if (Kind == LogicalKind::And)
+    return node.setResult(0, b.select(lhs, rhs, *constant));
+  return node.setResult(0, b.select(lhs, *constant, rhs));
+}
+
 /// condition ? x : y elementwise, broadcast (ONNX Where, TF SelectV2).
 template <typename NodeT> mlir::LogicalResult convertWhere(NodeT &node) {
   mlir::Value condition = node.getInput(0);

@@ -13,6 +13,8 @@
 
 #include "dialects/Kiln/KilnShapes.h"
 
+#include <cmath>
+
 namespace kiln {
 
 /// Tile (ONNX's repeats, TensorFlow's multiples, known at import): each
@@ -44,6 +46,47 @@ template <typename NodeT> mlir::LogicalResult convertTile(NodeT &node) {
   if (mlir::succeeded(y))
     y = b.reshape(*y, merged);
   return node.setResult(0, y);
+}
+
+/// Range (ONNX and TensorFlow) of constant scalars: an import-time constant.
+template <typename NodeT> mlir::LogicalResult convertRange(NodeT &node) {
+  mlir::DenseElementsAttr bounds[3];
+  for (unsigned i = 0; i < 3; ++i) {
+    bounds[i] = node.getConstantInput(i);
+    if (!bounds[i] || bounds[i].getNumElements() != 1)
+      return node.emitError() << "expects input #" << i
+                              << " (a scalar) known at import time";
+  }
+  mlir::Type type = bounds[0].getElementType();
+  if (llvm::any_of(bounds, [&](mlir::DenseElementsAttr a) { return a.getElementType() != type; }))
+    return node.emitError() << "expects start, limit and delta of one type";
+  auto asDouble = [](mlir::DenseElementsAttr a) {
+    mlir::Attribute v = *a.getValues<mlir::Attribute>().begin();
+    if (auto f = llvm::dyn_cast<mlir::FloatAttr>(v))
+      return f.getValueAsDouble();
+    return static_cast<double>(llvm::cast<mlir::IntegerAttr>(v).getInt());
+  };
+  double start = asDouble(bounds[0]), limit = asDouble(bounds[1]),
+         delta = asDouble(bounds[2]);
+  if (delta == 0)
+    return node.emitError() << "expects a nonzero delta";
+  if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+    return node.emitError() << "expects finite start, limit and delta, got " << start
+                            << ", " << limit << " and " << delta;
+  double count = std::max(std::ceil((limit - start) / delta), 0.0);
+  if (count > (1 << 24))
+    return node.emitError() << "would make " << count << " elements";
+  llvm::SmallVector<mlir::Attribute> values;
+  auto resultType = mlir::RankedTensorType::get({static_cast<int64_t>(count)}, type);
+  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
+    if (llvm::isa<mlir::FloatType>(type))
+      values.push_back(mlir::FloatAttr::get(type, start + i * delta));
+    else
+      values.push_back(mlir::IntegerAttr::get(
+          type, static_cast<int64_t>(start) + i * static_cast<int64_t>(delta)));
+  }
+  node.setConstantResult(0, mlir::DenseElementsAttr::get(resultType, values));
+  return mlir::success();
 }
 
 } // namespace kiln

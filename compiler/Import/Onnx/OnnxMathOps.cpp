@@ -166,40 +166,6 @@ LogicalResult convertClip(OnnxNode &node) {
 }
 
 /// Not, And, Or and Xor over booleans.
-LogicalResult requireBool(OnnxNode &node, Value v) {
-  Type type = getElementTypeOrSelf(v.getType());
-  if (type.isInteger(1))
-    return success();
-  return node.emitError() << "expects BOOL inputs, got " << type;
-}
-
-LogicalResult convertNot(OnnxNode &node) {
-  Value x = node.getInput(0);
-  if (failed(requireBool(node, x)))
-    return failure();
-  KilnOpBuilder &b = node.getBuilder();
-  Result no = b.splatLike(x, 0.0);
-  if (failed(no))
-    return failure();
-  return node.setResult(0, b.compare(ComparePredicate::eq, x, *no));
-}
-
-template <int Kind> LogicalResult convertLogical(OnnxNode &node) {
-  Value lhs = node.getInput(0), rhs = node.getInput(1);
-  if (failed(requireBool(node, lhs)) || failed(requireBool(node, rhs)))
-    return failure();
-  KilnOpBuilder &b = node.getBuilder();
-  if (Kind == 2) // Xor
-    return node.setResult(0, b.compare(ComparePredicate::ne, lhs, rhs));
-  Result constant = b.splatLike(lhs, Kind == 0 ? 0.0 : 1.0);
-  if (failed(constant))
-    return failure();
-  // And: rhs where lhs, else false. Or: true where lhs, else rhs.
-  if (Kind == 0)
-    return node.setResult(0, b.select(lhs, rhs, *constant));
-  return node.setResult(0, b.select(lhs, *constant, rhs));
-}
-
 LogicalResult convertMod(OnnxNode &node) {
   FailureOr<int64_t> fmod = node.getIntAttr("fmod", 0);
   if (failed(fmod))
@@ -392,10 +358,10 @@ constexpr OnnxOpConversion kMathOps[] = {
     {"Pow", 2, 2, 1, "", convertPow},
     {"Clip", 1, 3, 1, "min max", convertClip},
     {"Mod", 2, 2, 1, "fmod", convertMod, 10},
-    {"Not", 1, 1, 1, "", convertNot},
-    {"And", 2, 2, 1, "", convertLogical<0>},
-    {"Or", 2, 2, 1, "", convertLogical<1>},
-    {"Xor", 2, 2, 1, "", convertLogical<2>},
+    {"Not", 1, 1, 1, "", convertLogicalNot},
+    {"And", 2, 2, 1, "", convertLogical<LogicalKind::And>},
+    {"Or", 2, 2, 1, "", convertLogical<LogicalKind::Or>},
+    {"Xor", 2, 2, 1, "", convertLogical<LogicalKind::Xor>},
     {"CastLike", 2, 2, 1, "saturate", convertCastLike, 15},
     {"Gelu", 1, 1, 1, "approximate", convertGelu, 20},
     {"Add", 2, 2, 1, "", convertArithmetic<AddOp>},

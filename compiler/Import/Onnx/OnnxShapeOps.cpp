@@ -185,47 +185,6 @@ LogicalResult convertConstantOfShape(OnnxNode &node) {
   return success();
 }
 
-/// Range(start, limit, delta) of constant scalars.
-LogicalResult convertRange(OnnxNode &node) {
-  DenseElementsAttr bounds[3];
-  for (unsigned i = 0; i < 3; ++i) {
-    bounds[i] = node.getConstantInput(i);
-    if (!bounds[i] || bounds[i].getNumElements() != 1)
-      return node.emitError() << "expects input #" << i
-                              << " (a scalar) known at import time";
-  }
-  Type type = bounds[0].getElementType();
-  if (llvm::any_of(bounds, [&](DenseElementsAttr a) { return a.getElementType() != type; }))
-    return node.emitError() << "expects start, limit and delta of one type";
-  auto asDouble = [](DenseElementsAttr a) {
-    Attribute v = *a.getValues<Attribute>().begin();
-    if (auto f = llvm::dyn_cast<FloatAttr>(v))
-      return f.getValueAsDouble();
-    return static_cast<double>(llvm::cast<IntegerAttr>(v).getInt());
-  };
-  double start = asDouble(bounds[0]), limit = asDouble(bounds[1]),
-         delta = asDouble(bounds[2]);
-  if (delta == 0)
-    return node.emitError() << "expects a nonzero delta";
-  if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
-    return node.emitError() << "expects finite start, limit and delta, got " << start
-                            << ", " << limit << " and " << delta;
-  double count = std::max(std::ceil((limit - start) / delta), 0.0);
-  if (count > (1 << 24))
-    return node.emitError() << "would make " << count << " elements";
-  SmallVector<Attribute> values;
-  auto resultType = RankedTensorType::get({static_cast<int64_t>(count)}, type);
-  for (int64_t i = 0; i < static_cast<int64_t>(count); ++i) {
-    if (llvm::isa<FloatType>(type))
-      values.push_back(FloatAttr::get(type, start + i * delta));
-    else
-      values.push_back(IntegerAttr::get(
-          type, static_cast<int64_t>(start) + i * static_cast<int64_t>(delta)));
-  }
-  node.setConstantResult(0, DenseElementsAttr::get(resultType, values));
-  return success();
-}
-
 /// Reshape's target shape: 0 copies the input's dimension (unless
 /// allowzero), one -1 takes what is left.
 LogicalResult convertReshape(OnnxNode &node) {
@@ -856,7 +815,7 @@ constexpr OnnxOpConversion kShapeOps[] = {
     {"Shape", 1, 1, 1, "start end", convertShape},
     {"Size", 1, 1, 1, "", convertSize},
     {"ConstantOfShape", 1, 1, 1, "value", convertConstantOfShape, 9},
-    {"Range", 3, 3, 1, "", convertRange, 11},
+    {"Range", 3, 3, 1, "", convertRange<OnnxNode>, 11},
     {"Slice", 1, 5, 1, "starts ends axes", convertSlice},
     {"Split", 1, 2, OnnxOpConversion::kVariadic, "axis split num_outputs", convertSplit},
     {"SplitToSequence", 1, 2, 1, "axis keepdims", convertSplitToSequence, 11},

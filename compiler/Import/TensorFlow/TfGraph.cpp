@@ -2,6 +2,8 @@
 
 #include "compiler/Import/TensorFlow/TfGraph.h"
 
+#include "compiler/Import/TensorFlow/TfFrames.h"
+
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/NodeOrder.h"
 
@@ -144,7 +146,7 @@ std::vector<bool> TfGraph::getNeeded(ArrayRef<TfOutputRef> outputs) const {
 }
 
 FailureOr<SmallVector<int>>
-TfGraph::order(const std::vector<bool> &needed) const {
+TfGraph::order(const std::vector<bool> &needed, const TfFrames &frames) const {
   SmallVector<int> nodes, compact(size(), -1);
   for (int i = 0, e = size(); i < e; ++i) {
     if (needed[i]) {
@@ -157,7 +159,13 @@ TfGraph::order(const std::vector<bool> &needed) const {
       nodes.size(),
       [&](int n, SmallVectorImpl<int> &producers) {
         for (TfOutputRef input : inputs[nodes[n]])
-          producers.push_back(compact[input.node]);
+          if (!frames.isBackEdge(*this, nodes[n], input))
+            producers.push_back(compact[input.node]);
+        SmallVector<int> more;
+        frames.addFrameProducers(*this, nodes[n], more);
+        for (int producer : more)
+          if (compact[producer] >= 0)
+            producers.push_back(compact[producer]);
       },
       cycle);
   if (succeeded(order)) {
@@ -165,15 +173,16 @@ TfGraph::order(const std::vector<bool> &needed) const {
       n = nodes[n];
     return order;
   }
-  // A while loop of TF1 control flow (what freezing makes of tf.while_loop)
-  // is the one cycle a valid graph has.
+  // A while loop's back edges are cut: a cycle through control flow ops is
+  // one a frame does not hold (a NextIteration with no Merge, say).
   for (int n : cycle) {
     StringRef op = graph.node(nodes[n]).op();
     if (op == "NextIteration" || op == "Merge" || op == "Enter" || op == "Switch" ||
         op == "LoopCond" || op == "Exit")
       return emitError(nodeLoc(nodes[n]))
-             << "is part of a while loop; kiln imports graphs without control flow (a Keras "
-                "LSTM, GRU or SimpleRNN layer writes one unless built with unroll=True)";
+             << "is part of a cycle through control flow that is no while loop kiln can "
+                "unroll (an Enter, Merges of it and NextIterations, a LoopCond, Switches "
+                "and Exits)";
   }
   // Each node of the cycle feeds the next, the last feeds the first.
   InFlightDiagnostic error = emitError(nodeLoc(nodes[cycle.front()]));

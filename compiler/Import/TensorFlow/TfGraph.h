@@ -20,10 +20,13 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
 namespace kiln {
+
+struct TfFrames;
 
 /// Output `output` of node `node` (an index into the GraphDef's nodes).
 struct TfOutputRef {
@@ -50,9 +53,8 @@ std::string tfValueKey(llvm::StringRef node, unsigned output);
 class TfGraph {
 public:
   /// `nodeLoc(i)` is node i's location, for diagnostics.
-  TfGraph(const tensorflow::GraphDef &graph,
-          llvm::function_ref<mlir::Location(int)> nodeLoc)
-      : graph(graph), nodeLoc(nodeLoc) {}
+  TfGraph(const tensorflow::GraphDef &graph, std::function<mlir::Location(int)> nodeLoc)
+      : graph(graph), nodeLoc(std::move(nodeLoc)) {}
 
   /// Indexes the nodes; one error at a node with no name, a name used
   /// before, or an input that is malformed or names no node.
@@ -78,9 +80,10 @@ public:
   /// Which nodes the outputs need (through data inputs).
   std::vector<bool> getNeeded(llvm::ArrayRef<TfOutputRef> outputs) const;
   /// The needed nodes, each after its data inputs' producers (file order
-  /// where the file allows); one error naming a cycle.
+  /// where the file allows), a while loop's back edges cut and its Exits
+  /// after its body (`frames`); one error naming a cycle.
   mlir::FailureOr<llvm::SmallVector<int>>
-  order(const std::vector<bool> &needed) const;
+  order(const std::vector<bool> &needed, const TfFrames &frames) const;
 
   /// Float Consts read through an Identity or gathered from (GatherV2):
   /// frozen variables.
@@ -97,7 +100,9 @@ private:
   int constantBehind(TfOutputRef ref) const;
 
   const tensorflow::GraphDef &graph;
-  llvm::function_ref<mlir::Location(int)> nodeLoc;
+  /// Kept for the graph's life (a function_ref would outlive the lambda
+  /// it was made from).
+  std::function<mlir::Location(int)> nodeLoc;
   /// Index + 1 by name (0: none).
   llvm::StringMap<int> names;
   std::vector<llvm::SmallVector<TfOutputRef>> inputs;

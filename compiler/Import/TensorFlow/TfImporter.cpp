@@ -1,8 +1,10 @@
 //===- TfImporter.cpp - TensorFlow GraphDef → kiln module -----------------===//
 //
-// Picks the outputs (those named by --outputs, else the ones nothing
-// consumes), keeps the nodes they need, refuses a graph that is not frozen,
-// and converts the rest in dependency order. Placeholders become arguments
+// Inlines function calls (TfInlineCalls.cpp), finds while loops
+// (TfFrames.cpp), picks the outputs (those named by --outputs, else the ones
+// nothing consumes), keeps the nodes they need, refuses a graph that is not
+// frozen, and converts the rest in dependency order, each while loop
+// unrolled where its first Exit comes (TfWhileLoops.cpp). Placeholders become arguments
 // of @forward. Consts are decoded when reached and materialized only when a
 // node uses them as data: a frozen variable (a float Const read through an
 // Identity, or gathered from) becomes a `kiln.variable` read once at the top
@@ -12,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/TensorFlow/TfImporter.h"
+#include "compiler/Import/TensorFlow/TfGraphImporter.h"
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/FirstErrorOnly.h"
@@ -32,6 +35,7 @@
 using namespace mlir;
 
 namespace kiln {
+namespace tf_import {
 namespace {
 
 constexpr llvm::StringLiteral kFreezeHint =
@@ -39,71 +43,7 @@ constexpr llvm::StringLiteral kFreezeHint =
     "tf.python.framework.convert_to_constants."
     "convert_variables_to_constants_v2";
 
-class TfGraphImporter final : public ImportValueScope {
-public:
-  TfGraphImporter(StringRef path, bool text, MLIRContext &context,
-                  const TfImportOptions &options)
-      : path(path), text(text), context(context), options(options),
-        builder(&context) {}
-
-  OwningOpRef<ModuleOp> import();
-
-  Value lookup(StringRef key) override;
-  DenseElementsAttr lookupConstant(StringRef key) override;
-  void define(StringRef key, Value value) override { values[key] = value; }
-  void defineConstant(StringRef key, DenseElementsAttr value,
-                      Location loc) override {
-    known.try_emplace(key, Known{value, loc, {}, false, true, {}});
-  }
-  void alias(StringRef key, StringRef source) override {
-    aliases[key] = resolve(source).str();
-  }
-  bool isUsed(StringRef key) override { return used.contains(key); }
-
-private:
-  /// A value known at import time: a Const's, or one computed from Consts.
-  struct Known {
-    DenseElementsAttr value;
-    Location loc;
-    /// The variable's name, for a frozen variable.
-    std::string variable;
-    bool isVariable;
-    bool trainable;
-    /// Its variable read or constant, once used as data.
-    Value materialized;
-  };
-
-  Location nodeLoc(int i) const;
-  StringRef resolve(StringRef key) const;
-  LogicalResult pickOutputs();
-  LogicalResult checkFrozen(const std::vector<bool> &needed) const;
-  FailureOr<RankedTensorType> getPlaceholderType(int i);
-  LogicalResult buildFunction(ArrayRef<int> order);
-  LogicalResult readConst(int i);
-  LogicalResult convertNode(int i, KilnOpBuilder &kiln);
-  LogicalResult buildReturn();
-  Value materialize(Known &entry);
-
-  StringRef path;
-  bool text;
-  MLIRContext &context;
-  const TfImportOptions &options;
-  OpBuilder builder;
-
-  std::unique_ptr<TfGraphFile> file;
-  std::unique_ptr<TfGraph> graph;
-  std::vector<bool> frozenVariables, statistics;
-  SmallVector<TfOutputRef> outputs;
-  SmallVector<std::string> outputNames;
-  OwningOpRef<ModuleOp> module;
-  func::FuncOp function;
-  ForwardPrologue prologue;
-
-  llvm::StringMap<Value> values;
-  llvm::StringMap<Known> known;
-  llvm::StringMap<std::string> aliases;
-  llvm::StringSet<> used;
-};
+} // namespace
 
 Location TfGraphImporter::nodeLoc(int i) const {
   const tensorflow::NodeDef &node = file->graph.node(i);
@@ -124,7 +64,19 @@ LogicalResult TfGraphImporter::pickOutputs() {
   Location flagLoc = NameLoc::get(StringAttr::get(&context, "--outputs"),
                                   file->locate(context, {}, ""));
   if (options.outputs.empty()) {
+    // A while loop's nodes are none: its results leave it through Exits,
+    // and an Exit nothing reads is a loop variable the model drops. Nor is
+    // the frozen read of a variable that a loop takes as its Const (an
+    // Identity nothing reads of a Const an Enter reads).
     outputs = graph->getDanglingOutputs();
+    llvm::erase_if(outputs, [&](TfOutputRef ref) {
+      int source = graph->skipIdentities(ref).node;
+      bool enteredRead =
+          graph->node(ref.node).op() == "Identity" && graph->node(source).op() == "Const" &&
+          llvm::any_of(graph->getConsumers(source),
+                       [&](int c) { return graph->node(c).op() == "Enter"; });
+      return frames.frameOf[ref.node] >= 0 || enteredRead;
+    });
     for (TfOutputRef output : outputs)
       outputNames.push_back(graph->node(output.node).name());
     if (outputs.empty())
@@ -303,16 +255,27 @@ LogicalResult TfGraphImporter::convertNode(int i, KilnOpBuilder &kiln) {
     return success();
   if (op == "Const")
     return readConst(i);
+  if (isTensorListOp(op))
+    return convertTensorListOp(i, kiln);
+  SmallVector<std::string> keys = inputKeys(i);
+  for (auto [position, key] : llvm::enumerate(keys))
+    if (lookupList(key) && !(op == "Identity" && position == 0))
+      return kiln.emitError() << "reads a TensorList as input #" << position
+                              << "; kiln holds TensorLists only at import time, for "
+                                 "TensorList ops and while loops to read";
   const TfOpConversion *conversion = lookupTfOp(op);
   if (!conversion)
     return kiln.emitError()
            << "unsupported TensorFlow op '" << printable(op) << "'";
-  SmallVector<std::string> inputKeys;
-  for (TfOutputRef input : graph->getInputs(i))
-    inputKeys.push_back(
-        tfValueKey(graph->node(input.node).name(), input.output));
-  TfNode node(proto, inputKeys, kiln, *this);
+  TfNode node(proto, keys, kiln, *this);
   return convertTfNode(*conversion, node);
+}
+
+SmallVector<std::string> TfGraphImporter::inputKeys(int i) const {
+  SmallVector<std::string> keys;
+  for (TfOutputRef input : graph->getInputs(i))
+    keys.push_back(tfValueKey(graph->node(input.node).name(), input.output));
+  return keys;
 }
 
 LogicalResult TfGraphImporter::buildReturn() {
@@ -324,7 +287,9 @@ LogicalResult TfGraphImporter::buildReturn() {
     if (!values.count(resolved) && !known.count(resolved))
       return emitError(nodeLoc(output.node))
              << "has no output #" << output.output
-             << " for the graph to return";
+             << " for the graph to return"
+             << (lists.count(resolved) ? " (a TensorList, which exists only at import time)"
+                                       : "");
     results.push_back(lookup(key));
   }
   returnFromForward(builder, function, file->locate(context, {}, ""), results,
@@ -376,12 +341,25 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
     return nullptr;
   graph = std::make_unique<TfGraph>(file->graph,
                                     [this](int i) { return nodeLoc(i); });
-  if (failed(graph->index()) || failed(pickOutputs()))
+  if (failed(graph->index()))
+    return nullptr;
+  FailureOr<TfFrames> found = findTfFrames(*graph, [this](int i) { return nodeLoc(i); });
+  if (failed(found))
+    return nullptr;
+  frames = std::move(*found);
+  if (failed(pickOutputs()))
     return nullptr;
   std::vector<bool> needed = graph->getNeeded(outputs);
+  // A loop is unrolled whole, with what each of its nodes reads.
+  SmallVector<TfOutputRef> roots(outputs);
+  for (const TfFrame &frame : frames.frames)
+    if (llvm::any_of(frame.nodes, [&](int n) { return needed[n]; }))
+      for (int n : frame.nodes)
+        roots.push_back({n, 0});
+  needed = graph->getNeeded(roots);
   if (failed(checkFrozen(needed)))
     return nullptr;
-  FailureOr<SmallVector<int>> order = graph->order(needed);
+  FailureOr<SmallVector<int>> order = graph->order(needed, frames);
   if (failed(order))
     return nullptr;
   frozenVariables = graph->findFrozenVariables();
@@ -402,13 +380,24 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
   if (failed(buildFunction(*order)))
     return nullptr;
   KilnOpBuilder kiln(builder);
+  std::vector<bool> unrolled(frames.frames.size(), false);
   for (int i : *order) {
+    if (int f = frames.frameOf[i]; f >= 0) {
+      // A frame runs whole where its first Exit comes, after its body.
+      if (graph->node(i).op() == "Exit" && !unrolled[f]) {
+        unrolled[f] = true;
+        if (failed(runFrame(f, *order, kiln)))
+          return nullptr;
+      }
+      continue;
+    }
     if (failed(convertNode(i, kiln)))
       return nullptr;
     // Every output a needed node or the graph reads must have been made.
     for (unsigned k : usedOutputs[i]) {
       std::string key = tfValueKey(graph->node(i).name(), k);
-      if (values.count(key) || known.count(key) || aliases.count(key))
+      if (values.count(key) || known.count(key) || aliases.count(key) ||
+          lists.count(key))
         continue;
       emitError(nodeLoc(i))
           << "the graph uses output #" << k << " of "
@@ -421,13 +410,13 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
   return std::move(module);
 }
 
-} // namespace
+} // namespace tf_import
 
 OwningOpRef<ModuleOp> importTfGraphFile(StringRef path, bool text,
                                         MLIRContext &context,
                                         const TfImportOptions &options) {
   FirstErrorOnly oneError(context);
-  return TfGraphImporter(path, text, context, options).import();
+  return tf_import::TfGraphImporter(path, text, context, options).import();
 }
 
 } // namespace kiln

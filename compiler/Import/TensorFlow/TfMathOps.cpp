@@ -1,7 +1,7 @@
 //===- TfMathOps.cpp - TensorFlow elementwise, matrix and reduction ops ---===//
 //
-// Unary and binary math, AddN, Cast, Softmax, MatMul, BatchMatMul, BiasAdd
-// and the reductions. Binary ops broadcast numpy-style through
+// Unary and binary math, logic, AddN, Cast, Softmax, MatMul, BatchMatMul,
+// Einsum, BiasAdd and the reductions (Any and All of booleans too). Binary ops broadcast numpy-style through
 // KilnOpBuilder, as TensorFlow's do.
 //
 //===----------------------------------------------------------------------===//
@@ -10,6 +10,7 @@
 
 #include "compiler/Import/Activations.h"
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/Einsum.h"
 #include "compiler/Import/ElementwiseConversions.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
@@ -280,6 +281,41 @@ LogicalResult convertReduce(TfNode &node) {
   return node.setResult(0, flipped);
 }
 
+/// Any and All of booleans: cast to integers, reduced by max (All: min, as
+/// -max(-x)), compared with 0. Keras' Masking layer writes Any.
+template <bool All> LogicalResult convertAnyAll(TfNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<bool> keepDims = node.getBoolAttr("keep_dims", false);
+  FailureOr<SmallVector<int64_t>> axes = node.getConstantInts(1, "axes");
+  if (failed(requireBool(node, x)) || failed(keepDims) || failed(axes))
+    return failure();
+  FailureOr<SmallVector<int64_t>> reduced = node.normalizeAxes(*axes, KilnOpBuilder::rankOf(x));
+  if (failed(reduced))
+    return failure();
+  if (reduced->empty())
+    return node.setResult(0, x);
+  KilnOpBuilder &b = node.getBuilder();
+  Result n = b.cast(x, b.getBuilder().getI32Type());
+  if (All && succeeded(n))
+    n = b.unary<NegOp>(*n);
+  if (succeeded(n))
+    n = b.reduce<ReduceMaxOp>(*n, *reduced, *keepDims);
+  Result zero = succeeded(n) ? b.splatLike(*n, 0.0) : n;
+  if (failed(zero))
+    return failure();
+  // Any: max != 0. All: -min == 0, i.e. no element is 0.
+  return node.setResult(
+      0, b.compare(All ? ComparePredicate::eq : ComparePredicate::ne, *n, *zero));
+}
+
+/// Einsum (Keras' MultiHeadAttention and EinsumDense).
+LogicalResult convertEinsum(TfNode &node) {
+  FailureOr<std::string> equation = node.getStringAttr("equation", "");
+  if (failed(equation))
+    return failure();
+  return buildEinsum(node, *equation, node.getNumInputs());
+}
+
 constexpr TfOpConversion kMathOps[] = {
     {"AddV2", 2, 2, "T", convertArithmetic<AddOp>},
     {"Add", 2, 2, "T", convertArithmetic<AddOp>},
@@ -314,6 +350,9 @@ constexpr TfOpConversion kMathOps[] = {
     {"GreaterEqual", 2, 2, "T", convertCompare<ComparePredicate::ge>},
     {"Equal", 2, 2, "T incompatible_shape_error", convertCompare<ComparePredicate::eq>},
     {"NotEqual", 2, 2, "T incompatible_shape_error", convertCompare<ComparePredicate::ne>},
+    {"LogicalAnd", 2, 2, "", convertLogical<LogicalKind::And>},
+    {"LogicalOr", 2, 2, "", convertLogical<LogicalKind::Or>},
+    {"LogicalNot", 1, 1, "", convertLogicalNot},
     {"SelectV2", 3, 3, "T", convertWhere},
     {"Select", 3, 3, "T", convertSelect},
     {"Square", 1, 1, "T", convertSquare},
@@ -331,6 +370,9 @@ constexpr TfOpConversion kMathOps[] = {
     {"Mean", 2, 2, "T Tidx keep_dims", convertReduce<ReduceMeanOp, true>},
     {"Sum", 2, 2, "T Tidx keep_dims", convertReduce<ReduceSumOp, false>},
     {"Max", 2, 2, "T Tidx keep_dims", convertReduce<ReduceMaxOp, false>},
+    {"Any", 2, 2, "Tidx keep_dims", convertAnyAll<false>},
+    {"All", 2, 2, "Tidx keep_dims", convertAnyAll<true>},
+    {"Einsum", 1, TfOpConversion::kVariadic, "N T equation", convertEinsum},
     {"Min", 2, 2, "T Tidx keep_dims", convertReduce<ReduceMaxOp, false, true>},
 };
 

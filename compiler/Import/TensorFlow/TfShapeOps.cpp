@@ -1,9 +1,10 @@
 //===- TfShapeOps.cpp - TensorFlow identity, shape and layout ops ---------===//
 //
-// Identity, IdentityN, Snapshot, StopGradient, NoOp, Reshape, Squeeze,
-// ExpandDims, Transpose, ConcatV2, Pack, Unpack, Split, SplitV, GatherV2,
-// Shape, Size, Rank, StridedSlice, Slice, Fill, ZerosLike and OnesLike. Shapes, axes and slice
-// bounds given as inputs must be known at import time: Consts, or values
+// Identity, IdentityN, Snapshot, StopGradient, NoOp, Range, ReverseV2,
+// Reshape, Squeeze, ExpandDims, Transpose, ConcatV2, Pack, Unpack, Split,
+// SplitV, GatherV2, Shape, Size, Rank, StridedSlice, Slice, Fill, ZerosLike
+// and OnesLike. Shapes, axes and slice bounds given as inputs must be known
+// at import time: Consts, or values
 // computed from them and from static shapes (Shape -> StridedSlice -> Pack
 // -> Reshape is, since every shape is static), which KilnOpBuilder folds as
 // it builds them.
@@ -37,6 +38,36 @@ LogicalResult convertIdentityN(TfNode &node) {
   for (unsigned i = 0, e = node.getNumInputs(); i < e; ++i)
     node.setResultToInput(i, i);
   return success();
+}
+
+/// ReverseV2 (tf.reverse; Keras' go_backwards and Bidirectional): a gather
+/// of each reversed axis' indices in reverse order.
+LogicalResult convertReverseV2(TfNode &node) {
+  Value x = node.getInput(0);
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  FailureOr<SmallVector<int64_t>> given = node.getConstantInts(1, "axis");
+  if (failed(shape) || failed(given))
+    return failure();
+  FailureOr<SmallVector<int64_t>> axes = node.normalizeAxes(*given, shape->size());
+  if (failed(axes))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Value y = x;
+  for (int64_t axis : *axes) {
+    int64_t size = (*shape)[axis];
+    if (size <= 1)
+      continue;
+    SmallVector<int64_t> reversed;
+    for (int64_t i = size - 1; i >= 0; --i)
+      reversed.push_back(i);
+    auto type = RankedTensorType::get({size}, b.getBuilder().getI64Type());
+    Result indices = b.constant(DenseElementsAttr::get(type, ArrayRef<int64_t>(reversed)));
+    Result gathered = succeeded(indices) ? b.gather(y, *indices, axis) : indices;
+    if (failed(gathered))
+      return failure();
+    y = *gathered;
+  }
+  return node.setResult(0, y);
 }
 
 /// StopGradient: the identity through which kiln-autodiff takes no
@@ -431,6 +462,8 @@ constexpr TfOpConversion kShapeOps[] = {
     {"Identity", 1, 1, "T", convertIdentity},
     {"Snapshot", 1, 1, "T", convertIdentity},
     {"IdentityN", 1, TfOpConversion::kVariadic, "T", convertIdentityN},
+    {"Range", 3, 3, "Tidx", convertRange<TfNode>},
+    {"ReverseV2", 2, 2, "T Tidx", convertReverseV2},
     {"StopGradient", 1, 1, "T", convertStopGradient},
     {"NoOp", 0, 0, "", convertNoOp},
     {"Reshape", 2, 2, "T Tshape", convertReshape},
