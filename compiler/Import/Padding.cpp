@@ -112,7 +112,12 @@ FailureOr<Value> buildPad(ImportNode &node, Value x, ArrayRef<int64_t> axes,
   // dimension read through an index table (every mode but constant).
   SmallVector<int64_t> resultShape(KilnOpBuilder::shapeOf(x));
   for (auto [axis, low, high] : llvm::zip(axes, before, after)) {
-    int64_t grown = resultShape[axis] + low + high;
+    int64_t size = resultShape[axis];
+    if (low < -size || high < -size || low > (int64_t(1) << 24) || high > (int64_t(1) << 24))
+      return node.emitError() << "pads dimension " << axis << " of size " << size << " by "
+                              << low << " and " << high
+                              << ", which leaves no element or more than 2^24 more";
+    int64_t grown = size + low + high;
     if (mode != PadMode::Constant && grown > (int64_t(1) << 20) && (low > 0 || high > 0))
       return node.emitError() << "pads dimension " << axis << " to " << grown
                               << " elements; kiln's index tables hold at most 1048576";

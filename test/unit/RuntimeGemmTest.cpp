@@ -393,6 +393,10 @@ TEST(RuntimeGemmTest, SplitNativeProductsKeepTheirBits) {
     cpu::GemmShape shape = randomShape(rng, 300, 6, trial);
     if (trial % 3 == 0)
       shape.k = 512;
+    // On AMX kiln emulates k = 63, where oneDNN's bf16 kernel faults
+    // (LowPrecisionGemm.cpp, amxFaultsOn): such a product is not native.
+    if (shape.k == 63)
+      shape.k = 64;
     shape.precision = cpu::GemmPrecision::BF16;
     SCOPED_TRACE(describe(shape));
     Operands operands = randomOperands(shape, rng);

@@ -64,6 +64,30 @@ LogicalResult FrameFinder::classify(TfFrame &frame, int index) {
   for (int n : frame.nodes) {
     ArrayRef<TfOutputRef> in = graph.getInputs(n);
     StringRef kind = op(n);
+    if ((kind == "Enter" || kind == "Exit" || kind == "NextIteration" ||
+         kind == "LoopCond") &&
+        in.size() != 1)
+      return emitError(nodeLoc(n)) << kCannotUnroll << "it has " << in.size()
+                                   << " data inputs, not one";
+    for (TfOutputRef input : in)
+      if (!inFrame(input) && !llvm::is_contained(frame.reads, input.node))
+        frame.reads.push_back(input.node);
+    if (kind == "NextIteration") {
+      ArrayRef<int> readers = graph.getConsumers(n);
+      if (readers.size() != 1 || op(readers.front()) != "Merge")
+        return emitError(nodeLoc(n)) << kCannotUnroll
+                                     << "a NextIteration feeds its loop's Merge alone";
+    }
+    if (kind == "Exit" && (op(in[0].node) != "Switch" || in[0].output != 0 || !inFrame(in[0])))
+      return emitError(nodeLoc(n)) << kCannotUnroll
+                                   << "an Exit reads its loop's Switch's false output";
+    if (kind == "Switch")
+      for (int reader : graph.getConsumers(n))
+        if (op(reader) != "Exit" &&
+            llvm::is_contained(graph.getInputs(reader), TfOutputRef{n, 0}))
+          return emitError(nodeLoc(reader))
+                 << kCannotUnroll << "it reads a Switch's false output, which only an "
+                 << "Exit may read";
     if (kind == "Merge") {
       bool loopVariable = in.size() == 2 && op(in[0].node) == "Enter" &&
                           op(in[1].node) == "NextIteration" && inFrame(in[0]) &&
@@ -105,9 +129,6 @@ LogicalResult FrameFinder::classify(TfFrame &frame, int index) {
     int n = work.pop_back_val();
     if (frame.body[n] || result.frameOf[n] != index || op(n) == "Merge")
       continue;
-    if (op(n) == "Exit")
-      return emitError(nodeLoc(n)) << kCannotUnroll
-                                   << "an Exit of a loop reads a Switch's false output";
     frame.body[n] = true;
     for (int consumer : graph.getConsumers(n))
       work.push_back(consumer);
@@ -126,8 +147,10 @@ FailureOr<TfFrames> FrameFinder::run() {
         name->second.value_case() != tensorflow::AttrValue::kS)
       return emitError(nodeLoc(i)) << "expects attribute 'frame_name' (a string)";
     auto [it, inserted] = byName.try_emplace(name->second.s(), result.frames.size());
-    if (inserted)
-      result.frames.push_back(TfFrame{name->second.s(), {}, {}, {}, {}, {}, -1, {}});
+    if (inserted) {
+      result.frames.emplace_back();
+      result.frames.back().name = name->second.s();
+    }
     if (failed(collect(i, it->second)))
       return failure();
   }
@@ -146,11 +169,17 @@ bool TfFrames::isBackEdge(const TfGraph &graph, int consumer, TfOutputRef input)
 
 void TfFrames::addFrameProducers(const TfGraph &graph, int node,
                                  SmallVectorImpl<int> &producers) const {
-  if (frameOf[node] < 0 || graph.node(node).op() != "Exit")
+  if (frameOf[node] < 0)
     return;
   const TfFrame &frame = frames[frameOf[node]];
+  StringRef op = graph.node(node).op();
+  if (op == "NextIteration")
+    producers.push_back(frame.loopCond);
+  if (op != "Exit")
+    return;
   llvm::append_range(producers, frame.nextIterations);
   producers.push_back(frame.loopCond);
+  llvm::append_range(producers, frame.reads);
 }
 
 FailureOr<TfFrames> findTfFrames(const TfGraph &graph,

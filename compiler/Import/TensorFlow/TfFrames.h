@@ -28,6 +28,8 @@ struct TfFrame {
   /// The nodes reached from the Switches' true outputs: the body, skipped on
   /// the iteration whose condition is false.
   std::vector<bool> body;
+  /// The nodes outside the frame that its nodes read.
+  llvm::SmallVector<int> reads;
 };
 
 struct TfFrames {
@@ -36,17 +38,22 @@ struct TfFrames {
   std::vector<int> frameOf;
 
   /// The producers order() sees for node i, beyond its data inputs: a
-  /// frame's Exits wait for its NextIterations and its LoopCond, and a Merge
-  /// does not wait for its NextIteration (the loop's back edge).
+  /// frame's Exits wait for its NextIterations, its LoopCond and every node
+  /// outside it that its nodes read, its NextIterations wait for the
+  /// LoopCond, and a Merge does not wait for its NextIteration (the loop's
+  /// back edge).
   bool isBackEdge(const TfGraph &graph, int consumer, TfOutputRef input) const;
   void addFrameProducers(const TfGraph &graph, int node,
                          llvm::SmallVectorImpl<int> &producers) const;
 };
 
 /// The while frames of the graph. One error at a node for a frame kiln
-/// cannot unroll: a loop inside a loop, a node reached from two frames, a
-/// Merge that is not of an Enter and a NextIteration, a Switch not steered
-/// by the frame's one LoopCond.
+/// cannot unroll: a loop inside a loop, a node reached from two frames, an
+/// Enter, Exit, NextIteration or LoopCond without one data input, a Merge
+/// that is not of an Enter and a NextIteration, a NextIteration that feeds
+/// anything but its Merge, a Switch not steered by the frame's one LoopCond,
+/// a Switch's false output read by anything but an Exit, an Exit reading
+/// anything else.
 mlir::FailureOr<TfFrames>
 findTfFrames(const TfGraph &graph, llvm::function_ref<mlir::Location(int)> nodeLoc);
 

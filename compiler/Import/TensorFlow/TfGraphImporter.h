@@ -89,8 +89,13 @@ private:
   /// condition, known at import time, holds; its Exits then name the loop
   /// variables' last values.
   mlir::LogicalResult runFrame(int f, llvm::ArrayRef<int> order, KilnOpBuilder &kiln);
-  /// Copies what `from` names (a value, a constant, a TensorList) to `to`.
+  /// Copies what `from` names (a value, a constant, a TensorList) to `to`;
+  /// it must name something (hasBinding).
   void snapshot(llvm::StringRef from, const std::string &to);
+  /// Whether `key` names a value, a constant or a TensorList.
+  bool hasBinding(llvm::StringRef key) const;
+  /// Drops what `key` names.
+  void forget(llvm::StringRef key);
   /// Drops what the frame's nodes defined in the last iteration.
   void forgetFrameKeys();
   void noteFrameKey(llvm::StringRef key) {
@@ -115,6 +120,8 @@ private:
   mlir::OpBuilder builder;
 
   std::unique_ptr<TfGraphFile> file;
+  /// The nodes the file holds; those after them come from inlined calls.
+  int fileNodes = 0;
   std::unique_ptr<TfGraph> graph;
   TfFrames frames;
   std::vector<bool> frozenVariables, statistics;

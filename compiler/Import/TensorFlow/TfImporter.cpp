@@ -75,7 +75,8 @@ LogicalResult TfGraphImporter::pickOutputs() {
           graph->node(ref.node).op() == "Identity" && graph->node(source).op() == "Const" &&
           llvm::any_of(graph->getConsumers(source),
                        [&](int c) { return graph->node(c).op() == "Enter"; });
-      return frames.frameOf[ref.node] >= 0 || enteredRead;
+      // Nor is a node of an inlined function that nothing reads.
+      return frames.frameOf[ref.node] >= 0 || enteredRead || ref.node >= fileNodes;
     });
     for (TfOutputRef output : outputs)
       outputNames.push_back(graph->node(output.node).name());
@@ -337,6 +338,7 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
         << "the TensorFlow GraphDef has no nodes";
     return nullptr;
   }
+  fileNodes = file->graph.node_size();
   if (failed(inlineTfFunctionCalls(*file, [this](int i) { return nodeLoc(i); })))
     return nullptr;
   graph = std::make_unique<TfGraph>(file->graph,
@@ -383,16 +385,18 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
   std::vector<bool> unrolled(frames.frames.size(), false);
   for (int i : *order) {
     if (int f = frames.frameOf[i]; f >= 0) {
-      // A frame runs whole where its first Exit comes, after its body.
-      if (graph->node(i).op() == "Exit" && !unrolled[f]) {
+      // A frame runs whole where its first Exit comes, after its body and
+      // all it reads; its Exits' outputs are checked as any node's.
+      if (graph->node(i).op() != "Exit")
+        continue;
+      if (!unrolled[f]) {
         unrolled[f] = true;
         if (failed(runFrame(f, *order, kiln)))
           return nullptr;
       }
-      continue;
-    }
-    if (failed(convertNode(i, kiln)))
+    } else if (failed(convertNode(i, kiln))) {
       return nullptr;
+    }
     // Every output a needed node or the graph reads must have been made.
     for (unsigned k : usedOutputs[i]) {
       std::string key = tfValueKey(graph->node(i).name(), k);

@@ -14,11 +14,13 @@
 #include "compiler/Import/TensorFlow/TfInlineCalls.h"
 
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/TensorFlow/TfOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <functional>
 #include <optional>
 
 using namespace mlir;
@@ -26,8 +28,11 @@ using namespace mlir;
 namespace kiln {
 namespace {
 
-/// Calls nested deeper than this are refused (a function calling itself).
+/// Calls nested deeper than this are refused.
 constexpr int kMaxCallDepth = 16;
+/// Inlining that adds more nodes than this is refused (a function calling
+/// another many times, nested: the count multiplies).
+constexpr int kMaxInlinedNodes = 1 << 20;
 
 /// The index of output argument `arg`'s first output among all outputs of
 /// `op`, for the ops with several output arguments; nullopt for any other
@@ -44,6 +49,8 @@ std::optional<unsigned> outputArgOffset(StringRef op, StringRef arg, bool &known
       {"Unique", {"y", "idx"}},
       {"UniqueWithCounts", {"y", "idx", "count"}},
       {"TopKV2", {"values", "indices"}},
+      {"Switch", {"output_false", "output_true"}},
+      {"Merge", {"output", "value_index"}},
   };
   auto it = kOutputArgs.find(op);
   known = it != kOutputArgs.end();
@@ -54,6 +61,15 @@ std::optional<unsigned> outputArgOffset(StringRef op, StringRef arg, bool &known
   if (found == args.end())
     return std::nullopt;
   return static_cast<unsigned>(found - args.begin());
+}
+
+/// Whether kiln knows `op` to have one output argument (a single tensor or
+/// one list): the ops it converts (but those of the table above) and those
+/// the importer reads itself.
+bool hasOneOutputArg(StringRef op) {
+  return lookupTfOp(op) || op.starts_with("TensorList") || op == "Const" ||
+         op == "Placeholder" || op == "Enter" || op == "Exit" || op == "NextIteration" ||
+         op == "LoopCond" || op == "PartitionedCall" || op == "StatefulPartitionedCall";
 }
 
 /// The function a node calls: the empty string for none, nullopt for a
@@ -88,6 +104,19 @@ private:
   std::vector<int> depth;
   /// Every node's name, the inlined ones' included.
   llvm::StringSet<> names;
+  int originalCount = 0;
+  /// The nodes the file's calls add, inlined whole.
+  int64_t added = 0;
+  llvm::StringMap<int64_t> sizes;
+
+  /// The nodes inlining a call of `function` adds, nested calls inlined
+  /// (at most kMaxInlinedNodes + 1; the function's calls end: cycleFrom).
+  int64_t inlinedSize(StringRef function);
+  /// Per function: "" when its calls end, else the cycle of calls it reaches.
+  llvm::StringMap<std::string> cycles;
+
+  /// The cycle of calls `function` reaches ("f -> g -> f"), or "".
+  std::string cycleFrom(StringRef function);
 
   // The call being inlined.
   int call = -1;
@@ -102,6 +131,7 @@ private:
 LogicalResult CallInliner::run() {
   for (const tensorflow::FunctionDef &function : graph.library().function())
     library.try_emplace(function.signature().name(), &function);
+  originalCount = graph.node_size();
   depth.assign(graph.node_size(), 0);
   for (const tensorflow::NodeDef &node : graph.node())
     names.insert(node.name());
@@ -116,13 +146,75 @@ LogicalResult CallInliner::run() {
     if (found == library.end())
       return emitError(nodeLoc(i)) << "calls function '" << printable(*callee)
                                    << "', which the graph's library does not hold";
+    if (std::string cycle = cycleFrom(*callee); !cycle.empty())
+      return emitError(nodeLoc(i)) << "calls function '" << printable(*callee)
+                                   << "', whose calls go round a cycle (" << printable(cycle)
+                                   << ")";
     if (depth[i] >= kMaxCallDepth)
       return emitError(nodeLoc(i)) << "calls functions nested more than " << kMaxCallDepth
-                                   << " deep (a function that calls itself?)";
+                                   << " deep";
+    if (i < originalCount) {
+      added += inlinedSize(*callee);
+      if (added > kMaxInlinedNodes)
+        return emitError(nodeLoc(i)) << "calls function '" << printable(*callee)
+                                     << "': inlining the graph's calls would add more than "
+                                     << kMaxInlinedNodes << " nodes";
+    }
     if (failed(inlineCall(i, *found->second)))
       return failure();
   }
   return success();
+}
+
+std::string CallInliner::cycleFrom(StringRef function) {
+  auto cached = cycles.find(function);
+  if (cached != cycles.end())
+    return cached->second;
+  // Depth-first over the functions each calls, the path on a stack.
+  SmallVector<std::string> path;
+  std::string found;
+  llvm::StringSet<> done;
+  std::function<void(StringRef)> visit = [&](StringRef name) {
+    if (!found.empty() || done.contains(name))
+      return;
+    if (llvm::is_contained(path, name)) {
+      auto start = llvm::find(path, name);
+      for (auto it = start; it != path.end(); ++it)
+        found += *it + " -> ";
+      found += name.str();
+      return;
+    }
+    auto f = library.find(name);
+    if (f == library.end())
+      return;
+    path.push_back(name.str());
+    for (const tensorflow::NodeDef &node : f->second->node_def())
+      if (std::optional<std::string> callee = calleeOf(node, library);
+          callee && !callee->empty())
+        visit(*callee);
+    path.pop_back();
+    done.insert(name);
+  };
+  visit(function);
+  cycles[function] = found;
+  return found;
+}
+
+int64_t CallInliner::inlinedSize(StringRef function) {
+  if (auto cached = sizes.find(function); cached != sizes.end())
+    return cached->second;
+  int64_t size = 0;
+  if (auto f = library.find(function); f != library.end()) {
+    for (const tensorflow::NodeDef &node : f->second->node_def()) {
+      size += 1;
+      if (std::optional<std::string> callee = calleeOf(node, library);
+          callee && !callee->empty() && cycleFrom(*callee).empty())
+        size += inlinedSize(*callee);
+      size = std::min<int64_t>(size, kMaxInlinedNodes + 1);
+    }
+  }
+  sizes[function] = size;
+  return size;
 }
 
 FailureOr<std::string> CallInliner::translate(StringRef input, bool &drop) {
@@ -152,10 +244,25 @@ FailureOr<std::string> CallInliner::translate(StringRef input, bool &drop) {
            << "', which is not 'argument', 'node:output:k' or '^node' of its nodes";
   bool known = false;
   std::optional<unsigned> offset = outputArgOffset(op->second, parts[1], known);
+  // A node calling a function by name has the function's results.
+  if (auto function = library.find(op->second); !known && function != library.end()) {
+    known = true;
+    const auto &results = function->second->signature().output_arg();
+    auto result = llvm::find_if(results, [&](const tensorflow::OpDef::ArgDef &arg) {
+      return arg.name() == parts[1];
+    });
+    if (result != results.end())
+      offset = static_cast<unsigned>(result - results.begin());
+  }
   if (known && !offset)
     return emitError(nodeLoc(call))
            << "calls a function whose nodes read '" << printable(input) << "': "
            << printable(op->second) << " has no output '" << printable(parts[1]) << "'";
+  if (!known && !hasOneOutputArg(op->second))
+    return emitError(nodeLoc(call))
+           << "calls a function whose nodes read output '" << printable(parts[1])
+           << "' of node '" << printable(parts[0]) << "' (" << printable(op->second)
+           << "), an op kiln does not convert, whose outputs it cannot number";
   if (!known) {
     auto [read, inserted] = argumentRead.try_emplace(parts[0], parts[1].str());
     if (!inserted && read->second != parts[1])
@@ -249,6 +356,11 @@ LogicalResult CallInliner::inlineCall(int index, const tensorflow::FunctionDef &
     types.mutable_list()->add_type(arg.type());
   }
   (*results.mutable_attr())["T"] = types;
+  if (signature.output_arg_size() == 0) {
+    // A call for its effects only: nothing reads it.
+    results.set_op("NoOp");
+    results.clear_attr();
+  }
   node = std::move(results);
 
   LineCol line = index < static_cast<int>(file.nodeLines.size()) ? file.nodeLines[index]

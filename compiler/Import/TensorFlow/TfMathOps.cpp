@@ -303,9 +303,9 @@ template <bool All> LogicalResult convertAnyAll(TfNode &node) {
   Result zero = succeeded(n) ? b.splatLike(*n, 0.0) : n;
   if (failed(zero))
     return failure();
-  // Any: max != 0. All: -min == 0, i.e. no element is 0.
-  return node.setResult(
-      0, b.compare(All ? ComparePredicate::eq : ComparePredicate::ne, *n, *zero));
+  // Any: max(x) != 0. All: max(-x) is -1 when every element is 1, 0 when
+  // one is 0: != 0 too.
+  return node.setResult(0, b.compare(ComparePredicate::ne, *n, *zero));
 }
 
 /// Einsum (Keras' MultiHeadAttention and EinsumDense).

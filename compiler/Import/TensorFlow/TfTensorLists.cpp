@@ -22,8 +22,9 @@ namespace kiln {
 namespace tf_import {
 namespace {
 
-/// Lists longer than this are refused (each element is a value).
-constexpr int64_t kMaxElements = int64_t(1) << 20;
+/// Lists longer than this are refused (each element is a value, and
+/// setting one copies the list).
+constexpr int64_t kMaxElements = int64_t(1) << 16;
 
 } // namespace
 
@@ -39,8 +40,16 @@ LogicalResult TfGraphImporter::convertTensorListOp(int i, KilnOpBuilder &kiln) {
   SmallVector<std::string> keys = inputKeys(i);
   TfNode node(proto, keys, kiln, *this);
   std::string out = tfValueKey(proto.name(), 0);
-  auto requireInputs = [&](unsigned count) {
-    return node.requireCount(node.getNumInputs(), count, count, "data input");
+  // The inputs that are TensorLists: input #0 of the ops that take one.
+  bool readsList = op != "TensorListReserve" && op != "TensorListFromTensor";
+  auto requireInputs = [&](unsigned count) -> LogicalResult {
+    if (failed(node.requireCount(node.getNumInputs(), count, count, "data input")))
+      return failure();
+    for (unsigned k = readsList ? 1 : 0; k < count; ++k)
+      if (lookupList(keys[k]))
+        return kiln.emitError() << "reads a TensorList as input #" << k
+                                << ", which takes a tensor";
+    return success();
   };
   auto listInput = [&]() -> std::shared_ptr<TensorList> {
     std::shared_ptr<TensorList> list = lookupList(keys[0]);

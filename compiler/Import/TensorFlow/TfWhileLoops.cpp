@@ -30,8 +30,15 @@ namespace {
 
 /// Loops running longer are refused: each iteration is a copy of the body.
 constexpr int kMaxIterations = 10000;
+/// Nor may a loop convert more nodes than this over its iterations.
+constexpr int64_t kMaxConversions = int64_t(1) << 22;
 
 } // namespace
+
+bool TfGraphImporter::hasBinding(StringRef key) const {
+  StringRef resolved = resolve(key);
+  return values.count(resolved) || known.count(resolved) || lists.count(resolved);
+}
 
 void TfGraphImporter::snapshot(StringRef from, const std::string &to) {
   StringRef key = resolve(from);
@@ -40,19 +47,25 @@ void TfGraphImporter::snapshot(StringRef from, const std::string &to) {
   } else if (Value value = values.lookup(key)) {
     values[to] = value;
   } else {
-    auto entry = known.find(key);
-    assert(entry != known.end() && "a converted node's output has a value");
-    known.insert_or_assign(to, entry->second);
+    Known &entry = known.find(key)->second;
+    // A frozen variable is read once, whatever the loop carries it through.
+    if (entry.isVariable)
+      values[to] = materialize(entry);
+    else
+      known.insert_or_assign(to, entry);
   }
 }
 
+void TfGraphImporter::forget(StringRef key) {
+  values.erase(key);
+  known.erase(key);
+  aliases.erase(key);
+  lists.erase(key);
+}
+
 void TfGraphImporter::forgetFrameKeys() {
-  for (const std::string &key : frameKeys) {
-    values.erase(key);
-    known.erase(key);
-    aliases.erase(key);
-    lists.erase(key);
-  }
+  for (const std::string &key : frameKeys)
+    forget(key);
   frameKeys.clear();
 }
 
@@ -62,16 +75,19 @@ LogicalResult TfGraphImporter::runFrame(int f, ArrayRef<int> order, KilnOpBuilde
   for (int i : order)
     if (frames.frameOf[i] == f)
       nodes.push_back(i);
+  // Each NextIteration feeds one Merge (TfFrames checked).
   llvm::DenseMap<int, int> mergeOf;
   for (int merge : frame.merges)
     mergeOf[graph->getInputs(merge)[1].node] = merge;
+  int64_t conversions = 0;
   // The key each Merge reads after the first iteration.
   llvm::DenseMap<int, std::string> state, next;
   for (int iteration = 0;; ++iteration) {
-    if (iteration > kMaxIterations)
+    conversions += static_cast<int64_t>(nodes.size());
+    if (iteration > kMaxIterations || conversions > kMaxConversions)
       return emitError(nodeLoc(frame.loopCond))
-             << "the while loop runs more than " << kMaxIterations
-             << " iterations; kiln unrolls loops at import";
+             << "the while loop runs more than " << kMaxIterations << " iterations or "
+             << kMaxConversions << " nodes in all; kiln unrolls loops at import";
     forgetFrameKeys();
     inFrame = true;
     std::optional<bool> condition;
@@ -81,6 +97,12 @@ LogicalResult TfGraphImporter::runFrame(int f, ArrayRef<int> order, KilnOpBuilde
       SmallVector<std::string> keys = inputKeys(n);
       std::string out = tfValueKey(node.name(), 0);
       kiln.setLoc(nodeLoc(n));
+      bool skipped = frame.body[n] && condition && !*condition;
+      for (auto [position, key] : llvm::enumerate(keys))
+        if (!skipped && !(op == "Merge" && position == 1) &&
+            !(op == "Exit" && condition && *condition) && !hasBinding(key))
+          return kiln.emitError() << "reads " << printable(key)
+                                  << " in the while loop, which kiln does not produce";
       if (op == "Enter") {
         alias(out, keys[0]);
       } else if (op == "Merge") {
@@ -93,6 +115,7 @@ LogicalResult TfGraphImporter::runFrame(int f, ArrayRef<int> order, KilnOpBuilde
                  << iteration << "); kiln unrolls loops over a count it knows, as a "
                  << "recurrent layer's over a sequence of static length";
         condition = *value.getValues<bool>().begin();
+        alias(out, keys[0]);
       } else if (op == "Switch" || op == "Exit" || op == "NextIteration") {
         if (!condition)
           return kiln.emitError() << "reads the while loop's condition before its LoopCond";
@@ -101,13 +124,13 @@ LogicalResult TfGraphImporter::runFrame(int f, ArrayRef<int> order, KilnOpBuilde
         else if (op == "Exit" && !*condition)
           alias(out, keys[0]);
         else if (op == "NextIteration" && *condition) {
-          int merge = mergeOf.lookup(n);
+          int merge = mergeOf.find(n)->second;
           std::string key = tfValueKey(graph->node(merge).name(), 0) + "#" +
                             std::to_string(iteration + 1);
           snapshot(keys[0], key);
           next[merge] = key;
         }
-      } else if (!(frame.body[n] && condition && !*condition)) {
+      } else if (!skipped) {
         if (failed(convertNode(n, kiln)))
           return failure();
       }
@@ -117,6 +140,9 @@ LogicalResult TfGraphImporter::runFrame(int f, ArrayRef<int> order, KilnOpBuilde
       return emitError(nodeLoc(frame.loopCond)) << "the while loop's LoopCond was not reached";
     if (!*condition)
       break;
+    // The iteration before last's values are read no more.
+    for (auto &[merge, key] : state)
+      forget(key);
     state = next;
   }
   // The last iteration's keys stay: the Exits name its values.
