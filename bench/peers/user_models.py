@@ -23,6 +23,9 @@ framework exports (an ONNX file, a frozen GraphDef).
                relu, same) MaxPooling2D Conv2D(64, 3, relu, same)
                MaxPooling2D Flatten Dense(128, relu) Dense(10), NHWC; frozen
                with convert_variables_to_constants_v2.
+    keras_lstm lstm's model in Keras: LSTM(256) (a while loop, as Keras
+               writes it without unroll=True) over 32 steps of 128 inputs,
+               Dense(10); frozen the same way.
 
 Every loss is the mean softmax cross-entropy of the logits against integer
 labels. The convnets train with SGD and momentum 0.9 at 1e-3, the encoder
@@ -69,6 +72,9 @@ MODELS = {
     "keras_cnn": {"framework": "tf", "batch": 32, "input": "x", "shape": [32, 28, 28, 1],
                   "dtype": "float32", "classes": 10, "output": "Identity", "seed": 13,
                   "optimizer": CONVNET_OPTIMIZER, "max_steps": 40},
+    "keras_lstm": {"framework": "tf", "batch": 64, "input": "x", "shape": [64, 32, 128],
+                   "dtype": "float32", "classes": 10, "output": "Identity", "seed": 16,
+                   "optimizer": ["--optimizer=adam", "--lr=0.001"]},
 }
 ENCODER = {"d_model": 128, "heads": 4, "feed_forward": 512, "layers": 2}
 RECURRENT_HIDDEN = 256
@@ -148,6 +154,11 @@ def keras_model(name):
     keras.utils.set_random_seed(spec["seed"])
     layers = keras.layers
     x = keras.Input(tuple(spec["shape"][1:]), batch_size=spec["batch"], name="x")
+    if name == "keras_lstm":
+        # As users build it: a while loop over the steps (no unroll=True),
+        # which kilnc unrolls at import.
+        h = layers.LSTM(RECURRENT_HIDDEN, name="lstm")(x)
+        return keras.Model(x, layers.Dense(spec["classes"], name="head")(h), name=name)
     h = layers.Conv2D(32, 3, padding="same", activation="relu", name="conv1")(x)
     h = layers.MaxPooling2D(2, name="pool1")(h)
     h = layers.Conv2D(64, 3, padding="same", activation="relu", name="conv2")(h)
