@@ -35,6 +35,10 @@ Embedding(30, 8, mask_zero=True) -> MultiHeadAttention(2, 4) of itself (Einsum;
 the mask from the ids) -> LSTM(6) (masked: past a row's length a step keeps
 the state) -> Dense(5).
 
+And decoder: x [2, 8, 8, 3] -> Conv2D(6, 3, strides 2, same) ->
+Conv2DTranspose(4, 3, strides 2, same) -> Conv2DTranspose(3, 2, strides 2,
+valid) -> GlobalAveragePooling2D -> Dense(5).
+
 Each image model is the function keras.applications' ResNet50, MobileNetV3Small,
 EfficientNetB0 and ConvNeXtTiny call, given fewer and narrower blocks so that
 the files stay small; the ops, layers and layouts are those of the full
@@ -133,6 +137,7 @@ def efficientnet(keras):
 
 SEQUENCE = (6, 8)
 TOKENS, VOCAB = 6, 30
+IMAGE = (8, 8, 3)
 
 
 def recurrent(keras):
@@ -155,6 +160,18 @@ def attention(keras):
     h = keras.layers.MultiHeadAttention(2, 4, name="attention")(h, h)
     h = keras.layers.LSTM(6, name="lstm")(h)
     return keras.Model(ids, keras.layers.Dense(CLASSES, name="logits")(h), name="attention")
+
+
+def decoder(keras):
+    """An encoder-decoder's upsampling half: Conv2DTranspose (TensorFlow's
+    Conv2DBackpropInput) with SAME and VALID padding."""
+    x = keras.Input(IMAGE, name="x")
+    h = keras.layers.Conv2D(6, 3, strides=2, padding="same", activation="relu", name="down")(x)
+    h = keras.layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu",
+                                     name="up_same")(h)
+    h = keras.layers.Conv2DTranspose(3, 2, strides=2, padding="valid", name="up_valid")(h)
+    h = keras.layers.GlobalAveragePooling2D(name="pool")(h)
+    return keras.Model(x, keras.layers.Dense(CLASSES, name="logits")(h), name="decoder")
 
 
 def token_rows(rng):
@@ -188,6 +205,7 @@ MODELS = {
     "convnext": (convnext, uniform_rows(SHAPE, 0.0, 255.0), 14, 0.1),
     "recurrent": (recurrent, uniform_rows(SEQUENCE, -1.0, 1.0), 15, 1.0),
     "attention": (attention, token_rows, 16, 1.0),
+    "decoder": (decoder, uniform_rows(IMAGE, -1.0, 1.0), 17, 1.0),
 }
 
 

@@ -1,7 +1,8 @@
 //===- TfNNOps.cpp - TensorFlow convolution, pooling and batch norm -------===//
 //
-// Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool and FusedBatchNorm (V1 to
-// V3, inference form). TensorFlow's default layout is channels-last (NHWC),
+// Conv2D, DepthwiseConv2dNative, Conv2DBackpropInput (Keras'
+// Conv2DTranspose), MaxPool, AvgPool and FusedBatchNorm (V1 to V3,
+// inference form). TensorFlow's default layout is channels-last (NHWC),
 // kiln's convolution and pooling are channels-first: an NHWC input is
 // transposed to NCHW before the kiln op and its result back after it. A
 // filter [KH, KW, C, F] (HWIO) is transposed to kiln's [F, C, KH, KW].
@@ -135,8 +136,8 @@ FailureOr<TfWindow> readWindow(TfNode &node, ArrayRef<int64_t> sizes,
 /// A 4-D float input: its shape and, channels-first, the value kiln's op
 /// takes.
 FailureOr<std::pair<SmallVector<int64_t>, Value>>
-channelsFirstInput(TfNode &node, bool channelsLast) {
-  Value x = node.getInput(0);
+channelsFirstInput(TfNode &node, bool channelsLast, unsigned index = 0) {
+  Value x = node.getInput(index);
   if (failed(node.requireFloat(x, "an input")) ||
       failed(node.requireRank(x, 4,
                               channelsLast ? "an input [N, H, W, C]"
@@ -211,6 +212,47 @@ template <bool Depthwise> LogicalResult convertConv(TfNode &node) {
   if (failed(window))
     return failure();
   return setLayoutResult(node, b.conv(x, *kernel, window->attrs(), groups),
+                         *channelsLast);
+}
+
+/// Conv2DBackpropInput(input_sizes, filter, out_backprop): the gradient of
+/// Conv2D with respect to its input, which Keras' Conv2DTranspose writes:
+/// kiln.conv_backward_data of out_backprop by the convolution's filter
+/// [KH, KW, C, F] (kiln's [F, C, KH, KW]), for the convolution of an input
+/// of input_sizes (known at import) with the node's window.
+LogicalResult convertConv2DBackpropInput(TfNode &node) {
+  FailureOr<bool> channelsLast = readChannelsLast(node);
+  if (failed(channelsLast))
+    return failure();
+  FailureOr<SmallVector<int64_t>> sizes = node.getConstantInts(0, "input_sizes");
+  auto gradient = channelsFirstInput(node, *channelsLast, 2);
+  if (failed(sizes) || failed(gradient))
+    return failure();
+  if (sizes->size() != 4 || llvm::any_of(*sizes, [](int64_t d) { return d < 1; }))
+    return node.emitError() << "expects input #0 (input_sizes) to be 4 sizes >= 1, got "
+                            << formatIntList(*sizes);
+  SmallVector<int64_t> result =
+      *channelsLast ? SmallVector<int64_t>{(*sizes)[0], (*sizes)[3], (*sizes)[1], (*sizes)[2]}
+                    : *sizes;
+  Value filter = node.getInput(1);
+  if (failed(node.requireRank(filter, 4, "a filter [KH, KW, C, F]")))
+    return failure();
+  ArrayRef<int64_t> f = KilnOpBuilder::shapeOf(filter);
+  auto &[shape, dy] = *gradient;
+  if (f[2] != result[1] || f[3] != shape[1])
+    return node.emitError() << "expects a filter [KH, KW, " << result[1] << ", " << shape[1]
+                            << "] (the result's and out_backprop's channels), got "
+                            << formatIntList(f);
+  FailureOr<TfWindow> window =
+      readWindow(node, ArrayRef<int64_t>(result).drop_front(2), {f[0], f[1]}, *channelsLast,
+                 /*hasDilations=*/true);
+  if (failed(window))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result kernel = b.transpose(filter, {3, 2, 0, 1});
+  if (failed(kernel))
+    return failure();
+  return setLayoutResult(node, b.convTranspose(dy, *kernel, window->attrs(), 1, result),
                          *channelsLast);
 }
 
@@ -298,6 +340,9 @@ constexpr TfOpConversion kNNOps[] = {
     {"DepthwiseConv2dNative", 2, 2,
      "T data_format dilations explicit_paddings padding strides",
      convertConv<true>},
+    {"Conv2DBackpropInput", 3, 3,
+     "T data_format dilations explicit_paddings padding strides use_cudnn_on_gpu",
+     convertConv2DBackpropInput},
     {"MaxPool", 1, 1, "T data_format explicit_paddings ksize padding strides",
      convertPool<true>},
     {"AvgPool", 1, 1, "T data_format ksize padding strides",
