@@ -16,6 +16,11 @@ TensorFlow users freeze them, to test/Inputs/keras_apps/:
   convolution (a grouped Conv2D) with XLA, so freezing leaves each in a
   function of the graph's library, called by a StatefulPartitionedCall.
 
+And resizes.pb: tf.image.resize of x [2, 6, 4, 3] to [11, 5] by nearest
+and to [3, 7] bilinear (half_pixel_centers, as Keras' layers), and
+tf.compat.v1's resize_nearest_neighbor and resize_bilinear with and without
+align_corners; resizes.reference.npz as pads'.
+
 And pads.pb, a tf.function of the pads Keras' layers do not write: tf.pad
 with zeros (Pad), with 7.5 (PadV2), REFLECT and SYMMETRIC (MirrorPad) of
 x [2, 3, 4], frozen; pads.reference.npz holds x (`in.x`) and TensorFlow's
@@ -36,8 +41,9 @@ the mask from the ids) -> LSTM(6) (masked: past a row's length a step keeps
 the state) -> Dense(5).
 
 And decoder: x [2, 8, 8, 3] -> Conv2D(6, 3, strides 2, same) ->
-Conv2DTranspose(4, 3, strides 2, same) -> Conv2DTranspose(3, 2, strides 2,
-valid) -> GlobalAveragePooling2D -> Dense(5).
+Conv2DTranspose(4, 3, strides 2, same) -> UpSampling2D(2, bilinear) ->
+Conv2DTranspose(3, 2, strides 2, valid) -> Resizing(12, 12, nearest) ->
+Flatten -> Dense(5).
 
 Each image model is the function keras.applications' ResNet50, MobileNetV3Small,
 EfficientNetB0 and ConvNeXtTiny call, given fewer and narrower blocks so that
@@ -164,14 +170,18 @@ def attention(keras):
 
 def decoder(keras):
     """An encoder-decoder's upsampling half: Conv2DTranspose (TensorFlow's
-    Conv2DBackpropInput) with SAME and VALID padding."""
+    Conv2DBackpropInput) with SAME and VALID padding, bilinear UpSampling2D
+    and a nearest Resizing (ResizeBilinear, ResizeNearestNeighbor)."""
+    layers = keras.layers
     x = keras.Input(IMAGE, name="x")
-    h = keras.layers.Conv2D(6, 3, strides=2, padding="same", activation="relu", name="down")(x)
-    h = keras.layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu",
-                                     name="up_same")(h)
-    h = keras.layers.Conv2DTranspose(3, 2, strides=2, padding="valid", name="up_valid")(h)
-    h = keras.layers.GlobalAveragePooling2D(name="pool")(h)
-    return keras.Model(x, keras.layers.Dense(CLASSES, name="logits")(h), name="decoder")
+    h = layers.Conv2D(6, 3, strides=2, padding="same", activation="relu", name="down")(x)
+    h = layers.Conv2DTranspose(4, 3, strides=2, padding="same", activation="relu",
+                               name="up_same")(h)
+    h = layers.UpSampling2D(2, interpolation="bilinear", name="up_bilinear")(h)
+    h = layers.Conv2DTranspose(3, 2, strides=2, padding="valid", name="up_valid")(h)
+    h = layers.Resizing(12, 12, interpolation="nearest", name="resize")(h)
+    h = layers.Flatten(name="flatten")(h)
+    return keras.Model(x, layers.Dense(CLASSES, name="logits")(h), name="decoder")
 
 
 def token_rows(rng):
@@ -350,6 +360,21 @@ def make(tf, keras, name):
                  len(graph.library.function), " ".join(ops)))
 
 
+def write_function(tf, name, function, x, needed_ops):
+    """NAME.pb, a tf.function of x's shape, and NAME.reference.npz: x
+    (`in.x`) and TensorFlow's results (`out.Identity`, `out.Identity_1`,
+    ...)."""
+    concrete = function.get_concrete_function(tf.TensorSpec(x.shape, tf.float32, name="x"))
+    graph = concrete.graph.as_graph_def()
+    ops = {node.op for node in graph.node}
+    assert set(needed_ops) <= ops, sorted(ops)
+    outputs = {"in.x": x}
+    for k, result in enumerate(function(tf.constant(x))):
+        outputs["out.Identity" + ("_%d" % k if k else "")] = result.numpy()
+    write_file(name + ".pb", graph.SerializeToString(deterministic=True))
+    write_npz(name + ".reference.npz", outputs)
+
+
 def make_pads(tf):
     @tf.function
     def pads(x):
@@ -358,16 +383,24 @@ def make_pads(tf):
                 tf.pad(x, [[0, 0], [2, 2], [3, 1]], mode="REFLECT"),
                 tf.pad(x, [[1, 1], [3, 0], [4, 4]], mode="SYMMETRIC"))
 
-    concrete = pads.get_concrete_function(tf.TensorSpec([2, 3, 4], tf.float32, name="x"))
-    graph = concrete.graph.as_graph_def()
-    ops = {node.op for node in graph.node}
-    assert {"Pad", "PadV2", "MirrorPad"} <= ops, sorted(ops)
     x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 11.5
-    outputs = {"in.x": x}
-    for k, result in enumerate(pads(tf.constant(x))):
-        outputs["out.Identity" + ("_%d" % k if k else "")] = result.numpy()
-    write_file("pads.pb", graph.SerializeToString(deterministic=True))
-    write_npz("pads.reference.npz", outputs)
+    write_function(tf, "pads", pads, x, ("Pad", "PadV2", "MirrorPad"))
+
+
+def make_resizes(tf):
+    v1 = tf.compat.v1.image
+
+    @tf.function
+    def resizes(x):
+        return (tf.image.resize(x, [11, 5], method="nearest"),
+                v1.resize_nearest_neighbor(x, [11, 5], align_corners=True),
+                v1.resize_nearest_neighbor(x, [11, 5]),
+                tf.image.resize(x, [3, 7], method="bilinear"),
+                v1.resize_bilinear(x, [11, 5], align_corners=True),
+                v1.resize_bilinear(x, [11, 5]))
+
+    x = np.random.default_rng(18).standard_normal([2, 6, 4, 3]).astype(np.float32)
+    write_function(tf, "resizes", resizes, x, ("ResizeBilinear", "ResizeNearestNeighbor"))
 
 
 def main():
@@ -383,6 +416,7 @@ def main():
     tf.config.experimental.enable_op_determinism()
     os.makedirs(OUT, exist_ok=True)
     make_pads(tf)
+    make_resizes(tf)
     for name in MODELS:
         make(tf, keras, name)
 

@@ -1,8 +1,8 @@
 //===- TfNNOps.cpp - TensorFlow convolution, pooling and batch norm -------===//
 //
 // Conv2D, DepthwiseConv2dNative, Conv2DBackpropInput (Keras'
-// Conv2DTranspose), MaxPool, AvgPool and FusedBatchNorm (V1 to V3,
-// inference form). TensorFlow's default layout is channels-last (NHWC),
+// Conv2DTranspose), ResizeBilinear and ResizeNearestNeighbor, MaxPool,
+// AvgPool and FusedBatchNorm (V1 to V3, inference form). TensorFlow's default layout is channels-last (NHWC),
 // kiln's convolution and pooling are channels-first: an NHWC input is
 // transposed to NCHW before the kiln op and its result back after it. A
 // filter [KH, KW, C, F] (HWIO) is transposed to kiln's [F, C, KH, KW].
@@ -14,6 +14,7 @@
 #include "compiler/Import/TensorFlow/TfOps.h"
 
 #include "compiler/Import/DiagnosticText.h"
+#include "compiler/Import/Resize.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -256,6 +257,58 @@ LogicalResult convertConv2DBackpropInput(TfNode &node) {
                          *channelsLast);
 }
 
+/// ResizeBilinear and ResizeNearestNeighbor of images [N, H, W, C] to `size`
+/// (known at import), by compiler/Import/Resize.cpp: TensorFlow's
+/// half_pixel_centers (Keras' UpSampling2D and Resizing set it) is onnx.ai's
+/// half_pixel for bilinear, floor((i + 0.5) / scale) for nearest;
+/// align_corners maps the corners onto each other (nearest rounds half
+/// away from zero); neither reads i / scale (nearest: its floor).
+template <bool Bilinear> LogicalResult convertResize(TfNode &node) {
+  Value images = node.getInput(0);
+  FailureOr<SmallVector<int64_t>> size = node.getConstantInts(1, "size");
+  FailureOr<bool> alignCorners = node.getBoolAttr("align_corners", false);
+  FailureOr<bool> halfPixel = node.getBoolAttr("half_pixel_centers", false);
+  if (failed(node.requireNumeric(images, "images")) ||
+      failed(node.requireRank(images, 4, "images [N, H, W, C]")) || failed(size) ||
+      failed(alignCorners) || failed(halfPixel))
+    return failure();
+  // ResizeBilinear gives float32 whatever the images' type; nearest keeps it.
+  KilnOpBuilder &b = node.getBuilder();
+  if (Bilinear && !llvm::isa<FloatType>(getElementTypeOrSelf(images.getType()))) {
+    Result cast = b.cast(images, b.getBuilder().getF32Type());
+    if (failed(cast))
+      return failure();
+    images = *cast;
+  }
+  if (size->size() != 2 || (*size)[0] < 1 || (*size)[1] < 1)
+    return node.emitError() << "expects input #1 (size) to be 2 sizes >= 1, got "
+                            << formatIntList(*size);
+  if (*alignCorners && *halfPixel)
+    return node.emitError() << "expects align_corners and half_pixel_centers not both true";
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(images);
+  SmallVector<int64_t> outSizes = {shape[0], (*size)[0], (*size)[1], shape[3]};
+  FailureOr<int64_t> elements = staticElementCount(outSizes);
+  if (failed(elements) || *elements > (int64_t(1) << 31))
+    return node.emitError() << "would make " << formatIntList(outSizes)
+                            << ": more than 2^31 elements";
+  SmallVector<double> scales = {1, double(outSizes[1]) / double(shape[1]),
+                                double(outSizes[2]) / double(shape[2]), 1};
+  ResizeMethod method;
+  method.mode = Bilinear ? "linear" : "nearest";
+  if (*alignCorners) {
+    method.transform = "align_corners";
+    method.rounding = "round_prefer_ceil";
+  } else if (*halfPixel) {
+    method.transform = Bilinear ? "half_pixel" : "tf_half_pixel_for_nn";
+    method.rounding = "floor";
+  } else {
+    method.transform = "asymmetric";
+    method.rounding = "floor";
+  }
+  FailureOr<Value> y = buildResize(node, images, outSizes, scales, method);
+  return failed(y) ? failure() : node.setResult(0, *y);
+}
+
 /// MaxPool and AvgPool. TensorFlow's average divides by the number of input
 /// elements in the window (padding excluded).
 template <bool Max> LogicalResult convertPool(TfNode &node) {
@@ -343,6 +396,9 @@ constexpr TfOpConversion kNNOps[] = {
     {"Conv2DBackpropInput", 3, 3,
      "T data_format dilations explicit_paddings padding strides use_cudnn_on_gpu",
      convertConv2DBackpropInput},
+    {"ResizeBilinear", 2, 2, "T align_corners half_pixel_centers", convertResize<true>},
+    {"ResizeNearestNeighbor", 2, 2, "T align_corners half_pixel_centers",
+     convertResize<false>},
     {"MaxPool", 1, 1, "T data_format explicit_paddings ksize padding strides",
      convertPool<true>},
     {"AvgPool", 1, 1, "T data_format ksize padding strides",
