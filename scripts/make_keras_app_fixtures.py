@@ -16,7 +16,7 @@ TensorFlow users freeze them, to test/Inputs/keras_apps/:
   convolution (a grouped Conv2D) with XLA, so freezing leaves each in a
   function of the graph's library, called by a StatefulPartitionedCall.
 
-And resizes.pb: tf.image.resize of x [2, 6, 4, 3] to [11, 5] by nearest
+And resizes.pb: tf.image.resize of x [2, 14, 4, 3] to [9, 5] by nearest
 and to [3, 7] bilinear (half_pixel_centers, as Keras' layers), and
 tf.compat.v1's resize_nearest_neighbor and resize_bilinear with and without
 align_corners; resizes.reference.npz as pads'.
@@ -392,14 +392,16 @@ def make_resizes(tf):
 
     @tf.function
     def resizes(x):
-        return (tf.image.resize(x, [11, 5], method="nearest"),
+        # 14 -> 9 by half-pixel nearest: output row 4 is input row 7 in
+        # TensorFlow's float arithmetic (6 in exact arithmetic).
+        return (tf.image.resize(x, [9, 5], method="nearest"),
                 v1.resize_nearest_neighbor(x, [11, 5], align_corners=True),
                 v1.resize_nearest_neighbor(x, [11, 5]),
                 tf.image.resize(x, [3, 7], method="bilinear"),
                 v1.resize_bilinear(x, [11, 5], align_corners=True),
                 v1.resize_bilinear(x, [11, 5]))
 
-    x = np.random.default_rng(18).standard_normal([2, 6, 4, 3]).astype(np.float32)
+    x = np.random.default_rng(18).standard_normal([2, 14, 4, 3]).astype(np.float32)
     write_function(tf, "resizes", resizes, x, ("ResizeBilinear", "ResizeNearestNeighbor"))
 
 

@@ -22,7 +22,19 @@ constexpr int64_t kMaxTableEntries = int64_t(1) << 20;
 /// elements resized to `out` by `scale` (the model's, or out / in when it
 /// gives sizes).
 double sourceCoordinate(int64_t i, int64_t in, int64_t out, double scale,
-                        llvm::StringRef transform) {
+                        llvm::StringRef transform, bool tfFloat32) {
+  if (tfFloat32) {
+    // TensorFlow's CalculateResizeScale and scalers, in float.
+    float tfScale = transform == "align_corners" && out > 1
+                        ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
+                        : static_cast<float>(in) / static_cast<float>(out);
+    float y = static_cast<float>(i);
+    if (transform == "half_pixel")
+      return (y + 0.5f) * tfScale - 0.5f;
+    if (transform == "tf_half_pixel_for_nn")
+      return (y + 0.5f) * tfScale;
+    return y * tfScale; // align_corners, asymmetric
+  }
   if (transform == "half_pixel" || (transform == "pytorch_half_pixel" && out > 1))
     return (i + 0.5) / scale - 0.5;
   if (transform == "pytorch_half_pixel")
@@ -40,8 +52,8 @@ double sourceCoordinate(int64_t i, int64_t in, int64_t out, double scale,
 
 /// The input index output index `i` reads by nearest `rounding`, clamped.
 int64_t nearestSource(int64_t i, int64_t in, int64_t out, double scale,
-                      llvm::StringRef transform, llvm::StringRef rounding) {
-  double x = sourceCoordinate(i, in, out, scale, transform);
+                      llvm::StringRef transform, llvm::StringRef rounding, bool tfFloat32) {
+  double x = sourceCoordinate(i, in, out, scale, transform, tfFloat32);
   double rounded = rounding == "floor"               ? std::floor(x)
                    : rounding == "ceil"              ? std::ceil(x)
                    : rounding == "round_prefer_ceil" ? std::floor(x + 0.5)
@@ -72,11 +84,11 @@ Taps dimensionTaps(int64_t in, int64_t out, double scale, const ResizeMethod &me
   for (int64_t i = 0; i < out; ++i) {
     if (count == 1) {
       taps.indices[0][i] =
-          nearestSource(i, in, out, scale, method.transform, method.rounding);
+          nearestSource(i, in, out, scale, method.transform, method.rounding, method.tfFloat32);
       taps.weights[0][i] = 1;
       continue;
     }
-    double x = sourceCoordinate(i, in, out, scale, method.transform);
+    double x = sourceCoordinate(i, in, out, scale, method.transform, method.tfFloat32);
     double base = std::floor(x), t = x - base;
     int64_t first = static_cast<int64_t>(base) - (count == 4 ? 1 : 0);
     std::array<double, 4> coefficients = count == 2 ? std::array<double, 4>{1 - t, t, 0, 0}
@@ -172,9 +184,9 @@ FailureOr<Value> repeatElements(KilnOpBuilder &b, Value x, ArrayRef<int64_t> out
     bool repeats = factor >= 1;
     for (int64_t j = 0; repeats && j < in; ++j)
       repeats = nearestSource(j * factor, in, out, scales[d], method.transform,
-                              method.rounding) == j &&
+                              method.rounding, method.tfFloat32) == j &&
                 nearestSource((j + 1) * factor - 1, in, out, scales[d], method.transform,
-                              method.rounding) == j;
+                              method.rounding, method.tfFloat32) == j;
     if (!repeats)
       return failure();
     split.append({in, 1});

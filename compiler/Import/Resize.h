@@ -31,6 +31,10 @@ struct ResizeMethod {
   std::string mode, transform, rounding;
   double cubicA = -0.75;
   bool excludeOutside = false;
+  /// Coordinates as TensorFlow computes them: in float, the scale in / out
+  /// (align_corners: (in - 1) / (out - 1)) multiplied, so that a nearest
+  /// resize picks TensorFlow's row where the exact value is a whole number.
+  bool tfFloat32 = false;
 };
 
 /// `x` resized to `outSizes`, `scales` each dimension's (the model's, or

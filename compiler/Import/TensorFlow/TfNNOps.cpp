@@ -229,8 +229,11 @@ LogicalResult convertConv2DBackpropInput(TfNode &node) {
   auto gradient = channelsFirstInput(node, *channelsLast, 2);
   if (failed(sizes) || failed(gradient))
     return failure();
-  if (sizes->size() != 4 || llvm::any_of(*sizes, [](int64_t d) { return d < 1; }))
-    return node.emitError() << "expects input #0 (input_sizes) to be 4 sizes >= 1, got "
+  FailureOr<int64_t> elements = staticElementCount(*sizes);
+  if (sizes->size() != 4 || llvm::any_of(*sizes, [](int64_t d) { return d < 1; }) ||
+      failed(elements) || *elements > (int64_t(1) << 31))
+    return node.emitError() << "expects input #0 (input_sizes) to be 4 sizes >= 1 of at "
+                               "most 2^31 elements, got "
                             << formatIntList(*sizes);
   SmallVector<int64_t> result =
       *channelsLast ? SmallVector<int64_t>{(*sizes)[0], (*sizes)[3], (*sizes)[1], (*sizes)[2]}
@@ -258,11 +261,11 @@ LogicalResult convertConv2DBackpropInput(TfNode &node) {
 }
 
 /// ResizeBilinear and ResizeNearestNeighbor of images [N, H, W, C] to `size`
-/// (known at import), by compiler/Import/Resize.cpp: TensorFlow's
-/// half_pixel_centers (Keras' UpSampling2D and Resizing set it) is onnx.ai's
-/// half_pixel for bilinear, floor((i + 0.5) / scale) for nearest;
-/// align_corners maps the corners onto each other (nearest rounds half
-/// away from zero); neither reads i / scale (nearest: its floor).
+/// (known at import), by compiler/Import/Resize.cpp with TensorFlow's float
+/// arithmetic: half_pixel_centers (Keras' UpSampling2D and Resizing set it)
+/// is onnx.ai's half_pixel for bilinear, floor((i + 0.5) in / out) for
+/// nearest; align_corners maps the corners onto each other (nearest rounds
+/// half away from zero); neither reads i in / out (nearest: its floor).
 template <bool Bilinear> LogicalResult convertResize(TfNode &node) {
   Value images = node.getInput(0);
   FailureOr<SmallVector<int64_t>> size = node.getConstantInts(1, "size");
@@ -272,9 +275,14 @@ template <bool Bilinear> LogicalResult convertResize(TfNode &node) {
       failed(node.requireRank(images, 4, "images [N, H, W, C]")) || failed(size) ||
       failed(alignCorners) || failed(halfPixel))
     return failure();
-  // ResizeBilinear gives float32 whatever the images' type; nearest keeps it.
+  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(images);
+  if (llvm::any_of(shape, [](int64_t d) { return d < 1; }))
+    return node.emitError() << "expects images of no empty dimension, got "
+                            << formatIntList(shape);
+  // ResizeBilinear computes and gives float32 whatever the images' type;
+  // nearest keeps it.
   KilnOpBuilder &b = node.getBuilder();
-  if (Bilinear && !llvm::isa<FloatType>(getElementTypeOrSelf(images.getType()))) {
+  if (Bilinear && !getElementTypeOrSelf(images.getType()).isF32()) {
     Result cast = b.cast(images, b.getBuilder().getF32Type());
     if (failed(cast))
       return failure();
@@ -285,7 +293,6 @@ template <bool Bilinear> LogicalResult convertResize(TfNode &node) {
                             << formatIntList(*size);
   if (*alignCorners && *halfPixel)
     return node.emitError() << "expects align_corners and half_pixel_centers not both true";
-  ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(images);
   SmallVector<int64_t> outSizes = {shape[0], (*size)[0], (*size)[1], shape[3]};
   FailureOr<int64_t> elements = staticElementCount(outSizes);
   if (failed(elements) || *elements > (int64_t(1) << 31))
@@ -295,6 +302,7 @@ template <bool Bilinear> LogicalResult convertResize(TfNode &node) {
                                 double(outSizes[2]) / double(shape[2]), 1};
   ResizeMethod method;
   method.mode = Bilinear ? "linear" : "nearest";
+  method.tfFloat32 = true;
   if (*alignCorners) {
     method.transform = "align_corners";
     method.rounding = "round_prefer_ceil";
