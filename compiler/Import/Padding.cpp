@@ -108,12 +108,16 @@ Result padAxis(ImportNode &node, Value x, int64_t axis, int64_t before, int64_t 
 FailureOr<Value> buildPad(ImportNode &node, Value x, ArrayRef<int64_t> axes,
                           ArrayRef<int64_t> before, ArrayRef<int64_t> after, PadMode mode,
                           Attribute value) {
-  // The result's size first: at most 2^31 elements, and at most 2^20 per
-  // dimension read through an index table (every mode but constant).
+  // The result's size first: no dimension emptied, at most 2^24 added per
+  // side (checked before the sum, which could overflow), at most 2^20 per
+  // dimension read through an index table (every mode but constant), at
+  // most 2^31 elements. Each axis is padded once, so the checks hold as the
+  // pads are built.
   SmallVector<int64_t> resultShape(KilnOpBuilder::shapeOf(x));
   for (auto [axis, low, high] : llvm::zip(axes, before, after)) {
     int64_t size = resultShape[axis];
-    if (low < -size || high < -size || low > (int64_t(1) << 24) || high > (int64_t(1) << 24))
+    if (low < -size || high < -size || low > (int64_t(1) << 24) || high > (int64_t(1) << 24) ||
+        low + high + size < 1)
       return node.emitError() << "pads dimension " << axis << " of size " << size << " by "
                               << low << " and " << high
                               << ", which leaves no element or more than 2^24 more";
@@ -124,19 +128,13 @@ FailureOr<Value> buildPad(ImportNode &node, Value x, ArrayRef<int64_t> axes,
     resultShape[axis] = grown;
   }
   FailureOr<int64_t> elements = staticElementCount(resultShape);
-  bool nonEmpty = llvm::all_of(resultShape, [](int64_t d) { return d >= 1; });
-  if (nonEmpty && (failed(elements) || *elements > (int64_t(1) << 31)))
+  if (failed(elements) || *elements > (int64_t(1) << 31))
     return node.emitError() << "would make " << formatIntList(resultShape)
                             << ": more than 2^31 elements";
   KilnOpBuilder &b = node.getBuilder();
   Value y = x;
   for (auto [axis, low, high] : llvm::zip(axes, before, after)) {
     int64_t size = KilnOpBuilder::shapeOf(y)[axis];
-    if (low < -size || high < -size || low + high + size < 1 || low > (int64_t(1) << 24) ||
-        high > (int64_t(1) << 24))
-      return node.emitError() << "pads dimension " << axis << " of size " << size << " by "
-                              << low << " and " << high
-                              << ", which leaves no element or more than 2^24 more";
     if (low < 0 || high < 0) {
       // Crop first: a negative pad removes elements.
       ArrayRef<int64_t> current = KilnOpBuilder::shapeOf(y);

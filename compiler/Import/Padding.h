@@ -27,8 +27,8 @@ enum class PadMode {
   Wrap,
 };
 
-/// `x` padded along `axes[k]` by `before[k]` and `after[k]` (negative
-/// crops), in that order, with `value` (an attribute of x's element type)
+/// `x` padded along `axes[k]` (distinct) by `before[k]` and `after[k]`
+/// (negative crops), in that order, with `value` (an attribute of x's element type)
 /// in Constant mode. One error at the node for a reflection wider than the
 /// dimension allows, a result of no elements or of more than 2^31, more
 /// than 2^24 added per side, or an index table over 2^20 elements.
