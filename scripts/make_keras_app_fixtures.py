@@ -219,18 +219,18 @@ MODELS = {
 }
 
 
-def write_file(name, data):
+def write_file(name, data, folder=OUT):
     if isinstance(data, str):
         data = data.encode("utf-8")
     assert len(data) < MAX_BYTES, "%s is %d bytes" % (name, len(data))
-    with open(os.path.join(OUT, name), "wb") as f:
+    with open(os.path.join(folder, name), "wb") as f:
         f.write(data)
 
 
-def write_npz(name, arrays):
+def write_npz(name, arrays, folder=OUT):
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    write_file(name, buffer.getvalue())
+    write_file(name, buffer.getvalue(), folder)
 
 
 def randomize_batch_norms(keras, model, rng):
@@ -292,10 +292,18 @@ def run_frozen(tf, graph_def, x):
 
 
 def losses(tf, keras, build, weights, data, optimizer, rate, dtype, steps=STEPS,
-           batch=BATCH):
+           batch=BATCH, inputs=None):
     """`steps` steps of `build` rebuilt in `dtype` from `weights`, by hand,
-    on rows [(k-1) batch, k batch) of `data` (modulo its rows) at step k."""
+    on rows [(k-1) batch, k batch) of `data` (modulo its rows) at step k:
+    `data["x"]`'s, or what `inputs(start, dtype)` gives for the rows from
+    `start`."""
     rows = len(data["label"])
+
+    def rows_of_x(start, dtype):
+        x = data["x"][start:start + batch]
+        return tf.constant(x.astype(dtype) if x.dtype.kind == "f" else x)
+
+    inputs = inputs or rows_of_x
     keras.config.set_dtype_policy(dtype)
     try:
         model = build(keras)
@@ -307,24 +315,28 @@ def losses(tf, keras, build, weights, data, optimizer, rate, dtype, steps=STEPS,
     curve = []
     for step in range(steps):
         start = (step * batch) % rows
-        x = data["x"][start:start + batch]
-        x = tf.constant(x.astype(dtype) if x.dtype.kind == "f" else x)
+        x = inputs(start, dtype)
         labels = tf.constant(data["label"][start:start + batch])
         with tf.GradientTape() as tape:
             logits = model(x, training=False)
             loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(
                 labels=labels, logits=logits))
         curve.append(float(loss.numpy()))
-        for variable, grad, velocity in zip(variables, tape.gradient(loss, variables),
-                                            velocities):
-            # An embedding's gradient (IndexedSlices) is applied densely, as
-            # kiln does by default.
-            grad = tf.convert_to_tensor(grad)
-            if optimizer == "momentum":
-                velocity.assign(MOMENTUM * velocity + grad)
-                grad = velocity
-            variable.assign_sub(rate * grad)
+        update(tf, variables, tape.gradient(loss, variables), velocities, optimizer, rate)
     return curve
+
+
+def update(tf, variables, grads, velocities, optimizer, rate):
+    """One step of SGD, or of momentum (PyTorch's form: v = MOMENTUM v + g,
+    w -= rate v)."""
+    for variable, grad, velocity in zip(variables, grads, velocities):
+        # An embedding's gradient (IndexedSlices) is applied densely, as
+        # kiln does by default.
+        grad = tf.convert_to_tensor(grad)
+        if optimizer == "momentum":
+            velocity.assign(MOMENTUM * velocity + grad)
+            grad = velocity
+        variable.assign_sub(rate * grad)
 
 
 def make(tf, keras, name):

@@ -35,6 +35,7 @@ struct TfOutputRef {
   bool operator==(const TfOutputRef &other) const {
     return node == other.node && output == other.output;
   }
+  bool operator!=(const TfOutputRef &other) const { return !(*this == other); }
 };
 
 /// A parsed input string: "name" or "name:k" (data), "^name" (control).

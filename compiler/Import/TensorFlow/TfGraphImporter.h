@@ -16,6 +16,7 @@
 #include "compiler/Import/TensorFlow/TfGraphFile.h"
 #include "compiler/Import/TensorFlow/TfImporter.h"
 #include "compiler/Import/TensorFlow/TfNode.h"
+#include "compiler/Import/TensorFlow/TfSparseLookups.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -83,6 +84,9 @@ private:
   mlir::Value materialize(Known &entry);
   /// The node's data inputs as value keys.
   llvm::SmallVector<std::string> inputKeys(int i) const;
+  /// A lookup over a SparseTensor (TfSparseLookups.h): its embedding bag.
+  mlir::LogicalResult convertSparseLookup(int i, EmbeddingCombiner combiner,
+                                          KilnOpBuilder &kiln);
 
   // TfWhileLoops.cpp
   /// Unrolls frame `f`: its nodes converted once per iteration while its
@@ -124,6 +128,7 @@ private:
   int fileNodes = 0;
   std::unique_ptr<TfGraph> graph;
   TfFrames frames;
+  TfSparseLookups sparseLookups;
   std::vector<bool> frozenVariables, statistics;
   llvm::SmallVector<TfOutputRef> outputs;
   llvm::SmallVector<std::string> outputNames;

@@ -175,6 +175,11 @@ FailureOr<RankedTensorType> TfGraphImporter::getPlaceholderType(int i) {
         size = options.batchSize;
         continue;
       }
+      if (sparseLookups.idLists.contains(i))
+        return emitError(loc)
+               << "is a SparseTensor's indices, which kiln reads as the id lists the "
+                  "embedding lookups take, padded with -1: [batch, L]; pass --input-shape "
+               << printable(node.name()) << "=B,L (L: the most ids in one example)";
       std::string flag;
       for (auto [k, s] : llvm::enumerate(shape))
         flag += (k ? "," : "") +
@@ -258,6 +263,8 @@ LogicalResult TfGraphImporter::convertNode(int i, KilnOpBuilder &kiln) {
     return readConst(i);
   if (isTensorListOp(op))
     return convertTensorListOp(i, kiln);
+  if (auto bag = sparseLookups.bags.find(i); bag != sparseLookups.bags.end())
+    return convertSparseLookup(i, bag->second, kiln);
   SmallVector<std::string> keys = inputKeys(i);
   for (auto [position, key] : llvm::enumerate(keys))
     if (lookupList(key) && !(op == "Identity" && position == 0))
@@ -270,6 +277,16 @@ LogicalResult TfGraphImporter::convertNode(int i, KilnOpBuilder &kiln) {
            << "unsupported TensorFlow op '" << printable(op) << "'";
   TfNode node(proto, keys, kiln, *this);
   return convertTfNode(*conversion, node);
+}
+
+LogicalResult TfGraphImporter::convertSparseLookup(int i, EmbeddingCombiner combiner,
+                                                   KilnOpBuilder &kiln) {
+  SmallVector<std::string> keys = inputKeys(i);
+  KilnOpBuilder::Result bag = kiln.embeddingBag(lookup(keys[0]), lookup(keys[1]), combiner);
+  if (failed(bag))
+    return failure();
+  define(tfValueKey(graph->node(i).name(), 0), *bag);
+  return success();
 }
 
 SmallVector<std::string> TfGraphImporter::inputKeys(int i) const {
@@ -341,6 +358,11 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
   fileNodes = file->graph.node_size();
   if (failed(inlineTfFunctionCalls(*file, [this](int i) { return nodeLoc(i); })))
     return nullptr;
+  FailureOr<TfSparseLookups> sparse =
+      rewriteTfSparseLookups(file->graph, [this](int i) { return nodeLoc(i); });
+  if (failed(sparse))
+    return nullptr;
+  sparseLookups = std::move(*sparse);
   graph = std::make_unique<TfGraph>(file->graph,
                                     [this](int i) { return nodeLoc(i); });
   if (failed(graph->index()))
@@ -361,6 +383,17 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
   needed = graph->getNeeded(roots);
   if (failed(checkFrozen(needed)))
     return nullptr;
+  // Before the Placeholders' shapes: a lookup not recognized leaves its
+  // SparseTensor's sizes unknown.
+  for (int i = 0, e = graph->size(); i < e; ++i)
+    if (needed[i] && isTfSparseLookupOp(graph->node(i).op()) && !sparseLookups.bags.count(i)) {
+      emitError(nodeLoc(i))
+          << "unsupported TensorFlow op '" << printable(graph->node(i).op())
+          << "': kiln reads it only inside tf.nn.embedding_lookup_sparse or "
+             "safe_embedding_lookup_sparse, without weights, over a SparseTensor input "
+             "(docs/tensorflow.md, \"Sparse features\")";
+      return nullptr;
+    }
   FailureOr<SmallVector<int>> order = graph->order(needed, frames);
   if (failed(order))
     return nullptr;
