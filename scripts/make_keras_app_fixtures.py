@@ -45,6 +45,24 @@ Conv2DTranspose(4, 3, strides 2, same) -> UpSampling2D(2, bilinear) ->
 Conv2DTranspose(3, 2, strides 2, valid) -> Resizing(12, 12, nearest) ->
 Flatten -> Dense(5).
 
+And causal: x [2, 6, 8] -> Conv1D(8, 3, causal, dilation_rate 2) ->
+MultiHeadAttention(2, 4) of itself with use_causal_mask -> mean over the
+steps -> Dense(5); dilated: x [2, 8, 8, 3] -> Conv2D(6, 3, dilation_rate 2,
+same) -> Conv2D(4, 3, dilation_rate (1, 2), valid) -> Flatten -> Dense(5).
+TensorFlow writes each dilated convolution as SpaceToBatchND, Conv2D and
+BatchToSpaceND, and the causal mask with MatrixBandPart.
+
+And elementwise.pb, a tf.function of x [2, 8] (values from 1e-8 to 20,
+0, infinities and NaN): softsign, sign, is_finite, expm1 and log1p (each
+also of the first row divided by it, so that near 0 every digit shows);
+elementwise.reference.npz as pads'.
+
+And positions.pb, a tf.function of x [2, 5, 6] (ties in a row): argmax,
+argmin (int32), top_k(3) values and indices, cumsum exclusive and reversed
+and plain, band_part (1, 2) and (-1, 0), one_hot (on 2.5, off -1; int32
+along axis 1) of ids from -3 to 3, space_to_batch_nd and batch_to_space
+with paddings and crops; positions.reference.npz as pads'.
+
 Each image model is the function keras.applications' ResNet50, MobileNetV3Small,
 EfficientNetB0 and ConvNeXtTiny call, given fewer and narrower blocks so that
 the files stay small; the ops, layers and layouts are those of the full
@@ -184,6 +202,32 @@ def decoder(keras):
     return keras.Model(x, layers.Dense(CLASSES, name="logits")(h), name="decoder")
 
 
+def causal(keras):
+    """A causal sequence model: Conv1D with causal padding and a dilation
+    (TensorFlow's SpaceToBatchND, Conv2D, BatchToSpaceND) and causal
+    self-attention (MultiHeadAttention's mask from MatrixBandPart)."""
+    layers = keras.layers
+    x = keras.Input(SEQUENCE, name="x")
+    h = layers.Conv1D(8, 3, padding="causal", dilation_rate=2, activation="relu",
+                      name="tcn")(x)
+    h = layers.MultiHeadAttention(2, 4, name="attention")(h, h, use_causal_mask=True)
+    h = layers.GlobalAveragePooling1D(name="pool")(h)
+    return keras.Model(x, layers.Dense(CLASSES, name="logits")(h), name="causal")
+
+
+def dilated(keras):
+    """Atrous convolutions (DeepLab's): Conv2D with dilation_rate 2, SAME,
+    and (1, 2), VALID, each as TensorFlow writes it (SpaceToBatchND, Conv2D,
+    BatchToSpaceND)."""
+    layers = keras.layers
+    x = keras.Input(IMAGE, name="x")
+    h = layers.Conv2D(6, 3, dilation_rate=2, padding="same", activation="relu",
+                      name="atrous")(x)
+    h = layers.Conv2D(4, 3, dilation_rate=(1, 2), name="atrous_valid")(h)
+    h = layers.Flatten(name="flatten")(h)
+    return keras.Model(x, layers.Dense(CLASSES, name="logits")(h), name="dilated")
+
+
 def token_rows(rng):
     """ROWS rows of TOKENS ids in [1, VOCAB), each padded with 0 after a
     length of 2 to TOKENS."""
@@ -216,6 +260,8 @@ MODELS = {
     "recurrent": (recurrent, uniform_rows(SEQUENCE, -1.0, 1.0), 15, 1.0),
     "attention": (attention, token_rows, 16, 1.0),
     "decoder": (decoder, uniform_rows(IMAGE, -1.0, 1.0), 17, 1.0),
+    "causal": (causal, uniform_rows(SEQUENCE, -1.0, 1.0), 19, 1.0),
+    "dilated": (dilated, uniform_rows(IMAGE, -1.0, 1.0), 20, 1.0),
 }
 
 
@@ -417,6 +463,48 @@ def make_resizes(tf):
     write_function(tf, "resizes", resizes, x, ("ResizeBilinear", "ResizeNearestNeighbor"))
 
 
+def make_positions(tf):
+    @tf.function
+    def positions(x):
+        ids = tf.cast(x[:, :, 0] * 4, tf.int32)
+        top = tf.math.top_k(x, 3)
+        blocks = tf.space_to_batch_nd(x[:, :4, :, None], [2, 2], [[1, 1], [0, 2]])
+        return (tf.math.argmax(x, axis=2),
+                tf.math.argmin(x, axis=1, output_type=tf.int32),
+                top.values, top.indices,
+                tf.math.cumsum(x, axis=1, exclusive=True, reverse=True),
+                tf.math.cumsum(x, axis=2),
+                tf.linalg.band_part(x, 1, 2),
+                tf.linalg.band_part(x, -1, 0),
+                tf.one_hot(ids, 6, on_value=2.5, off_value=-1.0),
+                tf.one_hot(ids, 4, axis=1, dtype=tf.int32),
+                blocks,
+                tf.batch_to_space(blocks, [2, 2], [[0, 1], [1, 0]]))
+
+    # Ties within a row (the 0.5s) and ids from -3 to 3 (negative: all off).
+    x = np.random.default_rng(21).uniform(-1, 1, [2, 5, 6]).astype(np.float32)
+    x[0, 1, 2:5] = 0.5
+    write_function(tf, "positions", positions, x,
+                   ("ArgMax", "ArgMin", "TopKV2", "Cumsum", "MatrixBandPart", "OneHot",
+                    "SpaceToBatchND", "BatchToSpaceND"))
+
+
+def make_elementwise(tf):
+    @tf.function
+    def elementwise(x):
+        finite = tf.where(tf.math.is_finite(x), x, 0.25)
+        # Divided by x, the first row (-0.7 to 0.5): near 0 the quotients
+        # show each digit expm1 and log1p keep (1 + x / 2 and 1 - x / 2).
+        return (tf.nn.softsign(x), tf.math.sign(x), tf.math.is_finite(x),
+                tf.math.expm1(x[0]) / x[0], tf.math.log1p(x[0]) / x[0],
+                tf.math.expm1(finite), tf.math.log1p(tf.abs(finite)))
+
+    x = np.array([[1e-8, -3e-7, 2e-4, -0.01, 0.3, -0.45, 0.5, -0.7],
+                  [2.0, -3.0, 20.0, -20.0, 0.0, np.inf, -np.inf, np.nan]], np.float32)
+    write_function(tf, "elementwise", elementwise, x,
+                   ("Softsign", "Sign", "IsFinite", "Expm1", "Log1p"))
+
+
 def main():
     if os.environ.get("PYTHONHASHSEED") != "0":
         # Freezing orders a lowered while loop's nodes by a set's iteration.
@@ -433,6 +521,10 @@ def main():
     make_resizes(tf)
     for name in MODELS:
         make(tf, keras, name)
+    # After the models: tracing a function advances the counter that names
+    # ConvNeXt's library functions.
+    make_positions(tf)
+    make_elementwise(tf)
 
 
 if __name__ == "__main__":

@@ -7,16 +7,19 @@ run by the tests (they read the committed files).
 
 Files (test/Inputs/tf_sparse/):
   lookups.pb            a tf.function of one SparseTensor `ids` ([4, None],
-                        int64) returning six lookups of two frozen tables
+                        int64) returning eight lookups of two frozen tables
                         (20 x 4 and 30 x 3): embedding_lookup_sparse with
-                        each combiner (sum, mean: Unique and a gather;
-                        sqrtn with allow_fast_lookup: the table read by the
-                        reduction itself), safe_embedding_lookup_sparse with
-                        each combiner (mean over the second table).
+                        each combiner (Unique and a gather; so too with
+                        allow_fast_lookup for a variable), safe_embedding_
+                        lookup_sparse with each combiner (sqrtn over the
+                        second table), and one of each over a table
+                        computed in the graph (twice a table), where
+                        TensorFlow's fast path has the reduction read the
+                        table and the ids themselves.
   lookups.reference.npz `in.ids`: four lists of 0 to 4 ids (an empty one in
                         the middle, where embedding_lookup_sparse gives
                         zeros too) padded with -1 to [4, 4]; `out.Identity`
-                        ... `out.Identity_5`: TensorFlow's results for them
+                        ... `out.Identity_7`: TensorFlow's results for them
                         (the frozen graph run by TensorFlow).
   recommender.pb        a Keras 3 functional model: `genres` (a sparse
                         Input, safe_embedding_lookup_sparse mean, 0 to 4 ids
@@ -39,11 +42,12 @@ Files (test/Inputs/tf_sparse/):
                         step's batch given to TensorFlow as SparseTensors.
                         SGD rate 0.1; momentum rate 0.05, 0.9 (v = 0.9 v + g,
                         w -= lr v); the tables' IndexedSlices applied densely.
-  weighted.pb, misread.pb, crossed.pb
+  weighted.pb, misread.pb, crossed.pb, huge_const.pb
                         refused graphs: a lookup with sp_weights; a
                         SparseTensor whose values the model also sums; two
                         lookups, one edited to read one SparseTensor's
-                        values at the other's indices.
+                        values at the other's indices; a lookup edited to
+                        slice the indices at a Const of 2 x 10^9 zeros.
 
 Run from the repository root with TensorFlow's Python (Keras 3):
 
@@ -122,13 +126,20 @@ def make_lookups(tf, rng):
                 plain(first, ids, None, combiner="sqrtn", allow_fast_lookup=True),
                 safe(first, ids, combiner="sum"),
                 safe(first, ids, combiner="mean"),
-                safe(second, ids, combiner="sqrtn"))
+                safe(second, ids, combiner="sqrtn"),
+                # A table computed in the graph: TensorFlow's fast path, the
+                # reduction reading the table and the ids themselves.
+                plain(first * 2.0, ids, None, combiner="sum"),
+                safe(second * 2.0, ids, combiner="mean"))
 
     graph = freeze(tf, lookups, [tf.SparseTensorSpec([BATCH, None], tf.int64)])
     ops = {node.op for node in graph.node}
     assert {"Unique", "SparseSegmentSqrtN", "SparseFillEmptyRows"} <= ops, sorted(ops)
+    fast = [node for node in graph.node
+            if node.op.startswith("SparseSegment") and node.input[1] in ("ids_1", "ids")]
+    assert len(fast) == 1, "one plain lookup of the fast path"
     lists = [[3, 17, 3], [], [19, 0, 5, 11], [8]]
-    names = ["Identity"] + ["Identity_%d" % k for k in range(1, 6)]
+    names = ["Identity"] + ["Identity_%d" % k for k in range(1, 8)]
     results = run_frozen(tf, graph, sparse_feeds(tf, "ids", lists), names)
     direct = lookups(tf.ragged.constant(lists, dtype=tf.int64).to_sparse())
     for a, b in zip(results, direct):
@@ -267,6 +278,16 @@ def make_refused(tf, rng):
     assert len(crossed) == 1
     crossed[0].input[0] = "ids"
     save("crossed.pb", graph.SerializeToString(deterministic=True))
+
+    # A lookup whose column slice starts at a Const declared [2, 10^9] and
+    # holding no values (zeros, as TensorFlow reads it): refused at once.
+    graph = freeze(tf, lambda ids: tf.nn.embedding_lookup_sparse(table, ids, None), [sparse])
+    begin = [node for node in graph.node if node.name.endswith("strided_slice/stack")]
+    assert len(begin) == 1
+    shape = begin[0].attr["value"].tensor.tensor_shape
+    shape.dim[0].size = 2
+    shape.dim.add().size = 10 ** 9
+    save("huge_const.pb", graph.SerializeToString(deterministic=True))
 
 
 def main():

@@ -146,6 +146,11 @@ FailureOr<RankedTensorType> TfGraphImporter::getPlaceholderType(int i) {
   SmallVector<int64_t> shape;
   if (given != options.inputShapes.end()) {
     shape = given->second;
+    if (sparseLookups.idLists.contains(i) && shape.size() != 2)
+      return emitError(loc) << "is a SparseTensor's indices, which kiln reads as the id lists "
+                               "the embedding lookups take, [batch, L]; pass --input-shape "
+                            << printable(node.name()) << "=B,L (got " << shape.size()
+                            << (shape.size() == 1 ? " size)" : " sizes)");
     bool agrees = !declared || declared->size() == shape.size();
     for (size_t d = 0; declared && agrees && d < shape.size(); ++d)
       agrees = (*declared)[d] < 0 || (*declared)[d] == shape[d];
@@ -389,9 +394,10 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
     if (needed[i] && isTfSparseLookupOp(graph->node(i).op()) && !sparseLookups.bags.count(i)) {
       emitError(nodeLoc(i))
           << "unsupported TensorFlow op '" << printable(graph->node(i).op())
-          << "': kiln reads it only inside tf.nn.embedding_lookup_sparse or "
-             "safe_embedding_lookup_sparse, without weights, over a SparseTensor input "
-             "(docs/tensorflow.md, \"Sparse features\")";
+          << "': kiln reads it only inside a whole tf.nn.embedding_lookup_sparse or "
+             "safe_embedding_lookup_sparse over a 2-D SparseTensor input, without "
+             "weights, default_id, max_norm or partitions (docs/tensorflow.md, \"Sparse "
+             "features\")";
       return nullptr;
     }
   FailureOr<SmallVector<int>> order = graph->order(needed, frames);

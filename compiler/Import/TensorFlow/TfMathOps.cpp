@@ -75,6 +75,84 @@ LogicalResult convertErfc(TfNode &node) {
   return node.setResult(0, b.binary<SubOp>(*one, *erf));
 }
 
+/// Softsign: x / (1 + |x|).
+LogicalResult convertSoftsign(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result magnitude = b.unary<AbsOp>(x);
+  Result one = b.splatLike(x, 1.0);
+  Result denominator = succeeded(magnitude) && succeeded(one)
+                           ? b.binary<AddOp>(*one, *magnitude) : Result(failure());
+  return node.setResult(0, succeeded(denominator) ? b.binary<DivOp>(x, *denominator)
+                                                  : denominator);
+}
+
+/// Sign: 1 above 0, -1 below, x itself at 0 and NaN (as TensorFlow); it
+/// takes no gradient (TensorFlow's is zero).
+LogicalResult convertSign(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireNumeric(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result zero = b.splatLike(x, 0), one = b.splatLike(x, 1), minusOne = b.splatLike(x, -1);
+  Result held = b.unary<StopGradientOp>(x);
+  if (failed(zero) || failed(one) || failed(minusOne) || failed(held))
+    return failure();
+  Result below = b.compare(ComparePredicate::lt, x, *zero);
+  Result above = b.compare(ComparePredicate::gt, x, *zero);
+  Result rest = succeeded(below) ? b.select(*below, *minusOne, *held) : below;
+  return node.setResult(0, succeeded(above) && succeeded(rest) ? b.select(*above, *one, *rest)
+                                                               : Result(failure()));
+}
+
+/// IsFinite: x - x is 0 exactly for a finite x, NaN for an infinity or NaN.
+LogicalResult convertIsFinite(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result difference = b.binary<SubOp>(x, x);
+  Result zero = b.splatLike(x, 0);
+  if (failed(difference) || failed(zero))
+    return failure();
+  return node.setResult(0, b.compare(ComparePredicate::eq, *difference, *zero));
+}
+
+/// Expm1 (exp(x) - 1) and Log1p (log(1 + x)) without the cancellation near
+/// 0: for |x| < 0.5 Kahan's forms, (e - 1) x / log(e) with e = exp(x) and
+/// log(u) x / (u - 1) with u = 1 + x (x itself where e or u rounds to 1);
+/// the plain forms elsewhere. The unused branch sees 2 for e or u, so no
+/// gradient divides by zero.
+template <bool Exp> LogicalResult convertNearZero(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result one = b.splatLike(x, 1), two = b.splatLike(x, 2), half = b.splatLike(x, 0.5);
+  Result magnitude = b.unary<AbsOp>(x);
+  if (failed(one) || failed(two) || failed(half) || failed(magnitude))
+    return failure();
+  Result e = Exp ? b.unary<ExpOp>(x) : b.binary<AddOp>(*one, x);
+  Result near = b.compare(ComparePredicate::lt, *magnitude, *half);
+  Result unit = succeeded(e) ? b.compare(ComparePredicate::eq, *e, *one) : e;
+  if (failed(e) || failed(near) || failed(unit))
+    return failure();
+  Result nearE = b.select(*near, *e, *two);
+  Result safe = succeeded(nearE) ? b.select(*unit, *two, *nearE) : nearE;
+  Result safeLog = succeeded(safe) ? b.unary<LogOp>(*safe) : safe;
+  Result safeLess = succeeded(safe) ? b.binary<SubOp>(*safe, *one) : safe;
+  Result scaled = succeeded(safeLog) && succeeded(safeLess)
+                      ? b.binary<DivOp>(Exp ? *safeLess : *safeLog, Exp ? *safeLog : *safeLess)
+                      : Result(failure());
+  Result kahan = succeeded(scaled) ? b.binary<MulOp>(*scaled, x) : scaled;
+  Result plain = Exp ? b.binary<SubOp>(*e, *one) : b.unary<LogOp>(*e);
+  Result chosen = succeeded(kahan) && succeeded(plain) ? b.select(*near, *kahan, *plain)
+                                                       : Result(failure());
+  return node.setResult(0, succeeded(chosen) ? b.select(*unit, x, *chosen) : chosen);
+}
+
 /// Select (TF1): as SelectV2 where the condition has the values' shape or
 /// is a scalar; a vector condition choosing whole rows is refused.
 LogicalResult convertSelect(TfNode &node) {
@@ -344,6 +422,11 @@ constexpr TfOpConversion kMathOps[] = {
     {"Rsqrt", 1, 1, "T", convertFloatUnary<RsqrtOp>},
     {"Erf", 1, 1, "T", convertFloatUnary<ErfOp>},
     {"Erfc", 1, 1, "T", convertErfc},
+    {"Softsign", 1, 1, "T", convertSoftsign},
+    {"Sign", 1, 1, "T", convertSign},
+    {"IsFinite", 1, 1, "T", convertIsFinite},
+    {"Expm1", 1, 1, "T", convertNearZero<true>},
+    {"Log1p", 1, 1, "T", convertNearZero<false>},
     {"Less", 2, 2, "T", convertCompare<ComparePredicate::lt>},
     {"LessEqual", 2, 2, "T", convertCompare<ComparePredicate::le>},
     {"Greater", 2, 2, "T", convertCompare<ComparePredicate::gt>},

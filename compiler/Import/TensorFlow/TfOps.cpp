@@ -16,7 +16,8 @@ using OpTable = llvm::StringMap<const TfOpConversion *>;
 OpTable buildTable() {
   OpTable table;
   for (ArrayRef<TfOpConversion> family :
-       {getTfMathOps(), getTfShapeOps(), getTfNNOps(), getTfPadOps()})
+       {getTfMathOps(), getTfShapeOps(), getTfNNOps(), getTfPadOps(), getTfPositionOps(),
+        getTfBlockOps()})
     for (const TfOpConversion &op : family)
       table[op.op] = &op;
   return table;

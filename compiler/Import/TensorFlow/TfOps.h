@@ -45,6 +45,8 @@ llvm::ArrayRef<TfOpConversion> getTfMathOps();  // TfMathOps.cpp
 llvm::ArrayRef<TfOpConversion> getTfShapeOps(); // TfShapeOps.cpp
 llvm::ArrayRef<TfOpConversion> getTfNNOps();    // TfNNOps.cpp
 llvm::ArrayRef<TfOpConversion> getTfPadOps();   // TfPadOps.cpp
+llvm::ArrayRef<TfOpConversion> getTfPositionOps(); // TfPositionOps.cpp
+llvm::ArrayRef<TfOpConversion> getTfBlockOps();    // TfBlockOps.cpp
 
 /// StridedSlice, in the shape family's table (TfStridedSlice.cpp).
 mlir::LogicalResult convertStridedSlice(TfNode &node);

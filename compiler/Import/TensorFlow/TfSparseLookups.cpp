@@ -52,6 +52,15 @@ bool isShapeArithmetic(StringRef op) {
                             op);
 }
 
+/// The string naming a node's first data input (control inputs, `^name`,
+/// may come anywhere in a file TensorFlow did not write).
+std::string firstDataInput(const tensorflow::NodeDef &node) {
+  for (const std::string &input : node.input())
+    if (!StringRef(input).starts_with("^"))
+      return input;
+  return {};
+}
+
 /// A SparseTensor input: its Placeholders (shape -1 where no lookup reads
 /// it).
 struct SparseInput {
@@ -66,8 +75,9 @@ struct Lookup {
   /// The GatherV2 of the table's rows at the unique ids; -1 when the
   /// segment reduction reads the table itself.
   int gather = -1;
-  /// The table, as the gather or the segment reduction reads it.
-  TfOutputRef table;
+  /// The table, as the gather or the segment reduction reads it: its
+  /// input string ("name" or "name:k").
+  std::string table;
   SparseInput input;
   /// The nodes between the Placeholders and the root, which become NoOps.
   SmallVector<int> absorbed;
@@ -146,13 +156,17 @@ std::optional<SmallVector<int64_t>> LookupMatcher::constantInts(TfOutputRef ref)
   if (value == node.attr().end() ||
       value->second.value_case() != tensorflow::AttrValue::kTensor)
     return std::nullopt;
+  // The lookups' constants are axes and slice bounds: a few elements.
+  FailureOr<SmallVector<int64_t>> dims = getTfShape(value->second.tensor().tensor_shape());
+  if (failed(dims) || dims->size() > 1 || (dims->size() == 1 && (*dims)[0] > 8))
+    return std::nullopt;
   FailureOr<DenseElementsAttr> decoded =
       decodeTfTensor(value->second.tensor(), nodeLoc(ref.node));
   if (failed(decoded)) {
     broken = true;
     return std::nullopt;
   }
-  if (!llvm::isa<IntegerType>(decoded->getElementType()))
+  if (!llvm::isa<IntegerType>(decoded->getElementType()) || decoded->getNumElements() > 8)
     return std::nullopt;
   SmallVector<int64_t> ints;
   for (const APInt &v : decoded->getValues<APInt>())
@@ -302,11 +316,12 @@ std::optional<Lookup> LookupMatcher::match(int segment) {
         !isConstant(input(gather.node, 2), {0}) || intAttr(gather.node, "batch_dims") != 0)
       return std::nullopt;
     lookup.gather = gather.node;
-    lookup.table = input(gather.node, 0);
+    lookup.table = graph.node(gather.node).name();
     values = through(input(unique.node, 0));
   } else {
-    // allow_fast_lookup: the reduction gathers the table's rows itself.
-    lookup.table = input(segment, 0);
+    // The table's rows gathered by the reduction itself (TensorFlow's fast
+    // path: allow_fast_lookup, or a table computed in the graph).
+    lookup.table = firstDataInput(graph.node(segment));
     values = unique;
   }
   TfOutputRef indices = firstColumnOf(through(input(segment, 2)));
@@ -356,6 +371,9 @@ LogicalResult checkSparseInputs(const TfGraph &graph, ArrayRef<Lookup> lookups,
   llvm::DenseSet<int> inside;
   llvm::DenseMap<int, int> valuesOf, indicesOf;
   for (const Lookup &lookup : lookups) {
+    // The root reads the values itself where the reduction gathers the
+    // table's rows (no Unique).
+    inside.insert(lookup.root);
     inside.insert(lookup.absorbed.begin(), lookup.absorbed.end());
     auto [v, newV] = valuesOf.try_emplace(lookup.input.indices, lookup.input.values);
     auto [i, newI] = indicesOf.try_emplace(lookup.input.values, lookup.input.indices);
@@ -382,15 +400,6 @@ LogicalResult checkSparseInputs(const TfGraph &graph, ArrayRef<Lookup> lookups,
     }
   }
   return success();
-}
-
-/// The string naming a node's first data input (control inputs, `^name`,
-/// may come anywhere in a file TensorFlow did not write).
-std::string firstDataInput(const tensorflow::NodeDef &node) {
-  for (const std::string &input : node.input())
-    if (!StringRef(input).starts_with("^"))
-      return input;
-  return {};
 }
 
 void makeNoOp(tensorflow::NodeDef &node) {
@@ -435,8 +444,6 @@ rewriteTfSparseLookups(tensorflow::GraphDef &graphDef,
 
   // Names first: the rewrite changes the nodes the graph indexes.
   for (const Lookup &lookup : lookups) {
-    std::string table = lookup.gather >= 0 ? graphDef.node(lookup.gather).name()
-                                           : firstDataInput(graphDef.node(lookup.root));
     std::string ids = graphDef.node(lookup.input.indices).name();
     int idType = graphDef.node(lookup.input.values).attr().find("dtype")->second.type();
     for (int node : lookup.absorbed)
@@ -454,7 +461,7 @@ rewriteTfSparseLookups(tensorflow::GraphDef &graphDef,
     }
     tensorflow::NodeDef &root = *graphDef.mutable_node(lookup.root);
     root.clear_input();
-    root.add_input(table);
+    root.add_input(lookup.table);
     root.add_input(ids);
     tensorflow::NodeDef &lists = *graphDef.mutable_node(lookup.input.indices);
     (*lists.mutable_attr())["dtype"].set_type(static_cast<tensorflow::DataType>(idType));
