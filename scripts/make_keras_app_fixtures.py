@@ -61,7 +61,10 @@ And positions.pb, a tf.function of x [2, 5, 6] (ties in a row): argmax,
 argmin (int32), top_k(3) values and indices, cumsum exclusive and reversed
 and plain, band_part (1, 2) and (-1, 0), one_hot (on 2.5, off -1; int32
 along axis 1) of ids from -3 to 3, space_to_batch_nd and batch_to_space
-with paddings and crops; positions.reference.npz as pads'.
+with paddings and crops, Bucketize at [-0.5, 0, 0.25] (Keras'
+Discretization), bincount of ids 1 to 4 per row, counts and binary
+(CategoryEncoding's count and multi_hot: DenseBincount);
+positions.reference.npz as pads'.
 
 Each image model is the function keras.applications' ResNet50, MobileNetV3Small,
 EfficientNetB0 and ConvNeXtTiny call, given fewer and narrower blocks so that
@@ -467,6 +470,7 @@ def make_positions(tf):
     @tf.function
     def positions(x):
         ids = tf.cast(x[:, :, 0] * 4, tf.int32)
+        counted = tf.abs(ids) + 1
         top = tf.math.top_k(x, 3)
         blocks = tf.space_to_batch_nd(x[:, :4, :, None], [2, 2], [[1, 1], [0, 2]])
         return (tf.math.argmax(x, axis=2),
@@ -479,14 +483,18 @@ def make_positions(tf):
                 tf.one_hot(ids, 6, on_value=2.5, off_value=-1.0),
                 tf.one_hot(ids, 4, axis=1, dtype=tf.int32),
                 blocks,
-                tf.batch_to_space(blocks, [2, 2], [[0, 1], [1, 0]]))
+                tf.batch_to_space(blocks, [2, 2], [[0, 1], [1, 0]]),
+                tf.raw_ops.Bucketize(input=x, boundaries=[-0.5, 0.0, 0.25]),
+                tf.math.bincount(counted, minlength=5, maxlength=5, axis=-1),
+                tf.math.bincount(counted, minlength=5, maxlength=5, axis=-1,
+                                 binary_output=True))
 
     # Ties within a row (the 0.5s) and ids from -3 to 3 (negative: all off).
     x = np.random.default_rng(21).uniform(-1, 1, [2, 5, 6]).astype(np.float32)
     x[0, 1, 2:5] = 0.5
     write_function(tf, "positions", positions, x,
                    ("ArgMax", "ArgMin", "TopKV2", "Cumsum", "MatrixBandPart", "OneHot",
-                    "SpaceToBatchND", "BatchToSpaceND"))
+                    "SpaceToBatchND", "BatchToSpaceND", "Bucketize", "DenseBincount"))
 
 
 def make_elementwise(tf):

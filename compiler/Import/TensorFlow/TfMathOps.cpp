@@ -75,6 +75,36 @@ LogicalResult convertErfc(TfNode &node) {
   return node.setResult(0, b.binary<SubOp>(*one, *erf));
 }
 
+/// Minimum; min(max(v, a), b) with scalars a >= b known at import time is
+/// b whatever v is: tf.math.bincount's output size with minlength ==
+/// maxlength (Keras' CategoryEncoding), which DenseBincount needs known.
+LogicalResult convertMinimum(TfNode &node) {
+  auto scalarOf = [](Value value) -> std::optional<double> {
+    DenseElementsAttr constant = KilnOpBuilder::constantValueOf(value);
+    if (!constant || constant.getType().getRank() != 0)
+      return std::nullopt;
+    Attribute element = *constant.value_begin<Attribute>();
+    if (auto i = llvm::dyn_cast<IntegerAttr>(element))
+      return static_cast<double>(i.getValue().getSExtValue());
+    if (auto f = llvm::dyn_cast<FloatAttr>(element))
+      return f.getValueAsDouble();
+    return std::nullopt;
+  };
+  for (unsigned k : {0u, 1u}) {
+    Value bound = node.getInput(k), other = node.getInput(1 - k);
+    auto maximum = other.getDefiningOp<MaximumOp>();
+    std::optional<double> upper = scalarOf(bound);
+    if (!maximum || !upper || KilnOpBuilder::rankOf(other) != 0)
+      continue;
+    for (Value operand : maximum->getOperands())
+      if (std::optional<double> lower = scalarOf(operand); lower && *lower >= *upper) {
+        node.setConstantResult(0, KilnOpBuilder::constantValueOf(bound));
+        return success();
+      }
+  }
+  return convertArithmetic<MinimumOp>(node);
+}
+
 /// Softsign: x / (1 + |x|).
 LogicalResult convertSoftsign(TfNode &node) {
   Value x = node.getInput(0);
@@ -402,7 +432,7 @@ constexpr TfOpConversion kMathOps[] = {
     {"RealDiv", 2, 2, "T", convertDiv},
     {"Div", 2, 2, "T", convertDiv},
     {"Maximum", 2, 2, "T", convertArithmetic<MaximumOp>},
-    {"Minimum", 2, 2, "T", convertArithmetic<MinimumOp>},
+    {"Minimum", 2, 2, "T", convertMinimum},
     {"SquaredDifference", 2, 2, "T", convertSquaredDifference},
     {"Pow", 2, 2, "T", convertPow},
     {"AddN", 1, TfOpConversion::kVariadic, "N T", convertAddN},

@@ -118,6 +118,18 @@ TfNode::getIntsAttr(StringRef name) const {
       SmallVector<int64_t>(list.i().begin(), list.i().end()));
 }
 
+FailureOr<std::optional<SmallVector<float>>>
+TfNode::getFloatsAttr(StringRef name) const {
+  const tensorflow::AttrValue *attr = getAttr(name);
+  if (!attr)
+    return std::optional<SmallVector<float>>();
+  if (attr->value_case() != tensorflow::AttrValue::kList)
+    return emitError() << "expects attribute '" << name << "' to be a list of floats, got "
+                       << getAttrKindName(*attr);
+  const tensorflow::AttrValue::ListValue &list = attr->list();
+  return std::optional<SmallVector<float>>(SmallVector<float>(list.f().begin(), list.f().end()));
+}
+
 std::string TfNode::getOutputName(unsigned i) const {
   return tfValueKey(proto.name(), i);
 }

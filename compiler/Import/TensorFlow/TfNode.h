@@ -60,6 +60,9 @@ public:
   /// A list(int) attribute; std::nullopt when absent.
   mlir::FailureOr<std::optional<llvm::SmallVector<int64_t>>>
   getIntsAttr(llvm::StringRef name) const;
+  /// A list(float) attribute; std::nullopt when absent.
+  mlir::FailureOr<std::optional<llvm::SmallVector<float>>>
+  getFloatsAttr(llvm::StringRef name) const;
 
   //===--------------------------------------------------------------------===//
   // Checks

@@ -1,8 +1,10 @@
 //===- TfPositionOps.cpp - TensorFlow ops over element positions ----------===//
 //
 // ArgMax and ArgMin (keras.ops.argmax), TopKV2 (keras.ops.top_k and sort,
-// sparsemax), OneHot (keras.ops.one_hot, CategoryEncoding), Cumsum and
-// MatrixBandPart (keras.ops.triu/tril, MultiHeadAttention's causal mask).
+// sparsemax), OneHot (keras.ops.one_hot, CategoryEncoding), Cumsum,
+// MatrixBandPart (keras.ops.triu/tril, MultiHeadAttention's causal mask),
+// Bucketize (Discretization) and DenseBincount (CategoryEncoding's count and
+// multi_hot).
 // The first four build on compiler/Import/Positions.cpp, shared with ONNX;
 // axes, K, depth, the on and off values and the band's widths must be known
 // at import time.
@@ -13,6 +15,7 @@
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Positions.h"
+#include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -189,6 +192,86 @@ LogicalResult convertMatrixBandPart(TfNode &node) {
   return node.setResult(0, b.select(*mask, x, *zeros));
 }
 
+/// Bucketize(input): how many of the sorted `boundaries` each value is at
+/// or above (Keras' Discretization), as int32: x >= each boundary along a
+/// new last axis, counted.
+LogicalResult convertBucketize(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireNumeric(x, "an input")))
+    return failure();
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
+  FailureOr<std::optional<SmallVector<float>>> boundaries = node.getFloatsAttr("boundaries");
+  if (failed(shape) || failed(boundaries))
+    return failure();
+  if (!*boundaries || (*boundaries)->empty() || (*boundaries)->size() > 4096 ||
+      !llvm::is_sorted(**boundaries))
+    return node.emitError() << "expects 1 to 4096 sorted boundaries";
+  KilnOpBuilder &b = node.getBuilder();
+  Type f32 = b.getBuilder().getF32Type();
+  auto count = static_cast<int64_t>((*boundaries)->size());
+  SmallVector<int64_t> column(*shape);
+  column.push_back(1);
+  Result value = getElementTypeOrSelf(x.getType()) == f32 ? Result(x) : b.cast(x, f32);
+  Result values = succeeded(value) ? b.reshape(*value, column) : value;
+  Result edges = b.constant(DenseElementsAttr::get(RankedTensorType::get({count}, f32),
+                                                   ArrayRef<float>(**boundaries)));
+  if (failed(values) || failed(edges))
+    return failure();
+  Result reached = b.compare(ComparePredicate::ge, *values, *edges);
+  Result one = b.constant(DenseElementsAttr::get(RankedTensorType::get({}, f32), 1.0f));
+  Result zero = b.constant(DenseElementsAttr::get(RankedTensorType::get({}, f32), 0.0f));
+  Result counted = succeeded(reached) && succeeded(one) && succeeded(zero)
+                       ? b.select(*reached, *one, *zero) : Result(failure());
+  Result buckets = succeeded(counted)
+                       ? b.reduce<ReduceSumOp>(*counted, {static_cast<int64_t>(shape->size())},
+                                               false)
+                       : counted;
+  return node.setResult(0, succeeded(buckets) ? b.cast(*buckets, b.getBuilder().getI32Type())
+                                              : buckets);
+}
+
+/// DenseBincount(input, size, weights): per row of ids (rank 1 or 2), how
+/// often each of [0, size) occurs, or with `binary_output` whether it does
+/// (Keras' CategoryEncoding count and multi_hot): one-hot rows summed (or
+/// their max). Ids outside [0, size) count nowhere; weights must be empty.
+LogicalResult convertDenseBincount(TfNode &node) {
+  Value ids = node.getInput(0);
+  Type idType = getElementTypeOrSelf(ids.getType());
+  if (!idType.isInteger(32) && !idType.isInteger(64))
+    return node.emitError() << "expects int32 or int64 ids, got " << idType;
+  FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(ids, "ids");
+  FailureOr<SmallVector<int64_t>> size = node.getConstantInts(1, "size");
+  FailureOr<bool> binary = node.getBoolAttr("binary_output", false);
+  FailureOr<int> type = node.getTypeAttr("T");
+  if (failed(shape) || failed(size) || failed(binary) || failed(type))
+    return failure();
+  if (shape->empty() || shape->size() > 2)
+    return node.emitError() << "expects ids of rank 1 or 2, got shape " << formatIntList(*shape);
+  if (size->size() != 1 || size->front() < 1 || size->front() > (int64_t(1) << 24))
+    return node.emitError() << "expects a size in [1, 2^24], got " << formatIntList(*size);
+  DenseElementsAttr weights = node.getConstantInput(2);
+  if (!weights || weights.getNumElements() != 0)
+    return node.emitError() << "takes weights; kiln counts without (empty weights)";
+  KilnOpBuilder &b = node.getBuilder();
+  Type f32 = b.getBuilder().getF32Type();
+  Type countType = getTfElementType(*node.getContext(), *type);
+  if (!countType || countType.isInteger(1))
+    return node.emitError() << "expects counts (T) of a float or integer type, got "
+                            << getTfDataTypeName(*type);
+  Result hot = buildOneHot(b, ids, size->front(), static_cast<int64_t>(shape->size()),
+                           FloatAttr::get(f32, 1.0), FloatAttr::get(f32, 0.0),
+                           /*wrapNegative=*/false);
+  if (failed(hot))
+    return failure();
+  // Counted in float32 (exact below 2^24), then in T.
+  int64_t listAxis = static_cast<int64_t>(shape->size()) - 1;
+  Result counts = *binary ? b.reduce<ReduceMaxOp>(*hot, {listAxis}, false)
+                          : b.reduce<ReduceSumOp>(*hot, {listAxis}, false);
+  if (succeeded(counts) && countType != f32)
+    counts = b.cast(*counts, countType);
+  return node.setResult(0, counts);
+}
+
 const TfOpConversion kPositionOps[] = {
     {"ArgMax", 2, 2, "T Tidx output_type", convertArgExtreme<false>},
     {"ArgMin", 2, 2, "T Tidx output_type", convertArgExtreme<true>},
@@ -196,6 +279,8 @@ const TfOpConversion kPositionOps[] = {
     {"OneHot", 4, 4, "T TI axis", convertOneHot},
     {"Cumsum", 2, 2, "T Tidx exclusive reverse", convertCumsum},
     {"MatrixBandPart", 3, 3, "T Tindex", convertMatrixBandPart},
+    {"Bucketize", 1, 1, "T boundaries", convertBucketize},
+    {"DenseBincount", 3, 3, "Tidx T binary_output", convertDenseBincount},
 };
 
 } // namespace
