@@ -52,10 +52,19 @@ same) -> Conv2D(4, 3, dilation_rate (1, 2), valid) -> Flatten -> Dense(5).
 TensorFlow writes each dilated convolution as SpaceToBatchND, Conv2D and
 BatchToSpaceND, and the causal mask with MatrixBandPart.
 
+And volume: x [2, 4, 6, 6, 2] -> Conv3D(4, 3, same) -> BatchNormalization
+-> relu -> MaxPooling3D(2) -> Conv3DTranspose(3, 2, strides 2) ->
+AveragePooling3D(3, strides 2, same) -> Flatten -> Dense(5); its "loss"
+curve is TensorFlow's float32 one (TensorFlow has no float64 MaxPool3D).
+
 And elementwise.pb, a tf.function of x [2, 8] (values from 1e-8 to 20,
 0, infinities and NaN): softsign, sign, is_finite, expm1 and log1p (each
 also of the first row divided by it, so that near 0 every digit shows);
 elementwise.reference.npz as pads'.
+
+And norm3d.pb, a tf.function of x [2, 2, 3, 4, 3]: FusedBatchNormV3 in
+inference form over NDHWC and over NCDHW (x transposed);
+norm3d.reference.npz as pads'.
 
 And positions.pb, a tf.function of x [2, 5, 6] (ties in a row): argmax,
 argmin (int32), top_k(3) values and indices, cumsum exclusive and reversed
@@ -165,6 +174,7 @@ def efficientnet(keras):
 SEQUENCE = (6, 8)
 TOKENS, VOCAB = 6, 30
 IMAGE = (8, 8, 3)
+VOLUME = (4, 6, 6, 2)
 
 
 def recurrent(keras):
@@ -231,6 +241,22 @@ def dilated(keras):
     return keras.Model(x, layers.Dense(CLASSES, name="logits")(h), name="dilated")
 
 
+def volume(keras):
+    """A volumetric (video, scan) model: Conv3D, BatchNormalization over
+    NDHWC, MaxPooling3D, Conv3DTranspose (Conv3DBackpropInputV2) and
+    AveragePooling3D with SAME padding."""
+    layers = keras.layers
+    x = keras.Input(VOLUME, name="x")
+    h = layers.Conv3D(4, 3, padding="same", name="conv")(x)
+    h = layers.BatchNormalization(name="norm")(h)
+    h = layers.Activation("relu", name="relu")(h)
+    h = layers.MaxPooling3D(2, name="max_pool")(h)
+    h = layers.Conv3DTranspose(3, 2, strides=2, name="up")(h)
+    h = layers.AveragePooling3D(3, strides=2, padding="same", name="avg_pool")(h)
+    h = layers.Flatten(name="flatten")(h)
+    return keras.Model(x, layers.Dense(CLASSES, name="logits")(h), name="volume")
+
+
 def token_rows(rng):
     """ROWS rows of TOKENS ids in [1, VOCAB), each padded with 0 after a
     length of 2 to TOKENS."""
@@ -252,6 +278,9 @@ def uniform_rows(shape, low, high):
     return lambda rng: rng.uniform(low, high, (ROWS,) + shape).astype(np.float32)
 
 
+# The models whose reference curve is TensorFlow's float32 one.
+FLOAT32_ONLY = ("volume",)
+
 # name: (builder, the rows of x from a generator, seed, rate scale)
 MODELS = {
     "resnet": (resnet, uniform_rows(SHAPE, -1.0, 1.0), 11, 1.0),
@@ -265,6 +294,7 @@ MODELS = {
     "decoder": (decoder, uniform_rows(IMAGE, -1.0, 1.0), 17, 1.0),
     "causal": (causal, uniform_rows(SEQUENCE, -1.0, 1.0), 19, 1.0),
     "dilated": (dilated, uniform_rows(IMAGE, -1.0, 1.0), 20, 1.0),
+    "volume": (volume, uniform_rows(VOLUME, -1.0, 1.0), 22, 1.0),
 }
 
 
@@ -408,8 +438,10 @@ def make(tf, keras, name):
     weights = model.get_weights()
     for optimizer, rate in OPTIMIZERS.items():
         rate *= scale
-        exact = losses(tf, keras, build, weights, data, optimizer, rate, "float64")
         single = losses(tf, keras, build, weights, data, optimizer, rate, "float32")
+        # TensorFlow has no float64 MaxPool3D: volume's curve is its float32.
+        exact = single if name in FLOAT32_ONLY else losses(
+            tf, keras, build, weights, data, optimizer, rate, "float64")
         lines = [json.dumps({"step": step, "loss": a, "loss_f32": b})
                  for step, (a, b) in enumerate(zip(exact, single), 1)]
         write_file("%s_%s.jsonl" % (name, optimizer), "\n".join(lines) + "\n")
@@ -513,6 +545,25 @@ def make_elementwise(tf):
                    ("Softsign", "Sign", "IsFinite", "Expm1", "Log1p"))
 
 
+def make_norm3d(tf):
+    rng = np.random.default_rng(23)
+    scale, offset = rng.uniform(0.5, 2, 3).astype(np.float32), rng.normal(0, 1, 3).astype(np.float32)
+    mean, variance = rng.normal(0, 1, 3).astype(np.float32), rng.uniform(0.5, 2, 3).astype(np.float32)
+
+    @tf.function
+    def norm3d(x):
+        def batch_norm(x, data_format):
+            return tf.raw_ops.FusedBatchNormV3(
+                x=x, scale=scale, offset=offset, mean=mean, variance=variance,
+                epsilon=0.001, data_format=data_format, is_training=False)[0]
+
+        return (batch_norm(x, "NDHWC"),
+                batch_norm(tf.transpose(x, [0, 4, 1, 2, 3]), "NCDHW"))
+
+    x = rng.normal(0, 1, [2, 2, 3, 4, 3]).astype(np.float32)
+    write_function(tf, "norm3d", norm3d, x, ("FusedBatchNormV3",))
+
+
 def main():
     if os.environ.get("PYTHONHASHSEED") != "0":
         # Freezing orders a lowered while loop's nodes by a set's iteration.
@@ -533,6 +584,7 @@ def main():
     # ConvNeXt's library functions.
     make_positions(tf)
     make_elementwise(tf)
+    make_norm3d(tf)
 
 
 if __name__ == "__main__":

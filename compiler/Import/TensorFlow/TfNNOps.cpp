@@ -2,10 +2,13 @@
 //
 // Conv2D, DepthwiseConv2dNative, Conv2DBackpropInput (Keras'
 // Conv2DTranspose), ResizeBilinear and ResizeNearestNeighbor, MaxPool,
-// AvgPool and FusedBatchNorm (V1 to V3, inference form). TensorFlow's default layout is channels-last (NHWC),
-// kiln's convolution and pooling are channels-first: an NHWC input is
-// transposed to NCHW before the kiln op and its result back after it. A
-// filter [KH, KW, C, F] (HWIO) is transposed to kiln's [F, C, KH, KW].
+// AvgPool and FusedBatchNorm (V1 to V3, inference form); Conv3D,
+// Conv3DBackpropInputV2, MaxPool3D and AvgPool3D the same over three
+// spatial dimensions. TensorFlow's default layout is channels-last (NHWC,
+// NDHWC), kiln's convolution and pooling are channels-first: a
+// channels-last input is transposed before the kiln op and its result back
+// after it. A filter [KH, KW, C, F] (HWIO) is transposed to kiln's
+// [F, C, KH, KW] ([KD, KH, KW, C, F] to [F, C, KD, KH, KW]).
 // padding SAME and VALID are resolved into explicit padding here, SAME
 // TensorFlow's way (the odd pixel goes after).
 //
@@ -26,9 +29,6 @@ namespace {
 
 using Result = KilnOpBuilder::Result;
 
-constexpr int64_t kToChannelsFirst[] = {0, 3, 1, 2};
-constexpr int64_t kToChannelsLast[] = {0, 2, 3, 1};
-
 /// A window resolved to explicit padding, per spatial dimension.
 struct TfWindow {
   SmallVector<int64_t> kernel, strides, dilations, padLow, padHigh;
@@ -38,44 +38,47 @@ struct TfWindow {
   }
 };
 
-/// Whether data_format is NHWC (true) or NCHW (false).
-FailureOr<bool> readChannelsLast(TfNode &node) {
-  FailureOr<std::string> format = node.getStringAttr("data_format", "NHWC");
+/// Whether data_format is channels-last (NHWC, or NDHWC for 3 spatial
+/// dimensions: true) or channels-first (NCHW, NCDHW: false).
+FailureOr<bool> readChannelsLast(TfNode &node, int spatial = 2) {
+  StringRef last = spatial == 3 ? "NDHWC" : "NHWC", first = spatial == 3 ? "NCDHW" : "NCHW";
+  FailureOr<std::string> format = node.getStringAttr("data_format", last);
   if (failed(format))
     return failure();
-  if (*format != "NHWC" && *format != "NCHW")
-    return node.emitError()
-           << "expects data_format NHWC or NCHW, got '" << *format << "'";
-  return *format == "NHWC";
+  if (*format != last && *format != first)
+    return node.emitError() << "expects data_format " << last << " or " << first << ", got '"
+                            << *format << "'";
+  return *format == last;
 }
 
-/// A 4-entry attribute in data_format order (strides, ksize, dilations):
-/// its two spatial entries. The batch and channel entries must be 1.
-FailureOr<SmallVector<int64_t>> readSpatial(TfNode &node, StringRef name,
-                                            bool channelsLast, bool required) {
+/// An attribute of one entry per dimension in data_format order (strides,
+/// ksize, dilations): its `spatial` spatial entries. The batch and channel
+/// entries must be 1.
+FailureOr<SmallVector<int64_t>> readSpatial(TfNode &node, StringRef name, bool channelsLast,
+                                            bool required, int spatial = 2) {
   FailureOr<std::optional<SmallVector<int64_t>>> attr = node.getIntsAttr(name);
   if (failed(attr))
     return failure();
   if (!*attr || (*attr)->empty()) {
     if (required)
       return node.emitError() << "expects attribute '" << name << "'";
-    return SmallVector<int64_t>{1, 1};
+    return SmallVector<int64_t>(spatial, 1);
   }
   ArrayRef<int64_t> values = **attr;
-  int64_t h = channelsLast ? 1 : 2, c = channelsLast ? 3 : 1;
-  if (values.size() != 4)
-    return node.emitError() << "expects attribute '" << name
-                            << "' to have 4 entries (one per dimension), got "
-                            << formatIntList(values);
+  int64_t h = channelsLast ? 1 : 2, c = channelsLast ? spatial + 1 : 1;
+  if (values.size() != static_cast<size_t>(spatial + 2))
+    return node.emitError() << "expects attribute '" << name << "' to have " << spatial + 2
+                            << " entries (one per dimension), got " << formatIntList(values);
   if (values[0] != 1 || values[c] != 1)
     return node.emitError()
            << "expects attribute '" << name
            << "' of 1 in the batch and channel dimensions, got "
            << formatIntList(values);
-  if (values[h] < 1 || values[h + 1] < 1)
+  ArrayRef<int64_t> sizes = values.slice(h, spatial);
+  if (llvm::any_of(sizes, [](int64_t size) { return size < 1; }))
     return node.emitError() << "expects attribute '" << name
                             << "' of sizes >= 1, got " << formatIntList(values);
-  return SmallVector<int64_t>{values[h], values[h + 1]};
+  return SmallVector<int64_t>(sizes);
 }
 
 /// strides, dilations (when `hasDilations`), padding and explicit_paddings
@@ -85,18 +88,19 @@ FailureOr<TfWindow> readWindow(TfNode &node, ArrayRef<int64_t> sizes,
                                bool hasDilations) {
   TfWindow w;
   w.kernel.assign(kernel.begin(), kernel.end());
+  auto spatial = static_cast<int>(sizes.size());
   FailureOr<SmallVector<int64_t>> strides =
-      readSpatial(node, "strides", channelsLast, /*required=*/true);
+      readSpatial(node, "strides", channelsLast, /*required=*/true, spatial);
   FailureOr<SmallVector<int64_t>> dilations =
       hasDilations
-          ? readSpatial(node, "dilations", channelsLast, false)
-          : FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>{1, 1});
+          ? readSpatial(node, "dilations", channelsLast, false, spatial)
+          : FailureOr<SmallVector<int64_t>>(SmallVector<int64_t>(spatial, 1));
   FailureOr<std::string> padding = node.getStringAttr("padding", "");
   if (failed(strides) || failed(dilations) || failed(padding))
     return failure();
   w.strides = *strides;
   w.dilations = *dilations;
-  if (*padding == "EXPLICIT") {
+  if (*padding == "EXPLICIT" && spatial == 2) {
     FailureOr<std::optional<SmallVector<int64_t>>> pads =
         node.getIntsAttr("explicit_paddings");
     if (failed(pads))
@@ -119,7 +123,7 @@ FailureOr<TfWindow> readWindow(TfNode &node, ArrayRef<int64_t> sizes,
   if (*padding != "SAME" && *padding != "VALID")
     return node.emitError() << "expects padding SAME, VALID or EXPLICIT, got '"
                             << *padding << "'";
-  for (int64_t d = 0; d < 2; ++d) {
+  for (int64_t d = 0; d < spatial; ++d) {
     int64_t total = 0;
     if (*padding == "SAME") {
       // The output keeps ceil(size / stride) positions.
@@ -134,49 +138,75 @@ FailureOr<TfWindow> readWindow(TfNode &node, ArrayRef<int64_t> sizes,
   return w;
 }
 
-/// A 4-D float input: its shape and, channels-first, the value kiln's op
-/// takes.
+/// The permutation from channels-last to channels-first of a rank
+/// (0, rank - 1, 1, ..., rank - 2), or back.
+SmallVector<int64_t> layoutPermutation(int64_t rank, bool toChannelsFirst) {
+  SmallVector<int64_t> perm{0};
+  if (toChannelsFirst)
+    perm.push_back(rank - 1);
+  for (int64_t d = toChannelsFirst ? 1 : 2; d < (toChannelsFirst ? rank - 1 : rank); ++d)
+    perm.push_back(d);
+  if (!toChannelsFirst)
+    perm.push_back(1);
+  return perm;
+}
+
+/// A float input of `spatial` + 2 dimensions: its shape and, channels-first,
+/// the value kiln's op takes.
 FailureOr<std::pair<SmallVector<int64_t>, Value>>
-channelsFirstInput(TfNode &node, bool channelsLast, unsigned index = 0) {
+channelsFirstInput(TfNode &node, bool channelsLast, unsigned index = 0, int spatial = 2) {
   Value x = node.getInput(index);
+  StringRef what = spatial == 3 ? (channelsLast ? "an input [N, D, H, W, C]"
+                                                : "an input [N, C, D, H, W]")
+                                : (channelsLast ? "an input [N, H, W, C]"
+                                                : "an input [N, C, H, W]");
   if (failed(node.requireFloat(x, "an input")) ||
-      failed(node.requireRank(x, 4,
-                              channelsLast ? "an input [N, H, W, C]"
-                                           : "an input [N, C, H, W]")))
+      failed(node.requireRank(x, spatial + 2, what)))
     return failure();
   ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
-  SmallVector<int64_t> nchw =
-      channelsLast
-          ? SmallVector<int64_t>{shape[0], shape[3], shape[1], shape[2]}
-          : SmallVector<int64_t>(shape);
   if (!channelsLast)
-    return std::make_pair(nchw, x);
-  Result transposed = node.getBuilder().transpose(x, kToChannelsFirst);
+    return std::make_pair(SmallVector<int64_t>(shape), x);
+  SmallVector<int64_t> perm = layoutPermutation(spatial + 2, /*toChannelsFirst=*/true);
+  SmallVector<int64_t> first;
+  for (int64_t d : perm)
+    first.push_back(shape[d]);
+  Result transposed = node.getBuilder().transpose(x, perm);
   if (failed(transposed))
     return failure();
-  return std::make_pair(nchw, *transposed);
+  return std::make_pair(first, *transposed);
 }
 
 /// A channels-first result back in the node's layout.
 LogicalResult setLayoutResult(TfNode &node, Result y, bool channelsLast) {
   if (succeeded(y) && channelsLast)
-    y = node.getBuilder().transpose(*y, kToChannelsLast);
+    y = node.getBuilder().transpose(
+        *y, layoutPermutation(KilnOpBuilder::rankOf(*y), /*toChannelsFirst=*/false));
   return node.setResult(0, y);
 }
 
-/// Conv2D and DepthwiseConv2dNative.
-template <bool Depthwise> LogicalResult convertConv(TfNode &node) {
-  FailureOr<bool> channelsLast = readChannelsLast(node);
+/// The permutation of a filter [K..., C, F] (`spatial` K) to kiln's
+/// [F, C, K...].
+SmallVector<int64_t> filterToKiln(int spatial) {
+  SmallVector<int64_t> perm{spatial + 1, spatial};
+  for (int64_t d = 0; d < spatial; ++d)
+    perm.push_back(d);
+  return perm;
+}
+
+/// Conv2D, Conv3D (Spatial 3) and DepthwiseConv2dNative.
+template <bool Depthwise, int Spatial = 2> LogicalResult convertConv(TfNode &node) {
+  FailureOr<bool> channelsLast = readChannelsLast(node, Spatial);
   if (failed(channelsLast))
     return failure();
-  auto input = channelsFirstInput(node, *channelsLast);
+  auto input = channelsFirstInput(node, *channelsLast, 0, Spatial);
   if (failed(input))
     return failure();
   auto &[shape, x] = *input;
   Value filter = node.getInput(1);
-  if (failed(node.requireRank(filter, 4,
-                              Depthwise ? "a filter [KH, KW, C, M]"
-                                        : "a filter [KH, KW, C, F]")))
+  if (failed(node.requireRank(filter, Spatial + 2,
+                              Depthwise      ? "a filter [KH, KW, C, M]"
+                              : Spatial == 3 ? "a filter [KD, KH, KW, C, F]"
+                                             : "a filter [KH, KW, C, F]")))
     return failure();
   ArrayRef<int64_t> f = KilnOpBuilder::shapeOf(filter);
   int64_t channels = shape[1];
@@ -197,18 +227,19 @@ template <bool Depthwise> LogicalResult convertConv(TfNode &node) {
     if (succeeded(kernel))
       kernel = b.reshape(*kernel, {f[2] * f[3], 1, f[0], f[1]});
   } else {
-    if (f[2] < 1 || channels % f[2] || f[3] % (channels / f[2]))
+    int64_t in = f[Spatial], out = f[Spatial + 1];
+    if (in < 1 || channels % in || out % (channels / in))
       return node.emitError()
              << "expects a filter whose input channels divide " << channels
              << " (the input's) into groups that "
              << "divide its output channels, got shape " << formatIntList(f);
-    groups = channels / f[2];
-    kernel = b.transpose(filter, {3, 2, 0, 1});
+    groups = channels / in;
+    kernel = b.transpose(filter, filterToKiln(Spatial));
   }
   if (failed(kernel))
     return failure();
   FailureOr<TfWindow> window =
-      readWindow(node, ArrayRef<int64_t>(shape).drop_front(2), {f[0], f[1]},
+      readWindow(node, ArrayRef<int64_t>(shape).drop_front(2), f.take_front(Spatial),
                  *channelsLast, /*hasDilations=*/true);
   if (failed(window))
     return failure();
@@ -216,44 +247,51 @@ template <bool Depthwise> LogicalResult convertConv(TfNode &node) {
                          *channelsLast);
 }
 
-/// Conv2DBackpropInput(input_sizes, filter, out_backprop): the gradient of
-/// Conv2D with respect to its input, which Keras' Conv2DTranspose writes:
+/// Conv2DBackpropInput (and Conv3DBackpropInputV2, Spatial 3)(input_sizes,
+/// filter, out_backprop): the gradient of the convolution with respect to
+/// its input, which Keras' Conv2DTranspose (Conv3DTranspose) writes:
 /// kiln.conv_backward_data of out_backprop by the convolution's filter
-/// [KH, KW, C, F] (kiln's [F, C, KH, KW]), for the convolution of an input
-/// of input_sizes (known at import) with the node's window.
-LogicalResult convertConv2DBackpropInput(TfNode &node) {
-  FailureOr<bool> channelsLast = readChannelsLast(node);
+/// [K..., C, F] (kiln's [F, C, K...]), for the convolution of an input of
+/// input_sizes (known at import) with the node's window.
+template <int Spatial = 2> LogicalResult convertConvBackpropInput(TfNode &node) {
+  FailureOr<bool> channelsLast = readChannelsLast(node, Spatial);
   if (failed(channelsLast))
     return failure();
   FailureOr<SmallVector<int64_t>> sizes = node.getConstantInts(0, "input_sizes");
-  auto gradient = channelsFirstInput(node, *channelsLast, 2);
+  auto gradient = channelsFirstInput(node, *channelsLast, 2, Spatial);
   if (failed(sizes) || failed(gradient))
     return failure();
   FailureOr<int64_t> elements = staticElementCount(*sizes);
-  if (sizes->size() != 4 || llvm::any_of(*sizes, [](int64_t d) { return d < 1; }) ||
+  if (sizes->size() != static_cast<size_t>(Spatial + 2) || llvm::any_of(*sizes, [](int64_t d) { return d < 1; }) ||
       failed(elements) || *elements > (int64_t(1) << 31))
-    return node.emitError() << "expects input #0 (input_sizes) to be 4 sizes >= 1 of at "
-                               "most 2^31 elements, got "
+    return node.emitError() << "expects input #0 (input_sizes) to be " << Spatial + 2
+                            << " sizes >= 1 of at most 2^31 elements, got "
                             << formatIntList(*sizes);
-  SmallVector<int64_t> result =
-      *channelsLast ? SmallVector<int64_t>{(*sizes)[0], (*sizes)[3], (*sizes)[1], (*sizes)[2]}
-                    : *sizes;
+  SmallVector<int64_t> result(*sizes);
+  if (*channelsLast) {
+    result.clear();
+    for (int64_t d : layoutPermutation(Spatial + 2, /*toChannelsFirst=*/true))
+      result.push_back((*sizes)[d]);
+  }
   Value filter = node.getInput(1);
-  if (failed(node.requireRank(filter, 4, "a filter [KH, KW, C, F]")))
+  if (failed(node.requireRank(filter, Spatial + 2,
+                              Spatial == 3 ? "a filter [KD, KH, KW, C, F]"
+                                           : "a filter [KH, KW, C, F]")))
     return failure();
   ArrayRef<int64_t> f = KilnOpBuilder::shapeOf(filter);
   auto &[shape, dy] = *gradient;
-  if (f[2] != result[1] || f[3] != shape[1])
-    return node.emitError() << "expects a filter [KH, KW, " << result[1] << ", " << shape[1]
+  if (f[Spatial] != result[1] || f[Spatial + 1] != shape[1])
+    return node.emitError() << "expects a filter [" << (Spatial == 3 ? "KD, " : "")
+                            << "KH, KW, " << result[1] << ", " << shape[1]
                             << "] (the result's and out_backprop's channels), got "
                             << formatIntList(f);
   FailureOr<TfWindow> window =
-      readWindow(node, ArrayRef<int64_t>(result).drop_front(2), {f[0], f[1]}, *channelsLast,
-                 /*hasDilations=*/true);
+      readWindow(node, ArrayRef<int64_t>(result).drop_front(2), f.take_front(Spatial),
+                 *channelsLast, /*hasDilations=*/true);
   if (failed(window))
     return failure();
   KilnOpBuilder &b = node.getBuilder();
-  Result kernel = b.transpose(filter, {3, 2, 0, 1});
+  Result kernel = b.transpose(filter, filterToKiln(Spatial));
   if (failed(kernel))
     return failure();
   return setLayoutResult(node, b.convTranspose(dy, *kernel, window->attrs(), 1, result),
@@ -317,15 +355,16 @@ template <bool Bilinear> LogicalResult convertResize(TfNode &node) {
   return failed(y) ? failure() : node.setResult(0, *y);
 }
 
-/// MaxPool and AvgPool. TensorFlow's average divides by the number of input
-/// elements in the window (padding excluded).
-template <bool Max> LogicalResult convertPool(TfNode &node) {
-  FailureOr<bool> channelsLast = readChannelsLast(node);
+/// MaxPool and AvgPool (MaxPool3D and AvgPool3D: Spatial 3). TensorFlow's
+/// average divides by the number of input elements in the window (padding
+/// excluded).
+template <bool Max, int Spatial = 2> LogicalResult convertPool(TfNode &node) {
+  FailureOr<bool> channelsLast = readChannelsLast(node, Spatial);
   if (failed(channelsLast))
     return failure();
-  auto input = channelsFirstInput(node, *channelsLast);
+  auto input = channelsFirstInput(node, *channelsLast, 0, Spatial);
   FailureOr<SmallVector<int64_t>> kernel =
-      readSpatial(node, "ksize", *channelsLast, /*required=*/true);
+      readSpatial(node, "ksize", *channelsLast, /*required=*/true, Spatial);
   if (failed(input) || failed(kernel))
     return failure();
   auto &[shape, x] = *input;
@@ -347,19 +386,24 @@ template <bool Max> LogicalResult convertPool(TfNode &node) {
 LogicalResult convertFusedBatchNorm(TfNode &node) {
   FailureOr<bool> training = node.getBoolAttr("is_training", true);
   FailureOr<float> epsilon = node.getFloatAttr("epsilon", 1e-4f);
-  FailureOr<bool> channelsLast = readChannelsLast(node);
-  if (failed(training) || failed(epsilon) || failed(channelsLast))
+  if (failed(training) || failed(epsilon))
     return failure();
   if (*training)
     return node.emitError() << "is in training mode (is_training true: batch "
                                "statistics); kiln imports the inference form: "
                                "export the model with training=False";
   Value x = node.getInput(0);
+  int64_t rank = KilnOpBuilder::rankOf(x);
   if (failed(node.requireFloat(x, "an input")) ||
-      failed(node.requireRank(x, 4, "an input of rank 4")))
+      failed(node.requireRank(x, rank == 5 ? 5 : 4, "an input of rank 4 or 5")))
+    return failure();
+  // NHWC or NCHW; NDHWC or NCDHW for rank 5 (BatchNormalization after a
+  // Conv3D).
+  FailureOr<bool> channelsLast = readChannelsLast(node, static_cast<int>(rank) - 2);
+  if (failed(channelsLast))
     return failure();
   ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(x);
-  int64_t channelAxis = *channelsLast ? 3 : 1, channels = shape[channelAxis];
+  int64_t channelAxis = *channelsLast ? rank - 1 : 1, channels = shape[channelAxis];
   KilnOpBuilder &b = node.getBuilder();
   static constexpr StringLiteral kNames[] = {"scale", "offset", "mean",
                                              "variance"};
@@ -371,7 +415,9 @@ LogicalResult convertFusedBatchNorm(TfNode &node) {
       return node.emitError()
              << "expects " << kNames[i - 1] << " of shape [" << channels
              << "] (the input's channels), got " << formatIntList(vShape);
-    Result aligned = *channelsLast ? Result(v) : b.reshape(v, {channels, 1, 1});
+    SmallVector<int64_t> column(rank - 1, 1);
+    column[0] = channels;
+    Result aligned = *channelsLast ? Result(v) : b.reshape(v, column);
     if (failed(aligned))
       return failure();
     perChannel.push_back(*aligned);
@@ -403,7 +449,12 @@ constexpr TfOpConversion kNNOps[] = {
      convertConv<true>},
     {"Conv2DBackpropInput", 3, 3,
      "T data_format dilations explicit_paddings padding strides use_cudnn_on_gpu",
-     convertConv2DBackpropInput},
+     convertConvBackpropInput<2>},
+    {"Conv3D", 2, 2, "T data_format dilations padding strides", convertConv<false, 3>},
+    {"Conv3DBackpropInputV2", 3, 3, "T Tshape data_format dilations padding strides",
+     convertConvBackpropInput<3>},
+    {"MaxPool3D", 1, 1, "T data_format ksize padding strides", convertPool<true, 3>},
+    {"AvgPool3D", 1, 1, "T data_format ksize padding strides", convertPool<false, 3>},
     {"ResizeBilinear", 2, 2, "T align_corners half_pixel_centers", convertResize<true>},
     {"ResizeNearestNeighbor", 2, 2, "T align_corners half_pixel_centers",
      convertResize<false>},
