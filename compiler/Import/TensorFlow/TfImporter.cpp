@@ -21,6 +21,7 @@
 #include "compiler/Import/ForwardFunction.h"
 #include "compiler/Import/TensorFlow/TfGraph.h"
 #include "compiler/Import/TensorFlow/TfGraphFile.h"
+#include "compiler/Import/TensorFlow/TfDilatedConvs.h"
 #include "compiler/Import/TensorFlow/TfInlineCalls.h"
 #include "compiler/Import/TensorFlow/TfOps.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
@@ -362,6 +363,8 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
   }
   fileNodes = file->graph.node_size();
   if (failed(inlineTfFunctionCalls(*file, [this](int i) { return nodeLoc(i); })))
+    return nullptr;
+  if (failed(foldTfDilatedConvolutions(file->graph, [this](int i) { return nodeLoc(i); })))
     return nullptr;
   FailureOr<TfSparseLookups> sparse =
       rewriteTfSparseLookups(file->graph, [this](int i) { return nodeLoc(i); });

@@ -23,6 +23,7 @@
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/TensorFlow/TfGraph.h"
+#include "compiler/Import/TensorFlow/TfRewrites.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -50,15 +51,6 @@ bool isShapeArithmetic(StringRef op) {
   return llvm::is_contained({"Pack", "StridedSlice", "Shape", "Slice", "Cast",
                              "ConcatV2", "Prod", "GatherV2", "Reshape", "Identity"},
                             op);
-}
-
-/// The string naming a node's first data input (control inputs, `^name`,
-/// may come anywhere in a file TensorFlow did not write).
-std::string firstDataInput(const tensorflow::NodeDef &node) {
-  for (const std::string &input : node.input())
-    if (!StringRef(input).starts_with("^"))
-      return input;
-  return {};
 }
 
 /// A SparseTensor input: its Placeholders (shape -1 where no lookup reads
@@ -149,29 +141,7 @@ TfOutputRef LookupMatcher::through(TfOutputRef ref) {
 }
 
 std::optional<SmallVector<int64_t>> LookupMatcher::constantInts(TfOutputRef ref) {
-  if (!is(ref, "Const"))
-    return std::nullopt;
-  const tensorflow::NodeDef &node = graph.node(ref.node);
-  auto value = node.attr().find("value");
-  if (value == node.attr().end() ||
-      value->second.value_case() != tensorflow::AttrValue::kTensor)
-    return std::nullopt;
-  // The lookups' constants are axes and slice bounds: a few elements.
-  FailureOr<SmallVector<int64_t>> dims = getTfShape(value->second.tensor().tensor_shape());
-  if (failed(dims) || dims->size() > 1 || (dims->size() == 1 && (*dims)[0] > 8))
-    return std::nullopt;
-  FailureOr<DenseElementsAttr> decoded =
-      decodeTfTensor(value->second.tensor(), nodeLoc(ref.node));
-  if (failed(decoded)) {
-    broken = true;
-    return std::nullopt;
-  }
-  if (!llvm::isa<IntegerType>(decoded->getElementType()) || decoded->getNumElements() > 8)
-    return std::nullopt;
-  SmallVector<int64_t> ints;
-  for (const APInt &v : decoded->getValues<APInt>())
-    ints.push_back(v.getSExtValue());
-  return ints;
+  return readSmallConstantInts(graph, ref, nodeLoc, broken);
 }
 
 TfOutputRef LookupMatcher::firstColumnOf(TfOutputRef ref) {
@@ -400,12 +370,6 @@ LogicalResult checkSparseInputs(const TfGraph &graph, ArrayRef<Lookup> lookups,
     }
   }
   return success();
-}
-
-void makeNoOp(tensorflow::NodeDef &node) {
-  node.set_op("NoOp");
-  node.clear_input();
-  node.clear_attr();
 }
 
 } // namespace

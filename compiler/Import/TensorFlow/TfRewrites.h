@@ -1,0 +1,40 @@
+//===- TfRewrites.h - Helpers of the GraphDef rewrites ----------*- C++ -*-===//
+//
+// What the rewrites that run on a GraphDef before it is imported share
+// (TfSparseLookups.cpp, TfDilatedConvs.cpp): reading the small constants a
+// pattern is checked against, naming a node's inputs, and emptying the
+// nodes a rewrite absorbs.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_COMPILER_IMPORT_TENSORFLOW_TFREWRITES_H
+#define KILN_COMPILER_IMPORT_TENSORFLOW_TFREWRITES_H
+
+#include "compiler/Import/TensorFlow/TfGraph.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace kiln {
+
+/// The integer values of the Const `ref` names (of rank at most `maxRank`,
+/// at most 8 elements: axes, bounds, block shapes), or nullopt for anything
+/// else. A Const that does not decode is reported (one error at its
+/// location) and sets `broken`.
+std::optional<llvm::SmallVector<int64_t>>
+readSmallConstantInts(const TfGraph &graph, TfOutputRef ref,
+                      const std::function<mlir::Location(int)> &nodeLoc, bool &broken,
+                      int maxRank = 1);
+
+/// The string naming a node's first data input (control inputs, `^name`,
+/// may come anywhere in a file TensorFlow did not write).
+std::string firstDataInput(const tensorflow::NodeDef &node);
+
+/// Makes a node a NoOp with no inputs or attributes: what a rewrite
+/// absorbed, which nothing reads any more.
+void makeNoOp(tensorflow::NodeDef &node);
+
+} // namespace kiln
+
+#endif // KILN_COMPILER_IMPORT_TENSORFLOW_TFREWRITES_H
