@@ -97,6 +97,7 @@ def build_cases(keras):
      "ops_tanh_atan": lambda: (lambda i: keras.Model(i, keras.ops.arctan(i) + keras.ops.sinh(i)))(keras.Input((8,))),
      "ops_where": lambda: (lambda i: keras.Model(i, keras.ops.where(i > 0, i, 0.0)))(keras.Input((8,))),
      "ops_triu": lambda: (lambda i: keras.Model(i, keras.ops.triu(i)))(keras.Input((4,4))),
+     "ops_tril_k": lambda: (lambda i: keras.Model(i, keras.ops.tril(i, -1)))(keras.Input((4,4))),
      "ops_matmul_bcast": lambda: (lambda i: keras.Model(i, keras.ops.matmul(i, keras.ops.transpose(i, (0,2,1)))))(keras.Input((4,4))),
      "ops_erfinv": lambda: (lambda i: keras.Model(i, keras.ops.erfinv(keras.ops.tanh(i))))(keras.Input((8,))),
     })

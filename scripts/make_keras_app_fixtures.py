@@ -59,7 +59,9 @@ curve is TensorFlow's float32 one (TensorFlow has no float64 MaxPool3D).
 
 And elementwise.pb, a tf.function of x [2, 8] (values from 1e-8 to 20,
 0, infinities and NaN): softsign, sign, is_finite, expm1 and log1p (each
-also of the first row divided by it, so that near 0 every digit shows);
+also of the first row divided by it, so that near 0 every digit shows),
+Bucketize (NaN counted at or above every boundary), min(max(x, 3), 2)
+(NaN stays NaN) and broadcast_to;
 elementwise.reference.npz as pads'.
 
 And norm3d.pb, a tf.function of x [2, 2, 3, 4, 3]: FusedBatchNormV3 in
@@ -537,12 +539,18 @@ def make_elementwise(tf):
         # show each digit expm1 and log1p keep (1 + x / 2 and 1 - x / 2).
         return (tf.nn.softsign(x), tf.math.sign(x), tf.math.is_finite(x),
                 tf.math.expm1(x[0]) / x[0], tf.math.log1p(x[0]) / x[0],
-                tf.math.expm1(finite), tf.math.log1p(tf.abs(finite)))
+                tf.math.expm1(finite), tf.math.log1p(tf.abs(finite)),
+                # A NaN is at or above every boundary (upper_bound).
+                tf.raw_ops.Bucketize(input=x, boundaries=[-1.0, 0.0, 1.0]),
+                # Floats are not folded: NaN stays NaN.
+                tf.minimum(tf.maximum(x, 3.0), 2.0),
+                tf.broadcast_to(x[0], [3, 8]))
 
     x = np.array([[1e-8, -3e-7, 2e-4, -0.01, 0.3, -0.45, 0.5, -0.7],
                   [2.0, -3.0, 20.0, -20.0, 0.0, np.inf, -np.inf, np.nan]], np.float32)
     write_function(tf, "elementwise", elementwise, x,
-                   ("Softsign", "Sign", "IsFinite", "Expm1", "Log1p"))
+                   ("Softsign", "Sign", "IsFinite", "Expm1", "Log1p", "Bucketize",
+                    "BroadcastTo"))
 
 
 def make_norm3d(tf):

@@ -153,6 +153,13 @@ Result buildOneHot(KilnOpBuilder &b, Value indices, int64_t depth, int64_t axis,
   ArrayRef<int64_t> shape = KilnOpBuilder::shapeOf(indices);
   Type indexType = getElementTypeOrSelf(indices.getType());
   int64_t rank = static_cast<int64_t>(shape.size()) + 1;
+  int64_t elements = depth;
+  for (int64_t size : shape) {
+    if (size > 0 && elements > (int64_t(1) << 31) / size)
+      return b.emitError() << "would make a one-hot tensor of more than 2^31 elements ("
+                           << depth << " per index)";
+    elements *= size;
+  }
   // Indices in [-depth, 0) count from the end.
   auto splat = [&](Type type, double value) -> Result {
     auto tensorType = RankedTensorType::get(shape, type);

@@ -39,7 +39,8 @@ buildTopK(KilnOpBuilder &b, mlir::Value x, int64_t axis, int64_t k, bool largest
 /// dimension `axis` (of `depth` in [1, 2^24]; axis in [0, rank]) and
 /// `offValue` elsewhere, in their type. An index outside [0, depth) gives
 /// `offValue` throughout, except that with `wrapNegative` (ONNX) one in
-/// [-depth, 0) counts from the end.
+/// [-depth, 0) counts from the end. One error for a result of more than
+/// 2^31 elements.
 KilnOpBuilder::Result buildOneHot(KilnOpBuilder &b, mlir::Value indices, int64_t depth,
                                   int64_t axis, mlir::Attribute onValue,
                                   mlir::Attribute offValue, bool wrapNegative);

@@ -38,9 +38,13 @@ FailureOr<Blocks> readBlocks(TfNode &node, StringRef pairs) {
     return failure();
   b.shape.assign(shape->begin(), shape->end());
   b.blocks = *blocks;
-  auto m = static_cast<int64_t>(b.blocks.size());
-  if (m < 1 || m + 1 > static_cast<int64_t>(b.shape.size()))
-    return node.emitError() << "expects 1 to " << b.shape.size() - 1
+  auto m = static_cast<int64_t>(b.blocks.size()), rank = static_cast<int64_t>(b.shape.size());
+  if (rank < 2)
+    return node.emitError() << "expects an input of rank >= 2 (a batch and a block "
+                               "dimension), got shape "
+                            << formatIntList(b.shape);
+  if (m < 1 || m + 1 > rank)
+    return node.emitError() << "expects 1 to " << rank - 1
                             << " block dimensions for an input of shape "
                             << formatIntList(b.shape) << ", got " << m;
   for (int64_t size : b.blocks)
@@ -56,8 +60,8 @@ FailureOr<Blocks> readBlocks(TfNode &node, StringRef pairs) {
                             << ", 2], known at import time";
   for (auto [k, value] : llvm::enumerate(given.getValues<APInt>())) {
     int64_t amount = value.getSExtValue();
-    if (amount < 0)
-      return node.emitError() << "expects " << pairs << " >= 0, got " << amount
+    if (amount < 0 || amount > (int64_t(1) << 24))
+      return node.emitError() << "expects " << pairs << " in [0, 2^24], got " << amount
                               << " for block dimension " << k / 2;
     (k % 2 ? b.after : b.before).push_back(amount);
   }

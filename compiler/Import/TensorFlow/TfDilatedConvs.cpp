@@ -31,30 +31,20 @@ struct DilatedChain {
   int64_t dilations[2] = {1, 1}, padLow[2] = {0, 0}, padHigh[2] = {0, 0};
 };
 
-class ChainMatcher {
+class ChainMatcher : public TfPatternMatcher {
 public:
   ChainMatcher(const TfGraph &graph, const std::function<Location(int)> &nodeLoc)
-      : graph(graph), nodeLoc(nodeLoc) {}
+      : TfPatternMatcher(graph, nodeLoc) {}
 
   /// The chain that ends at BatchToSpaceND `node`, if it is one.
   std::optional<DilatedChain> match(int node);
 
-  bool broken = false;
-
 private:
-  TfOutputRef input(int node, unsigned k) const {
-    ArrayRef<TfOutputRef> inputs = graph.getInputs(node);
-    return k < inputs.size() ? inputs[k] : TfOutputRef{};
-  }
-  bool is(TfOutputRef ref, StringRef op) const {
-    return ref.node >= 0 && ref.output == 0 && graph.node(ref.node).op() == op;
-  }
+  /// Whether `ref` is output 0 of a node of `op` (the ops matched have one).
+  bool isResult(TfOutputRef ref, StringRef op) const { return is(ref, op) && ref.output == 0; }
   /// Whether node `node` is read by `reader` alone.
   bool readOnlyBy(int node, int reader) const {
     return llvm::all_of(graph.getConsumers(node), [&](int c) { return c == reader; });
-  }
-  std::optional<SmallVector<int64_t>> ints(TfOutputRef ref, int maxRank = 1) {
-    return readSmallConstantInts(graph, ref, nodeLoc, broken, maxRank);
   }
   /// An int-list attribute, empty when absent.
   SmallVector<int64_t> intsAttr(int node, StringRef name) const {
@@ -70,8 +60,6 @@ private:
   /// Whether `conv` is an NHWC VALID convolution of stride and dilation 1.
   bool isPlainConvolution(int conv) const;
 
-  const TfGraph &graph;
-  const std::function<Location(int)> &nodeLoc;
 };
 
 bool ChainMatcher::isPlainConvolution(int conv) const {
@@ -88,7 +76,7 @@ std::optional<DilatedChain> ChainMatcher::match(int node) {
   DilatedChain chain;
   chain.batchToSpace = node;
   TfOutputRef produced = input(node, 0);
-  if (is(produced, "Squeeze")) {
+  if (isResult(produced, "Squeeze")) {
     // A Conv1D: [B, L, C] expanded to [B, 1, L, C] around its Conv2D.
     chain.squeeze = produced.node;
     SmallVector<int64_t> dims = intsAttr(chain.squeeze, "squeeze_dims");
@@ -97,7 +85,7 @@ std::optional<DilatedChain> ChainMatcher::match(int node) {
       return std::nullopt;
     produced = input(chain.squeeze, 0);
   }
-  if (!is(produced, "Conv2D") && !is(produced, "DepthwiseConv2dNative"))
+  if (!isResult(produced, "Conv2D") && !isResult(produced, "DepthwiseConv2dNative"))
     return std::nullopt;
   chain.conv = produced.node;
   if (!isPlainConvolution(chain.conv) ||
@@ -105,26 +93,26 @@ std::optional<DilatedChain> ChainMatcher::match(int node) {
     return std::nullopt;
   TfOutputRef blocks = input(chain.conv, 0);
   if (chain.squeeze >= 0) {
-    if (!is(blocks, "ExpandDims"))
+    if (!isResult(blocks, "ExpandDims"))
       return std::nullopt;
     chain.expand = blocks.node;
-    std::optional<SmallVector<int64_t>> axis = ints(input(chain.expand, 1));
+    std::optional<SmallVector<int64_t>> axis = constantInts(input(chain.expand, 1));
     if (!axis || axis->size() != 1 || ((*axis)[0] != -3 && (*axis)[0] != 1) ||
         !readOnlyBy(chain.expand, chain.conv))
       return std::nullopt;
     blocks = input(chain.expand, 0);
   }
-  if (!is(blocks, "SpaceToBatchND") ||
+  if (!isResult(blocks, "SpaceToBatchND") ||
       !readOnlyBy(blocks.node, chain.expand >= 0 ? chain.expand : chain.conv))
     return std::nullopt;
   chain.spaceToBatch = blocks.node;
   // The same blocks on both sides: one per spatial dimension of the input
   // (1 for a Conv1D's, 2 for a Conv2D's).
   size_t spatial = chain.squeeze >= 0 ? 1 : 2;
-  std::optional<SmallVector<int64_t>> shape = ints(input(chain.spaceToBatch, 1));
-  std::optional<SmallVector<int64_t>> shapeBack = ints(input(node, 1));
-  std::optional<SmallVector<int64_t>> pads = ints(input(chain.spaceToBatch, 2), 2);
-  std::optional<SmallVector<int64_t>> crops = ints(input(node, 2), 2);
+  std::optional<SmallVector<int64_t>> shape = constantInts(input(chain.spaceToBatch, 1));
+  std::optional<SmallVector<int64_t>> shapeBack = constantInts(input(node, 1));
+  std::optional<SmallVector<int64_t>> pads = constantInts(input(chain.spaceToBatch, 2), 2);
+  std::optional<SmallVector<int64_t>> crops = constantInts(input(node, 2), 2);
   if (!shape || !shapeBack || !pads || !crops || *shape != *shapeBack ||
       shape->size() != spatial || pads->size() != 2 * spatial ||
       crops->size() != 2 * spatial)

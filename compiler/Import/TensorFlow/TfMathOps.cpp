@@ -75,29 +75,28 @@ LogicalResult convertErfc(TfNode &node) {
   return node.setResult(0, b.binary<SubOp>(*one, *erf));
 }
 
-/// Minimum; min(max(v, a), b) with scalars a >= b known at import time is
-/// b whatever v is: tf.math.bincount's output size with minlength ==
-/// maxlength (Keras' CategoryEncoding), which DenseBincount needs known.
+/// Minimum; min(max(v, a), b) of integer scalars with a >= b known at
+/// import time is b whatever v is: tf.math.bincount's output size with
+/// minlength == maxlength (Keras' CategoryEncoding), which DenseBincount
+/// needs known. (Not floats: a NaN v gives NaN.)
 LogicalResult convertMinimum(TfNode &node) {
-  auto scalarOf = [](Value value) -> std::optional<double> {
+  auto scalarOf = [](Value value) -> std::optional<int64_t> {
     DenseElementsAttr constant = KilnOpBuilder::constantValueOf(value);
     if (!constant || constant.getType().getRank() != 0)
       return std::nullopt;
-    Attribute element = *constant.value_begin<Attribute>();
-    if (auto i = llvm::dyn_cast<IntegerAttr>(element))
-      return static_cast<double>(i.getValue().getSExtValue());
-    if (auto f = llvm::dyn_cast<FloatAttr>(element))
-      return f.getValueAsDouble();
-    return std::nullopt;
+    auto i = llvm::dyn_cast<IntegerAttr>(*constant.value_begin<Attribute>());
+    if (!i || i.getType().isInteger(1))
+      return std::nullopt;
+    return i.getValue().getSExtValue();
   };
   for (unsigned k : {0u, 1u}) {
     Value bound = node.getInput(k), other = node.getInput(1 - k);
     auto maximum = other.getDefiningOp<MaximumOp>();
-    std::optional<double> upper = scalarOf(bound);
+    std::optional<int64_t> upper = scalarOf(bound);
     if (!maximum || !upper || KilnOpBuilder::rankOf(other) != 0)
       continue;
     for (Value operand : maximum->getOperands())
-      if (std::optional<double> lower = scalarOf(operand); lower && *lower >= *upper) {
+      if (std::optional<int64_t> lower = scalarOf(operand); lower && *lower >= *upper) {
         node.setConstantResult(0, KilnOpBuilder::constantValueOf(bound));
         return success();
       }

@@ -121,8 +121,9 @@ FailureOr<TfWindow> readWindow(TfNode &node, ArrayRef<int64_t> sizes,
     return w;
   }
   if (*padding != "SAME" && *padding != "VALID")
-    return node.emitError() << "expects padding SAME, VALID or EXPLICIT, got '"
-                            << *padding << "'";
+    return node.emitError() << "expects padding SAME, VALID"
+                            << (spatial == 2 ? " or EXPLICIT" : " (EXPLICIT is 2-D only)")
+                            << ", got '" << *padding << "'";
   for (int64_t d = 0; d < spatial; ++d) {
     int64_t total = 0;
     if (*padding == "SAME") {

@@ -193,8 +193,9 @@ LogicalResult convertMatrixBandPart(TfNode &node) {
 }
 
 /// Bucketize(input): how many of the sorted `boundaries` each value is at
-/// or above (Keras' Discretization), as int32: x >= each boundary along a
-/// new last axis, counted.
+/// or above (Keras' Discretization), as int32: the boundaries x is not below
+/// along a new last axis, counted (a NaN is below none, as TensorFlow's
+/// upper_bound has it: all of them).
 LogicalResult convertBucketize(TfNode &node) {
   Value x = node.getInput(0);
   if (failed(node.requireNumeric(x, "an input")))
@@ -217,11 +218,11 @@ LogicalResult convertBucketize(TfNode &node) {
                                                    ArrayRef<float>(**boundaries)));
   if (failed(values) || failed(edges))
     return failure();
-  Result reached = b.compare(ComparePredicate::ge, *values, *edges);
+  Result below = b.compare(ComparePredicate::lt, *values, *edges);
   Result one = b.constant(DenseElementsAttr::get(RankedTensorType::get({}, f32), 1.0f));
   Result zero = b.constant(DenseElementsAttr::get(RankedTensorType::get({}, f32), 0.0f));
-  Result counted = succeeded(reached) && succeeded(one) && succeeded(zero)
-                       ? b.select(*reached, *one, *zero) : Result(failure());
+  Result counted = succeeded(below) && succeeded(one) && succeeded(zero)
+                       ? b.select(*below, *zero, *one) : Result(failure());
   Result buckets = succeeded(counted)
                        ? b.reduce<ReduceSumOp>(*counted, {static_cast<int64_t>(shape->size())},
                                                false)

@@ -27,6 +27,34 @@ readSmallConstantInts(const TfGraph &graph, TfOutputRef ref,
                       const std::function<mlir::Location(int)> &nodeLoc, bool &broken,
                       int maxRank = 1);
 
+/// What the rewrites' pattern matchers share: the graph they walk and the
+/// small constants they read.
+class TfPatternMatcher {
+public:
+  /// Set when a constant of a pattern failed to decode (reported).
+  bool broken = false;
+
+protected:
+  TfPatternMatcher(const TfGraph &graph, const std::function<mlir::Location(int)> &nodeLoc)
+      : graph(graph), nodeLoc(nodeLoc) {}
+
+  /// Data input `k` of `node`, or an invalid ref.
+  TfOutputRef input(int node, unsigned k) const {
+    llvm::ArrayRef<TfOutputRef> inputs = graph.getInputs(node);
+    return k < inputs.size() ? inputs[k] : TfOutputRef{};
+  }
+  /// Whether `ref` is an output of a node of `op`.
+  bool is(TfOutputRef ref, llvm::StringRef op) const {
+    return ref.node >= 0 && graph.node(ref.node).op() == op;
+  }
+  std::optional<llvm::SmallVector<int64_t>> constantInts(TfOutputRef ref, int maxRank = 1) {
+    return readSmallConstantInts(graph, ref, nodeLoc, broken, maxRank);
+  }
+
+  const TfGraph &graph;
+  const std::function<mlir::Location(int)> &nodeLoc;
+};
+
 /// The string naming a node's first data input (control inputs, `^name`,
 /// may come anywhere in a file TensorFlow did not write).
 std::string firstDataInput(const tensorflow::NodeDef &node);

@@ -70,6 +70,20 @@ LogicalResult convertReverseV2(TfNode &node) {
   return node.setResult(0, y);
 }
 
+/// BroadcastTo(input, shape): numpy broadcasting to a shape known at
+/// import (keras.ops.triu/tril with k != 0 write it), at most 2^31 elements.
+LogicalResult convertBroadcastTo(TfNode &node) {
+  FailureOr<SmallVector<int64_t>> shape = node.getConstantInts(1, "shape");
+  if (failed(shape))
+    return failure();
+  FailureOr<int64_t> elements = staticElementCount(*shape);
+  if (llvm::any_of(*shape, [](int64_t d) { return d < 1; }) || failed(elements) ||
+      *elements > (int64_t(1) << 31))
+    return node.emitError() << "expects a shape of sizes >= 1 and at most 2^31 elements, got "
+                            << formatIntList(*shape);
+  return node.setResult(0, node.getBuilder().broadcastTo(node.getInput(0), *shape));
+}
+
 /// StopGradient: the identity through which kiln-autodiff takes no
 /// gradient.
 LogicalResult convertStopGradient(TfNode &node) {
@@ -478,6 +492,7 @@ constexpr TfOpConversion kShapeOps[] = {
     {"Split", 2, 2, "T num_split", convertSplit<false>},
     {"SplitV", 3, 3, "T Tlen num_split", convertSplit<true>},
     {"Tile", 2, 2, "T Tmultiples", convertTile},
+    {"BroadcastTo", 2, 2, "T Tidx", convertBroadcastTo},
     {"GatherV2", 3, 3, "Tparams Tindices Taxis batch_dims", convertGather},
     {"Gather", 2, 2, "Tparams Tindices validate_indices", convertGather},
     {"Shape", 1, 1, "T out_type", convertShapeOf<0>},

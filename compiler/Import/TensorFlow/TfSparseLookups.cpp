@@ -75,25 +75,15 @@ struct Lookup {
   SmallVector<int> absorbed;
 };
 
-class LookupMatcher {
+class LookupMatcher : public TfPatternMatcher {
 public:
   LookupMatcher(const TfGraph &graph, const std::function<Location(int)> &nodeLoc)
-      : graph(graph), nodeLoc(nodeLoc) {}
+      : TfPatternMatcher(graph, nodeLoc) {}
 
   /// The lookup whose segment reduction is node `segment`, if it matches.
   std::optional<Lookup> match(int segment);
 
-  /// Set when a constant inside a lookup failed to decode (reported).
-  bool broken = false;
-
 private:
-  TfOutputRef input(int node, unsigned k) const {
-    ArrayRef<TfOutputRef> inputs = graph.getInputs(node);
-    return k < inputs.size() ? inputs[k] : TfOutputRef{};
-  }
-  bool is(TfOutputRef ref, StringRef op) const {
-    return ref.node >= 0 && graph.node(ref.node).op() == op;
-  }
   int64_t intAttr(int node, StringRef name) const {
     auto it = graph.node(node).attr().find(name.str());
     return it == graph.node(node).attr().end() ? 0 : it->second.i();
@@ -105,8 +95,6 @@ private:
   }
   /// Follows Identity nodes back from `ref`, absorbing them.
   TfOutputRef through(TfOutputRef ref);
-  /// A Const's integer values, or nullopt.
-  std::optional<SmallVector<int64_t>> constantInts(TfOutputRef ref);
   bool isConstant(TfOutputRef ref, ArrayRef<int64_t> values) {
     std::optional<SmallVector<int64_t>> ints = constantInts(ref);
     return ints && llvm::equal(*ints, values);
@@ -125,8 +113,6 @@ private:
   bool isPlaceholder(TfOutputRef ref, llvm::ArrayRef<int> dataTypes, int rank,
                      int64_t columns) const;
 
-  const TfGraph &graph;
-  const std::function<Location(int)> &nodeLoc;
   SmallVector<int> absorbed;
 };
 
@@ -140,9 +126,6 @@ TfOutputRef LookupMatcher::through(TfOutputRef ref) {
   return ref;
 }
 
-std::optional<SmallVector<int64_t>> LookupMatcher::constantInts(TfOutputRef ref) {
-  return readSmallConstantInts(graph, ref, nodeLoc, broken);
-}
 
 TfOutputRef LookupMatcher::firstColumnOf(TfOutputRef ref) {
   if (is(ref, "Cast")) {
