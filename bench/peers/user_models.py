@@ -26,6 +26,13 @@ framework exports (an ONNX file, a frozen GraphDef).
     keras_lstm lstm's model in Keras: LSTM(256) (a while loop, as Keras
                writes it without unroll=True) over 32 steps of 128 inputs,
                Dense(10); frozen the same way.
+    keras_atrous
+               DeepLab's atrous convolutions in Keras: Conv2D(32, 3, relu,
+               same) then three 3x3 Conv2D(32) dilated 2, 4 and 2 (relu,
+               same; TensorFlow writes each as SpaceToBatchND, Conv2D and
+               BatchToSpaceND, which kilnc folds into one dilated
+               convolution), global average pooling, Dense(10), on 32x32x3
+               images, NHWC; frozen the same way.
 
 Every loss is the mean softmax cross-entropy of the logits against integer
 labels. The convnets train with SGD and momentum 0.9 at 1e-3, the encoder
@@ -75,6 +82,9 @@ MODELS = {
     "keras_lstm": {"framework": "tf", "batch": 64, "input": "x", "shape": [64, 32, 128],
                    "dtype": "float32", "classes": 10, "output": "Identity", "seed": 16,
                    "optimizer": ["--optimizer=adam", "--lr=0.001"]},
+    "keras_atrous": {"framework": "tf", "batch": 16, "input": "x", "shape": [16, 32, 32, 3],
+                     "dtype": "float32", "classes": 10, "output": "Identity", "seed": 17,
+                     "optimizer": CONVNET_OPTIMIZER, "max_steps": 40},
 }
 ENCODER = {"d_model": 128, "heads": 4, "feed_forward": 512, "layers": 2}
 RECURRENT_HIDDEN = 256
@@ -158,6 +168,13 @@ def keras_model(name):
         # As users build it: a while loop over the steps (no unroll=True),
         # which kilnc unrolls at import.
         h = layers.LSTM(RECURRENT_HIDDEN, name="lstm")(x)
+        return keras.Model(x, layers.Dense(spec["classes"], name="head")(h), name=name)
+    if name == "keras_atrous":
+        h = layers.Conv2D(32, 3, padding="same", activation="relu", name="stem")(x)
+        for k, rate in enumerate((2, 4, 2)):
+            h = layers.Conv2D(32, 3, dilation_rate=rate, padding="same", activation="relu",
+                              name="atrous%d" % k)(h)
+        h = layers.GlobalAveragePooling2D(name="pool")(h)
         return keras.Model(x, layers.Dense(spec["classes"], name="head")(h), name=name)
     h = layers.Conv2D(32, 3, padding="same", activation="relu", name="conv1")(x)
     h = layers.MaxPooling2D(2, name="pool1")(h)
