@@ -29,6 +29,8 @@ struct DilatedChain {
   int spaceToBatch, expand = -1, conv, squeeze = -1, batchToSpace;
   /// Per spatial dimension of the convolution (H, W): dilation and padding.
   int64_t dilations[2] = {1, 1}, padLow[2] = {0, 0}, padHigh[2] = {0, 0};
+  /// What SpaceToBatchND added to each dimension (before the crops).
+  int64_t padded[2] = {0, 0};
 };
 
 class ChainMatcher : public TfPatternMatcher {
@@ -44,7 +46,9 @@ private:
   bool isResult(TfOutputRef ref, StringRef op) const { return is(ref, op) && ref.output == 0; }
   /// Whether node `node` is read by `reader` alone.
   bool readOnlyBy(int node, int reader) const {
-    return llvm::all_of(graph.getConsumers(node), [&](int c) { return c == reader; });
+    return llvm::all_of(graph.getConsumers(node), [&](int c) { return c == reader; }) &&
+           llvm::count_if(graph.getInputs(reader),
+                          [&](TfOutputRef in) { return in.node == node; }) == 1;
   }
   /// An int-list attribute, empty when absent.
   SmallVector<int64_t> intsAttr(int node, StringRef name) const {
@@ -111,21 +115,31 @@ std::optional<DilatedChain> ChainMatcher::match(int node) {
   size_t spatial = chain.squeeze >= 0 ? 1 : 2;
   std::optional<SmallVector<int64_t>> shape = constantInts(input(chain.spaceToBatch, 1));
   std::optional<SmallVector<int64_t>> shapeBack = constantInts(input(node, 1));
-  std::optional<SmallVector<int64_t>> pads = constantInts(input(chain.spaceToBatch, 2), 2);
-  std::optional<SmallVector<int64_t>> crops = constantInts(input(node, 2), 2);
+  SmallVector<int64_t> padsShape, cropsShape;
+  std::optional<SmallVector<int64_t>> pads =
+      constantInts(input(chain.spaceToBatch, 2), 2, &padsShape);
+  std::optional<SmallVector<int64_t>> crops = constantInts(input(node, 2), 2, &cropsShape);
+  auto pairs = SmallVector<int64_t>{static_cast<int64_t>(spatial), 2};
   if (!shape || !shapeBack || !pads || !crops || *shape != *shapeBack ||
-      shape->size() != spatial || pads->size() != 2 * spatial ||
-      crops->size() != 2 * spatial)
+      shape->size() != spatial || padsShape != pairs || cropsShape != pairs)
+    return std::nullopt;
+  // What SpaceToBatchND and BatchToSpaceND accept (TfBlockOps.cpp); the
+  // padded size's divisibility is checked on import (kBlockPaddingAttr).
+  auto within = [](int64_t v, int64_t low) { return v >= low && v <= (int64_t(1) << 24); };
+  if (!llvm::all_of(*shape, [&](int64_t b) { return within(b, 1); }) ||
+      !llvm::all_of(*pads, [&](int64_t p) { return within(p, 0); }) ||
+      !llvm::all_of(*crops, [&](int64_t c) { return within(c, 0); }))
     return std::nullopt;
   // A Conv1D's length is the Conv2D's W (its H, of size 1, undilated).
   size_t first = spatial == 1 ? 1 : 0;
   for (size_t d = 0; d < spatial; ++d) {
     int64_t low = (*pads)[2 * d] - (*crops)[2 * d], high = (*pads)[2 * d + 1] - (*crops)[2 * d + 1];
-    if ((*shape)[d] < 1 || low < 0 || high < 0)
+    if (low < 0 || high < 0)
       return std::nullopt;
     chain.dilations[first + d] = (*shape)[d];
     chain.padLow[first + d] = low;
     chain.padHigh[first + d] = high;
+    chain.padded[first + d] = (*pads)[2 * d] + (*pads)[2 * d + 1];
   }
   return chain;
 }
@@ -140,7 +154,8 @@ void setInts(tensorflow::NodeDef &node, StringRef name, ArrayRef<int64_t> values
 } // namespace
 
 LogicalResult foldTfDilatedConvolutions(tensorflow::GraphDef &graphDef,
-                                        std::function<Location(int)> nodeLoc) {
+                                        std::function<Location(int)> nodeLoc,
+                                        const llvm::StringSet<> &outputs) {
   if (llvm::none_of(graphDef.node(), [](const tensorflow::NodeDef &node) {
         return node.op() == "BatchToSpaceND";
       }))
@@ -156,7 +171,9 @@ LogicalResult foldTfDilatedConvolutions(tensorflow::GraphDef &graphDef,
     std::optional<DilatedChain> chain = matcher.match(i);
     if (matcher.broken)
       return failure();
-    if (chain)
+    auto named = [&](int n) { return n >= 0 && outputs.contains(graph.node(n).name()); };
+    if (chain && !named(chain->spaceToBatch) && !named(chain->expand) && !named(chain->conv) &&
+        !named(chain->squeeze))
       chains.push_back(*chain);
   }
   for (const DilatedChain &chain : chains) {
@@ -171,6 +188,8 @@ LogicalResult foldTfDilatedConvolutions(tensorflow::GraphDef &graphDef,
     setInts(conv, "explicit_paddings", {0, 0, chain.padLow[0], chain.padHigh[0], chain.padLow[1],
                                         chain.padHigh[1], 0, 0});
     (*conv.mutable_attr())["padding"].set_s("EXPLICIT");
+    setInts(conv, kBlockPaddingAttr,
+            {chain.dilations[0], chain.padded[0], chain.dilations[1], chain.padded[1]});
     tensorflow::NodeDef &back = *graphDef.mutable_node(chain.batchToSpace);
     std::string result = graphDef.node(chain.squeeze >= 0 ? chain.squeeze : chain.conv).name();
     tensorflow::AttrValue type = back.attr().count("T") ? back.attr().at("T")

@@ -17,18 +17,28 @@
 
 #include "compiler/Import/TensorFlow/TfGraphFile.h"
 
+#include "llvm/ADT/StringSet.h"
+
 #include <functional>
 
 namespace kiln {
 
+/// The attribute a folded convolution carries, [block, padding added] per
+/// spatial dimension (H, W): SpaceToBatchND required block | size +
+/// padding, which the convolution's import checks (its input's shape is
+/// known only then).
+constexpr llvm::StringLiteral kBlockPaddingAttr = "_kiln_block_padding";
+
 /// Rewrites each SpaceToBatchND -> [ExpandDims ->] Conv2D or
 /// DepthwiseConv2dNative -> [Squeeze ->] BatchToSpaceND whose convolution
-/// is NHWC, VALID, of stride and dilation 1 and read only by the chain, and
-/// whose padding less the crops is >= 0, into the dilated convolution;
-/// others stay as they are. Fails (one error, at `nodeLoc(i)`) only for a
+/// is NHWC, VALID, of stride and dilation 1 and read only by the chain,
+/// none of whose nodes but the last `outputs` names (--outputs), and whose
+/// padding less the crops is >= 0, into the dilated convolution; others
+/// stay as they are. Fails (one error, at `nodeLoc(i)`) only for a
 /// Const inside such a chain that does not decode.
 mlir::LogicalResult foldTfDilatedConvolutions(tensorflow::GraphDef &graph,
-                                              std::function<mlir::Location(int)> nodeLoc);
+                                              std::function<mlir::Location(int)> nodeLoc,
+                                              const llvm::StringSet<> &outputs);
 
 } // namespace kiln
 

@@ -364,10 +364,16 @@ OwningOpRef<ModuleOp> TfGraphImporter::import() {
   fileNodes = file->graph.node_size();
   if (failed(inlineTfFunctionCalls(*file, [this](int i) { return nodeLoc(i); })))
     return nullptr;
-  if (failed(foldTfDilatedConvolutions(file->graph, [this](int i) { return nodeLoc(i); })))
+  // The rewrites leave alone what --outputs names inside what they rewrite.
+  llvm::StringSet<> named;
+  for (const std::string &name : options.outputs)
+    if (FailureOr<TfInputName> parsed = parseTfInputName(name); succeeded(parsed))
+      named.insert(parsed->node);
+  if (failed(foldTfDilatedConvolutions(file->graph, [this](int i) { return nodeLoc(i); },
+                                       named)))
     return nullptr;
   FailureOr<TfSparseLookups> sparse =
-      rewriteTfSparseLookups(file->graph, [this](int i) { return nodeLoc(i); });
+      rewriteTfSparseLookups(file->graph, [this](int i) { return nodeLoc(i); }, named);
   if (failed(sparse))
     return nullptr;
   sparseLookups = std::move(*sparse);

@@ -18,6 +18,7 @@
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Resize.h"
+#include "compiler/Import/TensorFlow/TfDilatedConvs.h"
 #include "compiler/Import/TensorFlow/TfTensor.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -203,6 +204,20 @@ template <bool Depthwise, int Spatial = 2> LogicalResult convertConv(TfNode &nod
   if (failed(input))
     return failure();
   auto &[shape, x] = *input;
+  // A dilated convolution folded from SpaceToBatchND (TfDilatedConvs.cpp):
+  // the padded sizes had to be multiples of the blocks.
+  FailureOr<std::optional<SmallVector<int64_t>>> blocks = node.getIntsAttr(kBlockPaddingAttr);
+  if (failed(blocks))
+    return failure();
+  if (*blocks && (*blocks)->size() == 4 && Spatial == 2) {
+    for (int64_t d = 0; d < 2; ++d) {
+      int64_t block = (**blocks)[2 * d], padded = shape[2 + d] + (**blocks)[2 * d + 1];
+      if (block >= 1 && padded % block != 0)
+        return node.emitError() << "is the convolution of a SpaceToBatchND that pads dimension "
+                                << d + 1 << " to " << padded << ", which block size " << block
+                                << " does not divide";
+    }
+  }
   Value filter = node.getInput(1);
   if (failed(node.requireRank(filter, Spatial + 2,
                               Depthwise      ? "a filter [KH, KW, C, M]"

@@ -13,7 +13,8 @@ namespace kiln {
 
 std::optional<SmallVector<int64_t>>
 readSmallConstantInts(const TfGraph &graph, TfOutputRef ref,
-                      const std::function<Location(int)> &nodeLoc, bool &broken, int maxRank) {
+                      const std::function<Location(int)> &nodeLoc, bool &broken, int maxRank,
+                      SmallVectorImpl<int64_t> *shape) {
   constexpr int64_t kMaxElements = 8;
   if (ref.node < 0 || graph.node(ref.node).op() != "Const")
     return std::nullopt;
@@ -43,6 +44,8 @@ readSmallConstantInts(const TfGraph &graph, TfOutputRef ref,
   }
   if (!llvm::isa<IntegerType>(decoded->getElementType()))
     return std::nullopt;
+  if (shape)
+    shape->assign(dims->begin(), dims->end());
   SmallVector<int64_t> ints;
   for (const APInt &v : decoded->getValues<APInt>())
     ints.push_back(v.getSExtValue());

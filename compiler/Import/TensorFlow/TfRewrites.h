@@ -20,12 +20,12 @@ namespace kiln {
 
 /// The integer values of the Const `ref` names (of rank at most `maxRank`,
 /// at most 8 elements: axes, bounds, block shapes), or nullopt for anything
-/// else. A Const that does not decode is reported (one error at its
-/// location) and sets `broken`.
+/// else; `dims`, when given, receives its shape. A Const that does not
+/// decode is reported (one error at its location) and sets `broken`.
 std::optional<llvm::SmallVector<int64_t>>
 readSmallConstantInts(const TfGraph &graph, TfOutputRef ref,
                       const std::function<mlir::Location(int)> &nodeLoc, bool &broken,
-                      int maxRank = 1);
+                      int maxRank = 1, llvm::SmallVectorImpl<int64_t> *dims = nullptr);
 
 /// What the rewrites' pattern matchers share: the graph they walk and the
 /// small constants they read.
@@ -47,8 +47,9 @@ protected:
   bool is(TfOutputRef ref, llvm::StringRef op) const {
     return ref.node >= 0 && graph.node(ref.node).op() == op;
   }
-  std::optional<llvm::SmallVector<int64_t>> constantInts(TfOutputRef ref, int maxRank = 1) {
-    return readSmallConstantInts(graph, ref, nodeLoc, broken, maxRank);
+  std::optional<llvm::SmallVector<int64_t>>
+  constantInts(TfOutputRef ref, int maxRank = 1, llvm::SmallVectorImpl<int64_t> *dims = nullptr) {
+    return readSmallConstantInts(graph, ref, nodeLoc, broken, maxRank, dims);
   }
 
   const TfGraph &graph;

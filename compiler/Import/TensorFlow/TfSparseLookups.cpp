@@ -368,7 +368,8 @@ bool isTfSparseLookupOp(StringRef op) {
 
 FailureOr<TfSparseLookups>
 rewriteTfSparseLookups(tensorflow::GraphDef &graphDef,
-                       std::function<Location(int)> nodeLoc) {
+                       std::function<Location(int)> nodeLoc,
+                       const llvm::StringSet<> &outputs) {
   TfSparseLookups result;
   if (llvm::none_of(graphDef.node(), [](const tensorflow::NodeDef &node) {
         return segmentCombiner(node.op()).has_value();
@@ -383,7 +384,8 @@ rewriteTfSparseLookups(tensorflow::GraphDef &graphDef,
     std::optional<Lookup> lookup = matcher.match(i);
     if (matcher.broken)
       return failure();
-    if (lookup)
+    auto named = [&](int n) { return n >= 0 && outputs.contains(graph.node(n).name()); };
+    if (lookup && !named(lookup->gather) && llvm::none_of(lookup->absorbed, named))
       lookups.push_back(std::move(*lookup));
   }
   if (failed(checkSparseInputs(graph, lookups, nodeLoc)))

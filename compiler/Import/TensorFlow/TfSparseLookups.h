@@ -27,6 +27,7 @@
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <functional>
 
@@ -43,13 +44,15 @@ struct TfSparseLookups {
 
 /// Finds the lookups over SparseTensor Placeholders in `graph` and rewrites
 /// each into one node (its other nodes become NoOps). A lookup that does not
-/// match whole is left as it is (its ops are then refused one by one).
+/// match whole, or one of whose inner nodes `outputs` names (--outputs), is
+/// left as it is (its ops are then refused one by one).
 /// One error, at `nodeLoc(i)`, for a SparseTensor that a lookup reads and
 /// another node reads too, for indices and values that two lookups pair
 /// differently, and for a malformed constant inside a lookup.
 mlir::FailureOr<TfSparseLookups>
 rewriteTfSparseLookups(tensorflow::GraphDef &graph,
-                       std::function<mlir::Location(int)> nodeLoc);
+                       std::function<mlir::Location(int)> nodeLoc,
+                       const llvm::StringSet<> &outputs);
 
 /// Whether `op` is one of the ops only a recognized lookup imports: the
 /// error for it points at docs/tensorflow.md.
