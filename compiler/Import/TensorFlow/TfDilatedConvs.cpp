@@ -63,7 +63,6 @@ private:
   }
   /// Whether `conv` is an NHWC VALID convolution of stride and dilation 1.
   bool isPlainConvolution(int conv) const;
-
 };
 
 bool ChainMatcher::isPlainConvolution(int conv) const {
