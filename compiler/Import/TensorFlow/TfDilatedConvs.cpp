@@ -50,17 +50,6 @@ private:
            llvm::count_if(graph.getInputs(reader),
                           [&](TfOutputRef in) { return in.node == node; }) == 1;
   }
-  /// An int-list attribute, empty when absent.
-  SmallVector<int64_t> intsAttr(int node, StringRef name) const {
-    auto it = graph.node(node).attr().find(name.str());
-    if (it == graph.node(node).attr().end())
-      return {};
-    return SmallVector<int64_t>(it->second.list().i().begin(), it->second.list().i().end());
-  }
-  std::string stringAttr(int node, StringRef name) const {
-    auto it = graph.node(node).attr().find(name.str());
-    return it == graph.node(node).attr().end() ? std::string() : it->second.s();
-  }
   /// Whether `conv` is an NHWC VALID convolution of stride and dilation 1.
   bool isPlainConvolution(int conv) const;
 };

@@ -2,6 +2,7 @@
 
 #include "compiler/Import/TensorFlow/TfNode.h"
 
+#include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/TensorFlow/TfGraph.h"
 
 using namespace mlir;
@@ -44,6 +45,15 @@ FailureOr<SmallVector<int64_t>> TfNode::getConstantInts(unsigned i,
   return readConstantInts(
       i, what, "a Const or a value computed from Consts and static shapes",
       "int32 or int64 values");
+}
+
+FailureOr<int64_t> TfNode::getConstantAxis(unsigned i, int64_t rank) {
+  FailureOr<SmallVector<int64_t>> given = getConstantInts(i, "axis");
+  if (failed(given))
+    return failure();
+  if (given->size() != 1)
+    return emitError() << "expects one axis, got " << formatIntList(*given);
+  return normalizeAxis(given->front(), rank);
 }
 
 const tensorflow::AttrValue *TfNode::getAttr(StringRef name) const {

@@ -41,6 +41,9 @@ public:
   /// 1); `what` names it in errors ("shape", "axes").
   mlir::FailureOr<llvm::SmallVector<int64_t>>
   getConstantInts(unsigned i, llvm::StringRef what);
+  /// Input `i` read at import time as one axis of a value of `rank`
+  /// dimensions, made non-negative.
+  mlir::FailureOr<int64_t> getConstantAxis(unsigned i, int64_t rank);
 
   //===--------------------------------------------------------------------===//
   // Attributes

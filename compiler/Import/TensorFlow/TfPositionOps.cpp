@@ -26,17 +26,6 @@ namespace {
 
 using Result = KilnOpBuilder::Result;
 
-/// Input #1 as one axis of input #0 (of `rank` dimensions), made
-/// non-negative.
-FailureOr<int64_t> readAxis(TfNode &node, int64_t rank) {
-  FailureOr<SmallVector<int64_t>> given = node.getConstantInts(1, "axis");
-  if (failed(given))
-    return failure();
-  if (given->size() != 1)
-    return node.emitError() << "expects one axis, got " << formatIntList(*given);
-  return node.normalizeAxis(given->front(), rank);
-}
-
 /// `value` (int64) as the integer type attribute `name` says (int32 unless
 /// `int64ByDefault`).
 Result asIndexType(TfNode &node, Result value, StringRef name, bool int64ByDefault) {
@@ -64,7 +53,7 @@ template <bool Minimum> LogicalResult convertArgExtreme(TfNode &node) {
   FailureOr<ArrayRef<int64_t>> shape = node.getStaticShape(x, "an input");
   if (failed(shape))
     return failure();
-  FailureOr<int64_t> axis = readAxis(node, shape->size());
+  FailureOr<int64_t> axis = node.getConstantAxis(1, shape->size());
   if (failed(axis))
     return failure();
   Result position = buildArgExtreme(node.getBuilder(), x, *axis, Minimum,
@@ -151,7 +140,7 @@ LogicalResult convertCumsum(TfNode &node) {
   FailureOr<bool> reverse = node.getBoolAttr("reverse", false);
   if (failed(shape) || failed(exclusive) || failed(reverse))
     return failure();
-  FailureOr<int64_t> axis = readAxis(node, shape->size());
+  FailureOr<int64_t> axis = node.getConstantAxis(1, shape->size());
   if (failed(axis))
     return failure();
   return node.setResult(0, buildCumSum(node.getBuilder(), x, *axis, *exclusive, *reverse));

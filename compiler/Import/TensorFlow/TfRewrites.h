@@ -47,6 +47,26 @@ protected:
   bool is(TfOutputRef ref, llvm::StringRef op) const {
     return ref.node >= 0 && graph.node(ref.node).op() == op;
   }
+  /// Node `node`'s attributes, each its default when absent: an int (0), a
+  /// type (DT_INVALID), a list of ints (empty), a string (empty).
+  int64_t intAttr(int node, llvm::StringRef name) const {
+    const tensorflow::AttrValue *value = attr(node, name);
+    return value ? value->i() : 0;
+  }
+  int dataType(int node, llvm::StringRef name) const {
+    const tensorflow::AttrValue *value = attr(node, name);
+    return value ? value->type() : tensorflow::DT_INVALID;
+  }
+  llvm::SmallVector<int64_t> intsAttr(int node, llvm::StringRef name) const {
+    const tensorflow::AttrValue *value = attr(node, name);
+    if (!value)
+      return {};
+    return llvm::SmallVector<int64_t>(value->list().i().begin(), value->list().i().end());
+  }
+  std::string stringAttr(int node, llvm::StringRef name) const {
+    const tensorflow::AttrValue *value = attr(node, name);
+    return value ? value->s() : std::string();
+  }
   std::optional<llvm::SmallVector<int64_t>>
   constantInts(TfOutputRef ref, int maxRank = 1, llvm::SmallVectorImpl<int64_t> *dims = nullptr) {
     return readSmallConstantInts(graph, ref, nodeLoc, broken, maxRank, dims);
@@ -54,6 +74,12 @@ protected:
 
   const TfGraph &graph;
   const std::function<mlir::Location(int)> &nodeLoc;
+
+private:
+  const tensorflow::AttrValue *attr(int node, llvm::StringRef name) const {
+    auto it = graph.node(node).attr().find(name.str());
+    return it == graph.node(node).attr().end() ? nullptr : &it->second;
+  }
 };
 
 /// The string naming a node's first data input (control inputs, `^name`,

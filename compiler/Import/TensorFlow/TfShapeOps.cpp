@@ -195,19 +195,11 @@ LogicalResult convertTranspose(TfNode &node) {
 /// ConcatV2(values..., axis) and Concat(axis, values...).
 template <bool AxisFirst> LogicalResult convertConcat(TfNode &node) {
   unsigned count = node.getNumInputs() - 1;
-  unsigned axisInput = AxisFirst ? 0 : count;
-  FailureOr<SmallVector<int64_t>> axisValue =
-      node.getConstantInts(axisInput, "axis");
-  if (failed(axisValue))
-    return failure();
-  if (axisValue->size() != 1)
-    return node.emitError()
-           << "expects one axis, got " << formatIntList(*axisValue);
   SmallVector<Value> inputs;
   for (unsigned i = 0; i < count; ++i)
     inputs.push_back(node.getInput(AxisFirst ? i + 1 : i));
-  FailureOr<int64_t> axis = node.normalizeAxis(
-      axisValue->front(), KilnOpBuilder::rankOf(inputs.front()));
+  FailureOr<int64_t> axis =
+      node.getConstantAxis(AxisFirst ? 0 : count, KilnOpBuilder::rankOf(inputs.front()));
   if (failed(axis))
     return failure();
   if (inputs.size() == 1)
@@ -383,12 +375,7 @@ template <bool WithSizes> LogicalResult convertSplit(TfNode &node) {
   if (failed(count))
     return failure();
   Value x = node.getInput(WithSizes ? 0 : 1);
-  FailureOr<SmallVector<int64_t>> axisValue = node.getConstantInts(WithSizes ? 2 : 0, "axis");
-  if (failed(axisValue))
-    return failure();
-  if (axisValue->size() != 1)
-    return node.emitError() << "expects one axis, got " << formatIntList(*axisValue);
-  FailureOr<int64_t> axis = node.normalizeAxis(axisValue->front(), KilnOpBuilder::rankOf(x));
+  FailureOr<int64_t> axis = node.getConstantAxis(WithSizes ? 2 : 0, KilnOpBuilder::rankOf(x));
   if (failed(axis))
     return failure();
   int64_t dim = KilnOpBuilder::shapeOf(x)[*axis];

@@ -84,15 +84,6 @@ public:
   std::optional<Lookup> match(int segment);
 
 private:
-  int64_t intAttr(int node, StringRef name) const {
-    auto it = graph.node(node).attr().find(name.str());
-    return it == graph.node(node).attr().end() ? 0 : it->second.i();
-  }
-  int dataType(int node, StringRef name) const {
-    auto it = graph.node(node).attr().find(name.str());
-    return it == graph.node(node).attr().end() ? tensorflow::DT_INVALID
-                                               : it->second.type();
-  }
   /// Follows Identity nodes back from `ref`, absorbing them.
   TfOutputRef through(TfOutputRef ref);
   bool isConstant(TfOutputRef ref, ArrayRef<int64_t> values) {
