@@ -553,6 +553,28 @@ def make_elementwise(tf):
                     "BroadcastTo"))
 
 
+def make_rounding(tf):
+    @tf.function
+    def rounding(x):
+        ints = tf.cast(x * 4, tf.int32)
+        return (tf.math.sin(x), tf.math.cos(x), tf.math.atan(x),
+                tf.math.floor(x), tf.math.ceil(x), tf.math.round(x), tf.math.rint(x),
+                tf.math.floormod(x, 0.75), tf.math.floordiv(x, -0.75),
+                tf.raw_ops.TruncateMod(x=x, y=tf.constant(0.75)),
+                tf.math.floormod(ints, 3), tf.math.floordiv(ints, -3),
+                tf.math.is_nan(x), tf.math.is_inf(x), tf.math.round(ints),
+                tf.math.floordiv(ints, 3), tf.math.sinh(x / 4) / (x / 4),
+                tf.math.cosh(x / 4))
+
+    # Halves (to even), 1e-7 (sinh(x) / x keeps its digits), 1e3 and 1e6
+    # angles, infinities and a NaN.
+    x = np.array([[0.5, -0.5, 1.5, 2.5, -2.5, 1e-7, 3.7, -3.7],
+                  [1000.25, -1e6, 0.3, -7.0, np.inf, -np.inf, np.nan, 12.0]], np.float32)
+    write_function(tf, "rounding", rounding, x,
+                   ("Sin", "Cos", "Atan", "Floor", "Ceil", "Round", "Rint", "FloorMod",
+                    "FloorDiv", "TruncateMod", "IsNan", "IsInf", "Sinh", "Cosh"))
+
+
 def make_norm3d(tf):
     rng = np.random.default_rng(23)
     scale, offset = rng.uniform(0.5, 2, 3).astype(np.float32), rng.normal(0, 1, 3).astype(np.float32)
@@ -592,6 +614,7 @@ def main():
     # ConvNeXt's library functions.
     make_positions(tf)
     make_elementwise(tf)
+    make_rounding(tf)
     make_norm3d(tf)
 
 

@@ -3,7 +3,8 @@
 LSTM, GRU and RNN in the forms the exporters do not write, GroupNormalization
 and InstanceNormalization, Resize in every mode, the activations built from
 elementwise ops, Pad and ConvTranspose, ArgMax/CumSum/OneHot/DepthToSpace and
-the reductions beside them, Einsum, special values, and the nodes of those
+the reductions beside them, Einsum, special values, trigonometry, rounding
+and ScatterND, and the nodes of those
 ops kiln refuses. onnxruntime computes their references.
 
 Part of scripts/make_onnx_fixtures.py (its helpers, its main): run that
@@ -121,8 +122,8 @@ def make_bad_recurrent():
 
 
 def make_bad_layer_ops():
-    """Pad, ConvTranspose, CumSum, OneHot and DepthToSpace nodes kiln
-    refuses, one defect each."""
+    """Pad, ConvTranspose, CumSum, OneHot, DepthToSpace, Einsum and
+    ScatterND nodes kiln refuses, one defect each."""
     x = [value("x", FLOAT, [1, 2, 3, 3])]
     y = [value("y", FLOAT, None)]
 
@@ -157,6 +158,16 @@ def make_bad_layer_ops():
     one_node("einsum_ellipsis", "Einsum", ["x", "x"], [], equation="...ij,...jk->...ik")
     one_node("einsum_diagonal", "Einsum", ["x"], [], equation="abii->ab")
     one_node("einsum_sizes", "Einsum", ["x", "x"], [], equation="abij,bajk->abik")
+    updates = numpy_helper.from_array(np.zeros([1, 3, 3], np.float32), "u")
+    one_node("scatter_nd_runtime", "ScatterND", ["x", "i", "u"], [updates],
+             inputs_info=x + [value("i", INT64, [1, 2])])
+    one_node("scatter_nd_reduction", "ScatterND", ["x", "i", "u"],
+             [ints("i", [[0, 1]]), updates], opset=16, reduction="add")
+    one_node("scatter_nd_tuple", "ScatterND", ["x", "i", "u"], [ints("i", [[0, 1, 2, 0, 1]]),
+                                                                 updates])
+    one_node("scatter_nd_updates", "ScatterND", ["x", "i", "u"], [ints("i", [[0, 1]]),
+             numpy_helper.from_array(np.zeros([1, 3], np.float32), "u")])
+    one_node("scatter_nd_range", "ScatterND", ["x", "i", "u"], [ints("i", [[0, 2]]), updates])
 
 
 def save_layout1_reference():
@@ -293,7 +304,6 @@ def make_special_values():
     ReduceLogSumExp of rows of -inf and with +inf, CumSum past an inf,
     OneHot with large int64 values, ReduceSumSquare with noop_with_empty_axes;
     hand-picked inputs, onnxruntime's outputs (special_values.reference.npz)."""
-    import onnxruntime
     nodes = [helper.make_node("ArgMax", ["f"], ["argmax"], name="argmax", axis=1),
              helper.make_node("ArgMin", ["f"], ["argmin"], name="argmin", axis=1),
              helper.make_node("ArgMin", ["i"], ["argmin_int"], name="argmin_int", axis=1),
@@ -316,15 +326,63 @@ def make_special_values():
     outputs = [value(n.output[0], INT64 if n.op_type in ("ArgMax", "ArgMin", "OneHot")
                      else FLOAT, None) for n in nodes]
     m = model("special_values", nodes, inputs, outputs, inits, opset=18, check=False)
-    save(m, "special_values.onnx")
+    save_with_reference("special_values", m, feeds)
+
+
+def save_with_reference(name, m, feeds):
+    """NAME.onnx, and NAME.reference.npz of the hand-picked feeds and
+    onnxruntime's outputs on them."""
+    import onnxruntime
+    save(m, name + ".onnx")
     session = onnxruntime.InferenceSession(m.SerializeToString(),
                                            providers=["CPUExecutionProvider"])
     results = session.run(None, feeds)
     arrays = {"in." + k: v for k, v in feeds.items()}
-    arrays.update({"out." + n.output[0]: r for n, r in zip(nodes, results)})
+    arrays.update({"out." + o.name: r for o, r in zip(m.graph.output, results)})
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)
-    write_bytes("special_values.reference.npz", buffer.getvalue())
+    write_bytes(name + ".reference.npz", buffer.getvalue())
+
+
+def make_trig_rounding():
+    """Sin, Cos, Atan, Floor, Ceil, Round (halves to even), Sign (of floats
+    with 0, -0 and NaN, and of int64), IsNaN and IsInf (each detection), and
+    ScatterND at constant indices (negative ones, a slice per tuple, a tuple
+    written twice: the last wins in both) into a run-time tensor:
+    what torch's exporters write for rotary embeddings, adaptive pooling,
+    softmax's masked rows and Swin's shifted-window mask. Hand-picked
+    inputs, onnxruntime's outputs."""
+    nodes = [helper.make_node(op, ["f"], [op.lower()], name=op.lower())
+             for op in ("Sin", "Cos", "Atan", "Floor", "Ceil", "Round", "Sign")]
+    nodes += [helper.make_node("Sign", ["n"], ["sign_int"], name="sign_int"),
+              helper.make_node("IsNaN", ["g"], ["isnan"], name="isnan"),
+              helper.make_node("IsInf", ["g"], ["isinf"], name="isinf"),
+              helper.make_node("IsInf", ["g"], ["isinf_pos"], name="isinf_pos",
+                               detect_negative=0),
+              helper.make_node("IsInf", ["g"], ["isinf_neg"], name="isinf_neg",
+                               detect_positive=0),
+              helper.make_node("ScatterND", ["d", "rows", "r"], ["scatter_rows"],
+                               name="scatter_rows"),
+              helper.make_node("ScatterND", ["d", "cells", "c"], ["scatter_cells"],
+                               name="scatter_cells")]
+    inits = [numpy_helper.from_array(np.array([[2], [-4], [0]], np.int64), "rows"),
+             numpy_helper.from_array(np.array([[[0, 1], [3, -1]], [[1, 2], [0, 1]]], np.int64),
+                                     "cells")]
+    inf, nan = np.inf, np.nan
+    feeds = {"f": np.array([[0.5, -0.5, 1.5, 2.5, -2.5], [-0.0, 0.0, 3.7, -3.7, 1e8],
+                            [100.25, -7.5, 0.49999997, 1e-30, -1.0]], np.float32),
+             "n": np.array([-(1 << 40), -1, 0, 1, 5], np.int64),
+             "g": np.array([[inf, -inf, nan, 0.0], [1e38, -1e38, 3.0, -nan]], np.float32),
+             "d": rng(30).uniform(-1, 1, (4, 3)).astype(np.float32),
+             "r": rng(31).uniform(-1, 1, (3, 3)).astype(np.float32),
+             "c": np.array([[10, 11], [12, 13]], np.float32)}
+    inputs = [value(k, FLOAT if v.dtype == np.float32 else INT64, list(v.shape))
+              for k, v in feeds.items()]
+    outputs = [value(n.output[0], TensorProto.BOOL if n.op_type in ("IsNaN", "IsInf")
+                     else INT64 if n.name == "sign_int" else FLOAT, None) for n in nodes]
+    save_with_reference("trig_rounding",
+                        model("trig_rounding", nodes, inputs, outputs, inits, opset=20,
+                              check=False), feeds)
 
 
 def make_group_norm():
@@ -411,5 +469,5 @@ ONNXRUNTIME_REFERENCES = [
 # In the order make_onnx_fixtures.main runs them; save_layout1_reference
 # reads recurrent.reference.npz, so it runs after the references.
 MAKERS = (make_recurrent, make_activations, make_pad_and_transpose, make_positions,
-          make_einsum, make_special_values, make_group_norm, make_resize_modes,
+          make_einsum, make_special_values, make_trig_rounding, make_group_norm, make_resize_modes,
           make_bad_recurrent, make_bad_layer_ops)

@@ -331,12 +331,12 @@ def make_data(name):
 # --- Files --------------------------------------------------------------------
 
 
-def write_file(filename, data):
-    """Writes bytes or text to OUT/filename, checking the size limit."""
+def write_file(filename, data, folder=OUT, limit=MAX_BYTES):
+    """Writes bytes or text to folder/filename, checking the size limit."""
     if isinstance(data, str):
         data = data.encode("utf-8")
-    assert len(data) < MAX_BYTES, "%s is %d bytes" % (filename, len(data))
-    with open(os.path.join(OUT, filename), "wb") as f:
+    assert len(data) < limit, "%s is %d bytes" % (filename, len(data))
+    with open(os.path.join(folder, filename), "wb") as f:
         f.write(data)
 
 
@@ -346,7 +346,7 @@ def npy_bytes(array):
     return buffer.getvalue()
 
 
-def write_npz(filename, arrays):
+def write_npz(filename, arrays, folder=OUT):
     """An uncompressed zip of NAME.npy members with a fixed timestamp (as
     scripts/make_agreement_data.py writes them; np.savez stamps the time)."""
     buffer = io.BytesIO()
@@ -354,14 +354,14 @@ def write_npz(filename, arrays):
         for name, array in arrays.items():
             info = zipfile.ZipInfo(name + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
             archive.writestr(info, npy_bytes(array))
-    write_file(filename, buffer.getvalue())
+    write_file(filename, buffer.getvalue(), folder)
 
 
-def write_losses(name, optimizer, losses, losses_f32, noise):
+def write_losses(name, optimizer, losses, losses_f32, noise, folder=OUT):
     """MODEL_OPTIMIZER.jsonl; notes the worst f32-vs-f64 relative difference."""
     lines = [json.dumps({"step": step, "loss": loss, "loss_f32": loss_f32})
              for step, (loss, loss_f32) in enumerate(zip(losses, losses_f32), 1)]
-    write_file("%s_%s.jsonl" % (name, optimizer), "\n".join(lines) + "\n")
+    write_file("%s_%s.jsonl" % (name, optimizer), "\n".join(lines) + "\n", folder)
     worst = max((abs(b - a) / abs(a), step)
                 for step, (a, b) in enumerate(zip(losses, losses_f32), 1))
     noise.append((name, optimizer, losses[0], losses[-1]) + worst)
@@ -379,17 +379,21 @@ def make_optimizer(module, optimizer):
                             eps=ADAM["eps"], foreach=False)
 
 
-def torch_losses(module, data, optimizer, dtype):
+def torch_losses(module, data, optimizer, dtype, input_name="x"):
     """The losses of STEPS steps of the module cast to `dtype`, each computed
-    before its update, in eval mode; step k on rows [(k-1)B, kB)."""
+    before its update, in eval mode; step k on rows [(k-1)B, kB). Logits
+    [..., C] with several leading dimensions are flattened with their
+    labels (a language model's loss over every position)."""
     module = copy.deepcopy(module).to(dtype).eval()
     opt = make_optimizer(module, optimizer)
     assert len(data["label"]) >= STEPS * BATCH
     losses = []
     for step in range(STEPS):
         rows = slice(step * BATCH, (step + 1) * BATCH)
-        logits = module(torch.from_numpy(data["x"][rows]).to(dtype))
-        loss = F.cross_entropy(logits, torch.from_numpy(data["label"][rows]).long())
+        feed = torch.from_numpy(data[input_name][rows])
+        logits = module(feed.to(dtype) if feed.is_floating_point() else feed)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
+                               torch.from_numpy(data["label"][rows]).long().reshape(-1))
         losses.append(loss.item())
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -409,17 +413,17 @@ def export_onnx(module, feed, options):
     return export_tidy(module, (torch.from_numpy(feed),), ["x"], options)
 
 
-def export_tidy(module, inputs, input_names, options):
+def export_tidy(module, inputs, input_names, options, keep_fx_nodes=False):
     """torch.onnx.export to a temp file (output `logits`), tidied: the same
     bytes for the same library versions (no version string, no stack
-    traces)."""
+    traces; with `keep_fx_nodes`, each node's torch.fx node)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "model.onnx")
         with contextlib.redirect_stdout(io.StringIO()):  # dynamo's progress lines
             torch.onnx.export(module, tuple(inputs), path, input_names=list(input_names),
                               output_names=["logits"], external_data=False, **options)
         m = onnx.load(path)
-    tidy_torch_export(m)
+    tidy_torch_export(m, keep_fx_nodes)
     assert m.ir_version <= IR_VERSION
     m.ClearField("metadata_props")
     m.graph.ClearField("doc_string")

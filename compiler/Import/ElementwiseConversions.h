@@ -14,6 +14,8 @@
 
 #include "mlir/IR/TypeUtilities.h"
 
+#include <limits>
+
 namespace kiln {
 
 /// A unary op of a float input (Sigmoid, Tanh, Exp, ...).
@@ -104,6 +106,67 @@ template <typename NodeT> mlir::LogicalResult convertWhere(NodeT &node) {
     return node.emitError() << "expects a BOOL condition, got " << conditionType;
   return node.setResult(0, node.getBuilder().select(condition, node.getInput(1),
                                                     node.getInput(2)));
+}
+
+/// Sign: 1 above 0, -1 below, x itself at 0 and NaN (as TensorFlow and
+/// numpy, ONNX's reference; torch.sign gives 0 for NaN); it takes no
+/// gradient (theirs is zero).
+template <typename NodeT> mlir::LogicalResult convertSign(NodeT &node) {
+  using Result = KilnOpBuilder::Result;
+  mlir::Value x = node.getInput(0);
+  if (mlir::failed(node.requireNumeric(x, "an input")))
+    return mlir::failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result zero = b.splatLike(x, 0), one = b.splatLike(x, 1), minusOne = b.splatLike(x, -1);
+  Result held = b.template unary<StopGradientOp>(x);
+  if (mlir::failed(zero) || mlir::failed(one) || mlir::failed(minusOne) || mlir::failed(held))
+    return mlir::failure();
+  Result below = b.compare(ComparePredicate::lt, x, *zero);
+  Result above = b.compare(ComparePredicate::gt, x, *zero);
+  Result rest = mlir::succeeded(below) ? b.select(*below, *minusOne, *held) : below;
+  return node.setResult(0, mlir::succeeded(above) && mlir::succeeded(rest)
+                               ? b.select(*above, *one, *rest)
+                               : Result(mlir::failure()));
+}
+
+/// IsFinite: x - x is 0 exactly for a finite x, NaN for an infinity or NaN.
+template <typename NodeT> mlir::LogicalResult convertIsFinite(NodeT &node) {
+  mlir::Value x = node.getInput(0);
+  if (mlir::failed(node.requireFloat(x, "an input")))
+    return mlir::failure();
+  KilnOpBuilder &b = node.getBuilder();
+  KilnOpBuilder::Result difference = b.template binary<SubOp>(x, x);
+  KilnOpBuilder::Result zero = b.splatLike(x, 0);
+  if (mlir::failed(difference) || mlir::failed(zero))
+    return mlir::failure();
+  return node.setResult(0, b.compare(ComparePredicate::eq, *difference, *zero));
+}
+
+/// IsNaN: x != x, true only for NaN.
+template <typename NodeT> mlir::LogicalResult convertIsNaN(NodeT &node) {
+  mlir::Value x = node.getInput(0);
+  if (mlir::failed(node.requireFloat(x, "an input")))
+    return mlir::failure();
+  return node.setResult(0, node.getBuilder().compare(ComparePredicate::ne, x, x));
+}
+
+/// IsInf: x equal to +infinity (when `positive`) or -infinity (when
+/// `negative`); |x| == infinity for both; x == NaN, never true, for neither.
+template <typename NodeT>
+mlir::LogicalResult buildIsInf(NodeT &node, bool positive, bool negative) {
+  mlir::Value x = node.getInput(0);
+  if (mlir::failed(node.requireFloat(x, "an input")))
+    return mlir::failure();
+  KilnOpBuilder &b = node.getBuilder();
+  double infinity = std::numeric_limits<double>::infinity();
+  double target = positive ? infinity : negative ? -infinity
+                                                 : std::numeric_limits<double>::quiet_NaN();
+  KilnOpBuilder::Result compared =
+      positive && negative ? b.template unary<AbsOp>(x) : KilnOpBuilder::Result(x);
+  KilnOpBuilder::Result splat = b.splatLike(x, target);
+  if (mlir::failed(compared) || mlir::failed(splat))
+    return mlir::failure();
+  return node.setResult(0, b.compare(ComparePredicate::eq, *compared, *splat));
 }
 
 /// Reciprocal: 1 / x of a float input.

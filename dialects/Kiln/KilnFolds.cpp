@@ -151,6 +151,34 @@ OpFoldResult NegOp::fold(FoldAdaptor adaptor) {
       [](const APFloat &x) -> std::optional<APFloat> { return -x; });
 }
 
+namespace {
+
+/// Folds a float unary op rounding its constant operand to an integer.
+OpFoldResult foldRounding(Attribute operand, RankedTensorType type,
+                          APFloat::roundingMode mode) {
+  return evalUnary(
+      operand, type, [](const APInt &) -> std::optional<APInt> { return std::nullopt; },
+      [mode](const APFloat &x) -> std::optional<APFloat> {
+        APFloat r = x;
+        r.roundToIntegral(mode);
+        return r;
+      });
+}
+
+} // namespace
+
+OpFoldResult FloorOp::fold(FoldAdaptor adaptor) {
+  return foldRounding(adaptor.getOperand(), getType(), APFloat::rmTowardNegative);
+}
+
+OpFoldResult CeilOp::fold(FoldAdaptor adaptor) {
+  return foldRounding(adaptor.getOperand(), getType(), APFloat::rmTowardPositive);
+}
+
+OpFoldResult RoundOp::fold(FoldAdaptor adaptor) {
+  return foldRounding(adaptor.getOperand(), getType(), APFloat::rmNearestTiesToEven);
+}
+
 OpFoldResult ModOp::fold(FoldAdaptor adaptor) {
   bool truncated = getFmod();
   return foldConstants(

@@ -149,7 +149,29 @@ def Kiln_RsqrtOp : Kiln_UnaryOp<"rsqrt", Kiln_FloatTensor> {
   let summary = "Elementwise reciprocal square root";
 }
 def Kiln_CosOp : Kiln_UnaryOp<"cos", Kiln_FloatTensor> {
-  let summary = "Elementwise cosine (cosine learning-rate decay)";
+  let summary = "Elementwise cosine";
+}
+def Kiln_SinOp : Kiln_UnaryOp<"sin", Kiln_FloatTensor> {
+  let summary = "Elementwise sine";
+}
+def Kiln_AtanOp : Kiln_UnaryOp<"atan", Kiln_FloatTensor> {
+  let summary = "Elementwise arctangent, in (-pi/2, pi/2)";
+}
+def Kiln_FloorOp : Kiln_UnaryOp<"floor", Kiln_FloatTensor, [Idempotent]> {
+  let summary = "Elementwise largest integer not above x (no gradient: zero almost everywhere)";
+  let hasFolder = 1;
+}
+def Kiln_CeilOp : Kiln_UnaryOp<"ceil", Kiln_FloatTensor, [Idempotent]> {
+  let summary = "Elementwise smallest integer not below x (no gradient)";
+  let hasFolder = 1;
+}
+def Kiln_RoundOp : Kiln_UnaryOp<"round", Kiln_FloatTensor, [Idempotent]> {
+  let summary = "Elementwise nearest integer, halves to even (no gradient)";
+  let description = [{
+    As `torch.round`, ONNX `Round` and TensorFlow's `Round`: 0.5 and -2.5
+    round to 0 and -2.
+  }];
+  let hasFolder = 1;
 }
 def Kiln_TanhOp : Kiln_UnaryOp<"tanh", Kiln_FloatTensor> {
   let summary = "Elementwise hyperbolic tangent";

@@ -68,6 +68,14 @@ FailureOr<bool> elementwiseGradients(Operation *op, Value g, GradientBuilder &gb
     // plus its bias, a convolution's) need not be kept for it.
     Value positive = gb.compare(ComparePredicate::gt, y, gb.splatLike(y, 0.0));
     grads.assign({gb.where(positive, g)});
+  } else if (llvm::isa<SinOp>(op)) {
+    grads.assign({gb.mul(g, gb.builder().create<CosOp>(gb.location(), operand(0)))});
+  } else if (llvm::isa<CosOp>(op)) {
+    grads.assign({gb.neg(gb.mul(g, gb.builder().create<SinOp>(gb.location(), operand(0))))});
+  } else if (llvm::isa<AtanOp>(op)) {
+    // 1 / (1 + x^2)
+    Value x = operand(0);
+    grads.assign({gb.div(g, gb.add(gb.splatLike(x, 1.0), gb.mul(x, x)))});
   } else if (llvm::isa<ErfOp>(op)) {
     // 2 / sqrt(pi) * exp(-x^2)
     Value x = operand(0);
@@ -106,7 +114,9 @@ FailureOr<bool> elementwiseGradients(Operation *op, Value g, GradientBuilder &gb
       grads.assign({Value()});
     else
       grads.assign({gb.builder().create<CastOp>(gb.location(), operand(0).getType(), g)});
-  } else if (llvm::isa<CompareOp, OneHotOp, StopGradientOp>(op)) {
+  } else if (llvm::isa<CompareOp, OneHotOp, StopGradientOp, FloorOp, CeilOp, RoundOp>(op)) {
+    // Floor, ceil and round are steps: zero gradient almost everywhere, none
+    // taken (as TensorFlow; PyTorch gives zeros).
     grads.assign(op->getNumOperands(), Value());
   } else {
     return failure();

@@ -505,7 +505,7 @@ TEST_F(GradientCheckTest, UnaryElementwise) {
     m.weighted("%" + name, type);
   };
   for (const char *op :
-       {"neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu"})
+       {"neg", "exp", "log", "sqrt", "rsqrt", "tanh", "sigmoid", "relu", "sin", "cos", "atan"})
     unary(op, std::string(op) + " %" + op + "_x");
   unary("gelu", "gelu %gelu_x approximation(exact)");
   unary("gelu_tanh", "gelu %gelu_tanh_x approximation(tanh)");
@@ -518,6 +518,8 @@ TEST_F(GradientCheckTest, UnaryElementwise) {
   given["erf_x"] = uniform(24, -3, 3);
   given["gelu_x"] = uniform(24, -4, 4);
   given["gelu_tanh_x"] = uniform(24, -4, 4);
+  for (const char *op : {"sin", "cos", "atan"})
+    given[std::string(op) + "_x"] = uniform(24, -4, 4);
   checkGradients(m.str(), given);
 }
 

@@ -469,6 +469,31 @@ outputs: ["erf", "abs", "iabs", "pow", "fmod", "floor_mod", "imod", "picked"]
               {"b", {-6, 7}}, {"idx", {-7, 7}}});
 }
 
+/// Sine and cosine of angles up to 1000 (reduced in f64: MLIR's f32
+/// reduction was 5e-5 off there), arctangent, and the roundings; sine,
+/// cosine and floor of bf16 too.
+TEST_F(NumericsTest, TrigonometryAndRounding) {
+  checkGraph(R"pb(
+inputs { name: "x" dtype: DT_FLOAT32 shape: [4, 9] }
+inputs { name: "big" dtype: DT_FLOAT32 shape: [4, 9] }
+inputs { name: "h" dtype: DT_BFLOAT16 shape: [4, 9] }
+nodes { name: "sin" op: "sin" inputs: ["x"] }
+nodes { name: "sin_bf16" op: "sin" inputs: ["h"] }
+nodes { name: "cos_bf16" op: "cos" inputs: ["h"] }
+nodes { name: "floor_bf16" op: "floor" inputs: ["h"] }
+nodes { name: "cos" op: "cos" inputs: ["x"] }
+nodes { name: "sin_big" op: "sin" inputs: ["big"] }
+nodes { name: "cos_big" op: "cos" inputs: ["big"] }
+nodes { name: "atan" op: "atan" inputs: ["x"] }
+nodes { name: "floor" op: "floor" inputs: ["x"] }
+nodes { name: "ceil" op: "ceil" inputs: ["x"] }
+nodes { name: "round" op: "round" inputs: ["x"] }
+outputs: ["sin", "cos", "sin_big", "cos_big", "atan", "floor", "ceil", "round", "sin_bf16",
+          "cos_bf16", "floor_bf16"]
+)pb",
+             {{"x", {-8, 8}}, {"big", {-1000, 1000}}, {"h", {-8, 8}}});
+}
+
 /// Convolutions of every shape option: f32 ones run on the convolution
 /// library, bf16 ones on the generated loops (with f32 accumulation).
 TEST_F(NumericsTest, ConvolutionAndPooling) {

@@ -182,6 +182,16 @@ LogicalResult convertMod(OnnxNode &node) {
   return node.setResult(0, node.getBuilder().mod(lhs, rhs, *fmod != 0));
 }
 
+/// IsInf: +infinity when detect_positive (default 1), -infinity when
+/// detect_negative (default 1).
+LogicalResult convertIsInf(OnnxNode &node) {
+  FailureOr<int64_t> negative = node.getIntAttr("detect_negative", 1);
+  FailureOr<int64_t> positive = node.getIntAttr("detect_positive", 1);
+  if (failed(negative) || failed(positive))
+    return failure();
+  return buildIsInf(node, *positive != 0, *negative != 0);
+}
+
 LogicalResult convertCast(OnnxNode &node) {
   const onnx::AttributeProto *to = node.getAttribute("to");
   if (!to)
@@ -354,6 +364,15 @@ constexpr OnnxOpConversion kMathOps[] = {
     {"Sqrt", 1, 1, 1, "", convertFloatUnary<SqrtOp>},
     {"Erf", 1, 1, 1, "", convertFloatUnary<ErfOp>},
     {"Abs", 1, 1, 1, "", convertNumericUnary<AbsOp>},
+    {"Sin", 1, 1, 1, "", convertFloatUnary<SinOp>, 7},
+    {"Cos", 1, 1, 1, "", convertFloatUnary<CosOp>, 7},
+    {"Atan", 1, 1, 1, "", convertFloatUnary<AtanOp>, 7},
+    {"Floor", 1, 1, 1, "", convertFloatUnary<FloorOp>},
+    {"Ceil", 1, 1, 1, "", convertFloatUnary<CeilOp>},
+    {"Round", 1, 1, 1, "", convertFloatUnary<RoundOp>, 11},
+    {"Sign", 1, 1, 1, "", convertSign, 9},
+    {"IsNaN", 1, 1, 1, "", convertIsNaN, 9},
+    {"IsInf", 1, 1, 1, "detect_negative detect_positive", convertIsInf, 10},
     {"Reciprocal", 1, 1, 1, "", convertReciprocal},
     {"Pow", 2, 2, 1, "", convertPow},
     {"Clip", 1, 3, 1, "min max", convertClip},

@@ -1,8 +1,9 @@
 //===- OnnxPositionOps.cpp - ONNX ops over element positions --------------===//
 //
 // ArgMax and ArgMin (a reduction of positions where the extreme is), CumSum
-// (a scan of shifted adds, so it trains), ScatterElements at indices known
-// at import time (a select of the data and the updates gathered), GatherND
+// (a scan of shifted adds, so it trains), ScatterElements and ScatterND at
+// indices known at import time (a select of the data and the updates
+// gathered), GatherND
 // (one gather of the data's leading dimensions flattened), TopK (K rounds
 // of taking the first extreme not yet taken), OneHot
 // (kiln.one_hot choosing between the off and on values) and DepthToSpace /
@@ -233,14 +234,17 @@ LogicalResult convertTopK(OnnxNode &node) {
   return node.setResult(1, top->second);
 }
 
-/// ScatterElements with indices known at import time: each element is the
-/// last update written to it, else the data's: a select between the data
-/// and the updates gathered at a constant map (the dynamo exporter writes
-/// one to set the last of EmbeddingBag's offsets). Only reduction 'none'.
-LogicalResult convertScatterElements(OnnxNode &node) {
-  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", 0);
+/// A scatter's data and updates of static shapes, and its indices, known
+/// at import time; reduction 'none' only.
+struct ScatterInputs {
+  Value data, updates;
+  DenseElementsAttr indices;
+  ArrayRef<int64_t> shape, updateShape;
+};
+
+FailureOr<ScatterInputs> readScatterInputs(OnnxNode &node) {
   FailureOr<std::string> reduction = node.getStringAttr("reduction", "none");
-  if (failed(axisAttr) || failed(reduction))
+  if (failed(reduction))
     return failure();
   if (*reduction != "none")
     return node.emitError() << "reduction '" << printable(*reduction)
@@ -254,20 +258,33 @@ LogicalResult convertScatterElements(OnnxNode &node) {
   FailureOr<ArrayRef<int64_t>> updateShape = node.getStaticShape(updates, "updates");
   if (failed(shape) || failed(updateShape))
     return failure();
-  int64_t rank = shape->size();
+  return ScatterInputs{data, updates, indices, *shape, *updateShape};
+}
+
+/// ScatterElements with indices known at import time: each element is the
+/// last update written to it, else the data's: a select between the data
+/// and the updates gathered at a constant map (the dynamo exporter writes
+/// one to set the last of EmbeddingBag's offsets). Only reduction 'none'.
+LogicalResult convertScatterElements(OnnxNode &node) {
+  FailureOr<int64_t> axisAttr = node.getIntAttr("axis", 0);
+  FailureOr<ScatterInputs> inputs = readScatterInputs(node);
+  if (failed(axisAttr) || failed(inputs))
+    return failure();
+  auto [data, updates, indices, shape, updateShape] = *inputs;
+  int64_t rank = shape.size();
   FailureOr<int64_t> axis = node.normalizeAxis(*axisAttr, rank);
   if (failed(axis))
     return failure();
-  if (indices.getType().getShape() != *updateShape ||
-      static_cast<int64_t>(updateShape->size()) != rank)
+  if (indices.getType().getShape() != updateShape ||
+      static_cast<int64_t>(updateShape.size()) != rank)
     return node.emitError() << "expects indices and updates of one shape and the data's rank, got "
                             << formatIntList(indices.getType().getShape()) << ", "
-                            << formatIntList(*updateShape) << " and "
-                            << formatIntList(*shape);
+                            << formatIntList(updateShape) << " and "
+                            << formatIntList(shape);
   if (getElementTypeOrSelf(data) != getElementTypeOrSelf(updates))
     return node.emitError() << "expects updates of the data's element type";
   int64_t count = 1;
-  for (int64_t size : *shape)
+  for (int64_t size : shape)
     count *= size;
   constexpr int64_t kMaxElements = int64_t{1} << 20;
   if (count > kMaxElements)
@@ -278,21 +295,21 @@ LogicalResult convertScatterElements(OnnxNode &node) {
   SmallVector<int64_t> position(rank, 0);
   int64_t p = 0;
   for (const APInt &value : indices.getValues<APInt>()) {
-    int64_t index = value.getSExtValue(), size = (*shape)[*axis];
+    int64_t index = value.getSExtValue(), size = shape[*axis];
     if (index < -size || index >= size)
       return node.emitError() << "has index " << index << " out of range [" << -size << ", "
                               << size << ") for dimension " << *axis;
     int64_t target = 0;
     for (int64_t d = 0; d < rank; ++d) {
       int64_t coordinate = d == *axis ? (index < 0 ? index + size : index) : position[d];
-      if (coordinate >= (*shape)[d])
+      if (coordinate >= shape[d])
         return node.emitError() << "writes past the data: updates of shape "
-                                << formatIntList(*updateShape) << " into "
-                                << formatIntList(*shape);
-      target = target * (*shape)[d] + coordinate;
+                                << formatIntList(updateShape) << " into "
+                                << formatIntList(shape);
+      target = target * shape[d] + coordinate;
     }
     source[target] = p++;
-    for (int64_t d = rank - 1; d >= 0 && ++position[d] == (*updateShape)[d]; --d)
+    for (int64_t d = rank - 1; d >= 0 && ++position[d] == updateShape[d]; --d)
       position[d] = 0;
   }
   KilnOpBuilder &b = node.getBuilder();
@@ -303,13 +320,88 @@ LogicalResult convertScatterElements(OnnxNode &node) {
     written.push_back(s >= 0);
   }
   Result flat = b.reshape(updates, {p});
-  Result map = int64Constant(b, *shape, from);
+  Result map = int64Constant(b, shape, from);
   Result gathered = succeeded(flat) && succeeded(map) ? b.gather(*flat, *map, 0) : flat;
   Result mask = b.constant(DenseElementsAttr::get(
-      RankedTensorType::get(*shape, b.getBuilder().getI1Type()), ArrayRef<bool>(written)));
+      RankedTensorType::get(shape, b.getBuilder().getI1Type()), ArrayRef<bool>(written)));
   if (failed(gathered) || failed(mask))
     return failure();
   return node.setResult(0, b.select(*mask, *gathered, data));
+}
+
+/// ScatterND with indices known at import time: each index tuple (the last
+/// axis of `indices`, k long) names a slice of `data` over its dimensions
+/// after the k-th, which the tuple's slice of `updates` replaces (the last
+/// written, where tuples repeat). As ScatterElements: the data viewed as
+/// rows (the first k dimensions flattened), the updates' rows gathered at a
+/// constant map, and a select by a constant row mask. torchvision's Swin
+/// builds its shifted-window mask so (`mask[h0:h1, w0:w1] = n` exports as a
+/// ScatterND into zeros). Only reduction 'none'.
+LogicalResult convertScatterND(OnnxNode &node) {
+  FailureOr<ScatterInputs> inputs = readScatterInputs(node);
+  if (failed(inputs))
+    return failure();
+  auto [data, updates, indices, shape, updateShape] = *inputs;
+  ArrayRef<int64_t> indexShape = indices.getType().getShape();
+  int64_t k = indexShape.empty() ? -1 : indexShape.back();
+  if (k < 0 || k > static_cast<int64_t>(shape.size()))
+    return node.emitError() << "expects indices whose last dimension is at most the data's rank "
+                            << shape.size() << ", got indices of shape "
+                            << formatIntList(indexShape);
+  SmallVector<int64_t> expected(indexShape.drop_back());
+  expected.append(shape.begin() + k, shape.end());
+  if (ArrayRef<int64_t>(expected) != updateShape)
+    return node.emitError() << "expects updates of shape " << formatIntList(expected)
+                            << " (the indices' leading dimensions, then the data's from "
+                            << "dimension " << k << "), got " << formatIntList(updateShape);
+  if (getElementTypeOrSelf(data) != getElementTypeOrSelf(updates))
+    return node.emitError() << "expects updates of the data's element type";
+  int64_t rows = 1, tuples = 1;
+  for (int64_t size : shape.take_front(k))
+    rows *= size;
+  for (int64_t size : indexShape.drop_back())
+    tuples *= size;
+  constexpr int64_t kMaxRows = int64_t{1} << 20;
+  if (rows > kMaxRows)
+    return node.emitError() << "scatters into " << rows << " slices; kiln's import-time map "
+                            << "takes at most " << kMaxRows;
+  if (tuples == 0)
+    return node.setResult(0, data);
+  // source[r]: the update tuple written last to row r.
+  SmallVector<int64_t> source(rows, -1);
+  SmallVector<APInt> values(indices.getValues<APInt>());
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t row = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t index = values[t * k + d].getSExtValue(), size = shape[d];
+      if (index < -size || index >= size)
+        return node.emitError() << "has index " << index << " out of range [" << -size << ", "
+                                << size << ") for dimension " << d;
+      row = row * size + (index < 0 ? index + size : index);
+    }
+    source[row] = t;
+  }
+  SmallVector<int64_t> from, rowShape = {rows}, maskShape = {rows};
+  SmallVector<bool> written;
+  for (int64_t s : source) {
+    from.push_back(std::max<int64_t>(s, 0));
+    written.push_back(s >= 0);
+  }
+  SmallVector<int64_t> updateRows = {tuples};
+  updateRows.append(shape.begin() + k, shape.end());
+  rowShape.append(shape.begin() + k, shape.end());
+  maskShape.append(shape.size() - k, 1);
+  KilnOpBuilder &b = node.getBuilder();
+  Result flat = b.reshape(updates, updateRows);
+  Result map = int64Constant(b, {rows}, from);
+  Result gathered = succeeded(flat) && succeeded(map) ? b.gather(*flat, *map, 0) : flat;
+  Result dataRows = b.reshape(data, rowShape);
+  Result mask = b.constant(DenseElementsAttr::get(
+      RankedTensorType::get(maskShape, b.getBuilder().getI1Type()), ArrayRef<bool>(written)));
+  if (failed(gathered) || failed(dataRows) || failed(mask))
+    return failure();
+  Result scattered = b.select(*mask, *gathered, *dataRows);
+  return node.setResult(0, succeeded(scattered) ? b.reshape(*scattered, shape) : scattered);
 }
 
 /// GatherND: each index tuple (the last axis of `indices`) names a slice
@@ -428,6 +520,7 @@ constexpr OnnxOpConversion kPositionOps[] = {
     {"TopK", 1, 2, 2, "axis largest sorted k", convertTopK},
     {"GatherND", 2, 2, 1, "batch_dims", convertGatherND, 11},
     {"ScatterElements", 3, 3, 1, "axis reduction", convertScatterElements, 11},
+    {"ScatterND", 3, 3, 1, "reduction", convertScatterND, 11},
     {"ArgMax", 1, 1, 1, "axis keepdims select_last_index", convertArgExtreme<false>},
     {"ArgMin", 1, 1, 1, "axis keepdims select_last_index", convertArgExtreme<true>},
     {"CumSum", 2, 2, 1, "exclusive reverse", convertCumSum, 11},

@@ -13,6 +13,7 @@
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
+#include "compiler/Import/Onnx/OnnxTorchExport.h"
 #include "compiler/Import/ShapeConversions.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -78,7 +79,8 @@ getConstantValue(OnnxNode &node, const onnx::AttributeProto &attr) {
   if (name == "value") {
     if (failed(expect(onnx::AttributeProto::TENSOR, "a TENSOR")))
       return failure();
-    return decodeOnnxTensor(attr.t(), node.getModelDir(), node.getLoc());
+    return decodeOnnxTensor(attr.t(), node.getModelDir(), node.getLoc(),
+                            /*narrowDouble=*/true);
   }
   if (name == "value_float" || name == "value_floats") {
     bool scalar = name == "value_float";
@@ -771,6 +773,22 @@ FailureOr<Value> getGatherIndices(OnnxNode &node, int64_t dimSize) {
   return node.getBuilder().constant(fixed);
 }
 
+/// An nn.Embedding lookup with padding_idx, as PyTorch trains it: the rows
+/// looked up at the padding index are the table's in the forward pass but
+/// take no gradient (a select of their value held by stop_gradient), so
+/// that row of the table is never updated by them.
+Result holdPaddingRows(KilnOpBuilder &b, Value rows, Value indices, int64_t padding) {
+  Result pad = b.splatLike(indices, static_cast<double>(padding));
+  Result isPad = succeeded(pad) ? b.compare(ComparePredicate::eq, indices, *pad) : pad;
+  SmallVector<int64_t> maskShape(KilnOpBuilder::shapeOf(indices));
+  maskShape.append(KilnOpBuilder::rankOf(rows) - maskShape.size(), 1);
+  Result mask = succeeded(isPad) ? b.reshape(*isPad, maskShape) : isPad;
+  Result held = b.unary<StopGradientOp>(rows);
+  if (failed(mask) || failed(held))
+    return failure();
+  return b.select(*mask, *held, rows);
+}
+
 LogicalResult convertGather(OnnxNode &node) {
   FailureOr<int64_t> axisAttr = node.getIntAttr("axis", 0);
   if (failed(axisAttr))
@@ -784,7 +802,12 @@ LogicalResult convertGather(OnnxNode &node) {
       getGatherIndices(node, KilnOpBuilder::shapeOf(table)[*axis]);
   if (failed(indices))
     return failure();
-  return node.setResult(0, node.getBuilder().gather(table, *indices, *axis));
+  KilnOpBuilder &b = node.getBuilder();
+  Result rows = b.gather(table, *indices, *axis);
+  std::optional<int64_t> padding = torchEmbeddingPaddingIndex(torchFxNodeOf(node.getProto()));
+  if (failed(rows) || *axis != 0 || !padding)
+    return node.setResult(0, rows);
+  return node.setResult(0, holdPaddingRows(b, *rows, *indices, *padding));
 }
 
 LogicalResult convertGatherElements(OnnxNode &node) {

@@ -35,10 +35,11 @@ mlir::FailureOr<mlir::Type> getSupportedElementType(mlir::MLIRContext &context,
 
 /// Decodes a tensor's value. External data paths are relative to `modelDir`.
 /// Errors (one, at `loc`) give the declared element count and what the data
-/// holds.
+/// holds. With `narrowDouble` (a Constant node's value), DOUBLE data is
+/// rounded to f32; otherwise it is an unsupported element type.
 mlir::FailureOr<mlir::DenseElementsAttr>
 decodeOnnxTensor(const onnx::TensorProto &tensor, llvm::StringRef modelDir,
-                 mlir::Location loc);
+                 mlir::Location loc, bool narrowDouble = false);
 
 } // namespace kiln
 

@@ -88,4 +88,19 @@ bool fxNodeReads(llvm::StringRef fxNode, llvm::StringRef placeholder) {
   return false;
 }
 
+std::optional<int64_t> torchEmbeddingPaddingIndex(llvm::StringRef fxNode) {
+  constexpr llvm::StringLiteral kTarget = "target=torch.ops.aten.embedding.default](args = (";
+  size_t at = fxNode.find(kTarget);
+  if (at == llvm::StringRef::npos)
+    return std::nullopt;
+  llvm::StringRef args = fxNode.drop_front(at + kTarget.size());
+  args = args.take_front(args.find(')'));
+  llvm::SmallVector<llvm::StringRef> parts;
+  args.split(parts, ',');
+  int64_t index;
+  if (parts.size() < 3 || parts[2].trim().getAsInteger(10, index) || index < 0)
+    return std::nullopt;
+  return index;
+}
+
 } // namespace kiln

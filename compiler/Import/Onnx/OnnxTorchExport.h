@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
+#include <optional>
 #include <string>
 
 namespace kiln {
@@ -52,6 +53,12 @@ std::string torchFxNodeOf(const onnx::NodeProto &node);
 /// Whether `fxNode` (torchFxNodeOf) reads `placeholder` ("%p_fc_weight" as
 /// a whole name).
 bool fxNodeReads(llvm::StringRef fxNode, llvm::StringRef placeholder);
+
+/// The padding_idx of an `aten.embedding` fx node (torchFxNodeOf) that has
+/// one (its third argument, not -1), else std::nullopt: the row whose
+/// gradient PyTorch keeps at zero (nn.Embedding(padding_idx=...), which
+/// transformers' BERT and RoBERTa set to their pad token).
+std::optional<int64_t> torchEmbeddingPaddingIndex(llvm::StringRef fxNode);
 
 } // namespace kiln
 

@@ -118,35 +118,53 @@ LogicalResult convertSoftsign(TfNode &node) {
                                                   : denominator);
 }
 
-/// Sign: 1 above 0, -1 below, x itself at 0 and NaN (as TensorFlow); it
-/// takes no gradient (TensorFlow's is zero).
-LogicalResult convertSign(TfNode &node) {
+/// IsInf: either infinity.
+LogicalResult convertIsInf(TfNode &node) { return buildIsInf(node, true, true); }
+
+/// Round: halves to even; integers are their own rounding.
+LogicalResult convertRound(TfNode &node) {
   Value x = node.getInput(0);
   if (failed(node.requireNumeric(x, "an input")))
     return failure();
-  KilnOpBuilder &b = node.getBuilder();
-  Result zero = b.splatLike(x, 0), one = b.splatLike(x, 1), minusOne = b.splatLike(x, -1);
-  Result held = b.unary<StopGradientOp>(x);
-  if (failed(zero) || failed(one) || failed(minusOne) || failed(held))
-    return failure();
-  Result below = b.compare(ComparePredicate::lt, x, *zero);
-  Result above = b.compare(ComparePredicate::gt, x, *zero);
-  Result rest = succeeded(below) ? b.select(*below, *minusOne, *held) : below;
-  return node.setResult(0, succeeded(above) && succeeded(rest) ? b.select(*above, *one, *rest)
-                                                               : Result(failure()));
+  if (!llvm::isa<FloatType>(getElementTypeOrSelf(x.getType())))
+    return node.setResult(0, x);
+  return node.setResult(0, node.getBuilder().unary<RoundOp>(x));
 }
 
-/// IsFinite: x - x is 0 exactly for a finite x, NaN for an infinity or NaN.
-LogicalResult convertIsFinite(TfNode &node) {
-  Value x = node.getInput(0);
-  if (failed(node.requireFloat(x, "an input")))
+/// FloorMod (Python's %: the sign of the divisor) and TruncateMod (C's
+/// fmod: the sign of the dividend), of integers or floats.
+template <bool Truncated> LogicalResult convertRemainder(TfNode &node) {
+  Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (failed(node.requireNumeric(lhs, "inputs")) || failed(node.requireNumeric(rhs, "inputs")))
+    return failure();
+  return node.setResult(0, node.getBuilder().mod(lhs, rhs, Truncated));
+}
+
+/// FloorDiv (Python's //): floor(x / y) of floats; of integers the
+/// truncated quotient less 1 where the truncated remainder is nonzero and
+/// of the other sign than y, which cannot overflow (x - x mod y can:
+/// INT_MIN // 3).
+LogicalResult convertFloorDiv(TfNode &node) {
+  Value lhs = node.getInput(0), rhs = node.getInput(1);
+  if (failed(node.requireNumeric(lhs, "inputs")) || failed(node.requireNumeric(rhs, "inputs")))
     return failure();
   KilnOpBuilder &b = node.getBuilder();
-  Result difference = b.binary<SubOp>(x, x);
-  Result zero = b.splatLike(x, 0);
-  if (failed(difference) || failed(zero))
+  Result quotient = b.binary<DivOp>(lhs, rhs);
+  if (failed(quotient) || llvm::isa<FloatType>(getElementTypeOrSelf(lhs.getType())))
+    return node.setResult(0, succeeded(quotient) ? b.unary<FloorOp>(*quotient) : quotient);
+  Result remainder = b.mod(lhs, rhs, true);
+  Result zero = b.splatLike(*quotient, 0), one = b.splatLike(*quotient, 1);
+  if (failed(remainder) || failed(zero) || failed(one))
     return failure();
-  return node.setResult(0, b.compare(ComparePredicate::eq, *difference, *zero));
+  Result inexact = b.compare(ComparePredicate::ne, *remainder, *zero);
+  Result remainderBelow = b.compare(ComparePredicate::lt, *remainder, *zero);
+  Result divisorBelow = b.compare(ComparePredicate::lt, rhs, *zero);
+  Result lower = b.binary<SubOp>(*quotient, *one);
+  if (failed(inexact) || failed(remainderBelow) || failed(divisorBelow) || failed(lower))
+    return failure();
+  Result signsDiffer = b.compare(ComparePredicate::ne, *remainderBelow, *divisorBelow);
+  Result down = succeeded(signsDiffer) ? b.select(*inexact, *signsDiffer, *inexact) : signsDiffer;
+  return node.setResult(0, succeeded(down) ? b.select(*down, *lower, *quotient) : down);
 }
 
 /// Expm1 (exp(x) - 1) and Log1p (log(1 + x)) without the cancellation near
@@ -154,11 +172,7 @@ LogicalResult convertIsFinite(TfNode &node) {
 /// log(u) x / (u - 1) with u = 1 + x (x itself where e or u rounds to 1);
 /// the plain forms elsewhere. The unused branch sees 2 for e or u, so no
 /// gradient divides by zero.
-template <bool Exp> LogicalResult convertNearZero(TfNode &node) {
-  Value x = node.getInput(0);
-  if (failed(node.requireFloat(x, "an input")))
-    return failure();
-  KilnOpBuilder &b = node.getBuilder();
+template <bool Exp> Result buildNearZero(KilnOpBuilder &b, Value x) {
   Result one = b.splatLike(x, 1), two = b.splatLike(x, 2), half = b.splatLike(x, 0.5);
   Result magnitude = b.unary<AbsOp>(x);
   if (failed(one) || failed(two) || failed(half) || failed(magnitude))
@@ -179,7 +193,32 @@ template <bool Exp> LogicalResult convertNearZero(TfNode &node) {
   Result plain = Exp ? b.binary<SubOp>(*e, *one) : b.unary<LogOp>(*e);
   Result chosen = succeeded(kahan) && succeeded(plain) ? b.select(*near, *kahan, *plain)
                                                        : Result(failure());
-  return node.setResult(0, succeeded(chosen) ? b.select(*unit, x, *chosen) : chosen);
+  return succeeded(chosen) ? b.select(*unit, x, *chosen) : chosen;
+}
+
+template <bool Exp> LogicalResult convertNearZero(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  return node.setResult(0, buildNearZero<Exp>(node.getBuilder(), x));
+}
+
+/// Sinh as (expm1(x) - expm1(-x)) / 2, every digit near 0 (e^x - e^-x
+/// cancels there); Cosh as (e^x + e^-x) / 2.
+template <bool Sinh> LogicalResult convertHyperbolic(TfNode &node) {
+  Value x = node.getInput(0);
+  if (failed(node.requireFloat(x, "an input")))
+    return failure();
+  KilnOpBuilder &b = node.getBuilder();
+  Result negated = b.unary<NegOp>(x), half = b.splatLike(x, 0.5);
+  if (failed(negated) || failed(half))
+    return failure();
+  Result up = Sinh ? buildNearZero<true>(b, x) : b.unary<ExpOp>(x);
+  Result down = Sinh ? buildNearZero<true>(b, *negated) : b.unary<ExpOp>(*negated);
+  if (failed(up) || failed(down))
+    return failure();
+  Result sum = Sinh ? b.binary<SubOp>(*up, *down) : b.binary<AddOp>(*up, *down);
+  return node.setResult(0, succeeded(sum) ? b.binary<MulOp>(*sum, *half) : sum);
 }
 
 /// Select (TF1): as SelectV2 where the condition has the values' shape or
@@ -454,6 +493,20 @@ constexpr TfOpConversion kMathOps[] = {
     {"Softsign", 1, 1, "T", convertSoftsign},
     {"Sign", 1, 1, "T", convertSign},
     {"IsFinite", 1, 1, "T", convertIsFinite},
+    {"IsNan", 1, 1, "T", convertIsNaN},
+    {"IsInf", 1, 1, "T", convertIsInf},
+    {"Sin", 1, 1, "T", convertFloatUnary<SinOp>},
+    {"Cos", 1, 1, "T", convertFloatUnary<CosOp>},
+    {"Atan", 1, 1, "T", convertFloatUnary<AtanOp>},
+    {"Sinh", 1, 1, "T", convertHyperbolic<true>},
+    {"Cosh", 1, 1, "T", convertHyperbolic<false>},
+    {"Floor", 1, 1, "T", convertFloatUnary<FloorOp>},
+    {"Ceil", 1, 1, "T", convertFloatUnary<CeilOp>},
+    {"Round", 1, 1, "T", convertRound},
+    {"Rint", 1, 1, "T", convertFloatUnary<RoundOp>},
+    {"FloorMod", 2, 2, "T", convertRemainder<false>},
+    {"TruncateMod", 2, 2, "T", convertRemainder<true>},
+    {"FloorDiv", 2, 2, "T", convertFloorDiv},
     {"Expm1", 1, 1, "T", convertNearZero<true>},
     {"Log1p", 1, 1, "T", convertNearZero<false>},
     {"Less", 2, 2, "T", convertCompare<ComparePredicate::lt>},

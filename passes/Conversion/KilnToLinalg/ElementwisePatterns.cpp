@@ -69,8 +69,67 @@ Value element(SqrtOp, OpBuilder &b, Location loc, ValueRange x) {
 Value element(RsqrtOp, OpBuilder &b, Location loc, ValueRange x) {
   return b.create<math::RsqrtOp>(loc, x[0]);
 }
+/// sin(x), or cos(x) = sin(x + pi/2) when `cosine`. x is reduced in f64 to
+/// r in [-pi/4, pi/4] with x = r + k pi/2, by pi/2 in three parts of 33
+/// bits (Cody and Waite's reduction, as fdlibm's __rem_pio2 does it: each
+/// product k * part is exact while |k| < 2^20, |x| < 1.6e6; beyond, r is
+/// off by ~1e-16 |x|, 1e-7 at 1e9); then +-sin(r) or +-cos(r) in f32, by
+/// k mod 4. MLIR's polynomial sine reduces in f32 and is off by ~6e-8 |x|:
+/// 6e-5 at x = 1000, a rotary embedding's angle at position 1000.
+Value sine(OpBuilder &b, Location loc, Value x, bool cosine) {
+  Type f64 = b.getF64Type(), f32 = b.getF32Type();
+  auto constant = [&](double v) -> Value {
+    return b.create<arith::ConstantOp>(loc, b.getF64FloatAttr(v));
+  };
+  // Through f32: bf16 and f16 widen to f32 only (kiln-expand-arith).
+  Value wide = castFloat(b, loc, castFloat(b, loc, x, f32), f64);
+  Value k = b.create<math::RoundEvenOp>(
+      loc, b.create<arith::MulFOp>(loc, wide, constant(2.0 / M_PI)));
+  Value r = wide;
+  for (double part : {1.57079632673412561417e+00, 6.07710050630396597660e-11,
+                      2.02226624871116645580e-21})
+    r = b.create<arith::SubFOp>(loc, r, b.create<arith::MulFOp>(loc, k, constant(part)));
+  // x itself where k is 0: x - 0 * part would turn sin(-0) into +0.
+  Value unreduced = b.create<arith::CmpFOp>(loc, arith::CmpFPredicate::OEQ, k, constant(0.0));
+  r = b.create<arith::SelectOp>(loc, unreduced, wide, r);
+  // Quarter turns mod 4, as a float in {0, 1, 2, 3} (NaN for an infinite x,
+  // whose r is NaN anyway).
+  Value turns = cosine ? b.create<arith::AddFOp>(loc, k, constant(1.0)) : k;
+  Value fours = b.create<math::FloorOp>(
+      loc, b.create<arith::MulFOp>(loc, turns, constant(0.25)));
+  Value quadrant = b.create<arith::SubFOp>(
+      loc, turns, b.create<arith::MulFOp>(loc, fours, constant(4.0)));
+  Value narrow = castFloat(b, loc, r, f32);
+  Value sinR = b.create<math::SinOp>(loc, narrow), cosR = b.create<math::CosOp>(loc, narrow);
+  auto is = [&](arith::CmpFPredicate predicate, double v) -> Value {
+    return b.create<arith::CmpFOp>(loc, predicate, quadrant, constant(v));
+  };
+  Value odd = b.create<arith::OrIOp>(loc, is(arith::CmpFPredicate::OEQ, 1.0),
+                                     is(arith::CmpFPredicate::OEQ, 3.0));
+  Value picked = b.create<arith::SelectOp>(loc, odd, cosR, sinR);
+  Value negated = b.create<arith::NegFOp>(loc, picked);
+  Value result = b.create<arith::SelectOp>(loc, is(arith::CmpFPredicate::OGE, 2.0), negated,
+                                           picked);
+  return castFloat(b, loc, result, x.getType());
+}
+
 Value element(CosOp, OpBuilder &b, Location loc, ValueRange x) {
-  return b.create<math::CosOp>(loc, x[0]);
+  return sine(b, loc, x[0], true);
+}
+Value element(SinOp, OpBuilder &b, Location loc, ValueRange x) {
+  return sine(b, loc, x[0], false);
+}
+Value element(AtanOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::AtanOp>(loc, x[0]);
+}
+Value element(FloorOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::FloorOp>(loc, x[0]);
+}
+Value element(CeilOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::CeilOp>(loc, x[0]);
+}
+Value element(RoundOp, OpBuilder &b, Location loc, ValueRange x) {
+  return b.create<math::RoundEvenOp>(loc, x[0]);
 }
 Value element(TanhOp, OpBuilder &b, Location loc, ValueRange x) {
   return b.create<math::TanhOp>(loc, x[0]);
@@ -317,7 +376,8 @@ struct ConstantLowering : public OpRewritePattern<ConstantOp> {
 Value elementOf(Operation *op, OpBuilder &b, Location loc, ValueRange x) {
   return llvm::TypeSwitch<Operation *, Value>(op)
       .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, NegOp, ExpOp, LogOp, SqrtOp,
-            RsqrtOp, CosOp, TanhOp, SigmoidOp, ReluOp, ErfOp, AbsOp, PowOp>(
+            RsqrtOp, CosOp, SinOp, AtanOp, FloorOp, CeilOp, RoundOp, TanhOp, SigmoidOp, ReluOp,
+            ErfOp, AbsOp, PowOp>(
           [&](auto typed) { return element(typed, b, loc, x); })
       .Case([&](ModOp mod) { return modulo(mod, b, loc, x); })
       .Case([&](GeluOp op) { return gelu(op, b, loc, x[0]); })
@@ -343,6 +403,9 @@ void populateElementwiseToLinalgPatterns(RewritePatternSet &patterns) {
                ElementwiseLowering<NegOp>, ElementwiseLowering<ExpOp>,
                ElementwiseLowering<LogOp>, ElementwiseLowering<SqrtOp>,
                ElementwiseLowering<RsqrtOp>, ElementwiseLowering<TanhOp>, ElementwiseLowering<CosOp>,
+               ElementwiseLowering<SinOp>, ElementwiseLowering<AtanOp>,
+               ElementwiseLowering<FloorOp>, ElementwiseLowering<CeilOp>,
+               ElementwiseLowering<RoundOp>,
                ElementwiseLowering<SigmoidOp>, ElementwiseLowering<ReluOp>,
                ElementwiseLowering<ErfOp>, ElementwiseLowering<AbsOp>,
                ElementwiseLowering<PowOp>, ModLowering, StopGradientLowering, GeluLowering, CompareLowering, SelectLowering, CastLowering,

@@ -344,6 +344,12 @@ Tensor Interpreter::evaluate(Operation *op) {
       .Case([&](SigmoidOp) { return unary([](double x) { return 1 / (1 + std::exp(-x)); }); })
       .Case([&](ReluOp) { return unary([](double x) { return std::max(x, 0.0); }); })
       .Case([&](ErfOp) { return unary([](double x) { return std::erf(x); }); })
+      .Case([&](CosOp) { return unary([](double x) { return std::cos(x); }); })
+      .Case([&](SinOp) { return unary([](double x) { return std::sin(x); }); })
+      .Case([&](AtanOp) { return unary([](double x) { return std::atan(x); }); })
+      .Case([&](FloorOp) { return unary([](double x) { return std::floor(x); }); })
+      .Case([&](CeilOp) { return unary([](double x) { return std::ceil(x); }); })
+      .Case([&](RoundOp) { return unary([](double x) { return std::nearbyint(x); }); })
       .Case([&](AbsOp) { return unary([](double x) { return std::fabs(x); }); })
       .Case([&](PowOp) { return binary([](double a, double b) { return std::pow(a, b); }); })
       .Case([&](ModOp m) {

@@ -1,0 +1,208 @@
+#!/usr/bin/env python3
+"""Writes small models built by torchvision and Hugging Face transformers,
+exported to ONNX by torch.onnx.export, and what PyTorch computes and trains
+with them, to test/Inputs/torch_models/: the fixtures of
+test/Tools/kiln-torch-models.test. The libraries' own model code, in small
+configurations (scripts/check_torch_models.py checks the full-size
+torchvision classifiers the same way).
+
+A development script, never run by the tests (they read the committed files).
+Run from the repository root with the venv that has torch, torchvision,
+transformers, onnx, onnxscript and numpy:
+
+    /work/venv/bin/python scripts/make_torch_model_fixtures.py [--only MODEL ...]
+
+Models, each seeded, in eval mode, with a static batch of 4:
+  bert      transformers' BertForSequenceClassification (vocabulary 100, width
+            32, 2 layers, 4 heads, 3 labels): input_ids int64 [4, 16] (pad
+            id 0 among them), logits [4, 3]. Exported by both exporters: the
+            TorchScript one without constant folding writes the attention
+            scale as a DOUBLE constant, and nothing of the word embedding's
+            padding_idx; the dynamo one writes softmax's masked rows with
+            IsNaN, and each node's torch.fx node (its padding_idx).
+  llama     transformers' LlamaForCausalLM (vocabulary 100, width 32, 2 layers,
+            4 heads sharing 2 key/value heads, rotary embeddings, RMSNorm,
+            SiLU gating): input_ids [4, 16], logits [4, 16, 100], trained on
+            every position. The dynamo exporter only: the TorchScript exporter
+            refuses transformers' masks (aten::diff). Its rotary embedding is
+            Cos and Sin of the positions times a buffer.
+  swin      torchvision's SwinTransformer (patch 2, width 8, one stage of 2
+            blocks, 2 heads, window 3, 5 classes): x [4, 3, 12, 12], logits
+            [4, 5]. Both exporters: the shifted windows' attention mask is a
+            ScatterND of each region's number into zeros.
+  adaptive  Conv2d(3, 4, 3), ReLU, AdaptiveAvgPool2d(3) of its 5x5 planes
+            (windows that overlap: 5 is not a multiple of 3), Linear(36, 5):
+            x [4, 3, 7, 7]. The dynamo exporter only (the TorchScript exporter
+            refuses such a pool): it writes the windows' bounds with Floor
+            and Sign, and their means as GatherND and ReduceMean.
+
+For each model: MODEL_opset17.onnx (torch.onnx.export(dynamo=False,
+opset_version=17, do_constant_folding=False), where exported) and
+MODEL_dynamo.onnx (torch.onnx.export(dynamo=True, optimize=False)): the forms
+docs/onnx.md says to train; MODEL.input.npy and MODEL.output.npy (a fixed
+input, PyTorch's f32 logits); MODEL.npz (80 training rows of the input and
+`label` int32: bert the first id mod 3, llama the next id of every
+position, the image models the largest of five pixels taken evenly); and
+MODEL_sgd.jsonl, MODEL_adam.jsonl: 20 steps from the exported weights, as
+scripts/make_torch_layer_fixtures.py writes them (SGD at 0.1, Adam at 1e-3;
+float64 losses and PyTorch's own float32 run beside them);
+bert_unpadded_sgd.jsonl and bert_unpadded_adam.jsonl are bert's curves with
+its padding row trained like any other (what the TorchScript export, which
+does not record padding_idx, trains).
+
+The dynamo exports keep each node's `pkg.torch.onnx.fx_node` metadata (kiln
+reads an embedding's padding_idx there); the other metadata and the
+producer version are cleared, so a second run writes the same bytes with
+the same library versions.
+"""
+
+import copy
+import logging
+import os
+import sys
+import warnings
+
+import numpy as np
+import torch
+
+SCRIPTS = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, SCRIPTS)
+import make_torch_layer_fixtures as layers  # noqa: E402
+
+OUT = os.path.join(os.path.dirname(SCRIPTS), "test", "Inputs", "torch_models")
+BATCH, ROWS, SEQUENCE, VOCABULARY = layers.BATCH, layers.ROWS, 16, 100
+TORCHSCRIPT = ("opset17", {"dynamo": False, "opset_version": 17, "do_constant_folding": False})
+DYNAMO = ("dynamo", {"dynamo": True, "optimize": False})
+# The TorchScript exporter writes Swin's two blocks as 1,400 nodes with long
+# names: 270 KB.
+MAX_ONNX_BYTES = 300 * 1024
+
+
+class Logits(torch.nn.Module):
+    """A transformers model returning only its logits, without a cache."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids):
+        if hasattr(self.model.config, "use_cache"):
+            return self.model(input_ids, use_cache=False).logits
+        return self.model(input_ids).logits
+
+
+def bert():
+    import transformers
+    return Logits(transformers.BertForSequenceClassification(transformers.BertConfig(
+        vocab_size=VOCABULARY, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        intermediate_size=64, max_position_embeddings=32, num_labels=3)))
+
+
+def llama():
+    import transformers
+    return Logits(transformers.LlamaForCausalLM(transformers.LlamaConfig(
+        vocab_size=VOCABULARY, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, intermediate_size=64, max_position_embeddings=32)))
+
+
+def swin():
+    from torchvision.models.swin_transformer import SwinTransformer
+    return SwinTransformer(patch_size=[2, 2], embed_dim=8, depths=[2], num_heads=[2],
+                           window_size=[3, 3], num_classes=5)
+
+
+def adaptive():
+    return torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.ReLU(),
+                               torch.nn.AdaptiveAvgPool2d(3), torch.nn.Flatten(),
+                               torch.nn.Linear(36, 5))
+
+
+def without_padding_index(module):
+    """A copy of the module whose embeddings have no padding_idx: what the
+    TorchScript exporter's file says of them (it writes a Gather, nothing of
+    the padding row PyTorch keeps from training)."""
+    unpadded = copy.deepcopy(module)
+    for layer in unpadded.modules():
+        if isinstance(layer, torch.nn.Embedding):
+            layer.padding_idx = None
+    return unpadded
+
+
+def token_rows(rng, rows):
+    return rng.integers(0, VOCABULARY, (rows, SEQUENCE)).astype(np.int64)
+
+
+def first_id_labels(ids):
+    return (ids[:, 0] % 3).astype(np.int32)
+
+
+def next_id_labels(ids):
+    return np.roll(ids, -1, axis=1).astype(np.int32)
+
+
+def image_rows(shape):
+    return lambda rng, rows: rng.uniform(-1.0, 1.0, (rows,) + shape).astype(np.float32)
+
+
+def largest_of_five(x):
+    flat = x.reshape(len(x), -1)
+    stride = flat.shape[1] // 5
+    return flat[:, 0:stride * 5:stride].argmax(axis=1).astype(np.int32)
+
+
+# name: (builder, seed, input name, rows(rng, count), labels(rows), exports)
+MODELS = {
+    "bert": (bert, 11, "input_ids", token_rows, first_id_labels, (TORCHSCRIPT, DYNAMO)),
+    "llama": (llama, 12, "input_ids", token_rows, next_id_labels, (DYNAMO,)),
+    "swin": (swin, 13, "x", image_rows((3, 12, 12)), largest_of_five, (TORCHSCRIPT, DYNAMO)),
+    "adaptive": (adaptive, 14, "x", image_rows((3, 7, 7)), largest_of_five, (DYNAMO,)),
+}
+
+
+def main():
+    warnings.filterwarnings("ignore")  # exporter and transformers deprecations
+    logging.disable(logging.WARNING)
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    os.makedirs(OUT, exist_ok=True)
+    only = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--only"]
+    noise = []
+    for name in only or MODELS:
+        build, seed, input_name, make_rows, make_labels, exports = MODELS[name]
+        torch.manual_seed(seed)
+        module = build().eval()
+        rng = np.random.default_rng(1000 + seed)
+        feed = make_rows(rng, BATCH)
+        rows = make_rows(rng, ROWS)
+        data = {input_name: rows, "label": make_labels(rows)}
+        with torch.no_grad():
+            output = module(torch.from_numpy(feed)).numpy()
+        layers.write_file(name + ".input.npy", layers.npy_bytes(feed), OUT)
+        layers.write_file(name + ".output.npy", layers.npy_bytes(output), OUT)
+        layers.write_npz(name + ".npz", data, OUT)
+        curves = {name: module}
+        if name == "bert":
+            curves["bert_unpadded"] = without_padding_index(module)
+        for curve, trained in curves.items():
+            for optimizer in ("sgd", "adam"):
+                layers.write_losses(
+                    curve, optimizer,
+                    layers.torch_losses(trained, data, optimizer, torch.float64, input_name),
+                    layers.torch_losses(trained, data, optimizer, torch.float32, input_name),
+                    noise, OUT)
+        for suffix, options in exports:
+            filename = "%s_%s.onnx" % (name, suffix)
+            m = layers.export_tidy(module, (torch.from_numpy(feed),), [input_name], options,
+                                   keep_fx_nodes=options["dynamo"])
+            layers.write_file(filename, m.SerializeToString(deterministic=True), OUT,
+                              MAX_ONNX_BYTES)
+            ops = sorted({n.op_type for n in m.graph.node})
+            print("%s: %d nodes, %d parameters; %s" % (
+                filename, len(m.graph.node), sum(p.numel() for p in module.parameters()),
+                " ".join(ops)))
+    layers.print_noise(noise)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
