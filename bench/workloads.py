@@ -179,12 +179,16 @@ class ExportedWorkload(Workload):
         """(state_dict as numpy, the parameters' names, model.onnx): the
         module exported by torch.onnx.export's TorchScript exporter at
         opset 17 (the dynamo exporter's default graph optimizer merges
-        equal initializers, which kilnc refuses for training)."""
+        equal initializers, which kilnc refuses for training), or, for a
+        model whose "exporter" is "dynamo", by the dynamo exporter without
+        its optimizer."""
         module = user_models.torch_module(name)
         path = os.path.join(self.folder, "model.onnx")
         example = torch.zeros(model["shape"], dtype=getattr(torch, model["dtype"]))
+        options = ({"dynamo": True, "optimize": False} if model.get("exporter") == "dynamo"
+                   else {"opset_version": 17, "dynamo": False})
         torch.onnx.export(module, (example,), path, input_names=[model["input"]],
-                          output_names=[model["output"]], opset_version=17, dynamo=False)
+                          output_names=[model["output"]], external_data=False, **options)
         weights = {key: value.detach().numpy().copy()
                    for key, value in module.state_dict().items()}
         return weights, [key for key, _ in module.named_parameters()], path

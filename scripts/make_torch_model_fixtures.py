@@ -35,6 +35,12 @@ Models, each seeded, in eval mode, with a static batch of 4:
             x [4, 3, 7, 7]. The dynamo exporter only (the TorchScript exporter
             refuses such a pool): it writes the windows' bounds with Floor
             and Sign, and their means as GatherND and ReduceMean.
+  segmenter two convolutions (the second strided), torchvision's FCNHead
+            (3x3 convolution, BatchNorm, ReLU, dropout, 1x1 convolution to
+            4 classes) and a bilinear resize back to the input: x [4, 3, 8, 8],
+            logits [4, 4, 8, 8] with the classes on axis 1, trained as
+            F.cross_entropy against labels [4, 8, 8] (kilnc --class-axis=1).
+            Both exporters.
 
 For each model: MODEL_opset17.onnx (torch.onnx.export(dynamo=False,
 opset_version=17, do_constant_folding=False), where exported) and
@@ -42,7 +48,8 @@ MODEL_dynamo.onnx (torch.onnx.export(dynamo=True, optimize=False)): the forms
 docs/onnx.md says to train; MODEL.input.npy and MODEL.output.npy (a fixed
 input, PyTorch's f32 logits); MODEL.npz (80 training rows of the input and
 `label` int32: bert the first id mod 3, llama the next id of every
-position, the image models the largest of five pixels taken evenly); and
+position, the image models the largest of five pixels taken evenly, the
+segmenter per pixel the largest of its channels and their negated sum); and
 MODEL_sgd.jsonl, MODEL_adam.jsonl: 20 steps from the exported weights, as
 scripts/make_torch_layer_fixtures.py writes them (SGD at 0.1, Adam at 1e-3;
 float64 losses and PyTorch's own float32 run beside them);
@@ -128,6 +135,31 @@ def without_padding_index(module):
     return unpadded
 
 
+class Segmenter(torch.nn.Module):
+    """A small FCN as torchvision's segmentation models are built: two
+    convolutions (the second strided) as the backbone, torchvision's
+    FCNHead, and the logits resized to the input bilinearly."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.segmentation.fcn import FCNHead
+        self.backbone = torch.nn.Sequential(
+            torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU())
+        self.head = FCNHead(16, 4)
+
+    def forward(self, x):
+        out = self.head(self.backbone(x))
+        return torch.nn.functional.interpolate(out, size=x.shape[-2:], mode="bilinear",
+                                               align_corners=False)
+
+
+def largest_channel(x):
+    """Per pixel, which of x's 3 channels or their negated sum is largest."""
+    scores = np.concatenate([x, -x.sum(axis=1, keepdims=True)], axis=1)
+    return scores.argmax(axis=1).astype(np.int32)
+
+
 def token_rows(rng, rows):
     return rng.integers(0, VOCABULARY, (rows, SEQUENCE)).astype(np.int64)
 
@@ -156,7 +188,12 @@ MODELS = {
     "llama": (llama, 12, "input_ids", token_rows, next_id_labels, (DYNAMO,)),
     "swin": (swin, 13, "x", image_rows((3, 12, 12)), largest_of_five, (TORCHSCRIPT, DYNAMO)),
     "adaptive": (adaptive, 14, "x", image_rows((3, 7, 7)), largest_of_five, (DYNAMO,)),
+    "segmenter": (Segmenter, 15, "x", image_rows((3, 8, 8)), largest_channel,
+                  (TORCHSCRIPT, DYNAMO)),
 }
+# Models whose logits hold the classes on axis 1 ([N, C, H, W]), trained as
+# F.cross_entropy(logits, labels [N, H, W]) (kilnc --class-axis=1).
+CLASS_AXIS = {"segmenter": 1}
 
 
 def main():
@@ -185,10 +222,13 @@ def main():
             curves["bert_unpadded"] = without_padding_index(module)
         for curve, trained in curves.items():
             for optimizer in ("sgd", "adam"):
+                axis = CLASS_AXIS.get(name, -1)
                 layers.write_losses(
                     curve, optimizer,
-                    layers.torch_losses(trained, data, optimizer, torch.float64, input_name),
-                    layers.torch_losses(trained, data, optimizer, torch.float32, input_name),
+                    layers.torch_losses(trained, data, optimizer, torch.float64, input_name,
+                                        axis),
+                    layers.torch_losses(trained, data, optimizer, torch.float32, input_name,
+                                        axis),
                     noise, OUT)
         for suffix, options in exports:
             filename = "%s_%s.onnx" % (name, suffix)

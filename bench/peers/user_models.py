@@ -33,6 +33,11 @@ framework exports (an ONNX file, a frozen GraphDef).
                BatchToSpaceND, which kilnc folds into one dilated
                convolution), global average pooling, Dense(10), on 32x32x3
                images, NHWC; frozen the same way.
+    llama      Hugging Face transformers' LlamaForCausalLM (vocabulary 1000,
+               width 128, 2 layers, 4 heads sharing 2 key/value heads,
+               SwiGLU 352, RMSNorm, rotary embeddings) on 32 tokens, loss
+               over every position; torch.onnx.export(dynamo=True,
+               optimize=False): the TorchScript exporter refuses it.
 
 Every loss is the mean softmax cross-entropy of the logits against integer
 labels. The convnets train with SGD and momentum 0.9 at 1e-3, the encoder
@@ -76,6 +81,12 @@ MODELS = {
     # 40, 1.1e-5 at step 54), and from the float64 curve of the same model
     # as much, while TensorFlow's float32 curve stays within 1e-7 of its
     # float64 one (docs/performance.md; not yet explained).
+    # transformers' own LlamaForCausalLM (LLAMA below): the TorchScript
+    # exporter refuses its causal mask (aten::diff), so the dynamo exporter.
+    "llama": {"framework": "torch", "batch": 16, "input": "ids", "shape": [16, 32],
+              "dtype": "int64", "vocabulary": 1000, "classes": 1000, "output": "logits",
+              "seed": 18, "optimizer": ["--optimizer=adam", "--lr=0.001"],
+              "exporter": "dynamo"},
     "keras_cnn": {"framework": "tf", "batch": 32, "input": "x", "shape": [32, 28, 28, 1],
                   "dtype": "float32", "classes": 10, "output": "Identity", "seed": 13,
                   "optimizer": CONVNET_OPTIMIZER, "max_steps": 40},
@@ -87,6 +98,8 @@ MODELS = {
                      "optimizer": CONVNET_OPTIMIZER, "max_steps": 40},
 }
 ENCODER = {"d_model": 128, "heads": 4, "feed_forward": 512, "layers": 2}
+LLAMA = {"hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2,
+         "intermediate_size": 352, "num_hidden_layers": 2, "max_position_embeddings": 64}
 RECURRENT_HIDDEN = 256
 
 
@@ -137,12 +150,25 @@ def torch_module(name):
             outputs, _ = self.rnn(x)
             return self.head(outputs[:, -1])
 
+    class CausalLanguageModel(torch.nn.Module):
+        """transformers' LlamaForCausalLM returning its logits, no cache."""
+
+        def __init__(self):
+            super().__init__()
+            import transformers
+            self.model = transformers.LlamaForCausalLM(transformers.LlamaConfig(
+                vocab_size=MODELS["llama"]["vocabulary"], **LLAMA))
+
+        def forward(self, ids):
+            return self.model(ids, use_cache=False).logits
+
     if MODELS.get(name, {}).get("framework") != "torch":
         raise KeyError("no PyTorch model %r" % name)
     torch.manual_seed(MODELS[name]["seed"])
     build = {"cnn": MnistCnn, "encoder": TokenEncoder,
              "lstm": lambda: SequenceClassifier(torch.nn.LSTM),
-             "gru": lambda: SequenceClassifier(torch.nn.GRU)}[name]
+             "gru": lambda: SequenceClassifier(torch.nn.GRU),
+             "llama": CausalLanguageModel}[name]
     return build().train()
 
 

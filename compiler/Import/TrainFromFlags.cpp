@@ -60,6 +60,7 @@ private:
   FailureOr<Value> labelArgument(RankedTensorType type);
   FailureOr<Value> loss(Value output, Value labels);
   std::string uniqueResultName() const;
+  FailureOr<int64_t> classAxis(RankedTensorType logits) const;
 
   ModuleOp module;
   func::FuncOp forward;
@@ -106,13 +107,41 @@ FailureOr<Value> LossBuilder::labelArgument(RankedTensorType type) {
   return forward.getArgument(index);
 }
 
+/// The axis of classes, made non-negative: --class-axis, else the last.
+FailureOr<int64_t> LossBuilder::classAxis(RankedTensorType logits) const {
+  int64_t rank = logits.getRank();
+  if (!flags.classAxis)
+    return rank - 1;
+  int64_t axis = *flags.classAxis < 0 ? *flags.classAxis + rank : *flags.classAxis;
+  if (axis < 0 || axis >= rank)
+    return emitError(loc) << "--class-axis=" << *flags.classAxis << " is not an axis of the "
+                          << "output " << logits << " (rank " << rank << ")";
+  return axis;
+}
+
 FailureOr<Value> LossBuilder::loss(Value output, Value labels) {
   OpBuilder builder(forward.getBody().front().getTerminator());
   KilnOpBuilder kiln(builder);
   kiln.setLoc(loc);
   if (flags.loss == "softmax_cross_entropy") {
     // Logits [..., C] against class ids [...]: the op averages over every
-    // position (a sequence model's tokens).
+    // position (a sequence model's tokens). Classes on another axis
+    // (PyTorch's [N, C, H, W]) are moved last first.
+    auto type = cast<RankedTensorType>(output.getType());
+    FailureOr<int64_t> axis = classAxis(type);
+    if (failed(axis))
+      return failure();
+    if (*axis != type.getRank() - 1) {
+      SmallVector<int64_t> permutation;
+      for (int64_t d = 0; d < type.getRank(); ++d)
+        if (d != *axis)
+          permutation.push_back(d);
+      permutation.push_back(*axis);
+      KilnOpBuilder::Result moved = kiln.transpose(output, permutation);
+      if (failed(moved))
+        return failure();
+      output = *moved;
+    }
     return kiln.softmaxCrossEntropy(output, labels);
   }
   if (flags.loss == "sigmoid_cross_entropy")
@@ -144,14 +173,19 @@ FailureOr<std::string> LossBuilder::build() {
                           << "' is " << outputType
                           << "; a loss needs a float tensor";
   RankedTensorType labelType = outputType;
+  if (flags.classAxis && flags.loss != "softmax_cross_entropy")
+    return emitError(loc) << "--class-axis is for --loss=softmax_cross_entropy";
   if (flags.loss == "softmax_cross_entropy") {
     if (outputType.getRank() < 2)
       return emitError(loc) << "softmax_cross_entropy needs logits of rank >= 2 "
                                "([batch, classes]), the output is "
                             << outputType;
-    labelType = RankedTensorType::get(
-        outputType.getShape().drop_back(),
-        IntegerType::get(module.getContext(), 32));
+    FailureOr<int64_t> axis = classAxis(outputType);
+    if (failed(axis))
+      return failure();
+    SmallVector<int64_t> positions(outputType.getShape());
+    positions.erase(positions.begin() + *axis);
+    labelType = RankedTensorType::get(positions, IntegerType::get(module.getContext(), 32));
   }
   FailureOr<Value> labels = labelArgument(labelType);
   if (failed(labels))

@@ -135,6 +135,11 @@ cl::opt<std::string> labelName(
     cl::desc("The input holding the targets, added if the model has none "
              "(default: label)"),
     cl::value_desc("name"), cl::cat(trainCategory));
+cl::opt<int> classAxisFlag(
+    "class-axis",
+    cl::desc("softmax_cross_entropy: the logits' axis of classes (default: the last; "
+             "1 for PyTorch's F.cross_entropy over [N, C, H, W], a segmentation model's)"),
+    cl::value_desc("axis"), cl::cat(trainCategory));
 cl::opt<std::string> optimizerKind(
     "optimizer", cl::desc("Optimizer"),
     cl::value_desc("sgd|momentum|adam|adamw|adagrad"), cl::cat(trainCategory));
@@ -342,6 +347,8 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   }
   flags.output = lossOutput;
   flags.label = labelName;
+  if (classAxisFlag.getNumOccurrences())
+    flags.classAxis = classAxisFlag;
   flags.optimizer = optimizerKind;
   if (!flags.optimizer.empty() &&
       !llvm::is_contained({"sgd", "momentum", "adam", "adamw", "adagrad"},

@@ -30,6 +30,9 @@ struct TrainFlags {
   std::string output;
   /// --label: the input holding the targets (empty: "label").
   std::string label;
+  /// --class-axis: the logits' axis of classes under softmax_cross_entropy
+  /// (unset: the last; 1 is F.cross_entropy's over [N, C, d1, ...]).
+  std::optional<int64_t> classAxis;
   /// --optimizer: sgd, momentum, adam, adamw or adagrad.
   std::string optimizer;
   std::optional<double> learningRate;
@@ -59,7 +62,7 @@ struct TrainFlags {
 
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
-    return !loss.empty() || !output.empty() || !label.empty();
+    return !loss.empty() || !output.empty() || !label.empty() || classAxis;
   }
   /// Whether any flag changes a train spec's optimizer or batch.
   bool overridesSpec() const {
