@@ -187,7 +187,9 @@ class ExportedWorkload(Workload):
         example = torch.zeros(model["shape"], dtype=getattr(torch, model["dtype"]))
         options = ({"dynamo": True, "optimize": False} if model.get("exporter") == "dynamo"
                    else {"opset_version": 17, "dynamo": False})
-        torch.onnx.export(module, (example,), path, input_names=[model["input"]],
+        # Traced in eval mode (the TorchScript exporter sets it itself; the
+        # dynamo exporter traces the module as it is).
+        torch.onnx.export(module.eval(), (example,), path, input_names=[model["input"]],
                           output_names=[model["output"]], external_data=False, **options)
         weights = {key: value.detach().numpy().copy()
                    for key, value in module.state_dict().items()}

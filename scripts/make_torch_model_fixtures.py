@@ -37,10 +37,11 @@ Models, each seeded, in eval mode, with a static batch of 4:
             and Sign, and their means as GatherND and ReduceMean.
   segmenter two convolutions (the second strided), torchvision's FCNHead
             (3x3 convolution, BatchNorm, ReLU, dropout, 1x1 convolution to
-            4 classes) and a bilinear resize back to the input: x [4, 3, 8, 8],
-            logits [4, 4, 8, 8] with the classes on axis 1, trained as
-            F.cross_entropy against labels [4, 8, 8] (kilnc --class-axis=1).
-            Both exporters.
+            5 classes) and a bilinear resize back to the input: x [4, 3, 8, 6],
+            logits [4, 5, 8, 6] with the classes on axis 1, trained as
+            F.cross_entropy against labels [4, 8, 6] (kilnc --class-axis=1).
+            Both exporters. No two of its dimensions are equal, so a
+            transposition that mixes them up changes a shape.
 
 For each model: MODEL_opset17.onnx (torch.onnx.export(dynamo=False,
 opset_version=17, do_constant_folding=False), where exported) and
@@ -49,7 +50,8 @@ docs/onnx.md says to train; MODEL.input.npy and MODEL.output.npy (a fixed
 input, PyTorch's f32 logits); MODEL.npz (80 training rows of the input and
 `label` int32: bert the first id mod 3, llama the next id of every
 position, the image models the largest of five pixels taken evenly, the
-segmenter per pixel the largest of its channels and their negated sum); and
+segmenter per pixel the largest of its channels, their negated sum and the
+product of the first two); and
 MODEL_sgd.jsonl, MODEL_adam.jsonl: 20 steps from the exported weights, as
 scripts/make_torch_layer_fixtures.py writes them (SGD at 0.1, Adam at 1e-3;
 float64 losses and PyTorch's own float32 run beside them);
@@ -63,6 +65,7 @@ producer version are cleared, so a second run writes the same bytes with
 the same library versions.
 """
 
+import argparse
 import copy
 import logging
 import os
@@ -146,7 +149,7 @@ class Segmenter(torch.nn.Module):
         self.backbone = torch.nn.Sequential(
             torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
             torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU())
-        self.head = FCNHead(16, 4)
+        self.head = FCNHead(16, 5)
 
     def forward(self, x):
         out = self.head(self.backbone(x))
@@ -155,8 +158,9 @@ class Segmenter(torch.nn.Module):
 
 
 def largest_channel(x):
-    """Per pixel, which of x's 3 channels or their negated sum is largest."""
-    scores = np.concatenate([x, -x.sum(axis=1, keepdims=True)], axis=1)
+    """Per pixel, which is largest of x's 3 channels, their negated sum and
+    the product of the first two (5 classes)."""
+    scores = np.concatenate([x, -x.sum(axis=1, keepdims=True), x[:, :1] * x[:, 1:2]], axis=1)
     return scores.argmax(axis=1).astype(np.int32)
 
 
@@ -188,7 +192,7 @@ MODELS = {
     "llama": (llama, 12, "input_ids", token_rows, next_id_labels, (DYNAMO,)),
     "swin": (swin, 13, "x", image_rows((3, 12, 12)), largest_of_five, (TORCHSCRIPT, DYNAMO)),
     "adaptive": (adaptive, 14, "x", image_rows((3, 7, 7)), largest_of_five, (DYNAMO,)),
-    "segmenter": (Segmenter, 15, "x", image_rows((3, 8, 8)), largest_channel,
+    "segmenter": (Segmenter, 15, "x", image_rows((3, 8, 6)), largest_channel,
                   (TORCHSCRIPT, DYNAMO)),
 }
 # Models whose logits hold the classes on axis 1 ([N, C, H, W]), trained as
@@ -202,7 +206,9 @@ def main():
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
     os.makedirs(OUT, exist_ok=True)
-    only = [sys.argv[i + 1] for i, arg in enumerate(sys.argv[:-1]) if arg == "--only"]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--only", nargs="+", choices=sorted(MODELS), default=[])
+    only = parser.parse_args().only
     noise = []
     for name in only or MODELS:
         build, seed, input_name, make_rows, make_labels, exports = MODELS[name]

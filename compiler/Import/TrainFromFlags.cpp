@@ -116,6 +116,9 @@ FailureOr<int64_t> LossBuilder::classAxis(RankedTensorType logits) const {
   if (axis < 0 || axis >= rank)
     return emitError(loc) << "--class-axis=" << *flags.classAxis << " is not an axis of the "
                           << "output " << logits << " (rank " << rank << ")";
+  if (axis == 0)
+    return emitError(loc) << "--class-axis=" << *flags.classAxis << " is the batch axis of the "
+                          << "output " << logits << "; the classes follow it";
   return axis;
 }
 
@@ -231,15 +234,15 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
   Location loc = module.getLoc();
   if (!flags.train) {
     if (flags.addsLoss() || flags.overridesSpec())
-      return emitError(loc) << "--loss, --output, --label, --optimizer, --lr, "
+      return emitError(loc) << "--loss, --output, --label, --class-axis, --optimizer, --lr, "
                                "--batch, --accumulate-steps, --strategy, --remat and --memory-budget need --train";
     return success();
   }
   if (module->hasAttr(KilnDialect::kTrainSpecAttrName)) {
     if (flags.addsLoss())
       return emitError(loc)
-             << "the model has a train spec naming its loss; --loss, --output "
-                "and --label are for models without one (ONNX)";
+             << "the model has a train spec naming its loss; --loss, --output, "
+                "--label and --class-axis are for models without one (ONNX)";
     if (!hadSpecInFile && flags.overridesSpec())
       return emitError(loc) << "--optimizer, --lr, --batch and "
                                "--accumulate-steps override a graph file's "
