@@ -2,7 +2,7 @@
 """Compares the per-step losses of a kiln run with a reference's.
 
     python3 scripts/compare_losses.py EXPECTED.jsonl ACTUAL.jsonl [--steps 50] [--rtol 1e-4]
-        [--mean-rtol 2e-5] [--first-step 1]
+        [--mean-rtol 2e-5] [--first-step 1] [--key loss]
 
 Both files hold one JSON object per line; lines with a "loss" give the loss
 of their "step" (kiln run --metrics-out writes these, and so does
@@ -11,8 +11,9 @@ scripts/train_reference.py for the fixtures in test/Inputs/agreement/, whose
 worst step's relative difference |actual - expected| / |expected| and the
 mean over the steps; exits 1 when a step is missing, any step differs by more
 than --rtol (every such step is listed) or, with --mean-rtol, the mean is
-beyond it (a bias every step stays under --rtol with). Standard library only:
-test/Tools/kiln-agreement.test runs it.
+beyond it (a bias every step stays under --rtol with). --key compares
+another field of the lines instead ("eval_loss", "eval_accuracy": an
+evaluation's). Standard library only: test/Tools/kiln-agreement.test runs it.
 """
 
 import argparse
@@ -21,8 +22,8 @@ import os
 import sys
 
 
-def read_losses(path):
-    """{step: loss} of the lines that carry a loss."""
+def read_losses(path, key="loss"):
+    """{step: value} of the lines that carry `key` (the loss)."""
     losses = {}
     with open(path) as f:
         for number, line in enumerate(f, 1):
@@ -32,8 +33,8 @@ def read_losses(path):
                 record = json.loads(line)
             except ValueError as e:
                 raise SystemExit("%s:%d: error: not JSON: %s" % (path, number, e))
-            if "loss" in record:
-                losses[record["step"]] = float(record["loss"])
+            if key in record:
+                losses[record["step"]] = float(record[key])
     return losses
 
 
@@ -48,17 +49,20 @@ def main():
                         help="bound of every step's relative difference")
     parser.add_argument("--mean-rtol", type=float,
                         help="bound of the mean relative difference over the steps")
+    parser.add_argument("--key", default="loss",
+                        help="the field compared (default: loss)")
     args = parser.parse_args()
 
     name = os.path.splitext(os.path.basename(args.expected))[0]
-    expected, actual = read_losses(args.expected), read_losses(args.actual)
+    expected = read_losses(args.expected, args.key)
+    actual = read_losses(args.actual, args.key)
     missing = [(path, step) for path, losses in ((args.expected, expected),
                                                  (args.actual, actual))
                for step in range(args.first_step, args.steps + 1) if step not in losses]
     if missing:
         path, step = missing[0]
-        print("%s: error: %s has no loss for step %d (%d steps missing)"
-              % (name, path, step, len(missing)))
+        print("%s: error: %s has no %s for step %d (%d steps missing)"
+              % (name, path, args.key, step, len(missing)))
         return 1
 
     differences = []
@@ -72,8 +76,8 @@ def main():
     mean = sum(d[0] for d in differences) / len(differences)
     bad = [d for d in differences if d[0] > args.rtol]
     for relative, step, e, a in bad:
-        print("%s: step %d: loss %.9g, expected %.9g: relative difference %.3g "
-              "exceeds %g" % (name, step, a, e, relative, args.rtol))
+        print("%s: step %d: %s %.9g, expected %.9g: relative difference %.3g "
+              "exceeds %g" % (name, step, args.key, a, e, relative, args.rtol))
     mean_bad = args.mean_rtol is not None and not mean <= args.mean_rtol
     if mean_bad:
         print("%s: mean relative difference %.3g exceeds %g"
@@ -84,9 +88,9 @@ def main():
     if args.mean_rtol is not None:
         tolerance += ", mean %g" % args.mean_rtol
     print("%s: %s: %d steps, worst relative difference %.2e at step %d "
-          "(loss %.9g, expected %.9g), mean %.2e; %s"
-          % (name, "FAILED" if failed else "agree", args.steps, relative, step, a, e,
-             mean, tolerance))
+          "(%s %.9g, expected %.9g), mean %.2e; %s"
+          % (name, "FAILED" if failed else "agree", args.steps, relative, step, args.key, a,
+             e, mean, tolerance))
     return 1 if failed else 0
 
 

@@ -379,13 +379,15 @@ def make_optimizer(module, optimizer):
                             eps=ADAM["eps"], foreach=False)
 
 
-def torch_losses(module, data, optimizer, dtype, input_name="x", class_axis=-1):
+def torch_losses(module, data, optimizer, dtype, input_name="x", class_axis=-1,
+                 ignore_index=-100):
     """The losses of STEPS steps of the module cast to `dtype`, each computed
     before its update, in eval mode; step k on rows [(k-1)B, kB). Logits
     [..., C] with several leading dimensions are flattened with their
     labels (a language model's loss over every position); classes on
     another axis (class_axis 1: F.cross_entropy over [N, C, H, W]) are
-    moved last first."""
+    moved last first. Labels equal to `ignore_index` (F.cross_entropy's,
+    -100 by default) are left out of the mean."""
     module = copy.deepcopy(module).to(dtype).eval()
     opt = make_optimizer(module, optimizer)
     assert len(data["label"]) >= STEPS * BATCH
@@ -396,7 +398,8 @@ def torch_losses(module, data, optimizer, dtype, input_name="x", class_axis=-1):
         logits = module(feed.to(dtype) if feed.is_floating_point() else feed)
         logits = logits.movedim(class_axis, -1)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
-                               torch.from_numpy(data["label"][rows]).long().reshape(-1))
+                               torch.from_numpy(data["label"][rows]).long().reshape(-1),
+                               ignore_index=ignore_index)
         losses.append(loss.item())
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -59,6 +59,21 @@ bert_unpadded_sgd.jsonl and bert_unpadded_adam.jsonl are bert's curves with
 its padding row trained like any other (what the TorchScript export, which
 does not record padding_idx, trains).
 
+Labels that F.cross_entropy ignores (kilnc --ignore-index), as PyTorch's
+users write them: llama_ignore.npz holds llama's rows with the labels of a
+causal language model's padded batches, -100 (F.cross_entropy's default
+ignore_index) after each row's length (drawn from 4 to 16) and at the last
+position (no next token); segmenter_void.npz holds the segmenter's rows
+with 255 (torchvision's segmentation recipes' ignore_index, Pascal VOC's
+void) on every pixel of the border. Their curves, MODEL_sgd.jsonl and
+MODEL_adam.jsonl, are those of the model trained on them, and MODEL_eval.jsonl
+holds the evaluation over all 80 rows after the first SGD step (kiln run
+--steps 1 --eval-data): the mean loss over every kept label and, for llama,
+the fraction of kept positions whose largest logit is the label, in
+float64 (the script checks that float32 gives the same fraction).
+llama_ignore_empty.npz: its first 8 rows, the second batch's labels all
+-100 (a loss with no kept label: NaN, as in PyTorch).
+
 The dynamo exports keep each node's `pkg.torch.onnx.fx_node` metadata (kiln
 reads an embedding's padding_idx there); the other metadata and the
 producer version are cleared, so a second run writes the same bytes with
@@ -67,6 +82,7 @@ the same library versions.
 
 import argparse
 import copy
+import json
 import logging
 import os
 import sys
@@ -74,6 +90,7 @@ import warnings
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 SCRIPTS = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, SCRIPTS)
@@ -200,6 +217,69 @@ MODELS = {
 CLASS_AXIS = {"segmenter": 1}
 
 
+def padded_next_ids(rng, labels):
+    """A causal language model's labels for padded batches: -100 after each
+    row's length (4 to 16) and at the last position."""
+    labels = labels.copy()
+    lengths = rng.integers(4, SEQUENCE + 1, len(labels))
+    labels[np.arange(SEQUENCE)[None, :] >= lengths[:, None] - 1] = -100
+    return labels
+
+
+def void_border(rng, labels):
+    """Segmentation labels with 255 on every pixel of the border."""
+    labels = labels.copy()
+    labels[:, [0, -1], :] = 255
+    labels[:, :, [0, -1]] = 255
+    return labels
+
+
+def evaluation_after_a_step(module, data, dtype, input_name, class_axis, ignored):
+    """One SGD step on the first batch, then the mean loss over every kept
+    label of the data and the fraction of them the largest logit predicts."""
+    module = copy.deepcopy(module).to(dtype).eval()
+    opt = layers.make_optimizer(module, "sgd")
+    total, kept, correct = 0.0, 0, 0
+    for step in range(ROWS // BATCH + 1):
+        rows = slice(0, BATCH) if step == 0 else slice((step - 1) * BATCH, step * BATCH)
+        feed = torch.from_numpy(data[input_name][rows])
+        logits = module(feed.to(dtype) if feed.is_floating_point() else feed)
+        logits = logits.movedim(class_axis, -1).reshape(-1, logits.shape[class_axis])
+        labels = torch.from_numpy(data["label"][rows]).long().reshape(-1)
+        if step == 0:
+            opt.zero_grad(set_to_none=True)
+            F.cross_entropy(logits, labels, ignore_index=ignored).backward()
+            opt.step()
+            continue
+        with torch.no_grad():
+            keep = labels != ignored
+            total += F.cross_entropy(logits, labels, ignore_index=ignored,
+                                     reduction="sum").item()
+            kept += int(keep.sum())
+            correct += int((logits[keep].argmax(-1) == labels[keep]).sum())
+    return total / kept, correct / kept
+
+
+def write_evaluation(curve, module, data, input_name, class_axis, ignored):
+    loss, accuracy = evaluation_after_a_step(module, data, torch.float64, input_name,
+                                             class_axis, ignored)
+    _, accuracy_f32 = evaluation_after_a_step(module, data, torch.float32, input_name,
+                                              class_axis, ignored)
+    assert accuracy == accuracy_f32, (curve, accuracy, accuracy_f32)
+    record = {"step": 1, "eval_loss": loss}
+    if class_axis == -1:  # kiln scores classes on the last axis only
+        record["eval_accuracy"] = accuracy
+    layers.write_file(curve + "_eval.jsonl", json.dumps(record) + "\n", OUT)
+
+
+# Curves on labels that F.cross_entropy ignores: name: (model, its labels
+# made from the model's, the ignore_index).
+IGNORED = {
+    "llama_ignore": ("llama", padded_next_ids, -100),
+    "segmenter_void": ("segmenter", void_border, 255),
+}
+
+
 def main():
     warnings.filterwarnings("ignore")  # exporter and transformers deprecations
     logging.disable(logging.WARNING)
@@ -223,18 +303,29 @@ def main():
         layers.write_file(name + ".input.npy", layers.npy_bytes(feed), OUT)
         layers.write_file(name + ".output.npy", layers.npy_bytes(output), OUT)
         layers.write_npz(name + ".npz", data, OUT)
-        curves = {name: module}
+        curves = {name: (module, data, -100)}
         if name == "bert":
-            curves["bert_unpadded"] = without_padding_index(module)
-        for curve, trained in curves.items():
+            curves["bert_unpadded"] = (without_padding_index(module), data, -100)
+        for curve, (model, make_ignored, ignored) in IGNORED.items():
+            if model == name:
+                ignoring = dict(data, label=make_ignored(rng, data["label"]))
+                layers.write_npz(curve + ".npz", ignoring, OUT)
+                write_evaluation(curve, module, ignoring, input_name, CLASS_AXIS.get(name, -1),
+                                 ignored)
+                if curve == "llama_ignore":  # a second batch with no kept label
+                    empty = {k: v[:2 * BATCH].copy() for k, v in ignoring.items()}
+                    empty["label"][BATCH:] = ignored
+                    layers.write_npz("llama_ignore_empty.npz", empty, OUT)
+                curves[curve] = (module, ignoring, ignored)
+        for curve, (trained, rows_of, ignored) in curves.items():
             for optimizer in ("sgd", "adam"):
                 axis = CLASS_AXIS.get(name, -1)
                 layers.write_losses(
                     curve, optimizer,
-                    layers.torch_losses(trained, data, optimizer, torch.float64, input_name,
-                                        axis),
-                    layers.torch_losses(trained, data, optimizer, torch.float32, input_name,
-                                        axis),
+                    layers.torch_losses(trained, rows_of, optimizer, torch.float64, input_name,
+                                        axis, ignored),
+                    layers.torch_losses(trained, rows_of, optimizer, torch.float32, input_name,
+                                        axis, ignored),
                     noise, OUT)
         for suffix, options in exports:
             filename = "%s_%s.onnx" % (name, suffix)

@@ -392,14 +392,15 @@ KilnOpBuilder::Result KilnOpBuilder::avgPool(Value input,
       excludePad ? builder.getUnitAttr() : UnitAttr());
 }
 
-KilnOpBuilder::Result KilnOpBuilder::softmaxCrossEntropy(Value logits,
-                                                         Value labels) {
+KilnOpBuilder::Result KilnOpBuilder::softmaxCrossEntropy(Value logits, Value labels,
+                                                         std::optional<int64_t> ignoreIndex) {
   InferredType type = inferSoftmaxCrossEntropyType(
       diag(SoftmaxCrossEntropyOp::getOperationName()), logits.getType(),
       labels.getType());
   if (failed(type))
     return failure();
-  return create<SoftmaxCrossEntropyOp>(*type, logits, labels);
+  IntegerAttr ignored = ignoreIndex ? builder.getI64IntegerAttr(*ignoreIndex) : IntegerAttr();
+  return create<SoftmaxCrossEntropyOp>(*type, logits, labels, ignored);
 }
 
 KilnOpBuilder::Result KilnOpBuilder::sigmoidCrossEntropy(Value logits,

@@ -130,7 +130,9 @@ public:
   Result maxPool(mlir::Value input, const WindowAttrs &window);
   Result avgPool(mlir::Value input, const WindowAttrs &window, bool excludePad);
 
-  Result softmaxCrossEntropy(mlir::Value logits, mlir::Value labels);
+  /// With `ignoreIndex`, labels of that value are left out of the mean.
+  Result softmaxCrossEntropy(mlir::Value logits, mlir::Value labels,
+                             std::optional<int64_t> ignoreIndex = std::nullopt);
   Result sigmoidCrossEntropy(mlir::Value logits, mlir::Value targets);
   Result meanSquaredError(mlir::Value prediction, mlir::Value target);
 

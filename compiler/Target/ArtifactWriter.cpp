@@ -137,7 +137,9 @@ Serializer::bindings(ArrayRef<NamedBuffer> named, bool feeds) {
     }
     list.push_back(fb::CreateBinding(fbb, fbb.CreateString(binding.name), binding.buffer,
                                      binding.idBound, binding.paddedIds, views,
-                                     binding.idsPerExample, binding.offsetsStride));
+                                     binding.idsPerExample, binding.offsetsStride,
+                                     binding.ignoredId.value_or(0),
+                                     binding.ignoredId.has_value()));
   }
   return fbb.CreateVector(list);
 }

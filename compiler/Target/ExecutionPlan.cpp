@@ -117,6 +117,43 @@ int64_t idBoundOf(Value value) {
   return bound;
 }
 
+/// Whether `value` (or a reshape of it) indexes rows of a table: a gather's,
+/// an embedding bag's or a parameter server's.
+bool indexesRows(Value value) {
+  return llvm::any_of(value.getUses(), [](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto reshape = llvm::dyn_cast<ReshapeOp>(user))
+      return indexesRows(reshape.getResult());
+    return use.getOperandNumber() == 1 &&
+           llvm::isa<GatherOp, EmbeddingBagOp, GatherElementsOp, dist::PsPullRowsOp>(user);
+  });
+}
+
+/// The label a loss reading `value` as its labels ignores (its
+/// ignore_index), which the runtime then accepts besides the classes; none
+/// when the feed also indexes a table's rows, which that id lies outside.
+std::optional<int64_t> ignoredIdOf(Value value) {
+  if (indexesRows(value))
+    return std::nullopt;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    std::optional<int64_t> ignored;
+    if (auto reshape = llvm::dyn_cast<ReshapeOp>(user))
+      ignored = ignoredIdOf(reshape.getResult());
+    else if (use.getOperandNumber() != 1)
+      continue;
+    else if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(user))
+      ignored = loss.getIgnoreIndex();
+    else if (auto rows = llvm::dyn_cast<SoftmaxCrossEntropyRowsOp>(user))
+      ignored = rows.getIgnoreIndex();
+    else if (auto grad = llvm::dyn_cast<SoftmaxCrossEntropyGradRowsOp>(user))
+      ignored = grad.getIgnoreIndex();
+    if (ignored)
+      return ignored;
+  }
+  return std::nullopt;
+}
+
 /// Whether `value` holds the id lists of an embedding bag (padded with -1),
 /// before or after the parameter-server pass turned the bag into a pull.
 bool takesPaddedIds(Value value) {
@@ -162,11 +199,17 @@ TrainingInfo trainingInfo(ModuleOp module, func::FuncOp forward) {
     Operation *loss = value.getDefiningOp();
     if (!loss)
       break;
-    // A fused softmax cross-entropy: the mean of its positions' losses.
+    // A fused softmax cross-entropy: the mean of its positions' losses, or
+    // with an ignore_index their sum over the count of kept labels.
+    Value positions;
     if (auto mean = llvm::dyn_cast<ReduceMeanOp>(loss))
-      if (Operation *rows = mean.getOperand().getDefiningOp();
-          llvm::isa_and_nonnull<SoftmaxCrossEntropyRowsOp, SoftmaxCrossEntropyGradRowsOp>(rows))
-        loss = rows;
+      positions = mean.getOperand();
+    if (auto ratio = llvm::dyn_cast<DivOp>(loss))
+      if (auto sum = ratio.getLhs().getDefiningOp<ReduceSumOp>())
+        positions = sum.getOperand();
+    if (Operation *rows = positions ? positions.getDefiningOp() : nullptr;
+        llvm::isa_and_nonnull<SoftmaxCrossEntropyRowsOp, SoftmaxCrossEntropyGradRowsOp>(rows))
+      loss = rows;
     if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp,
                   SoftmaxCrossEntropyGradRowsOp>(loss))
       info.lossKind = "softmax_cross_entropy";
@@ -495,7 +538,8 @@ void Planner::planFeeds(func::FuncOp func) {
     program->feeds.push_back({name ? name.str() : "arg" + std::to_string(arg.getArgNumber()),
                               buffer, ids ? idBoundOf(arg) : 0,
                               ids && (perExample > 0 || takesPaddedIds(arg)), perExample,
-                              ids ? positive(kOffsetsStrideAttr) : 0});
+                              ids ? positive(kOffsetsStrideAttr) : 0,
+                              ids ? ignoredIdOf(arg) : std::nullopt});
   }
 }
 

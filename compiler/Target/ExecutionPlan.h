@@ -191,6 +191,8 @@ using Step = std::variant<KernelStep, GemmStep, ConvStep, CopyStep, SparseApplyS
 /// an embedding bag, whose id lists are padded with -1. `idsPerExample` and
 /// `offsetsStride`: an EmbeddingBag's flat ids and its offsets, which
 /// training fills as dialects/Kiln/FeedAttrs.h says; 0 otherwise.
+/// `ignoredId`: the labels of a loss with an ignore_index, which is allowed
+/// besides [0, idBound).
 struct NamedBuffer {
   std::string name;
   int buffer;
@@ -198,6 +200,7 @@ struct NamedBuffer {
   bool paddedIds = false;
   int64_t idsPerExample = 0;
   int64_t offsetsStride = 0;
+  std::optional<int64_t> ignoredId = std::nullopt;
 };
 
 /// One function as a program: steps in order, its inputs and outputs.

@@ -161,6 +161,34 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
       types);
 }
 
+LogicalResult SoftmaxCrossEntropyOp::verifyIgnoreIndex(Operation *op, Value labels,
+                                                       std::optional<int64_t> ignored) {
+  Type element = llvm::cast<RankedTensorType>(labels.getType()).getElementType();
+  unsigned width = element.getIntOrFloatBitWidth();
+  if (ignored && width < 64 && !llvm::isIntN(width, *ignored))
+    return op->emitOpError("expects an ignore_index that ")
+           << element << " labels can hold, got " << *ignored;
+  return success();
+}
+
+LogicalResult SoftmaxCrossEntropyOp::verify() {
+  return verifyIgnoreIndex(*this, getLabels(), getIgnoreIndex());
+}
+
+Value SoftmaxCrossEntropyOp::buildKept(OpBuilder &b, Location loc, Value labels,
+                                       int64_t ignoreIndex, Type floatType) {
+  auto labelsType = llvm::cast<RankedTensorType>(labels.getType());
+  auto keptType = RankedTensorType::get(labelsType.getShape(), floatType);
+  auto constant = [&](RankedTensorType type, Attribute value) -> Value {
+    return b.create<ConstantOp>(loc, DenseElementsAttr::get(type, value));
+  };
+  Value ignored = constant(labelsType, b.getIntegerAttr(labelsType.getElementType(), ignoreIndex));
+  Value kept = b.create<CompareOp>(loc, ComparePredicate::ne, labels, ignored);
+  Value one = constant(keptType, b.getFloatAttr(floatType, 1.0));
+  Value zero = constant(keptType, b.getFloatAttr(floatType, 0.0));
+  return b.create<SelectOp>(loc, kept, one, zero);
+}
+
 //===----------------------------------------------------------------------===//
 // Verifiers of type-defining ops
 //===----------------------------------------------------------------------===//

@@ -564,14 +564,31 @@ def Kiln_SoftmaxCrossEntropyOp : Kiln_InferredOp<"softmax_cross_entropy", [Pure]
     The mean is over every position of the leading dimensions: logits `[B,
     T, C]` with labels `[B, T]` average over B * T tokens, as PyTorch's
     `cross_entropy` on flattened tokens and Keras' sparse categorical
-    cross-entropy do.
+    cross-entropy do. With `ignore_index`, positions whose label is that
+    value are left out: the mean is over the others (PyTorch's
+    `ignore_index`, Keras' `ignore_class`; NaN when every label is ignored,
+    as in PyTorch), and they get no gradient.
     ```
     %l = kiln.softmax_cross_entropy %logits, %labels : (tensor<32x10xf32>, tensor<32xi32>) -> tensor<f32>
+    %m = kiln.softmax_cross_entropy %logits, %tokens {ignore_index = -100 : i64} : (tensor<8x64x100xf32>, tensor<8x64xi64>) -> tensor<f32>
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels);
+  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels,
+                       OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs Kiln_FloatScalar:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// 1 (of `floatType`) at each position whose label is not
+    /// `ignoreIndex`, else 0: `labels`' shape.
+    static ::mlir::Value buildKept(::mlir::OpBuilder &b, ::mlir::Location loc,
+                                   ::mlir::Value labels, int64_t ignoreIndex,
+                                   ::mlir::Type floatType);
+    /// Fails, on `op`, when `labels`' integer type cannot hold `ignored`
+    /// (this op's check, and the loss-by-rows ops').
+    static ::llvm::LogicalResult verifyIgnoreIndex(::mlir::Operation *op, ::mlir::Value labels,
+                                                   std::optional<int64_t> ignored);
+  }];
 }
 
 class Kiln_PointwiseLossOp<string mnemonic>

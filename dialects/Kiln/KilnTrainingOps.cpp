@@ -95,12 +95,25 @@ LogicalResult verifyLossRows(Operation *op, Value logitsValue, Value labelsValue
 } // namespace
 
 LogicalResult SoftmaxCrossEntropyRowsOp::verify() {
+  if (failed(SoftmaxCrossEntropyOp::verifyIgnoreIndex(*this, getLabels(), getIgnoreIndex())))
+    return failure();
   return verifyLossRows(*this, getLogits(), getLabels(), getLosses(), getProbs(), "probs");
 }
 
 LogicalResult SoftmaxCrossEntropyGradRowsOp::verify() {
   if (!std::isfinite(getScale().convertToDouble()))
     return emitOpError("expects a finite scale, got ") << getScale().convertToDouble();
+  if (Value weights = getWeights()) {
+    auto logits = llvm::cast<RankedTensorType>(getLogits().getType());
+    auto expected = RankedTensorType::get(logits.getShape().drop_back(),
+                                          logits.getElementType());
+    if (weights.getType() != expected)
+      return emitOpError("expects weights of type ") << expected << " (the labels' shape, the "
+                                                     << "logits' element type), got "
+                                                     << weights.getType();
+  }
+  if (failed(SoftmaxCrossEntropyOp::verifyIgnoreIndex(*this, getLabels(), getIgnoreIndex())))
+    return failure();
   return verifyLossRows(*this, getLogits(), getLabels(), getLosses(), getGrad(), "grad");
 }
 

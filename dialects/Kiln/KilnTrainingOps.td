@@ -89,12 +89,14 @@ def Kiln_SoftmaxCrossEntropyRowsOp : Kiln_Op<"softmax_cross_entropy_rows", [Pure
     and a `kiln.softmax` of the same logits (its gradient needs one): one
     kernel whose positions are independent (so it can be split by rows),
     where the two ops were two kernels computing each row's maximum and sum
-    of exponentials twice, the loss's on one thread.
+    of exponentials twice, the loss's on one thread. With `ignore_index`
+    (the loss's), a position whose label is that value has loss 0.
     ```
     %l, %p = kiln.softmax_cross_entropy_rows %logits, %labels : (tensor<512x1000xf32>, tensor<512xi64>) -> (tensor<512xf32>, tensor<512x1000xf32>)
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels);
+  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels,
+                       OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs Kiln_FloatTensor:$losses, Kiln_FloatTensor:$probs);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -113,14 +115,23 @@ def Kiln_SoftmaxCrossEntropyGradRowsOp
     reads (a train step whose model does not also output the softmax), so
     the softmax is never stored and the gradient is written by the kernel
     that computes the loss.
+    With `weights` (the labels' shape), each position's gradient is also
+    multiplied by its weight; with `ignore_index`, a position whose label is
+    that value has loss 0 and gradient 0. Autodiff writes both for a loss
+    with an `ignore_index`: its scale, the upstream gradient over the count
+    of the kept labels, depends on the labels.
     ```
     %l, %g = kiln.softmax_cross_entropy_grad_rows %logits, %labels scale = 0.001953125 : (tensor<512x1000xf32>, tensor<512xi64>) -> (tensor<512xf32>, tensor<512x1000xf32>)
+    %m, %h = kiln.softmax_cross_entropy_grad_rows %logits, %labels weights %w scale = 1.0 {ignore_index = -100 : i64} : (tensor<512x1000xf32>, tensor<512xi64>, tensor<512xf32>) -> (tensor<512xf32>, tensor<512x1000xf32>)
     ```
   }];
-  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels, F64Attr:$scale);
+  let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels,
+                       Optional<Kiln_FloatTensor>:$weights, F64Attr:$scale,
+                       OptionalAttr<I64Attr>:$ignore_index);
   let results = (outs Kiln_FloatTensor:$losses, Kiln_FloatTensor:$grad);
   let assemblyFormat = [{
-    $logits `,` $labels `scale` `=` $scale attr-dict `:` functional-type(operands, results)
+    $logits `,` $labels (`weights` $weights^)? `scale` `=` $scale attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

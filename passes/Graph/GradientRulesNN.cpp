@@ -299,6 +299,31 @@ FailureOr<bool> networkGradients(Operation *op, Value g, GradientBuilder &gb,
     return true;
   }
   if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(op)) {
+    if (std::optional<int64_t> ignored = loss.getIgnoreIndex()) {
+      // (softmax(x) - one_hot(labels)) * g / kept at each kept position, 0
+      // at an ignored one: a scale that depends on the labels, which the
+      // fused op takes as weights (its losses go unused here).
+      // The count and the division in f32 whatever the logits' type (f16
+      // stops counting at 2048, bf16 at 256), the weights then rounded.
+      Value logits = loss.getLogits(), labels = loss.getLabels();
+      OpBuilder &b = gb.builder();
+      Location loc = gb.location();
+      Type element = tensorType(logits).getElementType();
+      Value kept = SoftmaxCrossEntropyOp::buildKept(b, loc, labels, *ignored, b.getF32Type());
+      auto keptType = llvm::cast<RankedTensorType>(kept.getType());
+      Value count = gb.reduceSum(kept, axesFrom(0, keptType.getRank()), /*keepDims=*/false);
+      if (!element.isF32())
+        g = b.create<CastOp>(loc, count.getType(), g);
+      Value weight = gb.broadcastTo(gb.div(g, count), keptType);
+      auto weightsType = RankedTensorType::get(keptType.getShape(), element);
+      if (!element.isF32())
+        weight = b.create<CastOp>(loc, weightsType, weight);
+      auto fused = b.create<SoftmaxCrossEntropyGradRowsOp>(
+          loc, TypeRange{weightsType, tensorType(logits)}, logits, labels, weight,
+          b.getF64FloatAttr(1.0), loss.getIgnoreIndexAttr());
+      grads.assign({fused.getGrad(), Value()});
+      return true;
+    }
     // (softmax(x) - one_hot(labels)) * g / batch
     Value logits = loss.getLogits();
     RankedTensorType type = tensorType(logits);

@@ -4,7 +4,9 @@
 // of the same logits (its gradient's, or the model's probabilities) become
 // one kiln.softmax_cross_entropy_rows and the mean of its losses; when only
 // the gradient reads that softmax, one kiln.softmax_cross_entropy_grad_rows
-// computes the gradient itself (Passes.td).
+// computes the gradient itself (Passes.td). A loss with an ignore_index,
+// whose gradient autodiff writes as that op (weighted), takes its value
+// from the op's losses: the mean of the kept positions'.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,8 +57,9 @@ std::optional<double> splatOf(Value value) {
 /// one_hot(labels)) * scale` with a constant scale, replaces the two by
 /// one kiln.softmax_cross_entropy_grad_rows: the softmax is never stored.
 void foldGradient(SoftmaxCrossEntropyRowsOp rows) {
+  // That gradient is a plain loss's: one with an ignore_index has its own.
   Value probs = rows.getProbs();
-  if (!probs.hasOneUse())
+  if (!probs.hasOneUse() || rows.getIgnoreIndex())
     return;
   auto sub = llvm::dyn_cast<SubOp>(*probs.getUsers().begin());
   auto hot = sub ? sub.getRhs().getDefiningOp<OneHotOp>() : OneHotOp();
@@ -73,7 +76,7 @@ void foldGradient(SoftmaxCrossEntropyRowsOp rows) {
   OpBuilder builder(rows);
   auto grad = builder.create<SoftmaxCrossEntropyGradRowsOp>(
       rows.getLoc(), rows->getResultTypes(), rows.getLogits(), rows.getLabels(),
-      builder.getF64FloatAttr(*scale));
+      /*weights=*/Value(), builder.getF64FloatAttr(*scale), /*ignore_index=*/IntegerAttr());
   rows.getLosses().replaceAllUsesWith(grad.getLosses());
   mul.getResult().replaceAllUsesWith(grad.getGrad());
   mul->erase();
@@ -82,6 +85,51 @@ void foldGradient(SoftmaxCrossEntropyRowsOp rows) {
     if (dead->use_empty())
       dead->erase();
   rows->erase();
+}
+
+/// The loss `loss` computes, from its positions' `losses`: their mean, or
+/// with an ignore_index the mean of those whose label is kept.
+Value meanOfLosses(OpBuilder &builder, SoftmaxCrossEntropyOp loss, Value losses) {
+  Location loc = loss.getLoc();
+  auto type = llvm::cast<RankedTensorType>(losses.getType());
+  SmallVector<int64_t> positions(type.getRank());
+  std::iota(positions.begin(), positions.end(), 0);
+  std::optional<int64_t> ignored = loss.getIgnoreIndex();
+  if (!ignored)
+    return positions.empty()
+               ? losses
+               : builder.create<ReduceMeanOp>(loc, losses, positions, false).getResult();
+  // The ignored positions' losses are 0 already.
+  Value kept = SoftmaxCrossEntropyOp::buildKept(builder, loc, loss.getLabels(), *ignored,
+                                                type.getElementType());
+  Value total = builder.create<ReduceSumOp>(loc, losses, positions, false);
+  Value count = builder.create<ReduceSumOp>(loc, kept, positions, false);
+  return builder.create<DivOp>(loc, total, count);
+}
+
+/// For a loss with an ignore_index: the fused gradient autodiff wrote for
+/// it (weighted by the labels), when every reader of the loss comes after
+/// it; its losses then give the loss, and no kernel computes it apart.
+bool takeLossFromGradient(SoftmaxCrossEntropyOp loss) {
+  if (!loss.getIgnoreIndex())
+    return false;
+  for (Operation *user : loss.getLogits().getUsers()) {
+    auto grad = llvm::dyn_cast<SoftmaxCrossEntropyGradRowsOp>(user);
+    if (!grad || grad.getLabels() != loss.getLabels() ||
+        grad.getIgnoreIndexAttr() != loss.getIgnoreIndexAttr() ||
+        grad->getBlock() != loss->getBlock())
+      continue;
+    bool readersAfter = llvm::all_of(loss.getResult().getUsers(), [&](Operation *reader) {
+      return reader->getBlock() == grad->getBlock() && grad->isBeforeInBlock(reader);
+    });
+    if (!readersAfter)
+      continue;
+    OpBuilder builder(grad->getBlock(), std::next(grad->getIterator()));
+    loss.getResult().replaceAllUsesWith(meanOfLosses(builder, loss, grad.getLosses()));
+    loss->erase();
+    return true;
+  }
+  return false;
 }
 
 SoftmaxCrossEntropyRowsOp fuse(SoftmaxCrossEntropyOp loss, ArrayRef<SoftmaxOp> softmaxes) {
@@ -94,14 +142,9 @@ SoftmaxCrossEntropyRowsOp fuse(SoftmaxCrossEntropyOp loss, ArrayRef<SoftmaxOp> s
       RankedTensorType::get(logitsType.getShape().drop_back(), logitsType.getElementType());
   OpBuilder builder(first);
   auto rows = builder.create<SoftmaxCrossEntropyRowsOp>(
-      loss.getLoc(), TypeRange{lossesType, logitsType}, loss.getLogits(), loss.getLabels());
-  SmallVector<int64_t> positions(lossesType.getRank());
-  std::iota(positions.begin(), positions.end(), 0);
-  Value mean = positions.empty() ? rows.getLosses()
-                                 : builder.create<ReduceMeanOp>(loss.getLoc(), rows.getLosses(),
-                                                                positions, false)
-                                       .getResult();
-  loss.getResult().replaceAllUsesWith(mean);
+      loss.getLoc(), TypeRange{lossesType, logitsType}, loss.getLogits(), loss.getLabels(),
+      loss.getIgnoreIndexAttr());
+  loss.getResult().replaceAllUsesWith(meanOfLosses(builder, loss, rows.getLosses()));
   loss->erase();
   for (SoftmaxOp softmax : softmaxes) {
     softmax.getResult().replaceAllUsesWith(rows.getProbs());
@@ -120,7 +163,9 @@ struct FuseSoftmaxCrossEntropyPass
         losses.push_back(loss);
     });
     for (SoftmaxCrossEntropyOp loss : losses)
-      if (SmallVector<SoftmaxOp> softmaxes = softmaxesBeside(loss); !softmaxes.empty())
+      if (takeLossFromGradient(loss))
+        continue;
+      else if (SmallVector<SoftmaxOp> softmaxes = softmaxesBeside(loss); !softmaxes.empty())
         foldGradient(fuse(loss, softmaxes));
   }
 };

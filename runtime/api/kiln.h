@@ -148,7 +148,8 @@ KILN_API void kiln_session_free(kiln_session *session);
 
 /* Copies `byte_size` bytes of `dtype` at `data` into feed `feed` of
    `program`; dtype and byte size must be the feed's, and a feed of ids must
-   hold ids in [0, its id bound) (kiln_artifact_binding_id_bound):
+   hold ids in [0, its id bound) (kiln_artifact_binding_id_bound; the labels
+   of a loss with an ignore_index may also hold that label):
    KILN_INVALID_ARGUMENT names the first one outside, as PyTorch and
    TensorFlow refuse an index past a table's end, and the feed is then
    unbound. */

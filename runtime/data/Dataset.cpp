@@ -95,9 +95,12 @@ std::string idProblem(const FeedSpec &spec, const uint8_t *bytes) {
   for (int64_t k = 0; k < count; ++k) {
     T id;
     std::memcpy(&id, bytes + k * sizeof(T), sizeof(T));
-    if ((id < 0 || id >= spec.idBound) && !(spec.paddedIds && id == -1))
+    if ((id < 0 || id >= spec.idBound) && !(spec.paddedIds && id == -1) &&
+        !(spec.ignoredId && id == *spec.ignoredId))
       return "input " + spec.name + ": id " + std::to_string(id) +
              " out of range [0, " + std::to_string(spec.idBound) + ")" +
+             (spec.ignoredId ? " and not the ignored label " + std::to_string(*spec.ignoredId)
+                             : std::string()) +
              atElement(spec, k);
   }
   return "";

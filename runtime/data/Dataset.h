@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct FeedSpec {
   /// For integer feeds: the example is a list of ids padded with -1 (an
   /// embedding bag's input), so -1 is allowed too.
   bool paddedIds = false;
+  /// For integer feeds: the labels of a loss that ignores this label
+  /// (PyTorch's ignore_index), so it is allowed too.
+  std::optional<int64_t> ignoredId = std::nullopt;
 };
 
 /// Elements per example: the product of `spec.exampleShape` (1 for {}).

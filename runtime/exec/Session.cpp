@@ -7,6 +7,7 @@
 #include "runtime/cpu/Threads.h"
 #include "runtime/support/PrintableText.h"
 
+#include <optional>
 #include <cstring>
 
 namespace kiln::exec {
@@ -278,27 +279,34 @@ std::optional<SessionError> Session::bindFound(std::string_view program, std::st
   // Ids index a table's rows or a loss's classes: one outside them is an
   // error, as in PyTorch and TensorFlow (the compiled gather would clamp it
   // and a sparse update would skip it, silently disagreeing).
-  // An embedding bag's lists are padded with -1.
+  // An embedding bag's lists are padded with -1; a loss's labels may hold
+  // its ignore_index.
   const Binding *binding = state.program->feeds()->Get(feedIndex);
   int64_t bound = binding->id_bound();
   bool padded = binding->padded_ids();
+  std::optional<int64_t> ignored;
+  if (binding->ignores_id())
+    ignored = binding->ignored_id();
   if (!idsChecked && bound > 0 && (dtype == DType_I32 || dtype == DType_I64)) {
     size_t count = size / (dtype == DType_I64 ? 8 : 4);
     // Valid: [0, bound), and -1 where padded.
     int64_t low = padded ? -1 : 0;
     uint64_t range = static_cast<uint64_t>(bound - low);
     // One branch-free pass (cpu/IdRange.h: this runs before every step on
-    // the step's own thread); the element is looked for only when one is bad.
+    // the step's own thread); the element is looked for only when one is bad
+    // (or, with an ignored label, when one may be that label).
     bool any = dtype == DType_I64
                    ? cpu::anyIdOutside(static_cast<const int64_t *>(data), count, low, range)
                    : cpu::anyIdOutside(static_cast<const int32_t *>(data), count, low, range);
     for (size_t i = 0; any && i < count; ++i) {
       int64_t id = dtype == DType_I64 ? static_cast<const int64_t *>(data)[i]
                                       : static_cast<const int32_t *>(data)[i];
-      if (static_cast<uint64_t>(id - low) >= range) {
+      if (static_cast<uint64_t>(id - low) >= range && id != ignored) {
         error = "program " + quoted(program) + ": feed " + quoted(feed) + ": element " +
                 std::to_string(i) + " is " + std::to_string(id) + ", outside [0, " +
-                std::to_string(bound) + ") (the rows or classes it indexes)";
+                std::to_string(bound) + ") (the rows or classes it indexes" +
+                (ignored ? ", and not the ignored label " + std::to_string(*ignored) : "") +
+                ")";
         return SessionError::InvalidArgument;
       }
     }

@@ -5,6 +5,8 @@
 #include "runtime/data/BatchReader.h"
 #include "runtime/metrics/EvalMetrics.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 
@@ -57,10 +59,14 @@ bool evaluateModel(const TrainingModel &model, exec::Session &session,
       labelIndex = i;
   bool scores = model.lossKind() == "sigmoid_cross_entropy" && !model.predictionName().empty();
   bool classes = model.lossKind() == "softmax_cross_entropy" && !model.predictionName().empty();
+  // A loss with an ignore_index averages over the other labels only: each
+  // batch's loss weighs as many of them as it has, and accuracy skips them.
+  bool ignores = labelIndex < specs.size() && specs[labelIndex].ignoredId.has_value();
+  double ignored = ignores ? static_cast<double>(*specs[labelIndex].ignoredId) : 0.0;
   std::vector<float> predictions, labels, logits;
   std::vector<int64_t> classIds;
   size_t numClasses = 0;
-  double lossSum = 0;
+  double lossSum = 0, lossWeight = 0;
   for (int64_t b = 0; b < batches; ++b) {
     int64_t fresh = std::min(batch, data->rows - b * batch);
     if (!model.bindBatch(session, kForwardProgram, reader, error) ||
@@ -69,27 +75,43 @@ bool evaluateModel(const TrainingModel &model, exec::Session &session,
     double loss = 0;
     if (!model.readScalar(session, kForwardProgram, model.lossName(), loss, error))
       return false;
-    lossSum += loss * fresh;
+    std::vector<double> truth;
+    if (labelIndex < specs.size())
+      truth = labelValues(specs[labelIndex], data->columns[labelIndex], b * batch, fresh);
+    double weight = static_cast<double>(fresh);
+    if (ignores)
+      weight = static_cast<double>(
+          std::count_if(truth.begin(), truth.end(), [&](double id) { return id != ignored; }));
+    if (weight > 0) {
+      lossSum += loss * weight;
+      lossWeight += weight;
+    }
     if ((!scores && !classes) || labelIndex == specs.size())
       continue;
     std::vector<float> fetched;
     if (!model.readFloats(session, kForwardProgram, model.predictionName(), fetched, error))
       return false;
     size_t width = fetched.size() / batch;
-    std::vector<double> truth =
-        labelValues(specs[labelIndex], data->columns[labelIndex], b * batch, fresh);
     if (scores) {
       predictions.insert(predictions.end(), fetched.begin(), fetched.begin() + fresh * width);
       labels.insert(labels.end(), truth.begin(), truth.end());
-    } else {
-      numClasses = width;
-      logits.insert(logits.end(), fetched.begin(), fetched.begin() + fresh * width);
-      for (double id : truth)
-        classIds.push_back(static_cast<int64_t>(id));
+      continue;
+    }
+    // Classes last: one row of logits per label (a sequence's per token).
+    size_t perExample = truth.size() / static_cast<size_t>(fresh);
+    if (perExample == 0 || width % perExample != 0)
+      continue;
+    numClasses = width / perExample;
+    for (size_t k = 0; k < truth.size(); ++k) {
+      if (ignores && truth[k] == ignored)
+        continue;
+      auto row = fetched.begin() + k * numClasses;
+      logits.insert(logits.end(), row, row + numClasses);
+      classIds.push_back(static_cast<int64_t>(truth[k]));
     }
   }
   result.examples = data->rows;
-  result.loss = lossSum / static_cast<double>(data->rows);
+  result.loss = lossWeight > 0 ? lossSum / lossWeight : std::nan("");
   if (scores && predictions.size() == labels.size())
     result.auc = metrics::rocAuc(predictions, labels);
   if (classes && numClasses > 0)

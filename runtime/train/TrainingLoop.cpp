@@ -684,6 +684,11 @@ bool Trainer::run(const Prepared &prepared, std::string &error) {
     if (!std::isfinite(loss) && !anySkipped) {
       error = options.artifact + ": error: step " + std::to_string(step) + ": loss is " +
               (std::isnan(loss) ? "NaN" : "infinite") + " (lr " + std::to_string(lr) + ")";
+      // A loss with an ignore_index has no mean over a batch of ignored labels.
+      for (const data::FeedSpec &spec : model.feedSpecs())
+        if (std::isnan(loss) && spec.name == model.labelName() && spec.ignoredId)
+          error += ": diverged, or every label of the batch is the ignored label " +
+                   std::to_string(*spec.ignoredId) + " (no mean, as in PyTorch)";
       return false;
     }
     Clock::time_point now = Clock::now();

@@ -133,6 +133,8 @@ bool TrainingModel::describe(std::shared_ptr<const exec::Executable> executable,
         spec.exampleShape.assign(buffer.shape()->begin() + 1, buffer.shape()->end());
       spec.idBound = feed->id_bound();
       spec.paddedIds = feed->padded_ids() || (integers && perExample > 0);
+      if (feed->ignores_id())
+        spec.ignoredId = feed->ignored_id();
       specs_.push_back(spec);
       feedTypes_.push_back(buffer.dtype());
     }

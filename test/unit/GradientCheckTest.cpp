@@ -762,6 +762,31 @@ TEST_F(GradientCheckTest, SequenceCrossEntropy) {
   checkGradients(m.str(), given);
 }
 
+/// A loss with an ignore_index over [2, 3, 5] logits: positions labelled
+/// -100 (and, in the second, the class 2 it ignores) add nothing to the
+/// loss or the gradient, and the mean is over the others. The labels are
+/// fed as the runtime checks them (the ignored label besides the classes).
+TEST_F(GradientCheckTest, CrossEntropyIgnoringLabels) {
+  tolerance = 4e-6;
+  ModuleText m;
+  m.variable("logits", "tensor<2x3x5xf32>");
+  m.feed("labels", "tensor<2x3xi64>");
+  m.line("%sce = kiln.softmax_cross_entropy %logits, %labels {ignore_index = -100 : i64} : "
+         "(tensor<2x3x5xf32>, tensor<2x3xi64>) -> tensor<f32>");
+  m.scaled("%sce");
+  m.variable("inside", "tensor<4x5xf32>");
+  m.feed("classes", "tensor<4xi32>");
+  m.line("%in = kiln.softmax_cross_entropy %inside, %classes {ignore_index = 2 : i64} : "
+         "(tensor<4x5xf32>, tensor<4xi32>) -> tensor<f32>");
+  m.scaled("%in");
+  Values given;
+  given["labels"] = {3, -100, 0, -100, 4, 1};
+  given["classes"] = {2, 0, 2, 4};
+  given["s0"] = uniform(1, 0.5, 2);
+  given["s1"] = uniform(1, 0.5, 2);
+  checkGradients(m.str(), given);
+}
+
 TEST_F(GradientCheckTest, Losses) {
   tolerance = 4e-6;
   ModuleText m;

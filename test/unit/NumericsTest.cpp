@@ -431,6 +431,28 @@ outputs: ["probs", "loss", "probs3", "loss3"]
              /*optimized=*/true);
 }
 
+/// A softmax cross-entropy with an ignore_index inside the classes (3 of
+/// 8, drawn as often as any other label: 256 draws all miss it once in
+/// 10^15 runs), alone and beside the softmax of its logits (fused into one
+/// kiln.softmax_cross_entropy_rows that takes the ignore_index), against
+/// the reference's mean over the kept labels.
+TEST_F(NumericsTest, SoftmaxCrossEntropyIgnoringALabel) {
+  const char *graph = R"pb(
+inputs { name: "x" dtype: DT_FLOAT32 shape: [256, 8] }
+inputs { name: "labels" dtype: DT_INT32 shape: [256] }
+inputs { name: "x3" dtype: DT_FLOAT32 shape: [4, 64, 8] }
+inputs { name: "labels3" dtype: DT_INT64 shape: [4, 64] }
+nodes { name: "probs" op: "softmax" inputs: ["x"] }
+nodes { name: "loss" op: "softmax_cross_entropy" inputs: ["x", "labels"] attrs { key: "ignore_index" value { i: 3 } } }
+nodes { name: "loss3" op: "softmax_cross_entropy" inputs: ["x3", "labels3"] attrs { key: "ignore_index" value { i: 3 } } }
+outputs: ["probs", "loss", "loss3"]
+)pb";
+  llvm::StringMap<FeedRange> ranges = {
+      {"x", {-20, 20}}, {"labels", {0, 8}}, {"x3", {-5, 5}}, {"labels3", {0, 8}}};
+  checkGraph(graph, ranges);
+  checkGraph(graph, ranges, /*optimized=*/true);
+}
+
 /// Multi-hot lookups, each combiner, over a small table so that lists hold
 /// repeats and padding (-1 is drawn as often as any row).
 TEST_F(NumericsTest, EmbeddingBags) {

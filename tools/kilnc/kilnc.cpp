@@ -140,6 +140,11 @@ cl::opt<int> classAxisFlag(
     cl::desc("softmax_cross_entropy: the logits' axis of classes (default: the last; "
              "1 for PyTorch's F.cross_entropy over [N, C, H, W], a segmentation model's)"),
     cl::value_desc("axis"), cl::cat(trainCategory));
+cl::opt<int> ignoreIndexFlag(
+    "ignore-index",
+    cl::desc("softmax_cross_entropy: positions whose label is this value are left out of the "
+             "loss and its gradient (PyTorch's ignore_index, often -100; a mask's 255)"),
+    cl::value_desc("label"), cl::cat(trainCategory));
 cl::opt<std::string> optimizerKind(
     "optimizer", cl::desc("Optimizer"),
     cl::value_desc("sgd|momentum|adam|adamw|adagrad"), cl::cat(trainCategory));
@@ -349,6 +354,8 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   flags.label = labelName;
   if (classAxisFlag.getNumOccurrences())
     flags.classAxis = classAxisFlag;
+  if (ignoreIndexFlag.getNumOccurrences())
+    flags.ignoreIndex = ignoreIndexFlag;
   flags.optimizer = optimizerKind;
   if (!flags.optimizer.empty() &&
       !llvm::is_contained({"sgd", "momentum", "adam", "adamw", "adagrad"},

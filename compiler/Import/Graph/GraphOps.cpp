@@ -454,7 +454,14 @@ Result buildAvgPool(NodeContext &c) {
 }
 
 Result buildSoftmaxCrossEntropy(NodeContext &c) {
-  return c.b().softmaxCrossEntropy(c.input(0), c.input(1));
+  std::optional<int64_t> ignoreIndex;
+  if (c.has("ignore_index")) {
+    FailureOr<int64_t> value = c.getInt("ignore_index");
+    if (failed(value))
+      return failure();
+    ignoreIndex = *value;
+  }
+  return c.b().softmaxCrossEntropy(c.input(0), c.input(1), ignoreIndex);
 }
 
 Result buildSigmoidCrossEntropy(NodeContext &c) {
@@ -482,6 +489,7 @@ constexpr llvm::StringLiteral kConvAttrs[] = {"strides", "dilations", "pad_low",
                                               "groups"};
 constexpr llvm::StringLiteral kMaxPoolAttrs[] = {"kernel",  "strides",  "dilations",
                                                  "pad_low", "pad_high", "ceil_mode"};
+constexpr llvm::StringLiteral kIgnoreIndexAttrs[] = {"ignore_index"};
 constexpr llvm::StringLiteral kAvgPoolAttrs[] = {"kernel",   "strides",   "dilations",
                                                  "pad_low",  "pad_high",  "ceil_mode",
                                                  "exclude_pad"};
@@ -536,7 +544,7 @@ const GraphOpSpec kGraphOps[] = {
     {"conv", 2, 2, kConvAttrs, buildConv},
     {"max_pool", 1, 1, kMaxPoolAttrs, buildMaxPool},
     {"avg_pool", 1, 1, kAvgPoolAttrs, buildAvgPool},
-    {"softmax_cross_entropy", 2, 2, {}, buildSoftmaxCrossEntropy},
+    {"softmax_cross_entropy", 2, 2, kIgnoreIndexAttrs, buildSoftmaxCrossEntropy},
     {"sigmoid_cross_entropy", 2, 2, {}, buildSigmoidCrossEntropy},
     {"mean_squared_error", 2, 2, {}, buildMeanSquaredError},
 };

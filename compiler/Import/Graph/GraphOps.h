@@ -30,6 +30,8 @@ public:
   llvm::ArrayRef<mlir::Value> allInputs() const { return inputs; }
   KilnOpBuilder &b() { return builder; }
 
+  /// Whether the node sets the attribute.
+  bool has(llvm::StringRef name) const { return node.attrs().count(name.str()) > 0; }
   /// Attribute getters. With `fallback` unset, the attribute is required.
   mlir::FailureOr<int64_t> getInt(llvm::StringRef name,
                                   std::optional<int64_t> fallback = {});

@@ -33,6 +33,8 @@ struct TrainFlags {
   /// --class-axis: the logits' axis of classes under softmax_cross_entropy
   /// (unset: the last; 1 is F.cross_entropy's over [N, C, d1, ...]).
   std::optional<int64_t> classAxis;
+  /// --ignore-index: softmax_cross_entropy's label left out of the loss.
+  std::optional<int64_t> ignoreIndex;
   /// --optimizer: sgd, momentum, adam, adamw or adagrad.
   std::string optimizer;
   std::optional<double> learningRate;
@@ -62,7 +64,7 @@ struct TrainFlags {
 
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
-    return !loss.empty() || !output.empty() || !label.empty() || classAxis;
+    return !loss.empty() || !output.empty() || !label.empty() || classAxis || ignoreIndex;
   }
   /// Whether any flag changes a train spec's optimizer or batch.
   bool overridesSpec() const {

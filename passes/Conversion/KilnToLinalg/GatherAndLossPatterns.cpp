@@ -10,6 +10,8 @@
 // Each loss is a reduction of its per-element (or per-example) term into a
 // scalar, then a division by the count:
 //   softmax_cross_entropy: max + log(sum(exp(x - max))) - x[label]
+//                          (with an ignore_index: 0 at an ignored label,
+//                          and the count is that of the others)
 //   sigmoid_cross_entropy: max(x, 0) - x * t + log1p(exp(-|x|))
 //   mean_squared_error:    (p - t)^2
 // f16 and bf16 losses are computed and summed in f32, then rounded.
@@ -51,6 +53,12 @@ Value meanOf(OpBuilder &b, Location loc, Value sum, RankedTensorType type,
     Value mean = nb.create<arith::DivFOp>(l, args[0], n);
     return castFloat(nb, l, mean, type.getElementType());
   });
+}
+
+/// Whether the integer `label` is `ignored` (an op's ignore_index).
+Value isIgnored(OpBuilder &b, Location loc, Value label, int64_t ignored) {
+  Value value = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(label.getType(), ignored));
+  return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, label, value);
 }
 
 SmallVector<int64_t> allAxes(int64_t rank) {
@@ -239,6 +247,7 @@ struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropy
     auto [max, sum] = maxAndSumOfExp(rewriter, loc, logits, /*axis=*/1);
     Type accType = accumulatorType(type.getElementType());
     Value zero = scalarConstant(rewriter, loc, accType, 0.0);
+    std::optional<int64_t> ignored = op.getIgnoreIndex();
     Value total = reduceAxes(
         rewriter, loc, ValueRange{labels, max, sum}, {0}, zero,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
@@ -248,10 +257,32 @@ struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropy
           Value max = castFloat(b, l, args[1], accType);
           Value logSumExp =
               b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
-          return b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
+          Value loss = b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
+          if (!ignored)
+            return loss;
+          return b.create<arith::SelectOp>(l, isIgnored(b, l, args[0], *ignored),
+                                           scalarConstant(b, l, accType, 0.0), loss);
         },
         sumValues);
-    rewriter.replaceOp(op, meanOf(rewriter, loc, total, type, batch));
+    if (!ignored) {
+      rewriter.replaceOp(op, meanOf(rewriter, loc, total, type, batch));
+      return success();
+    }
+    // The mean over the kept positions: their count from the labels.
+    Value kept = reduceAxes(
+        rewriter, loc, ValueRange{labels}, {0}, zero,
+        [&](OpBuilder &b, Location l, ValueRange args) -> Value {
+          return b.create<arith::SelectOp>(l, isIgnored(b, l, args[0], *ignored),
+                                           scalarConstant(b, l, accType, 0.0),
+                                           scalarConstant(b, l, accType, 1.0));
+        },
+        sumValues);
+    Value mean = mapSameShape(rewriter, loc, type, ValueRange{total, kept},
+                              [&](OpBuilder &b, Location l, ValueRange args) {
+                                Value ratio = b.create<arith::DivFOp>(l, args[0], args[1]);
+                                return castFloat(b, l, ratio, type.getElementType());
+                              });
+    rewriter.replaceOp(op, mean);
     return success();
   }
 };
@@ -261,9 +292,10 @@ struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropy
 /// SoftmaxCrossEntropyLowering sums them. Every loop runs over the
 /// positions and writes only at its own: kiln-split-rows can split it.
 /// Each position's loss from its softmax's max and sum: max + log(sum) -
-/// x[label], as SoftmaxCrossEntropyLowering sums them.
+/// x[label], as SoftmaxCrossEntropyLowering sums them (0 at an `ignored`
+/// label).
 Value lossesOfRows(OpBuilder &rewriter, Location loc, RankedTensorType lossesType, Value logits,
-                   Value labels, const SoftmaxParts &parts) {
+                   Value labels, const SoftmaxParts &parts, std::optional<int64_t> ignored) {
   auto logitsType = llvm::cast<RankedTensorType>(logits.getType());
   int64_t rank = logitsType.getRank(), classes = logitsType.getShape().back();
   Type element = lossesType.getElementType();
@@ -281,6 +313,9 @@ Value lossesOfRows(OpBuilder &rewriter, Location loc, RankedTensorType lossesTyp
         Value max = castFloat(b, l, args[1], accType);
         Value logSumExp = b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
         Value loss = b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
+        if (ignored)
+          loss = b.create<arith::SelectOp>(l, isIgnored(b, l, args[0], *ignored),
+                                           scalarConstant(b, l, accType, 0.0), loss);
         return castFloat(b, l, loss, element);
       });
 }
@@ -294,7 +329,7 @@ struct SoftmaxCrossEntropyRowsLowering : public OpRewritePattern<SoftmaxCrossEnt
     SoftmaxParts parts = softmaxParts(rewriter, op.getLoc(), logits, rank - 1);
     Value losses =
         lossesOfRows(rewriter, op.getLoc(), llvm::cast<RankedTensorType>(op.getLosses().getType()),
-                     logits, op.getLabels(), parts);
+                     logits, op.getLabels(), parts, op.getIgnoreIndex());
     rewriter.replaceOp(op, {losses, parts.probs});
     return success();
   }
@@ -303,7 +338,8 @@ struct SoftmaxCrossEntropyRowsLowering : public OpRewritePattern<SoftmaxCrossEnt
 /// As the rows op, with the softmax's last map computing scale * (p -
 /// [class == label]) instead of p: the one-hot subtraction and the scaling
 /// of the gradient in the pass that divides by the sum, in that order (the
-/// same arithmetic as kiln.one_hot, kiln.sub and kiln.mul apart).
+/// same arithmetic as kiln.one_hot, kiln.sub and kiln.mul apart), then the
+/// product by the position's weight where the op has weights.
 struct SoftmaxCrossEntropyGradRowsLowering
     : public OpRewritePattern<SoftmaxCrossEntropyGradRowsOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -315,6 +351,7 @@ struct SoftmaxCrossEntropyGradRowsLowering
     int64_t rank = logitsType.getRank();
     Type element = logitsType.getElementType();
     double scale = op.getScale().convertToDouble();
+    std::optional<int64_t> ignored = op.getIgnoreIndex();
     auto gradient = [&](OpBuilder &b, Location l, Value p, ValueRange row) -> Value {
       Value label = row[0];
       Value classIndex = b.create<arith::IndexCastOp>(l, label.getType(),
@@ -323,13 +360,21 @@ struct SoftmaxCrossEntropyGradRowsLowering
           l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, classIndex, label),
           scalarConstant(b, l, element, 1.0), scalarConstant(b, l, element, 0.0));
       Value difference = b.create<arith::SubFOp>(l, p, hot);
-      return b.create<arith::MulFOp>(l, difference, scalarConstant(b, l, element, scale));
+      Value scaled = b.create<arith::MulFOp>(l, difference, scalarConstant(b, l, element, scale));
+      if (row.size() > 1)
+        scaled = b.create<arith::MulFOp>(l, scaled, row[1]);
+      if (!ignored)
+        return scaled;
+      return b.create<arith::SelectOp>(l, isIgnored(b, l, label, *ignored),
+                                       scalarConstant(b, l, element, 0.0), scaled);
     };
-    SoftmaxParts parts =
-        softmaxParts(rewriter, loc, logits, rank - 1, ValueRange{op.getLabels()}, gradient);
+    SmallVector<Value> perRow = {op.getLabels()};
+    if (Value weights = op.getWeights())
+      perRow.push_back(weights);
+    SoftmaxParts parts = softmaxParts(rewriter, loc, logits, rank - 1, perRow, gradient);
     Value losses = lossesOfRows(rewriter, loc,
                                 llvm::cast<RankedTensorType>(op.getLosses().getType()), logits,
-                                op.getLabels(), parts);
+                                op.getLabels(), parts, ignored);
     rewriter.replaceOp(op, {losses, parts.probs});
     return success();
   }

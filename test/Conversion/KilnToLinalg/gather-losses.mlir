@@ -341,3 +341,48 @@ func.func @softmax_cross_entropy_grad_rows(%x: tensor<4x10xf32>, %t: tensor<4xi3
   %l, %g = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 2.500000e-01 : (tensor<4x10xf32>, tensor<4xi32>) -> (tensor<4xf32>, tensor<4x10xf32>)
   return %l, %g : tensor<4xf32>, tensor<4x10xf32>
 }
+
+// -----
+
+// Tests the gradient op with weights and an ignore_index: the gradient
+// loop reads each row's weight beside its label, multiplies the scaled
+// difference by it, and yields 0 where the label is the ignored one; the
+// losses' loop yields 0 there too.
+// CHECK-LABEL: func @softmax_cross_entropy_grad_rows_ignoring
+// CHECK: %[[SE:.+]]:2 = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %{{.+}} : tensor<4x10xf32>, tensor<4xf32>)
+// CHECK: %[[G:.+]] = linalg.generic {{.+}} ins(%[[SE]]#0, %arg1, %arg2 : tensor<4xf32>, tensor<4xi32>, tensor<4xf32>) outs(%[[SE]]#1 : tensor<4x10xf32>)
+// CHECK: ^bb0(%[[S:.+]]: f32, %[[LABEL:.+]]: i32, %[[W:.+]]: f32, %[[E:.+]]: f32):
+// CHECK: %[[D:.+]] = arith.subf
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[D]], %{{.+}}
+// CHECK: %[[WEIGHTED:.+]] = arith.mulf %[[SCALED]], %[[W]]
+// CHECK: %[[IGNORED:.+]] = arith.constant -100 : i32
+// CHECK: %[[IS:.+]] = arith.cmpi eq, %[[LABEL]], %[[IGNORED]]
+// CHECK: %[[GRAD:.+]] = arith.select %[[IS]], %{{.+}}, %[[WEIGHTED]]
+// CHECK: linalg.yield %[[GRAD]]
+// CHECK: %[[L:.+]] = linalg.generic {{.+}} iterator_types = ["parallel"]} ins(%arg1, %{{.+}}, %[[SE]]#0 : tensor<4xi32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: ^bb0(%[[LL:.+]]: i32, %{{.+}}: f32, %{{.+}}: f32, %{{.+}}: f32):
+// CHECK: %[[LOSS:.+]] = arith.subf
+// CHECK: %[[LIS:.+]] = arith.cmpi eq, %[[LL]], %{{.+}}
+// CHECK: arith.select %[[LIS]], %{{.+}}, %[[LOSS]]
+// CHECK: return %[[L]], %[[G]]
+func.func @softmax_cross_entropy_grad_rows_ignoring(%x: tensor<4x10xf32>, %t: tensor<4xi32>, %w: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x10xf32>) {
+  %l, %g = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  return %l, %g : tensor<4xf32>, tensor<4x10xf32>
+}
+
+// -----
+
+// Tests the loss with an ignore_index: 0 for an ignored position in the
+// sum, and the sum over the count of the others, counted from the labels.
+// CHECK-LABEL: func @softmax_cross_entropy_ignoring
+// CHECK: %[[TOTAL:.+]] = linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%{{.+}}, %{{.+}}, %{{.+}} : tensor<4xi64>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: arith.cmpi eq, %{{.+}}, %{{.+}} : i64
+// CHECK: arith.select
+// CHECK: %[[KEPT:.+]] = linalg.generic {{.+}} iterator_types = ["reduction"]} ins(%{{.+}} : tensor<4xi64>)
+// CHECK: arith.select
+// CHECK: linalg.generic {{.+}} ins(%[[TOTAL]], %[[KEPT]] : tensor<f32>, tensor<f32>)
+// CHECK: arith.divf
+func.func @softmax_cross_entropy_ignoring(%x: tensor<4x10xf32>, %t: tensor<4xi64>) -> tensor<f32> {
+  %l = kiln.softmax_cross_entropy %x, %t {ignore_index = 255 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  return %l : tensor<f32>
+}

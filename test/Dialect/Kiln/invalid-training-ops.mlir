@@ -139,3 +139,27 @@ func.func @sce_grad_rows_scale(%x: tensor<8x10xf32>, %t: tensor<8xi64>) {
   %0:2 = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 0x7FF0000000000000 : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
   return
 }
+
+// -----
+
+func.func @sce_grad_rows_weights(%x: tensor<8x10xf32>, %t: tensor<8xi64>, %w: tensor<8x1xf32>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_grad_rows' op expects weights of type 'tensor<8xf32>' (the labels' shape, the logits' element type), got 'tensor<8x1xf32>'}}
+  %0:2 = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 : (tensor<8x10xf32>, tensor<8xi64>, tensor<8x1xf32>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_rows_ignore_index(%x: tensor<8x10xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_rows' op expects an ignore_index that 'i32' labels can hold, got 4294967296}}
+  %0:2 = kiln.softmax_cross_entropy_rows %x, %t {ignore_index = 4294967296 : i64} : (tensor<8x10xf32>, tensor<8xi32>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}
+
+// -----
+
+func.func @sce_ignore_index(%x: tensor<8x10xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy' op expects an ignore_index that 'i32' labels can hold, got -4294967296}}
+  %0 = kiln.softmax_cross_entropy %x, %t {ignore_index = -4294967296 : i64} : (tensor<8x10xf32>, tensor<8xi32>) -> tensor<f32>
+  return
+}

@@ -97,3 +97,20 @@ func.func @softmax_cross_entropy_grad_rows(%x: tensor<8x10xf32>, %t: tensor<8xi6
   %0:2 = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 1.562500e-02 : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
   return
 }
+
+// -----
+
+// Tests that the loss ops round-trip with an ignore_index, and the gradient
+// op with its weights.
+// CHECK-LABEL: func @ignoring_losses
+// CHECK: kiln.softmax_cross_entropy %arg0, %arg1 {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+// CHECK: kiln.softmax_cross_entropy_rows %arg0, %arg1 {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+// CHECK: kiln.softmax_cross_entropy_grad_rows %arg0, %arg1 weights %arg2 scale = 1.000000e+00 {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8x10xf32>)
+// GENERIC-LABEL: sym_name = "ignoring_losses"
+// GENERIC: "kiln.softmax_cross_entropy_grad_rows"(%arg0, %arg1, %arg2) <{ignore_index = -100 : i64, scale = 1.000000e+00 : f64}>
+func.func @ignoring_losses(%x: tensor<8x10xf32>, %t: tensor<8xi64>, %w: tensor<8xf32>) {
+  %l = kiln.softmax_cross_entropy %x, %t {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+  %r:2 = kiln.softmax_cross_entropy_rows %x, %t {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  %g:2 = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}

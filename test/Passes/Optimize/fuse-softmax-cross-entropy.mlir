@@ -113,3 +113,76 @@ func.func @gradient_left_apart(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %s: tens
   return %l, %p, %g, %ly, %gy, %lz, %gz : tensor<f32>, tensor<4x10xf32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>
 }
 
+
+// -----
+
+// Tests that a loss with an ignore_index takes its value from the weighted
+// gradient op autodiff wrote for it (same logits, labels and ignore_index):
+// the sum of its losses (0 at ignored labels) over the count of kept ones,
+// right after it, and no loss op left.
+// CHECK-LABEL: func @ignored_loss_from_gradient
+// CHECK-SAME: (%[[X:.+]]: tensor<4x10xf32>, %[[T:.+]]: tensor<4xi64>, %[[W:.+]]: tensor<4xf32>)
+// CHECK-NEXT: %[[L:.+]], %[[G:.+]] = kiln.softmax_cross_entropy_grad_rows %[[X]], %[[T]] weights %[[W]] scale = 1.000000e+00 {ignore_index = -100 : i64}
+// CHECK-NEXT: %[[IGNORED:.+]] = kiln.constant dense<-100> : tensor<4xi64>
+// CHECK-NEXT: %[[KEPT:.+]] = kiln.compare ne, %[[T]], %[[IGNORED]] : tensor<4xi64>
+// CHECK-NEXT: %[[ONE:.+]] = kiln.constant dense<1.000000e+00> : tensor<4xf32>
+// CHECK-NEXT: %[[ZERO:.+]] = kiln.constant dense<0.000000e+00> : tensor<4xf32>
+// CHECK-NEXT: %[[K:.+]] = kiln.select %[[KEPT]], %[[ONE]], %[[ZERO]]
+// CHECK-NEXT: %[[SUM:.+]] = kiln.reduce_sum %[[L]] axes [0] : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT: %[[COUNT:.+]] = kiln.reduce_sum %[[K]] axes [0] : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT: %[[MEAN:.+]] = kiln.div %[[SUM]], %[[COUNT]] : tensor<f32>
+// CHECK-NEXT: return %[[MEAN]], %[[G]]
+func.func @ignored_loss_from_gradient(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %w: tensor<4xf32>) -> (tensor<f32>, tensor<4x10xf32>) {
+  %l = kiln.softmax_cross_entropy %x, %t {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %r, %g = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  return %l, %g : tensor<f32>, tensor<4x10xf32>
+}
+
+// -----
+
+// Tests that a loss with an ignore_index stays when a reader of the loss
+// comes before the gradient op, or the gradient op ignores another label;
+// fused with a softmax instead, the rows op takes the ignore_index and the
+// loss is the sum of the losses over the count of kept labels.
+// CHECK-LABEL: func @ignored_loss_left_or_with_softmax
+// CHECK: kiln.softmax_cross_entropy %arg0, %arg1 {ignore_index = -100 : i64}
+// CHECK: kiln.softmax_cross_entropy %arg3, %arg1 {ignore_index = 0 : i64}
+// CHECK-NOT: kiln.softmax_cross_entropy %arg4
+// CHECK: %[[L:.+]], %[[P:.+]] = kiln.softmax_cross_entropy_rows %arg4, %arg1 {ignore_index = 7 : i64}
+// CHECK: %[[SUM:.+]] = kiln.reduce_sum %[[L]] axes [0]
+// CHECK: kiln.div %[[SUM]], %{{.+}} : tensor<f32>
+// CHECK-NOT: kiln.softmax_cross_entropy %arg4
+func.func @ignored_loss_left_or_with_softmax(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %w: tensor<4xf32>,
+                                             %y: tensor<4x10xf32>, %z: tensor<4x10xf32>)
+    -> (tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>) {
+  %l = kiln.softmax_cross_entropy %x, %t {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %early = kiln.neg %l : tensor<f32>
+  %r, %g = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  %ly = kiln.softmax_cross_entropy %y, %t {ignore_index = 0 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %ry, %gy = kiln.softmax_cross_entropy_grad_rows %y, %t weights %w scale = 1.0 {ignore_index = 1 : i64} : (tensor<4x10xf32>, tensor<4xi64>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  %lz = kiln.softmax_cross_entropy %z, %t {ignore_index = 7 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %pz = kiln.softmax %z axis = 1 : tensor<4x10xf32>
+  return %early, %g, %ly, %gy, %lz, %pz : tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>
+}
+
+// -----
+
+// Tests that a plain loss's gradient, (softmax - one_hot) * c, stays apart
+// when its softmax went into the rows op of a loss with an ignore_index of
+// the same logits: folded into that op it would be held at 0 where the
+// labels are ignored, which the plain loss does not do.
+// CHECK-LABEL: func @plain_gradient_beside_ignoring_loss
+// CHECK: kiln.softmax_cross_entropy_rows %arg0, %arg1 {ignore_index = -100 : i64}
+// CHECK-NOT: softmax_cross_entropy_grad_rows
+// CHECK: kiln.one_hot
+// CHECK: kiln.sub
+// CHECK: kiln.mul
+func.func @plain_gradient_beside_ignoring_loss(%x: tensor<4x10xf32>, %t: tensor<4xi64>) -> (tensor<f32>, tensor<4x10xf32>) {
+  %c = kiln.constant dense<2.500000e-01> : tensor<4x10xf32>
+  %l = kiln.softmax_cross_entropy %x, %t {ignore_index = -100 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %p = kiln.softmax %x axis = 1 : tensor<4x10xf32>
+  %h = kiln.one_hot %t : tensor<4xi64> -> tensor<4x10xf32>
+  %d = kiln.sub %p, %h : tensor<4x10xf32>
+  %g = kiln.mul %c, %d : tensor<4x10xf32>
+  return %l, %g : tensor<f32>, tensor<4x10xf32>
+}

@@ -508,12 +508,16 @@ Tensor Interpreter::evaluate(Operation *op) {
         Tensor logp = softmax(l.getLogits(), classAxis, true);
         const Tensor &labels = valueOf(l.getLabels());
         int64_t classes = logp.shape.back(), batch = logp.size() / classes;
-        double total = 0;
+        std::optional<int64_t> ignored = l.getIgnoreIndex();
+        double total = 0, kept = 0;
         for (int64_t b = 0; b < batch; ++b) {
+          if (ignored && (int64_t)labels.data[b] == *ignored)
+            continue;
           int64_t y = std::clamp<int64_t>((int64_t)labels.data[b], 0, classes - 1);
           total -= logp.data[b * classes + y];
+          kept += 1;
         }
-        return Tensor{{}, {total / batch}};
+        return Tensor{{}, {total / kept}};
       })
       .Case([&](SigmoidCrossEntropyOp l) {
         const Tensor &x = valueOf(l.getLogits()), &t = valueOf(l.getTargets());
