@@ -380,14 +380,15 @@ def make_optimizer(module, optimizer):
 
 
 def torch_losses(module, data, optimizer, dtype, input_name="x", class_axis=-1,
-                 ignore_index=-100):
+                 ignore_index=-100, label_smoothing=0.0):
     """The losses of STEPS steps of the module cast to `dtype`, each computed
     before its update, in eval mode; step k on rows [(k-1)B, kB). Logits
     [..., C] with several leading dimensions are flattened with their
     labels (a language model's loss over every position); classes on
     another axis (class_axis 1: F.cross_entropy over [N, C, H, W]) are
     moved last first. Labels equal to `ignore_index` (F.cross_entropy's,
-    -100 by default) are left out of the mean."""
+    -100 by default) are left out of the mean; `label_smoothing` is
+    F.cross_entropy's."""
     module = copy.deepcopy(module).to(dtype).eval()
     opt = make_optimizer(module, optimizer)
     assert len(data["label"]) >= STEPS * BATCH
@@ -399,7 +400,7 @@ def torch_losses(module, data, optimizer, dtype, input_name="x", class_axis=-1,
         logits = logits.movedim(class_axis, -1)
         loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]),
                                torch.from_numpy(data["label"][rows]).long().reshape(-1),
-                               ignore_index=ignore_index)
+                               ignore_index=ignore_index, label_smoothing=label_smoothing)
         losses.append(loss.item())
         opt.zero_grad(set_to_none=True)
         loss.backward()

@@ -74,6 +74,11 @@ float64 (the script checks that float32 gives the same fraction).
 llama_ignore_empty.npz: its first 8 rows, the second batch's labels all
 -100 (a loss with no kept label: NaN, as in PyTorch).
 
+Label smoothing (kilnc --label-smoothing): swin_smooth_sgd.jsonl and
+swin_smooth_adam.jsonl are swin's curves under F.cross_entropy(...,
+label_smoothing=0.1), torchvision's classification recipes' value;
+llama_ignore_smooth_*.jsonl llama's on llama_ignore.npz with both.
+
 The dynamo exports keep each node's `pkg.torch.onnx.fx_node` metadata (kiln
 reads an embedding's padding_idx there); the other metadata and the
 producer version are cleared, so a second run writes the same bytes with
@@ -272,11 +277,15 @@ def write_evaluation(curve, module, data, input_name, class_axis, ignored):
     layers.write_file(curve + "_eval.jsonl", json.dumps(record) + "\n", OUT)
 
 
-# Curves on labels that F.cross_entropy ignores: name: (model, its labels
-# made from the model's, the ignore_index).
-IGNORED = {
-    "llama_ignore": ("llama", padded_next_ids, -100),
-    "segmenter_void": ("segmenter", void_border, 255),
+# Curves under F.cross_entropy's options: name: (model, its data, the
+# ignore_index, the label_smoothing). The data: labels made from the model's
+# (written to NAME.npz, with an evaluation), another variant's, or (None)
+# the model's own.
+VARIANTS = {
+    "llama_ignore": ("llama", padded_next_ids, -100, 0.0),
+    "llama_ignore_smooth": ("llama", "llama_ignore", -100, 0.1),
+    "segmenter_void": ("segmenter", void_border, 255, 0.0),
+    "swin_smooth": ("swin", None, -100, 0.1),
 }
 
 
@@ -303,29 +312,32 @@ def main():
         layers.write_file(name + ".input.npy", layers.npy_bytes(feed), OUT)
         layers.write_file(name + ".output.npy", layers.npy_bytes(output), OUT)
         layers.write_npz(name + ".npz", data, OUT)
-        curves = {name: (module, data, -100)}
+        curves = {name: (module, data, -100, 0.0)}
         if name == "bert":
-            curves["bert_unpadded"] = (without_padding_index(module), data, -100)
-        for curve, (model, make_ignored, ignored) in IGNORED.items():
-            if model == name:
-                ignoring = dict(data, label=make_ignored(rng, data["label"]))
-                layers.write_npz(curve + ".npz", ignoring, OUT)
-                write_evaluation(curve, module, ignoring, input_name, CLASS_AXIS.get(name, -1),
+            curves["bert_unpadded"] = (without_padding_index(module), data, -100, 0.0)
+        for curve, (model, source, ignored, smoothing) in VARIANTS.items():
+            if model != name:
+                continue
+            rows_of = data if source is None else curves[source][1] if isinstance(
+                source, str) else dict(data, label=source(rng, data["label"]))
+            if callable(source):
+                layers.write_npz(curve + ".npz", rows_of, OUT)
+                write_evaluation(curve, module, rows_of, input_name, CLASS_AXIS.get(name, -1),
                                  ignored)
-                if curve == "llama_ignore":  # a second batch with no kept label
-                    empty = {k: v[:2 * BATCH].copy() for k, v in ignoring.items()}
-                    empty["label"][BATCH:] = ignored
-                    layers.write_npz("llama_ignore_empty.npz", empty, OUT)
-                curves[curve] = (module, ignoring, ignored)
-        for curve, (trained, rows_of, ignored) in curves.items():
+            if curve == "llama_ignore":  # a second batch with no kept label
+                empty = {k: v[:2 * BATCH].copy() for k, v in rows_of.items()}
+                empty["label"][BATCH:] = ignored
+                layers.write_npz("llama_ignore_empty.npz", empty, OUT)
+            curves[curve] = (module, rows_of, ignored, smoothing)
+        for curve, (trained, rows_of, ignored, smoothing) in curves.items():
             for optimizer in ("sgd", "adam"):
                 axis = CLASS_AXIS.get(name, -1)
                 layers.write_losses(
                     curve, optimizer,
                     layers.torch_losses(trained, rows_of, optimizer, torch.float64, input_name,
-                                        axis, ignored),
+                                        axis, ignored, smoothing),
                     layers.torch_losses(trained, rows_of, optimizer, torch.float32, input_name,
-                                        axis, ignored),
+                                        axis, ignored, smoothing),
                     noise, OUT)
         for suffix, options in exports:
             filename = "%s_%s.onnx" % (name, suffix)

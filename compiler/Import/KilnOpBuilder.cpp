@@ -393,14 +393,19 @@ KilnOpBuilder::Result KilnOpBuilder::avgPool(Value input,
 }
 
 KilnOpBuilder::Result KilnOpBuilder::softmaxCrossEntropy(Value logits, Value labels,
-                                                         std::optional<int64_t> ignoreIndex) {
+                                                         std::optional<int64_t> ignoreIndex,
+                                                         std::optional<double> labelSmoothing) {
   InferredType type = inferSoftmaxCrossEntropyType(
       diag(SoftmaxCrossEntropyOp::getOperationName()), logits.getType(),
       labels.getType());
   if (failed(type))
     return failure();
   IntegerAttr ignored = ignoreIndex ? builder.getI64IntegerAttr(*ignoreIndex) : IntegerAttr();
-  return create<SoftmaxCrossEntropyOp>(*type, logits, labels, ignored);
+  // No smoothing (0, as PyTorch's default) is no attribute: the plain loss.
+  FloatAttr smoothing = labelSmoothing && *labelSmoothing != 0.0
+                            ? builder.getF64FloatAttr(*labelSmoothing)
+                            : FloatAttr();
+  return create<SoftmaxCrossEntropyOp>(*type, logits, labels, ignored, smoothing);
 }
 
 KilnOpBuilder::Result KilnOpBuilder::sigmoidCrossEntropy(Value logits,

@@ -130,9 +130,12 @@ public:
   Result maxPool(mlir::Value input, const WindowAttrs &window);
   Result avgPool(mlir::Value input, const WindowAttrs &window, bool excludePad);
 
-  /// With `ignoreIndex`, labels of that value are left out of the mean.
+  /// With `ignoreIndex`, labels of that value are left out of the mean;
+  /// `labelSmoothing` e, when given, smooths the target to (1 - e) one_hot
+  /// + e / classes.
   Result softmaxCrossEntropy(mlir::Value logits, mlir::Value labels,
-                             std::optional<int64_t> ignoreIndex = std::nullopt);
+                             std::optional<int64_t> ignoreIndex = std::nullopt,
+                             std::optional<double> labelSmoothing = std::nullopt);
   Result sigmoidCrossEntropy(mlir::Value logits, mlir::Value targets);
   Result meanSquaredError(mlir::Value prediction, mlir::Value target);
 

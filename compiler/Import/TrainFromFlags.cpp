@@ -145,7 +145,7 @@ FailureOr<Value> LossBuilder::loss(Value output, Value labels) {
         return failure();
       output = *moved;
     }
-    return kiln.softmaxCrossEntropy(output, labels, flags.ignoreIndex);
+    return kiln.softmaxCrossEntropy(output, labels, flags.ignoreIndex, flags.labelSmoothing);
   }
   if (flags.loss == "sigmoid_cross_entropy")
     return kiln.sigmoidCrossEntropy(output, labels);
@@ -180,6 +180,8 @@ FailureOr<std::string> LossBuilder::build() {
     return emitError(loc) << "--class-axis is for --loss=softmax_cross_entropy";
   if (flags.ignoreIndex && flags.loss != "softmax_cross_entropy")
     return emitError(loc) << "--ignore-index is for --loss=softmax_cross_entropy";
+  if (flags.labelSmoothing && flags.loss != "softmax_cross_entropy")
+    return emitError(loc) << "--label-smoothing is for --loss=softmax_cross_entropy";
   if (flags.loss == "softmax_cross_entropy") {
     if (outputType.getRank() < 2)
       return emitError(loc) << "softmax_cross_entropy needs logits of rank >= 2 "
@@ -237,7 +239,7 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
   if (!flags.train) {
     if (flags.addsLoss() || flags.overridesSpec())
       return emitError(loc) << "--loss, --output, --label, --class-axis, --ignore-index, "
-                               "--optimizer, --lr, "
+                               "--label-smoothing, --optimizer, --lr, "
                                "--batch, --accumulate-steps, --strategy, --remat and --memory-budget need --train";
     return success();
   }
@@ -245,7 +247,8 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
     if (flags.addsLoss())
       return emitError(loc)
              << "the model has a train spec naming its loss; --loss, --output, "
-                "--label, --class-axis and --ignore-index are for models without one (ONNX)";
+                "--label, --class-axis, --ignore-index and --label-smoothing are for models "
+                "without one (ONNX)";
     if (!hadSpecInFile && flags.overridesSpec())
       return emitError(loc) << "--optimizer, --lr, --batch and "
                                "--accumulate-steps override a graph file's "

@@ -6,6 +6,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/Format.h"
 
 using namespace mlir;
 using namespace kiln;
@@ -161,18 +162,25 @@ LogicalResult SoftmaxCrossEntropyOp::inferReturnTypes(
       types);
 }
 
-LogicalResult SoftmaxCrossEntropyOp::verifyIgnoreIndex(Operation *op, Value labels,
-                                                       std::optional<int64_t> ignored) {
+LogicalResult SoftmaxCrossEntropyOp::verifyTargets(Operation *op, Value labels,
+                                                   std::optional<int64_t> ignored,
+                                                   FloatAttr smoothing) {
   Type element = llvm::cast<RankedTensorType>(labels.getType()).getElementType();
   unsigned width = element.getIntOrFloatBitWidth();
   if (ignored && width < 64 && !llvm::isIntN(width, *ignored))
     return op->emitOpError("expects an ignore_index that ")
            << element << " labels can hold, got " << *ignored;
+  double e = smoothingOf(smoothing);
+  if (!(e >= 0.0 && e <= 1.0)) {
+    std::string text;
+    llvm::raw_string_ostream(text) << llvm::format("%g", e);
+    return op->emitOpError("expects a label_smoothing in [0, 1], got ") << text;
+  }
   return success();
 }
 
 LogicalResult SoftmaxCrossEntropyOp::verify() {
-  return verifyIgnoreIndex(*this, getLabels(), getIgnoreIndex());
+  return verifyTargets(*this, getLabels(), getIgnoreIndex(), getLabelSmoothingAttr());
 }
 
 Value SoftmaxCrossEntropyOp::buildKept(OpBuilder &b, Location loc, Value labels,

@@ -567,14 +567,18 @@ def Kiln_SoftmaxCrossEntropyOp : Kiln_InferredOp<"softmax_cross_entropy", [Pure]
     cross-entropy do. With `ignore_index`, positions whose label is that
     value are left out: the mean is over the others (PyTorch's
     `ignore_index`, Keras' `ignore_class`; NaN when every label is ignored,
-    as in PyTorch), and they get no gradient.
+    as in PyTorch), and they get no gradient. With `label_smoothing` e in
+    [0, 1], each position's target is `(1 - e) * one_hot(label) + e / C`
+    (PyTorch's `label_smoothing`): its loss is `logsumexp(x) - (1 - e) *
+    x[label] - e * mean(x)`.
     ```
     %l = kiln.softmax_cross_entropy %logits, %labels : (tensor<32x10xf32>, tensor<32xi32>) -> tensor<f32>
     %m = kiln.softmax_cross_entropy %logits, %tokens {ignore_index = -100 : i64} : (tensor<8x64x100xf32>, tensor<8x64xi64>) -> tensor<f32>
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels,
-                       OptionalAttr<I64Attr>:$ignore_index);
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       OptionalAttr<F64Attr>:$label_smoothing);
   let results = (outs Kiln_FloatScalar:$result);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -584,10 +588,21 @@ def Kiln_SoftmaxCrossEntropyOp : Kiln_InferredOp<"softmax_cross_entropy", [Pure]
     static ::mlir::Value buildKept(::mlir::OpBuilder &b, ::mlir::Location loc,
                                    ::mlir::Value labels, int64_t ignoreIndex,
                                    ::mlir::Type floatType);
-    /// Fails, on `op`, when `labels`' integer type cannot hold `ignored`
-    /// (this op's check, and the loss-by-rows ops').
-    static ::llvm::LogicalResult verifyIgnoreIndex(::mlir::Operation *op, ::mlir::Value labels,
-                                                   std::optional<int64_t> ignored);
+    /// Fails, on `op`, when `labels`' integer type cannot hold `ignored` or
+    /// `smoothing` is not in [0, 1] (this op's checks, and the loss-by-rows
+    /// ops').
+    static ::llvm::LogicalResult verifyTargets(::mlir::Operation *op, ::mlir::Value labels,
+                                               std::optional<int64_t> ignored,
+                                               ::mlir::FloatAttr smoothing);
+    /// A label_smoothing attribute's value, 0 when absent.
+    static double smoothingOf(::mlir::FloatAttr smoothing) {
+      return smoothing ? smoothing.getValueAsDouble() : 0.0;
+    }
+    /// Whether the loss differs from the plain mean of each position's
+    /// cross-entropy (an ignore_index, or a label smoothing above 0).
+    bool hasTargetOptions() {
+      return getIgnoreIndex() || smoothingOf(getLabelSmoothingAttr()) != 0.0;
+    }
   }];
 }
 

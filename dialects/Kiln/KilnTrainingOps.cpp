@@ -95,7 +95,8 @@ LogicalResult verifyLossRows(Operation *op, Value logitsValue, Value labelsValue
 } // namespace
 
 LogicalResult SoftmaxCrossEntropyRowsOp::verify() {
-  if (failed(SoftmaxCrossEntropyOp::verifyIgnoreIndex(*this, getLabels(), getIgnoreIndex())))
+  if (failed(SoftmaxCrossEntropyOp::verifyTargets(*this, getLabels(), getIgnoreIndex(),
+                                                   getLabelSmoothingAttr())))
     return failure();
   return verifyLossRows(*this, getLogits(), getLabels(), getLosses(), getProbs(), "probs");
 }
@@ -112,7 +113,8 @@ LogicalResult SoftmaxCrossEntropyGradRowsOp::verify() {
                                                      << "logits' element type), got "
                                                      << weights.getType();
   }
-  if (failed(SoftmaxCrossEntropyOp::verifyIgnoreIndex(*this, getLabels(), getIgnoreIndex())))
+  if (failed(SoftmaxCrossEntropyOp::verifyTargets(*this, getLabels(), getIgnoreIndex(),
+                                                   getLabelSmoothingAttr())))
     return failure();
   return verifyLossRows(*this, getLogits(), getLabels(), getLosses(), getGrad(), "grad");
 }

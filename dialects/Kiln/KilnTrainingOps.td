@@ -90,13 +90,15 @@ def Kiln_SoftmaxCrossEntropyRowsOp : Kiln_Op<"softmax_cross_entropy_rows", [Pure
     kernel whose positions are independent (so it can be split by rows),
     where the two ops were two kernels computing each row's maximum and sum
     of exponentials twice, the loss's on one thread. With `ignore_index`
-    (the loss's), a position whose label is that value has loss 0.
+    (the loss's), a position whose label is that value has loss 0; with
+    `label_smoothing`, the losses are the loss's smoothed ones.
     ```
     %l, %p = kiln.softmax_cross_entropy_rows %logits, %labels : (tensor<512x1000xf32>, tensor<512xi64>) -> (tensor<512xf32>, tensor<512x1000xf32>)
     ```
   }];
   let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels,
-                       OptionalAttr<I64Attr>:$ignore_index);
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       OptionalAttr<F64Attr>:$label_smoothing);
   let results = (outs Kiln_FloatTensor:$losses, Kiln_FloatTensor:$probs);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -117,9 +119,11 @@ def Kiln_SoftmaxCrossEntropyGradRowsOp
     that computes the loss.
     With `weights` (the labels' shape), each position's gradient is also
     multiplied by its weight; with `ignore_index`, a position whose label is
-    that value has loss 0 and gradient 0. Autodiff writes both for a loss
-    with an `ignore_index`: its scale, the upstream gradient over the count
-    of the kept labels, depends on the labels.
+    that value has loss 0 and gradient 0; with `label_smoothing` e, the
+    losses are smoothed as the loss's and the one-hot is `(1 - e) *
+    one_hot + e / C`. Autodiff writes this op, with weights, for a loss with
+    either: an ignore_index's scale, the upstream gradient over the count of
+    the kept labels, depends on the labels.
     ```
     %l, %g = kiln.softmax_cross_entropy_grad_rows %logits, %labels scale = 0.001953125 : (tensor<512x1000xf32>, tensor<512xi64>) -> (tensor<512xf32>, tensor<512x1000xf32>)
     %m, %h = kiln.softmax_cross_entropy_grad_rows %logits, %labels weights %w scale = 1.0 {ignore_index = -100 : i64} : (tensor<512x1000xf32>, tensor<512xi64>, tensor<512xf32>) -> (tensor<512xf32>, tensor<512x1000xf32>)
@@ -127,7 +131,8 @@ def Kiln_SoftmaxCrossEntropyGradRowsOp
   }];
   let arguments = (ins Kiln_FloatTensor:$logits, Kiln_IndexTensor:$labels,
                        Optional<Kiln_FloatTensor>:$weights, F64Attr:$scale,
-                       OptionalAttr<I64Attr>:$ignore_index);
+                       OptionalAttr<I64Attr>:$ignore_index,
+                       OptionalAttr<F64Attr>:$label_smoothing);
   let results = (outs Kiln_FloatTensor:$losses, Kiln_FloatTensor:$grad);
   let assemblyFormat = [{
     $logits `,` $labels (`weights` $weights^)? `scale` `=` $scale attr-dict `:`

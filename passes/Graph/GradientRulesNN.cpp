@@ -299,28 +299,35 @@ FailureOr<bool> networkGradients(Operation *op, Value g, GradientBuilder &gb,
     return true;
   }
   if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(op)) {
-    if (std::optional<int64_t> ignored = loss.getIgnoreIndex()) {
-      // (softmax(x) - one_hot(labels)) * g / kept at each kept position, 0
-      // at an ignored one: a scale that depends on the labels, which the
-      // fused op takes as weights (its losses go unused here).
-      // The count and the division in f32 whatever the logits' type (f16
-      // stops counting at 2048, bf16 at 256), the weights then rounded.
+    if (loss.hasTargetOptions()) {
+      // (softmax(x) - target) * g / kept at each kept position (the
+      // target smoothed), 0 at an ignored one: with an ignore_index, a
+      // scale that depends on the labels. The fused op computes it, with
+      // g / kept as its weights (its losses go unused here). The count and
+      // the division in f32 whatever the logits' type (f16 stops counting
+      // at 2048, bf16 at 256), the weights then rounded.
       Value logits = loss.getLogits(), labels = loss.getLabels();
       OpBuilder &b = gb.builder();
       Location loc = gb.location();
       Type element = tensorType(logits).getElementType();
-      Value kept = SoftmaxCrossEntropyOp::buildKept(b, loc, labels, *ignored, b.getF32Type());
-      auto keptType = llvm::cast<RankedTensorType>(kept.getType());
-      Value count = gb.reduceSum(kept, axesFrom(0, keptType.getRank()), /*keepDims=*/false);
+      auto positions = RankedTensorType::get(tensorType(labels).getShape(), b.getF32Type());
       if (!element.isF32())
-        g = b.create<CastOp>(loc, count.getType(), g);
-      Value weight = gb.broadcastTo(gb.div(g, count), keptType);
-      auto weightsType = RankedTensorType::get(keptType.getShape(), element);
+        g = b.create<CastOp>(loc, RankedTensorType::get({}, b.getF32Type()), g);
+      Value weight;
+      if (std::optional<int64_t> ignored = loss.getIgnoreIndex()) {
+        Value kept = SoftmaxCrossEntropyOp::buildKept(b, loc, labels, *ignored, b.getF32Type());
+        Value count = gb.reduceSum(kept, axesFrom(0, positions.getRank()), /*keepDims=*/false);
+        weight = gb.div(g, count);
+      } else {
+        weight = gb.scale(g, 1.0 / static_cast<double>(positions.getNumElements()));
+      }
+      weight = gb.broadcastTo(weight, positions);
+      auto weightsType = RankedTensorType::get(positions.getShape(), element);
       if (!element.isF32())
         weight = b.create<CastOp>(loc, weightsType, weight);
       auto fused = b.create<SoftmaxCrossEntropyGradRowsOp>(
           loc, TypeRange{weightsType, tensorType(logits)}, logits, labels, weight,
-          b.getF64FloatAttr(1.0), loss.getIgnoreIndexAttr());
+          b.getF64FloatAttr(1.0), loss.getIgnoreIndexAttr(), loss.getLabelSmoothingAttr());
       grads.assign({fused.getGrad(), Value()});
       return true;
     }

@@ -4,9 +4,10 @@
 // of the same logits (its gradient's, or the model's probabilities) become
 // one kiln.softmax_cross_entropy_rows and the mean of its losses; when only
 // the gradient reads that softmax, one kiln.softmax_cross_entropy_grad_rows
-// computes the gradient itself (Passes.td). A loss with an ignore_index,
-// whose gradient autodiff writes as that op (weighted), takes its value
-// from the op's losses: the mean of the kept positions'.
+// computes the gradient itself (Passes.td). A loss with an ignore_index or
+// a label smoothing, whose gradient autodiff writes as that op (weighted),
+// takes its value from the op's losses: the mean of the kept positions'.
+// A rows op takes both from its loss.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,9 +58,11 @@ std::optional<double> splatOf(Value value) {
 /// one_hot(labels)) * scale` with a constant scale, replaces the two by
 /// one kiln.softmax_cross_entropy_grad_rows: the softmax is never stored.
 void foldGradient(SoftmaxCrossEntropyRowsOp rows) {
-  // That gradient is a plain loss's: one with an ignore_index has its own.
+  // That gradient is a plain loss's: one with an ignore_index or a label
+  // smoothing has its own.
   Value probs = rows.getProbs();
-  if (!probs.hasOneUse() || rows.getIgnoreIndex())
+  if (!probs.hasOneUse() || rows.getIgnoreIndex() ||
+      SoftmaxCrossEntropyOp::smoothingOf(rows.getLabelSmoothingAttr()) != 0.0)
     return;
   auto sub = llvm::dyn_cast<SubOp>(*probs.getUsers().begin());
   auto hot = sub ? sub.getRhs().getDefiningOp<OneHotOp>() : OneHotOp();
@@ -76,7 +79,8 @@ void foldGradient(SoftmaxCrossEntropyRowsOp rows) {
   OpBuilder builder(rows);
   auto grad = builder.create<SoftmaxCrossEntropyGradRowsOp>(
       rows.getLoc(), rows->getResultTypes(), rows.getLogits(), rows.getLabels(),
-      /*weights=*/Value(), builder.getF64FloatAttr(*scale), /*ignore_index=*/IntegerAttr());
+      /*weights=*/Value(), builder.getF64FloatAttr(*scale), /*ignore_index=*/IntegerAttr(),
+      /*label_smoothing=*/FloatAttr());
   rows.getLosses().replaceAllUsesWith(grad.getLosses());
   mul.getResult().replaceAllUsesWith(grad.getGrad());
   mul->erase();
@@ -107,16 +111,18 @@ Value meanOfLosses(OpBuilder &builder, SoftmaxCrossEntropyOp loss, Value losses)
   return builder.create<DivOp>(loc, total, count);
 }
 
-/// For a loss with an ignore_index: the fused gradient autodiff wrote for
-/// it (weighted by the labels), when every reader of the loss comes after
-/// it; its losses then give the loss, and no kernel computes it apart.
+/// For a loss with an ignore_index or a label smoothing: the fused
+/// gradient autodiff wrote for it (weighted), when every reader of the loss
+/// comes after it; its losses then give the loss, and no kernel computes it
+/// apart.
 bool takeLossFromGradient(SoftmaxCrossEntropyOp loss) {
-  if (!loss.getIgnoreIndex())
+  if (!loss.hasTargetOptions())
     return false;
   for (Operation *user : loss.getLogits().getUsers()) {
     auto grad = llvm::dyn_cast<SoftmaxCrossEntropyGradRowsOp>(user);
     if (!grad || grad.getLabels() != loss.getLabels() ||
         grad.getIgnoreIndexAttr() != loss.getIgnoreIndexAttr() ||
+        grad.getLabelSmoothingAttr() != loss.getLabelSmoothingAttr() ||
         grad->getBlock() != loss->getBlock())
       continue;
     bool readersAfter = llvm::all_of(loss.getResult().getUsers(), [&](Operation *reader) {
@@ -143,7 +149,7 @@ SoftmaxCrossEntropyRowsOp fuse(SoftmaxCrossEntropyOp loss, ArrayRef<SoftmaxOp> s
   OpBuilder builder(first);
   auto rows = builder.create<SoftmaxCrossEntropyRowsOp>(
       loss.getLoc(), TypeRange{lossesType, logitsType}, loss.getLogits(), loss.getLabels(),
-      loss.getIgnoreIndexAttr());
+      loss.getIgnoreIndexAttr(), loss.getLabelSmoothingAttr());
   loss.getResult().replaceAllUsesWith(meanOfLosses(builder, loss, rows.getLosses()));
   loss->erase();
   for (SoftmaxOp softmax : softmaxes) {

@@ -57,13 +57,15 @@ def KilnFuseSoftmaxCrossEntropy
     train step whose model does not also output the softmax), the two become
     one `kiln.softmax_cross_entropy_grad_rows` computing the losses and the
     gradient: the softmax is never stored.
-    A loss with an `ignore_index` has its gradient written by autodiff as a
-    weighted `kiln.softmax_cross_entropy_grad_rows` already (its scale, one
-    over the kept labels, depends on them); when every reader of the loss
-    comes after that op, the loss becomes the mean of its losses over the
-    kept positions (the sum of the losses over that of `kiln.select`s of 1
-    and 0) and no kernel computes it apart. Fused with a softmax instead,
-    the rows op takes the ignore_index and the mean is the same.
+    A loss with an `ignore_index` or a `label_smoothing` has its gradient
+    written by autodiff as a weighted `kiln.softmax_cross_entropy_grad_rows`
+    already (an ignore_index's scale, one over the kept labels, depends on
+    them); when every reader of the loss comes after that op, the loss
+    becomes the mean of its losses over the kept positions (the sum of the
+    losses over that of `kiln.select`s of 1 and 0) and no kernel computes
+    it apart. Fused with a softmax instead,
+    the rows op takes the ignore_index and the label smoothing, and the
+    mean is the same.
 
     Before:
     ```

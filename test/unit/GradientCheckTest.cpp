@@ -787,6 +787,29 @@ TEST_F(GradientCheckTest, CrossEntropyIgnoringLabels) {
   checkGradients(m.str(), given);
 }
 
+/// Label smoothing (the target (1 - e) one_hot + e / C): alone over
+/// [4, 5] logits, and with an ignore_index over [2, 3, 5].
+TEST_F(GradientCheckTest, CrossEntropySmoothingLabels) {
+  tolerance = 4e-6;
+  ModuleText m;
+  m.variable("logits", "tensor<4x5xf32>");
+  m.feed("labels", "tensor<4xi32>");
+  m.line("%sce = kiln.softmax_cross_entropy %logits, %labels {label_smoothing = 0.2 : f64} : "
+         "(tensor<4x5xf32>, tensor<4xi32>) -> tensor<f32>");
+  m.scaled("%sce");
+  m.variable("tokens", "tensor<2x3x5xf32>");
+  m.feed("ids", "tensor<2x3xi64>");
+  m.line("%both = kiln.softmax_cross_entropy %tokens, %ids {ignore_index = -100 : i64, "
+         "label_smoothing = 0.1 : f64} : (tensor<2x3x5xf32>, tensor<2x3xi64>) -> tensor<f32>");
+  m.scaled("%both");
+  Values given;
+  given["labels"] = integers(4, 5);
+  given["ids"] = {1, -100, 4, 0, -100, 2};
+  given["s0"] = uniform(1, 0.5, 2);
+  given["s1"] = uniform(1, 0.5, 2);
+  checkGradients(m.str(), given);
+}
+
 TEST_F(GradientCheckTest, Losses) {
   tolerance = 4e-6;
   ModuleText m;

@@ -453,6 +453,27 @@ outputs: ["probs", "loss", "loss3"]
   checkGraph(graph, ranges, /*optimized=*/true);
 }
 
+/// Label smoothing, alone and with an ignore_index, fused beside a softmax
+/// and not, against the reference's sum of the smoothed target times log
+/// softmax. The logits reach +-30, so the smoothed term's mean of the
+/// logits is not small beside them.
+TEST_F(NumericsTest, SoftmaxCrossEntropySmoothingLabels) {
+  const char *graph = R"pb(
+inputs { name: "x" dtype: DT_FLOAT32 shape: [64, 8] }
+inputs { name: "labels" dtype: DT_INT32 shape: [64] }
+inputs { name: "x3" dtype: DT_FLOAT32 shape: [4, 64, 8] }
+inputs { name: "labels3" dtype: DT_INT64 shape: [4, 64] }
+nodes { name: "probs" op: "softmax" inputs: ["x"] }
+nodes { name: "loss" op: "softmax_cross_entropy" inputs: ["x", "labels"] attrs { key: "label_smoothing" value { f: 0.1 } } }
+nodes { name: "loss3" op: "softmax_cross_entropy" inputs: ["x3", "labels3"] attrs { key: "ignore_index" value { i: 3 } } attrs { key: "label_smoothing" value { f: 0.25 } } }
+outputs: ["probs", "loss", "loss3"]
+)pb";
+  llvm::StringMap<FeedRange> ranges = {
+      {"x", {-30, 30}}, {"labels", {0, 8}}, {"x3", {-5, 5}}, {"labels3", {0, 8}}};
+  checkGraph(graph, ranges);
+  checkGraph(graph, ranges, /*optimized=*/true);
+}
+
 /// Multi-hot lookups, each combiner, over a small table so that lists hold
 /// repeats and padding (-1 is drawn as often as any row).
 TEST_F(NumericsTest, EmbeddingBags) {

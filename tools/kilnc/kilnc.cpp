@@ -45,6 +45,7 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -145,6 +146,11 @@ cl::opt<int> ignoreIndexFlag(
     cl::desc("softmax_cross_entropy: positions whose label is this value are left out of the "
              "loss and its gradient (PyTorch's ignore_index, often -100; a mask's 255)"),
     cl::value_desc("label"), cl::cat(trainCategory));
+cl::opt<double> labelSmoothingFlag(
+    "label-smoothing",
+    cl::desc("softmax_cross_entropy: the target is (1 - E) one_hot(label) + E / classes "
+             "(PyTorch's label_smoothing; torchvision's recipes use 0.1), E in [0, 1]"),
+    cl::value_desc("E"), cl::cat(trainCategory));
 cl::opt<std::string> optimizerKind(
     "optimizer", cl::desc("Optimizer"),
     cl::value_desc("sgd|momentum|adam|adamw|adagrad"), cl::cat(trainCategory));
@@ -356,6 +362,15 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
     flags.classAxis = classAxisFlag;
   if (ignoreIndexFlag.getNumOccurrences())
     flags.ignoreIndex = ignoreIndexFlag;
+  if (labelSmoothingFlag.getNumOccurrences()) {
+    if (!(labelSmoothingFlag >= 0.0 && labelSmoothingFlag <= 1.0)) {
+      llvm::errs() << "kilnc: error: --label-smoothing="
+                   << llvm::format("%g", static_cast<double>(labelSmoothingFlag))
+                   << ": expected a number from 0 to 1\n";
+      return failure();
+    }
+    flags.labelSmoothing = labelSmoothingFlag;
+  }
   flags.optimizer = optimizerKind;
   if (!flags.optimizer.empty() &&
       !llvm::is_contained({"sgd", "momentum", "adam", "adamw", "adagrad"},

@@ -461,7 +461,10 @@ Result buildSoftmaxCrossEntropy(NodeContext &c) {
       return failure();
     ignoreIndex = *value;
   }
-  return c.b().softmaxCrossEntropy(c.input(0), c.input(1), ignoreIndex);
+  FailureOr<double> labelSmoothing = c.getFloat("label_smoothing", 0.0);
+  if (failed(labelSmoothing))
+    return failure();
+  return c.b().softmaxCrossEntropy(c.input(0), c.input(1), ignoreIndex, *labelSmoothing);
 }
 
 Result buildSigmoidCrossEntropy(NodeContext &c) {
@@ -489,7 +492,7 @@ constexpr llvm::StringLiteral kConvAttrs[] = {"strides", "dilations", "pad_low",
                                               "groups"};
 constexpr llvm::StringLiteral kMaxPoolAttrs[] = {"kernel",  "strides",  "dilations",
                                                  "pad_low", "pad_high", "ceil_mode"};
-constexpr llvm::StringLiteral kIgnoreIndexAttrs[] = {"ignore_index"};
+constexpr llvm::StringLiteral kCrossEntropyAttrs[] = {"ignore_index", "label_smoothing"};
 constexpr llvm::StringLiteral kAvgPoolAttrs[] = {"kernel",   "strides",   "dilations",
                                                  "pad_low",  "pad_high",  "ceil_mode",
                                                  "exclude_pad"};
@@ -544,7 +547,7 @@ const GraphOpSpec kGraphOps[] = {
     {"conv", 2, 2, kConvAttrs, buildConv},
     {"max_pool", 1, 1, kMaxPoolAttrs, buildMaxPool},
     {"avg_pool", 1, 1, kAvgPoolAttrs, buildAvgPool},
-    {"softmax_cross_entropy", 2, 2, kIgnoreIndexAttrs, buildSoftmaxCrossEntropy},
+    {"softmax_cross_entropy", 2, 2, kCrossEntropyAttrs, buildSoftmaxCrossEntropy},
     {"sigmoid_cross_entropy", 2, 2, {}, buildSigmoidCrossEntropy},
     {"mean_squared_error", 2, 2, {}, buildMeanSquaredError},
 };

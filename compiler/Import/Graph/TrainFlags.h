@@ -35,6 +35,8 @@ struct TrainFlags {
   std::optional<int64_t> classAxis;
   /// --ignore-index: softmax_cross_entropy's label left out of the loss.
   std::optional<int64_t> ignoreIndex;
+  /// --label-smoothing: softmax_cross_entropy's target smoothing in [0, 1].
+  std::optional<double> labelSmoothing;
   /// --optimizer: sgd, momentum, adam, adamw or adagrad.
   std::string optimizer;
   std::optional<double> learningRate;
@@ -64,7 +66,8 @@ struct TrainFlags {
 
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
-    return !loss.empty() || !output.empty() || !label.empty() || classAxis || ignoreIndex;
+    return !loss.empty() || !output.empty() || !label.empty() || classAxis || ignoreIndex ||
+           labelSmoothing;
   }
   /// Whether any flag changes a train spec's optimizer or batch.
   bool overridesSpec() const {

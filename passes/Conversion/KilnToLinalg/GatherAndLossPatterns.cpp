@@ -11,7 +11,9 @@
 // scalar, then a division by the count:
 //   softmax_cross_entropy: max + log(sum(exp(x - max))) - x[label]
 //                          (with an ignore_index: 0 at an ignored label,
-//                          and the count is that of the others)
+//                          and the count is that of the others; with a
+//                          label smoothing e, (1 - e) x[label] + e mean(x)
+//                          in place of x[label])
 //   sigmoid_cross_entropy: max(x, 0) - x * t + log1p(exp(-|x|))
 //   mean_squared_error:    (p - t)^2
 // f16 and bf16 losses are computed and summed in f32, then rounded.
@@ -59,6 +61,57 @@ Value meanOf(OpBuilder &b, Location loc, Value sum, RankedTensorType type,
 Value isIgnored(OpBuilder &b, Location loc, Value label, int64_t ignored) {
   Value value = b.create<arith::ConstantOp>(loc, b.getIntegerAttr(label.getType(), ignored));
   return b.create<arith::CmpIOp>(loc, arith::CmpIPredicate::eq, label, value);
+}
+
+/// What a softmax cross-entropy's targets are: an ignored label, and the
+/// label smoothing e (the target (1 - e) * one_hot + e / classes).
+struct Targets {
+  std::optional<int64_t> ignored;
+  double smoothing = 0.0;
+  int64_t classes = 1;
+};
+
+/// One position's loss in the float type of `sum` (`picked`, the logit at
+/// its label, and `max` cast to it): max + log(sum) - picked; with a
+/// smoothing e, log(sum) - (1 - e) * (picked - max) - e * shiftedSum /
+/// classes, `shiftedSum` the sum of the row's x - max (the logits' own
+/// scale cancels before it can round); 0 where `label` is the ignored one.
+Value positionLoss(OpBuilder &b, Location l, const Targets &targets, Value label, Value picked,
+                   Value max, Value sum, Value shiftedSum) {
+  Type accType = sum.getType();
+  max = castFloat(b, l, max, accType);
+  Value logSum = b.create<math::LogOp>(l, sum);
+  Value loss;
+  if (targets.smoothing == 0.0) {
+    Value logSumExp = b.create<arith::AddFOp>(l, max, logSum);
+    loss = b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
+  } else {
+    double e = targets.smoothing;
+    picked = castFloat(b, l, picked, accType);
+    Value hot = b.create<arith::MulFOp>(l, b.create<arith::SubFOp>(l, picked, max),
+                                        scalarConstant(b, l, accType, 1.0 - e));
+    Value spread = b.create<arith::MulFOp>(
+        l, shiftedSum, scalarConstant(b, l, accType, e / static_cast<double>(targets.classes)));
+    loss = b.create<arith::SubFOp>(l, b.create<arith::SubFOp>(l, logSum, hot), spread);
+  }
+  if (!targets.ignored)
+    return loss;
+  return b.create<arith::SelectOp>(l, isIgnored(b, l, label, *targets.ignored),
+                                   scalarConstant(b, l, accType, 0.0), loss);
+}
+
+/// The sum of x - max over each row of `logits` (its last axis), `max`
+/// holding each row's, in `accType`.
+Value shiftedSumOfRows(OpBuilder &b, Location loc, Value logits, Value max, Type accType) {
+  int64_t rank = llvm::cast<RankedTensorType>(logits.getType()).getRank();
+  MLIRContext *context = b.getContext();
+  return reduceAxes(
+      b, loc, ValueRange{logits, max}, {rank - 1}, scalarConstant(b, loc, accType, 0.0),
+      [&](OpBuilder &nb, Location l, ValueRange args) -> Value {
+        return nb.create<arith::SubFOp>(l, castFloat(nb, l, args[0], accType),
+                                        castFloat(nb, l, args[1], accType));
+      },
+      sumValues, {b.getMultiDimIdentityMap(rank), withoutAxis(context, rank, rank - 1)});
 }
 
 SmallVector<int64_t> allAxes(int64_t rank) {
@@ -247,21 +300,20 @@ struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropy
     auto [max, sum] = maxAndSumOfExp(rewriter, loc, logits, /*axis=*/1);
     Type accType = accumulatorType(type.getElementType());
     Value zero = scalarConstant(rewriter, loc, accType, 0.0);
-    std::optional<int64_t> ignored = op.getIgnoreIndex();
+    Targets targets{op.getIgnoreIndex(),
+                    SoftmaxCrossEntropyOp::smoothingOf(op.getLabelSmoothingAttr()), classes};
+    std::optional<int64_t> ignored = targets.ignored;
+    SmallVector<Value> inputs = {labels, max, sum};
+    if (targets.smoothing != 0.0)
+      inputs.push_back(shiftedSumOfRows(rewriter, loc, logits, max, accType));
     Value total = reduceAxes(
-        rewriter, loc, ValueRange{labels, max, sum}, {0}, zero,
+        rewriter, loc, inputs, {0}, zero,
         [&](OpBuilder &b, Location l, ValueRange args) -> Value {
           Value row = b.create<linalg::IndexOp>(l, 0);
           Value label = clampedIndex(b, l, args[0], classes);
           Value picked = b.create<tensor::ExtractOp>(l, logits, ValueRange{row, label});
-          Value max = castFloat(b, l, args[1], accType);
-          Value logSumExp =
-              b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
-          Value loss = b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
-          if (!ignored)
-            return loss;
-          return b.create<arith::SelectOp>(l, isIgnored(b, l, args[0], *ignored),
-                                           scalarConstant(b, l, accType, 0.0), loss);
+          return positionLoss(b, l, targets, args[0], picked, args[1], args[2],
+                              args.size() > 3 ? args[3] : Value());
         },
         sumValues);
     if (!ignored) {
@@ -287,37 +339,42 @@ struct SoftmaxCrossEntropyLowering : public OpRewritePattern<SoftmaxCrossEntropy
   }
 };
 
-/// The softmax along the last axis (softmaxParts), then each position's
-/// loss from the same max and sum: max + log(sum) - x[label], as
-/// SoftmaxCrossEntropyLowering sums them. Every loop runs over the
-/// positions and writes only at its own: kiln-split-rows can split it.
-/// Each position's loss from its softmax's max and sum: max + log(sum) -
-/// x[label], as SoftmaxCrossEntropyLowering sums them (0 at an `ignored`
-/// label).
+/// Each position's loss from its softmax's max and sum (softmaxParts, the
+/// softmax along the last axis): max + log(sum) - x[label], as
+/// SoftmaxCrossEntropyLowering sums them (smoothed, 0 at an ignored label:
+/// `targets`). Every loop runs over the positions and writes only at its
+/// own: kiln-split-rows can split it.
 Value lossesOfRows(OpBuilder &rewriter, Location loc, RankedTensorType lossesType, Value logits,
-                   Value labels, const SoftmaxParts &parts, std::optional<int64_t> ignored) {
+                   Value labels, const SoftmaxParts &parts, const Targets &targets) {
   auto logitsType = llvm::cast<RankedTensorType>(logits.getType());
   int64_t rank = logitsType.getRank(), classes = logitsType.getShape().back();
   Type element = lossesType.getElementType();
   AffineMap positions = rewriter.getMultiDimIdentityMap(rank - 1);
+  SmallVector<Value> inputs = {labels, parts.max, parts.sum};
+  if (targets.smoothing != 0.0)
+    inputs.push_back(shiftedSumOfRows(
+        rewriter, loc, logits, parts.max,
+        llvm::cast<RankedTensorType>(parts.sum.getType()).getElementType()));
+  SmallVector<AffineMap> maps(inputs.size(), positions);
   return mapElements(
-      rewriter, loc, lossesType, ValueRange{labels, parts.max, parts.sum},
-      {positions, positions, positions},
+      rewriter, loc, lossesType, inputs, maps,
       [&](OpBuilder &b, Location l, ValueRange args) -> Value {
-        Type accType = args[2].getType();
         SmallVector<Value> at;
         for (int64_t d = 0; d + 1 < rank; ++d)
           at.push_back(b.create<linalg::IndexOp>(l, d));
         at.push_back(clampedIndex(b, l, args[0], classes));
         Value picked = b.create<tensor::ExtractOp>(l, logits, at);
-        Value max = castFloat(b, l, args[1], accType);
-        Value logSumExp = b.create<arith::AddFOp>(l, max, b.create<math::LogOp>(l, args[2]));
-        Value loss = b.create<arith::SubFOp>(l, logSumExp, castFloat(b, l, picked, accType));
-        if (ignored)
-          loss = b.create<arith::SelectOp>(l, isIgnored(b, l, args[0], *ignored),
-                                           scalarConstant(b, l, accType, 0.0), loss);
+        Value loss = positionLoss(b, l, targets, args[0], picked, args[1], args[2],
+                                  args.size() > 3 ? args[3] : Value());
         return castFloat(b, l, loss, element);
       });
+}
+
+/// The targets of a loss-by-rows op over `logits`.
+template <typename OpTy>
+Targets targetsOf(OpTy op) {
+  return {op.getIgnoreIndex(), SoftmaxCrossEntropyOp::smoothingOf(op.getLabelSmoothingAttr()),
+          llvm::cast<RankedTensorType>(op.getLogits().getType()).getShape().back()};
 }
 
 struct SoftmaxCrossEntropyRowsLowering : public OpRewritePattern<SoftmaxCrossEntropyRowsOp> {
@@ -329,7 +386,7 @@ struct SoftmaxCrossEntropyRowsLowering : public OpRewritePattern<SoftmaxCrossEnt
     SoftmaxParts parts = softmaxParts(rewriter, op.getLoc(), logits, rank - 1);
     Value losses =
         lossesOfRows(rewriter, op.getLoc(), llvm::cast<RankedTensorType>(op.getLosses().getType()),
-                     logits, op.getLabels(), parts, op.getIgnoreIndex());
+                     logits, op.getLabels(), parts, targetsOf(op));
     rewriter.replaceOp(op, {losses, parts.probs});
     return success();
   }
@@ -351,14 +408,20 @@ struct SoftmaxCrossEntropyGradRowsLowering
     int64_t rank = logitsType.getRank();
     Type element = logitsType.getElementType();
     double scale = op.getScale().convertToDouble();
-    std::optional<int64_t> ignored = op.getIgnoreIndex();
+    Targets targets = targetsOf(op);
+    std::optional<int64_t> ignored = targets.ignored;
+    // The target: 1 at the label and 0 elsewhere, smoothed to (1 - e) + e / C
+    // and e / C.
+    double spread = targets.smoothing / static_cast<double>(targets.classes);
     auto gradient = [&](OpBuilder &b, Location l, Value p, ValueRange row) -> Value {
       Value label = row[0];
       Value classIndex = b.create<arith::IndexCastOp>(l, label.getType(),
                                                       b.create<linalg::IndexOp>(l, rank - 1));
+      Value atLabel = scalarConstant(b, l, element, 1.0 - targets.smoothing + spread);
+      Value elsewhere = scalarConstant(b, l, element, spread);
       Value hot = b.create<arith::SelectOp>(
-          l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, classIndex, label),
-          scalarConstant(b, l, element, 1.0), scalarConstant(b, l, element, 0.0));
+          l, b.create<arith::CmpIOp>(l, arith::CmpIPredicate::eq, classIndex, label), atLabel,
+          elsewhere);
       Value difference = b.create<arith::SubFOp>(l, p, hot);
       Value scaled = b.create<arith::MulFOp>(l, difference, scalarConstant(b, l, element, scale));
       if (row.size() > 1)
@@ -374,7 +437,7 @@ struct SoftmaxCrossEntropyGradRowsLowering
     SoftmaxParts parts = softmaxParts(rewriter, loc, logits, rank - 1, perRow, gradient);
     Value losses = lossesOfRows(rewriter, loc,
                                 llvm::cast<RankedTensorType>(op.getLosses().getType()), logits,
-                                op.getLabels(), parts, ignored);
+                                op.getLabels(), parts, targets);
     rewriter.replaceOp(op, {losses, parts.probs});
     return success();
   }

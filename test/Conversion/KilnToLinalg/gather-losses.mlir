@@ -386,3 +386,28 @@ func.func @softmax_cross_entropy_ignoring(%x: tensor<4x10xf32>, %t: tensor<4xi64
   %l = kiln.softmax_cross_entropy %x, %t {ignore_index = 255 : i64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
   return %l : tensor<f32>
 }
+
+// -----
+
+// Tests label smoothing e = 0.2 over 10 classes in the gradient op: the
+// one-hot becomes 0.82 at the label and 0.02 elsewhere; each loss is
+// log(sum) - 0.8 (x[label] - max) - 0.02 * sum(x - max), the last sum
+// reduced from the logits and each row's max.
+// CHECK-LABEL: func @softmax_cross_entropy_grad_rows_smoothing
+// CHECK: %[[SE:.+]]:2 = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %{{.+}} : tensor<4x10xf32>, tensor<4xf32>)
+// CHECK: %[[G:.+]] = linalg.generic {{.+}} ins(%[[SE]]#0, %arg1, %arg2 : tensor<4xf32>, tensor<4xi32>, tensor<4xf32>)
+// CHECK: %[[AT:.+]] = arith.constant 0.819999992 : f32
+// CHECK: %[[ELSE:.+]] = arith.constant 2.000000e-02 : f32
+// CHECK: arith.select %{{.+}}, %[[AT]], %[[ELSE]]
+// CHECK: linalg.yield
+// CHECK: %[[SHIFTED:.+]] = linalg.generic {{.+}} iterator_types = ["parallel", "reduction"]} ins(%arg0, %{{.+}} : tensor<4x10xf32>, tensor<4xf32>)
+// CHECK: arith.subf
+// CHECK: %[[L:.+]] = linalg.generic {{.+}} ins(%arg1, %{{.+}}, %[[SE]]#0, %[[SHIFTED]] : tensor<4xi32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+// CHECK: math.log
+// CHECK: arith.constant 8.000000e-01 : f32
+// CHECK: arith.constant 2.000000e-02 : f32
+// CHECK: return %[[L]], %[[G]]
+func.func @softmax_cross_entropy_grad_rows_smoothing(%x: tensor<4x10xf32>, %t: tensor<4xi32>, %w: tensor<4xf32>) -> (tensor<4xf32>, tensor<4x10xf32>) {
+  %l, %g = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 {label_smoothing = 0.2 : f64} : (tensor<4x10xf32>, tensor<4xi32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  return %l, %g : tensor<4xf32>, tensor<4x10xf32>
+}

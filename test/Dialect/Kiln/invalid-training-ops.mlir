@@ -163,3 +163,19 @@ func.func @sce_ignore_index(%x: tensor<8x10xf32>, %t: tensor<8xi32>) {
   %0 = kiln.softmax_cross_entropy %x, %t {ignore_index = -4294967296 : i64} : (tensor<8x10xf32>, tensor<8xi32>) -> tensor<f32>
   return
 }
+
+// -----
+
+func.func @sce_label_smoothing(%x: tensor<8x10xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy' op expects a label_smoothing in [0, 1], got 1.5}}
+  %0 = kiln.softmax_cross_entropy %x, %t {label_smoothing = 1.5 : f64} : (tensor<8x10xf32>, tensor<8xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @sce_grad_rows_label_smoothing(%x: tensor<8x10xf32>, %t: tensor<8xi32>) {
+  // expected-error @+1 {{'kiln.softmax_cross_entropy_grad_rows' op expects a label_smoothing in [0, 1], got -0.5}}
+  %0:2 = kiln.softmax_cross_entropy_grad_rows %x, %t scale = 1.0 {label_smoothing = -0.5 : f64} : (tensor<8x10xf32>, tensor<8xi32>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}

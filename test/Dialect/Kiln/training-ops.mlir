@@ -114,3 +114,15 @@ func.func @ignoring_losses(%x: tensor<8x10xf32>, %t: tensor<8xi64>, %w: tensor<8
   %g:2 = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 {ignore_index = -100 : i64} : (tensor<8x10xf32>, tensor<8xi64>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8x10xf32>)
   return
 }
+
+// -----
+
+// Tests that the loss ops round-trip with a label smoothing.
+// CHECK-LABEL: func @smoothing_losses
+// CHECK: kiln.softmax_cross_entropy %arg0, %arg1 {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f64}
+// CHECK: kiln.softmax_cross_entropy_grad_rows %arg0, %arg1 weights %arg2 scale = 1.000000e+00 {label_smoothing = 1.000000e-01 : f64}
+func.func @smoothing_losses(%x: tensor<8x10xf32>, %t: tensor<8xi64>, %w: tensor<8xf32>) {
+  %l = kiln.softmax_cross_entropy %x, %t {ignore_index = 0 : i64, label_smoothing = 0.1 : f64} : (tensor<8x10xf32>, tensor<8xi64>) -> tensor<f32>
+  %g:2 = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 {label_smoothing = 0.1 : f64} : (tensor<8x10xf32>, tensor<8xi64>, tensor<8xf32>) -> (tensor<8xf32>, tensor<8x10xf32>)
+  return
+}

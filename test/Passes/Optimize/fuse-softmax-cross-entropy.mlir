@@ -186,3 +186,38 @@ func.func @plain_gradient_beside_ignoring_loss(%x: tensor<4x10xf32>, %t: tensor<
   %g = kiln.mul %c, %d : tensor<4x10xf32>
   return %l, %g : tensor<f32>, tensor<4x10xf32>
 }
+
+// -----
+
+// Tests that a loss with only a label smoothing takes its value from its
+// weighted gradient op too: the mean of its losses (every label kept).
+// CHECK-LABEL: func @smoothed_loss_from_gradient
+// CHECK-NEXT: %[[L:.+]], %[[G:.+]] = kiln.softmax_cross_entropy_grad_rows %arg0, %arg1 weights %arg2 scale = 1.000000e+00 {label_smoothing = 1.000000e-01 : f64}
+// CHECK-NEXT: %[[M:.+]] = kiln.reduce_mean %[[L]] axes [0] : tensor<4xf32> -> tensor<f32>
+// CHECK-NEXT: return %[[M]], %[[G]]
+func.func @smoothed_loss_from_gradient(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %w: tensor<4xf32>) -> (tensor<f32>, tensor<4x10xf32>) {
+  %l = kiln.softmax_cross_entropy %x, %t {label_smoothing = 0.1 : f64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %r, %g = kiln.softmax_cross_entropy_grad_rows %x, %t weights %w scale = 1.0 {label_smoothing = 0.1 : f64} : (tensor<4x10xf32>, tensor<4xi64>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4x10xf32>)
+  return %l, %g : tensor<f32>, tensor<4x10xf32>
+}
+
+// -----
+
+// Tests that a smoothed loss fused with the model's softmax gives the rows
+// op its label smoothing, and that an explicit smoothing of 0 is the plain
+// loss: its gradient is folded as any other.
+// CHECK-LABEL: func @smoothed_rows_and_zero_smoothing
+// CHECK: kiln.softmax_cross_entropy_rows %arg0, %arg1 {label_smoothing = 2.500000e-01 : f64}
+// CHECK: kiln.softmax_cross_entropy_grad_rows %arg2, %arg1 scale = 2.500000e-01 : (tensor<4x10xf32>, tensor<4xi64>)
+func.func @smoothed_rows_and_zero_smoothing(%x: tensor<4x10xf32>, %t: tensor<4xi64>, %y: tensor<4x10xf32>)
+    -> (tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>) {
+  %l = kiln.softmax_cross_entropy %x, %t {label_smoothing = 0.25 : f64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %p = kiln.softmax %x axis = 1 : tensor<4x10xf32>
+  %c = kiln.constant dense<2.500000e-01> : tensor<4x10xf32>
+  %ly = kiln.softmax_cross_entropy %y, %t {label_smoothing = 0.0 : f64} : (tensor<4x10xf32>, tensor<4xi64>) -> tensor<f32>
+  %py = kiln.softmax %y axis = 1 : tensor<4x10xf32>
+  %h = kiln.one_hot %t : tensor<4xi64> -> tensor<4x10xf32>
+  %d = kiln.sub %py, %h : tensor<4x10xf32>
+  %g = kiln.mul %c, %d : tensor<4x10xf32>
+  return %l, %p, %ly, %g : tensor<f32>, tensor<4x10xf32>, tensor<f32>, tensor<4x10xf32>
+}

@@ -509,12 +509,16 @@ Tensor Interpreter::evaluate(Operation *op) {
         const Tensor &labels = valueOf(l.getLabels());
         int64_t classes = logp.shape.back(), batch = logp.size() / classes;
         std::optional<int64_t> ignored = l.getIgnoreIndex();
+        double e = SoftmaxCrossEntropyOp::smoothingOf(l.getLabelSmoothingAttr());
         double total = 0, kept = 0;
         for (int64_t b = 0; b < batch; ++b) {
           if (ignored && (int64_t)labels.data[b] == *ignored)
             continue;
           int64_t y = std::clamp<int64_t>((int64_t)labels.data[b], 0, classes - 1);
-          total -= logp.data[b * classes + y];
+          // The target (1 - e) one_hot + e / C against log softmax.
+          total -= (1 - e) * logp.data[b * classes + y];
+          for (int64_t c = 0; e != 0 && c < classes; ++c)
+            total -= e / classes * logp.data[b * classes + c];
           kept += 1;
         }
         return Tensor{{}, {total / kept}};
