@@ -3,8 +3,8 @@
 LSTM, GRU and RNN in the forms the exporters do not write, GroupNormalization
 and InstanceNormalization, Resize in every mode, the activations built from
 elementwise ops, Pad and ConvTranspose, ArgMax/CumSum/OneHot/DepthToSpace and
-the reductions beside them, Einsum, special values, trigonometry, rounding
-and ScatterND, and the nodes of those
+the reductions beside them, Einsum, special values, trigonometry, rounding,
+ScatterND and SoftmaxCrossEntropyLoss, and the nodes of those
 ops kiln refuses. onnxruntime computes their references.
 
 Part of scripts/make_onnx_fixtures.py (its helpers, its main): run that
@@ -122,8 +122,8 @@ def make_bad_recurrent():
 
 
 def make_bad_layer_ops():
-    """Pad, ConvTranspose, CumSum, OneHot, DepthToSpace, Einsum and
-    ScatterND nodes kiln refuses, one defect each."""
+    """Pad, ConvTranspose, CumSum, OneHot, DepthToSpace, Einsum, ScatterND
+    and SoftmaxCrossEntropyLoss nodes kiln refuses, one defect each."""
     x = [value("x", FLOAT, [1, 2, 3, 3])]
     y = [value("y", FLOAT, None)]
 
@@ -168,6 +168,13 @@ def make_bad_layer_ops():
     one_node("scatter_nd_updates", "ScatterND", ["x", "i", "u"], [ints("i", [[0, 1]]),
              numpy_helper.from_array(np.zeros([1, 3], np.float32), "u")])
     one_node("scatter_nd_range", "ScatterND", ["x", "i", "u"], [ints("i", [[0, 2]]), updates])
+    scores = [value("x", FLOAT, [4, 3]), value("t", INT64, [4])]
+    one_node("cross_entropy_weights", "SoftmaxCrossEntropyLoss", ["x", "t", "w"],
+             [weights("w", [3], 96)], inputs_info=scores)
+    one_node("cross_entropy_sum", "SoftmaxCrossEntropyLoss", ["x", "t"], [],
+             inputs_info=scores, reduction="sum")
+    one_node("cross_entropy_float_labels", "SoftmaxCrossEntropyLoss", ["x", "t"], [],
+             inputs_info=[value("x", FLOAT, [4, 3]), value("t", FLOAT, [4])])
 
 
 def save_layout1_reference():
@@ -385,6 +392,34 @@ def make_trig_rounding():
                               check=False), feeds)
 
 
+def make_cross_entropy_loss():
+    """SoftmaxCrossEntropyLoss with the mean reduction, what torch.onnx
+    writes for F.cross_entropy inside a model (transformers' models given
+    labels): scores [N, C] against int64 labels; [N, C, d] with int32 labels
+    and an ignore_index among the classes; [N, C, d1, d2] with -100 ignored
+    (PyTorch's default) on some positions. onnxruntime's outputs."""
+    nodes = [helper.make_node("SoftmaxCrossEntropyLoss", ["s2", "l2"], ["plain"], name="plain"),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["s3", "l3"], ["inside"],
+                              name="inside", ignore_index=2),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["s4", "l4"], ["padded"],
+                              name="padded", ignore_index=-100, reduction="mean")]
+    labels4 = rng(42).integers(0, 5, (2, 3, 4)).astype(np.int64)
+    labels4[0, 1, :] = -100
+    labels4[1, :, 3] = -100
+    feeds = {"s2": rng(40).uniform(-3, 3, (6, 5)).astype(np.float32),
+             "l2": rng(41).integers(0, 5, 6).astype(np.int64),
+             "s3": rng(43).uniform(-3, 3, (3, 5, 7)).astype(np.float32),
+             "l3": rng(44).integers(0, 5, (3, 7)).astype(np.int32),
+             "s4": rng(45).uniform(-3, 3, (2, 5, 3, 4)).astype(np.float32),
+             "l4": labels4}
+    types = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): INT64,
+             np.dtype(np.int32): TensorProto.INT32}
+    inputs = [value(k, types[v.dtype], list(v.shape)) for k, v in feeds.items()]
+    outputs = [value(n.output[0], FLOAT, []) for n in nodes]
+    save_with_reference("cross_entropy_loss",
+                        model("cross_entropy_loss", nodes, inputs, outputs, opset=13), feeds)
+
+
 def make_group_norm():
     """GroupNormalization at opset 18 (scale and bias per group) and 21 (per
     channel), and InstanceNormalization over 1-D and 3-D inputs."""
@@ -469,5 +504,6 @@ ONNXRUNTIME_REFERENCES = [
 # In the order make_onnx_fixtures.main runs them; save_layout1_reference
 # reads recurrent.reference.npz, so it runs after the references.
 MAKERS = (make_recurrent, make_activations, make_pad_and_transpose, make_positions,
-          make_einsum, make_special_values, make_trig_rounding, make_group_norm, make_resize_modes,
+          make_einsum, make_special_values, make_trig_rounding, make_cross_entropy_loss,
+          make_group_norm, make_resize_modes,
           make_bad_recurrent, make_bad_layer_ops)

@@ -420,15 +420,17 @@ def export_onnx(module, feed, options):
     return export_tidy(module, (torch.from_numpy(feed),), ["x"], options)
 
 
-def export_tidy(module, inputs, input_names, options, keep_fx_nodes=False):
-    """torch.onnx.export to a temp file (output `logits`), tidied: the same
-    bytes for the same library versions (no version string, no stack
-    traces; with `keep_fx_nodes`, each node's torch.fx node)."""
+def export_tidy(module, inputs, input_names, options, keep_fx_nodes=False,
+                output_name="logits"):
+    """torch.onnx.export to a temp file (one output, `logits` unless named),
+    tidied: the same bytes for the same library versions (no version
+    string, no stack traces; with `keep_fx_nodes`, each node's torch.fx
+    node)."""
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "model.onnx")
         with contextlib.redirect_stdout(io.StringIO()):  # dynamo's progress lines
             torch.onnx.export(module, tuple(inputs), path, input_names=list(input_names),
-                              output_names=["logits"], external_data=False, **options)
+                              output_names=[output_name], external_data=False, **options)
         m = onnx.load(path)
     tidy_torch_export(m, keep_fx_nodes)
     assert m.ir_version <= IR_VERSION

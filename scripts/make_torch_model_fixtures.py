@@ -74,6 +74,17 @@ float64 (the script checks that float32 gives the same fraction).
 llama_ignore_empty.npz: its first 8 rows, the second batch's labels all
 -100 (a loss with no kept label: NaN, as in PyTorch).
 
+A model that computes its own loss (kilnc --loss=model): llama_loss_dynamo.onnx
+is llama's LlamaForCausalLM called with labels, returning its `.loss` (inputs
+input_ids and labels int64 [4, 16], output loss; transformers shifts the
+labels and calls F.cross_entropy(ignore_index=-100), which the exporter writes
+as SoftmaxCrossEntropyLoss); llama_hf.npz holds llama_ignore's rows with
+labels as transformers takes them (the input ids, -100 after each row's
+length), on which that loss is llama_ignore's (the script checks PyTorch's
+curves agree within 1e-6: transformers computes its loss in float32 even
+in a float64 model), so llama_ignore_*.jsonl are its curves too;
+llama_hf_bad.npz its first 4 rows with one label past the vocabulary.
+
 Label smoothing (kilnc --label-smoothing): swin_smooth_sgd.jsonl and
 swin_smooth_adam.jsonl are swin's curves under F.cross_entropy(...,
 label_smoothing=0.1), torchvision's classification recipes' value;
@@ -108,6 +119,62 @@ DYNAMO = ("dynamo", {"dynamo": True, "optimize": False})
 # The TorchScript exporter writes Swin's two blocks as 1,400 nodes with long
 # names: 270 KB.
 MAX_ONNX_BYTES = 300 * 1024
+
+
+class OwnLoss(torch.nn.Module):
+    """A transformers model given labels, returning the loss it computes."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids, labels):
+        return self.model(input_ids, labels=labels, use_cache=False).loss
+
+
+def own_loss_curve(module, data, optimizer, dtype):
+    """torch_losses for OwnLoss: STEPS steps on its own loss."""
+    module = copy.deepcopy(module).to(dtype).eval()
+    opt = layers.make_optimizer(module, optimizer)
+    losses = []
+    for step in range(layers.STEPS):
+        rows = slice(step * BATCH, (step + 1) * BATCH)
+        loss = module(torch.from_numpy(data["input_ids"][rows]),
+                      torch.from_numpy(data["labels"][rows]))
+        losses.append(loss.item())
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return losses
+
+
+def write_own_loss(module, ignoring):
+    """llama_loss_dynamo.onnx and llama_hf.npz (see the module's doc)."""
+    # transformers predicts labels[t + 1] at t: the id there, kept where
+    # llama_ignore keeps position t.
+    ids = ignoring["input_ids"]
+    labels = ids.astype(np.int64)
+    labels[:, 1:] = np.where(ignoring["label"][:, :-1] == -100, -100, ids[:, 1:])
+    data = {"input_ids": ids, "labels": labels}
+    layers.write_npz("llama_hf.npz", data, OUT)
+    bad = {k: v[:BATCH].copy() for k, v in data.items()}
+    bad["labels"][2, 5] = VOCABULARY  # one past the classes
+    layers.write_npz("llama_hf_bad.npz", bad, OUT)
+    own = OwnLoss(module.model).eval()
+    for optimizer in ("sgd", "adam"):
+        mine = own_loss_curve(own, data, optimizer, torch.float64)
+        theirs = layers.torch_losses(module, ignoring, optimizer, torch.float64, "input_ids")
+        # transformers casts the logits to float32 for its loss, even in a
+        # float64 model: the curves agree to float32's rounding.
+        assert max(abs(a - b) / abs(b) for a, b in zip(mine, theirs)) < 1e-6, (optimizer, mine,
+                                                                              theirs)
+    feed = (torch.from_numpy(ids[:BATCH]), torch.from_numpy(labels[:BATCH]))
+    m = layers.export_tidy(own, feed, ["input_ids", "labels"], DYNAMO[1], keep_fx_nodes=True,
+                           output_name="loss")
+    layers.write_file("llama_loss_dynamo.onnx", m.SerializeToString(deterministic=True), OUT,
+                      MAX_ONNX_BYTES)
+    print("llama_loss_dynamo.onnx: %d nodes; %s" % (
+        len(m.graph.node), " ".join(sorted({n.op_type for n in m.graph.node}))))
 
 
 class Logits(torch.nn.Module):
@@ -328,6 +395,7 @@ def main():
                 empty = {k: v[:2 * BATCH].copy() for k, v in rows_of.items()}
                 empty["label"][BATCH:] = ignored
                 layers.write_npz("llama_ignore_empty.npz", empty, OUT)
+                write_own_loss(module, rows_of)
             curves[curve] = (module, rows_of, ignored, smoothing)
         for curve, (trained, rows_of, ignored, smoothing) in curves.items():
             for optimizer in ("sgd", "adam"):

@@ -53,6 +53,9 @@ public:
                          module.getLoc())) {}
 
   FailureOr<std::string> build();
+  /// --loss=model: the output the model computes its loss in (a float
+  /// scalar), and its existing label input; returns the output's name.
+  FailureOr<std::string> useModelLoss();
   StringRef labelName() const { return label; }
 
 private:
@@ -211,6 +214,32 @@ FailureOr<std::string> LossBuilder::build() {
   return name;
 }
 
+FailureOr<std::string> LossBuilder::useModelLoss() {
+  label = flags.label.empty() ? "label" : flags.label;
+  const char *option = flags.classAxis      ? "--class-axis"
+                       : flags.ignoreIndex  ? "--ignore-index"
+                       : flags.labelSmoothing ? "--label-smoothing"
+                                            : nullptr;
+  if (option)
+    return emitError(loc) << option << " is for a loss kilnc adds; with --loss=model the "
+                                       "model's loss has its own";
+  FailureOr<unsigned> outputIndex = findOutput();
+  if (failed(outputIndex))
+    return failure();
+  std::string name = resultNames(forward)[*outputIndex];
+  auto type = cast<RankedTensorType>(forward.getResultTypes()[*outputIndex]);
+  if (type.getRank() != 0 || !isa<FloatType>(type.getElementType()))
+    return emitError(loc) << "the output '" << name << "' is " << type
+                          << "; a loss the model computes (--loss=model) must be a float scalar";
+  SmallVector<std::string> inputs = argumentNames(forward);
+  if (!llvm::is_contained(inputs, label))
+    return emitError(loc) << "--label=" << label
+                          << (flags.label.empty() ? " (the default)" : "")
+                          << " is not an input of the model (its inputs: " << joined(inputs)
+                          << "); name the input holding the labels";
+  return name;
+}
+
 /// The names a spec built from flags may refer to, read off the module.
 TrainSpecNames moduleTrainSpecNames(ModuleOp module, func::FuncOp forward,
                                     Value label) {
@@ -258,13 +287,15 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
   if (flags.loss.empty())
     return emitError(loc) << "the model has no train spec: name its loss with "
                              "--loss=softmax_cross_entropy|"
-                             "sigmoid_cross_entropy|mse (and --output, --label)";
+                             "sigmoid_cross_entropy|mse (and --output, --label), or "
+                             "--loss=model for an output the model computes its loss in";
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward || forward.isExternal())
     return emitError(loc) << "the model has no @forward function to train";
 
   LossBuilder builder(module, forward, flags);
-  FailureOr<std::string> lossName = builder.build();
+  FailureOr<std::string> lossName =
+      flags.loss == "model" ? builder.useModelLoss() : builder.build();
   if (failed(lossName))
     return failure();
 

@@ -79,6 +79,22 @@ bool isProbabilityOf(Value value, Value logits) {
   return llvm::isa_and_nonnull<SigmoidOp, SoftmaxOp>(def) && def->getOperand(0) == logits;
 }
 
+/// The softmax cross-entropies (plain, by rows, or with their gradient)
+/// whose labels are `value` or values moved from it: reshaped, sliced,
+/// concatenated or transposed, as a model that computes its own loss moves
+/// its labels (transformers shifts them with a concat and a slice).
+void lossesLabelledBy(Value value, SmallVectorImpl<Operation *> &losses) {
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (llvm::isa<ReshapeOp, SliceOp, ConcatOp, TransposeOp>(user))
+      lossesLabelledBy(user->getResult(0), losses);
+    else if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp,
+                       SoftmaxCrossEntropyGradRowsOp>(user) &&
+             use.getOperandNumber() == 1)
+      losses.push_back(user);
+  }
+}
+
 /// The exclusive bound of the ids an integer value indexes: the rows of the
 /// tables it gathers from, the classes it labels; 0 when it indexes nothing.
 int64_t idBoundOf(Value value) {
@@ -112,6 +128,13 @@ int64_t idBoundOf(Value value) {
         tighten(llvm::cast<RankedTensorType>(user->getOperand(0).getType()).getShape().back());
     } else if (auto hot = llvm::dyn_cast<OneHotOp>(user)) {
       tighten(llvm::cast<RankedTensorType>(hot.getType()).getShape().back());
+    } else if (llvm::isa<SliceOp, ConcatOp, TransposeOp>(user)) {
+      // Labels moved before their loss; only the losses bound them here
+      // (slices of one input may index tables of several sizes).
+      SmallVector<Operation *> losses;
+      lossesLabelledBy(user->getResult(0), losses);
+      for (Operation *loss : losses)
+        tighten(llvm::cast<RankedTensorType>(loss->getOperand(0).getType()).getShape().back());
     }
   }
   return bound;
@@ -129,28 +152,18 @@ bool indexesRows(Value value) {
   });
 }
 
-/// The label a loss reading `value` as its labels ignores (its
-/// ignore_index), which the runtime then accepts besides the classes; none
-/// when the feed also indexes a table's rows, which that id lies outside.
+/// The label a loss reading `value` (or values moved from it) as its labels
+/// ignores (its ignore_index), which the runtime then accepts besides the
+/// classes; none when the feed also indexes a table's rows, which that id
+/// lies outside.
 std::optional<int64_t> ignoredIdOf(Value value) {
   if (indexesRows(value))
     return std::nullopt;
-  for (OpOperand &use : value.getUses()) {
-    Operation *user = use.getOwner();
-    std::optional<int64_t> ignored;
-    if (auto reshape = llvm::dyn_cast<ReshapeOp>(user))
-      ignored = ignoredIdOf(reshape.getResult());
-    else if (use.getOperandNumber() != 1)
-      continue;
-    else if (auto loss = llvm::dyn_cast<SoftmaxCrossEntropyOp>(user))
-      ignored = loss.getIgnoreIndex();
-    else if (auto rows = llvm::dyn_cast<SoftmaxCrossEntropyRowsOp>(user))
-      ignored = rows.getIgnoreIndex();
-    else if (auto grad = llvm::dyn_cast<SoftmaxCrossEntropyGradRowsOp>(user))
-      ignored = grad.getIgnoreIndex();
-    if (ignored)
-      return ignored;
-  }
+  SmallVector<Operation *> losses;
+  lossesLabelledBy(value, losses);
+  for (Operation *loss : losses)
+    if (auto ignored = loss->getAttrOfType<IntegerAttr>("ignore_index"))
+      return ignored.getInt();
   return std::nullopt;
 }
 

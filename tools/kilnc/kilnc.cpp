@@ -125,8 +125,10 @@ cl::OptionCategory trainCategory(
 cl::opt<bool> train("train", cl::desc("Compile a training step"),
                     cl::cat(trainCategory));
 cl::opt<std::string> lossKind(
-    "loss", cl::desc("Loss to add, the mean over the batch"),
-    cl::value_desc("softmax_cross_entropy|sigmoid_cross_entropy|mse"),
+    "loss",
+    cl::desc("Loss to add, the mean over the batch; model: --output names an output the "
+             "model computes its own loss in (a transformers model given labels)"),
+    cl::value_desc("softmax_cross_entropy|sigmoid_cross_entropy|mse|model"),
     cl::cat(trainCategory));
 cl::opt<std::string> lossOutput(
     "output", cl::desc("The model output the loss reads (default: the only one)"),
@@ -350,10 +352,10 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   flags.train = train;
   flags.loss = lossKind;
   if (!flags.loss.empty() && flags.loss != "softmax_cross_entropy" &&
-      flags.loss != "sigmoid_cross_entropy" && flags.loss != "mse") {
+      flags.loss != "sigmoid_cross_entropy" && flags.loss != "mse" && flags.loss != "model") {
     llvm::errs() << "kilnc: error: --loss=" << flags.loss
-                 << ": expected softmax_cross_entropy, sigmoid_cross_entropy "
-                    "or mse\n";
+                 << ": expected softmax_cross_entropy, sigmoid_cross_entropy, "
+                    "mse or model\n";
     return failure();
   }
   flags.output = lossOutput;

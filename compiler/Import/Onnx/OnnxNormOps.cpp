@@ -355,9 +355,61 @@ LogicalResult convertGroupNorm(OnnxNode &node) {
   return node.setResult(0, perChannelAffine(node, *y, scale, bias));
 }
 
+/// SoftmaxCrossEntropyLoss (opset 12), what torch.onnx writes for
+/// F.cross_entropy in a model that computes its own loss (transformers'
+/// models given labels): scores [N, C, d...] against labels [N, d...],
+/// the mean over the positions whose label is not ignore_index. The
+/// classes move last for kiln.softmax_cross_entropy. Class weights, the
+/// reductions 'sum' and 'none' and a used log_prob output are refused.
+LogicalResult convertSoftmaxCrossEntropyLoss(OnnxNode &node) {
+  Value scores = node.getInput(0), labels = node.getInput(1);
+  if (failed(node.requireFloat(scores, "scores")))
+    return failure();
+  auto labelType = llvm::cast<RankedTensorType>(labels.getType()).getElementType();
+  if (!labelType.isInteger(32) && !labelType.isInteger(64))
+    return node.emitError() << "expects int32 or int64 labels, got " << labelType;
+  if (node.hasInput(2))
+    return node.emitError() << "has class weights (input 'weights'), which kiln does not "
+                               "support";
+  FailureOr<std::string> reduction = node.getStringAttr("reduction", "mean");
+  if (failed(reduction))
+    return failure();
+  if (*reduction != "mean")
+    return node.emitError() << "has reduction '" << *reduction
+                            << "'; kiln supports 'mean' (F.cross_entropy's default)";
+  std::optional<int64_t> ignoreIndex;
+  if (node.hasAttribute("ignore_index")) {
+    FailureOr<int64_t> value = node.getIntAttr("ignore_index", 0);
+    if (failed(value))
+      return failure();
+    // One that int32 labels cannot hold matches none of them.
+    if (labelType.isInteger(64) || llvm::isInt<32>(*value))
+      ignoreIndex = *value;
+  }
+  int64_t rank = KilnOpBuilder::rankOf(scores);
+  if (rank < 2)
+    return node.emitError() << "expects scores of rank 2 or more ([N, C, ...]), got rank "
+                            << rank;
+  KilnOpBuilder &b = node.getBuilder();
+  Value logits = scores;
+  if (rank > 2) {
+    SmallVector<int64_t> permutation = {0};
+    for (int64_t d = 2; d < rank; ++d)
+      permutation.push_back(d);
+    permutation.push_back(1);
+    Result moved = b.transpose(scores, permutation);
+    if (failed(moved))
+      return failure();
+    logits = *moved;
+  }
+  return node.setResult(0, b.softmaxCrossEntropy(logits, labels, ignoreIndex));
+}
+
 constexpr OnnxOpConversion kNormOps[] = {
     {"Softmax", 1, 1, 1, "axis", convertSoftmax<SoftmaxOp>},
     {"LogSoftmax", 1, 1, 1, "axis", convertSoftmax<LogSoftmaxOp>},
+    {"SoftmaxCrossEntropyLoss", 2, 3, 2, "ignore_index reduction",
+     convertSoftmaxCrossEntropyLoss, 12},
     {"ReduceSum", 1, 2, 1, "axes keepdims noop_with_empty_axes",
      convertReduceSum},
     {"ReduceMean", 1, 2, 1, "axes keepdims noop_with_empty_axes",
