@@ -82,7 +82,9 @@ bool isProbabilityOf(Value value, Value logits) {
 /// The softmax cross-entropies (plain, by rows, or with their gradient)
 /// whose labels are `value` or values moved from it: reshaped, sliced,
 /// concatenated or transposed, as a model that computes its own loss moves
-/// its labels (transformers shifts them with a concat and a slice).
+/// its labels (transformers shifts them with a concat and a slice). Tables
+/// are followed through reshapes only (slices of one input may index
+/// tables of several sizes); labels through all of these.
 void lossesLabelledBy(Value value, SmallVectorImpl<Operation *> &losses) {
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
@@ -103,6 +105,11 @@ int64_t idBoundOf(Value value) {
     if (size > 0)
       bound = bound == 0 ? size : std::min(bound, size);
   };
+  // The losses it labels, directly or moved (their classes).
+  SmallVector<Operation *> losses;
+  lossesLabelledBy(value, losses);
+  for (Operation *loss : losses)
+    tighten(llvm::cast<RankedTensorType>(loss->getOperand(0).getType()).getShape().back());
   for (OpOperand &use : value.getUses()) {
     Operation *user = use.getOwner();
     if (auto reshape = llvm::dyn_cast<ReshapeOp>(user)) {
@@ -122,19 +129,8 @@ int64_t idBoundOf(Value value) {
       auto kind = placement ? placement.getAs<StringAttr>("kind") : StringAttr();
       if (table && !(kind && kind.getValue() == "hash"))
         tighten(table.getTensorType().getDimSize(0));
-    } else if (llvm::isa<SoftmaxCrossEntropyOp, SoftmaxCrossEntropyRowsOp,
-                         SoftmaxCrossEntropyGradRowsOp>(user)) {
-      if (use.getOperandNumber() == 1)
-        tighten(llvm::cast<RankedTensorType>(user->getOperand(0).getType()).getShape().back());
     } else if (auto hot = llvm::dyn_cast<OneHotOp>(user)) {
       tighten(llvm::cast<RankedTensorType>(hot.getType()).getShape().back());
-    } else if (llvm::isa<SliceOp, ConcatOp, TransposeOp>(user)) {
-      // Labels moved before their loss; only the losses bound them here
-      // (slices of one input may index tables of several sizes).
-      SmallVector<Operation *> losses;
-      lossesLabelledBy(user->getResult(0), losses);
-      for (Operation *loss : losses)
-        tighten(llvm::cast<RankedTensorType>(loss->getOperand(0).getType()).getShape().back());
     }
   }
   return bound;

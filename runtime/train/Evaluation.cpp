@@ -75,8 +75,9 @@ bool evaluateModel(const TrainingModel &model, exec::Session &session,
     double loss = 0;
     if (!model.readScalar(session, kForwardProgram, model.lossName(), loss, error))
       return false;
+    // The batch's labels, read only where they weigh or score it.
     std::vector<double> truth;
-    if (labelIndex < specs.size())
+    if (labelIndex < specs.size() && (ignores || scores || classes))
       truth = labelValues(specs[labelIndex], data->columns[labelIndex], b * batch, fresh);
     double weight = static_cast<double>(fresh);
     if (ignores)
