@@ -4,7 +4,7 @@ LSTM, GRU and RNN in the forms the exporters do not write, GroupNormalization
 and InstanceNormalization, Resize in every mode, the activations built from
 elementwise ops, Pad and ConvTranspose, ArgMax/CumSum/OneHot/DepthToSpace and
 the reductions beside them, Einsum, special values, trigonometry, rounding,
-ScatterND and SoftmaxCrossEntropyLoss, and the nodes of those
+ScatterND, SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss, and the nodes of those
 ops kiln refuses. onnxruntime computes their references.
 
 Part of scripts/make_onnx_fixtures.py (its helpers, its main): run that
@@ -122,8 +122,9 @@ def make_bad_recurrent():
 
 
 def make_bad_layer_ops():
-    """Pad, ConvTranspose, CumSum, OneHot, DepthToSpace, Einsum, ScatterND
-    and SoftmaxCrossEntropyLoss nodes kiln refuses, one defect each."""
+    """Pad, ConvTranspose, CumSum, OneHot, DepthToSpace, Einsum, ScatterND,
+    SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss nodes kiln
+    refuses, one defect each."""
     x = [value("x", FLOAT, [1, 2, 3, 3])]
     y = [value("y", FLOAT, None)]
 
@@ -175,6 +176,9 @@ def make_bad_layer_ops():
              inputs_info=scores, reduction="sum")
     one_node("cross_entropy_float_labels", "SoftmaxCrossEntropyLoss", ["x", "t"], [],
              inputs_info=[value("x", FLOAT, [4, 3]), value("t", FLOAT, [4])])
+    # Log-probabilities no LogSoftmax makes: kiln has no op for -x[label].
+    one_node("nll_loss_no_log_softmax", "NegativeLogLikelihoodLoss", ["x", "t"], [],
+             inputs_info=scores)
 
 
 def save_layout1_reference():
@@ -392,6 +396,13 @@ def make_trig_rounding():
                               check=False), feeds)
 
 
+def typed_inputs(feeds):
+    """The graph inputs of float32, int64 and int32 feeds, as they are."""
+    types = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): INT64,
+             np.dtype(np.int32): TensorProto.INT32}
+    return [value(k, types[v.dtype], list(v.shape)) for k, v in feeds.items()]
+
+
 def make_cross_entropy_loss():
     """SoftmaxCrossEntropyLoss with the mean reduction, what torch.onnx
     writes for F.cross_entropy inside a model (transformers' models given
@@ -412,12 +423,33 @@ def make_cross_entropy_loss():
              "l3": rng(44).integers(0, 5, (3, 7)).astype(np.int32),
              "s4": rng(45).uniform(-3, 3, (2, 5, 3, 4)).astype(np.float32),
              "l4": labels4}
-    types = {np.dtype(np.float32): FLOAT, np.dtype(np.int64): INT64,
-             np.dtype(np.int32): TensorProto.INT32}
-    inputs = [value(k, types[v.dtype], list(v.shape)) for k, v in feeds.items()]
+    inputs = typed_inputs(feeds)
     outputs = [value(n.output[0], FLOAT, []) for n in nodes]
     save_with_reference("cross_entropy_loss",
                         model("cross_entropy_loss", nodes, inputs, outputs, opset=13), feeds)
+
+
+def make_nll_loss():
+    """NegativeLogLikelihoodLoss of a LogSoftmax over the classes, what the
+    dynamo exporter writes for F.nll_loss(F.log_softmax(x, 1), y) inside a
+    model: [N, C] against int64 labels, and [N, C, d] against int32 labels
+    with -100 ignored on some positions. onnxruntime's outputs."""
+    nodes = [helper.make_node("LogSoftmax", ["s2"], ["p2"], name="log_softmax2", axis=1),
+             helper.make_node("NegativeLogLikelihoodLoss", ["p2", "l2"], ["plain"],
+                              name="plain"),
+             helper.make_node("LogSoftmax", ["s3"], ["p3"], name="log_softmax3", axis=1),
+             helper.make_node("NegativeLogLikelihoodLoss", ["p3", "l3"], ["padded"],
+                              name="padded", ignore_index=-100, reduction="mean")]
+    labels3 = rng(48).integers(0, 5, (3, 7)).astype(np.int32)
+    labels3[0, 4:] = -100
+    labels3[2, 1] = -100
+    feeds = {"s2": rng(46).uniform(-3, 3, (6, 5)).astype(np.float32),
+             "l2": rng(47).integers(0, 5, 6).astype(np.int64),
+             "s3": rng(49).uniform(-3, 3, (3, 5, 7)).astype(np.float32),
+             "l3": labels3}
+    inputs = typed_inputs(feeds)
+    outputs = [value(n.output[0], FLOAT, []) for n in nodes[1::2]]
+    save_with_reference("nll_loss", model("nll_loss", nodes, inputs, outputs, opset=13), feeds)
 
 
 def make_group_norm():
@@ -505,5 +537,5 @@ ONNXRUNTIME_REFERENCES = [
 # reads recurrent.reference.npz, so it runs after the references.
 MAKERS = (make_recurrent, make_activations, make_pad_and_transpose, make_positions,
           make_einsum, make_special_values, make_trig_rounding, make_cross_entropy_loss,
-          make_group_norm, make_resize_modes,
+          make_nll_loss, make_group_norm, make_resize_modes,
           make_bad_recurrent, make_bad_layer_ops)

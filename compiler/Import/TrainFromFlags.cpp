@@ -4,6 +4,7 @@
 
 #include "compiler/Import/Graph/TrainSpecImport.h"
 #include "compiler/Import/KilnOpBuilder.h"
+#include "compiler/Import/LossFromFlags.h"
 
 #include "dialects/Kiln/KilnDialect.h"
 #include "dialects/Kiln/KilnOps.h"
@@ -61,7 +62,7 @@ public:
 private:
   FailureOr<unsigned> findOutput();
   FailureOr<Value> labelArgument(RankedTensorType type);
-  FailureOr<Value> loss(Value output, Value labels);
+  FailureOr<Value> loss(Value output, StringRef outputName, Value labels);
   std::string uniqueResultName() const;
   FailureOr<int64_t> classAxis(RankedTensorType logits) const;
 
@@ -125,34 +126,19 @@ FailureOr<int64_t> LossBuilder::classAxis(RankedTensorType logits) const {
   return axis;
 }
 
-FailureOr<Value> LossBuilder::loss(Value output, Value labels) {
+FailureOr<Value> LossBuilder::loss(Value output, StringRef outputName, Value labels) {
   OpBuilder builder(forward.getBody().front().getTerminator());
   KilnOpBuilder kiln(builder);
   kiln.setLoc(loc);
-  if (flags.loss == "softmax_cross_entropy") {
-    // Logits [..., C] against class ids [...]: the op averages over every
-    // position (a sequence model's tokens). Classes on another axis
-    // (PyTorch's [N, C, H, W]) are moved last first.
-    auto type = cast<RankedTensorType>(output.getType());
-    FailureOr<int64_t> axis = classAxis(type);
-    if (failed(axis))
+  auto type = cast<RankedTensorType>(output.getType());
+  int64_t axis = type.getRank() - 1;
+  if (lossTakesClassIds(flags.loss)) {
+    FailureOr<int64_t> classes = classAxis(type);
+    if (failed(classes))
       return failure();
-    if (*axis != type.getRank() - 1) {
-      SmallVector<int64_t> permutation;
-      for (int64_t d = 0; d < type.getRank(); ++d)
-        if (d != *axis)
-          permutation.push_back(d);
-      permutation.push_back(*axis);
-      KilnOpBuilder::Result moved = kiln.transpose(output, permutation);
-      if (failed(moved))
-        return failure();
-      output = *moved;
-    }
-    return kiln.softmaxCrossEntropy(output, labels, flags.ignoreIndex, flags.labelSmoothing);
+    axis = *classes;
   }
-  if (flags.loss == "sigmoid_cross_entropy")
-    return kiln.sigmoidCrossEntropy(output, labels);
-  return kiln.meanSquaredError(output, labels);
+  return buildAddedLoss(kiln, flags, output, outputName, labels, axis);
 }
 
 std::string LossBuilder::uniqueResultName() const {
@@ -179,17 +165,21 @@ FailureOr<std::string> LossBuilder::build() {
                           << "' is " << outputType
                           << "; a loss needs a float tensor";
   RankedTensorType labelType = outputType;
-  if (flags.classAxis && flags.loss != "softmax_cross_entropy")
-    return emitError(loc) << "--class-axis is for --loss=softmax_cross_entropy";
-  if (flags.ignoreIndex && flags.loss != "softmax_cross_entropy")
-    return emitError(loc) << "--ignore-index is for --loss=softmax_cross_entropy";
+  bool classIds = lossTakesClassIds(flags.loss);
+  if (flags.classAxis && !classIds)
+    return emitError(loc) << "--class-axis is for a loss over classes (softmax_cross_entropy, "
+                             "nll, sparse_categorical_crossentropy), not " << flags.loss;
+  if (flags.ignoreIndex && !classIds)
+    return emitError(loc) << "--ignore-index is for a loss over classes (softmax_cross_entropy, "
+                             "nll, sparse_categorical_crossentropy), not " << flags.loss;
   if (flags.labelSmoothing && flags.loss != "softmax_cross_entropy")
-    return emitError(loc) << "--label-smoothing is for --loss=softmax_cross_entropy";
-  if (flags.loss == "softmax_cross_entropy") {
+    return emitError(loc) << "--label-smoothing is for --loss=softmax_cross_entropy, not "
+                          << flags.loss;
+  if (classIds) {
     if (outputType.getRank() < 2)
-      return emitError(loc) << "softmax_cross_entropy needs logits of rank >= 2 "
-                               "([batch, classes]), the output is "
-                            << outputType;
+      return emitError(loc) << flags.loss << " needs " << (flags.loss == "nll" ? "log-" : "")
+                            << (flags.loss == "softmax_cross_entropy" ? "logits" : "probabilities")
+                            << " of rank >= 2 ([batch, classes]), the output is " << outputType;
     FailureOr<int64_t> axis = classAxis(outputType);
     if (failed(axis))
       return failure();
@@ -200,7 +190,7 @@ FailureOr<std::string> LossBuilder::build() {
   FailureOr<Value> labels = labelArgument(labelType);
   if (failed(labels))
     return failure();
-  FailureOr<Value> value = loss(output, *labels);
+  FailureOr<Value> value = loss(output, resultNames(forward)[*outputIndex], *labels);
   if (failed(value))
     return failure();
 
@@ -287,7 +277,8 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
   if (flags.loss.empty())
     return emitError(loc) << "the model has no train spec: name its loss with "
                              "--loss=softmax_cross_entropy|"
-                             "sigmoid_cross_entropy|mse (and --output, --label), or "
+                             "sigmoid_cross_entropy|nll|sparse_categorical_crossentropy|"
+                             "binary_crossentropy|mse (and --output, --label), or "
                              "--loss=model for an output the model computes its loss in";
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward || forward.isExternal())

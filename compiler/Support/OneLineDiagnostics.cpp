@@ -81,6 +81,7 @@ OneLineDiagnosticHandler::OneLineDiagnosticHandler(MLIRContext *context,
         this->os << formatOneLine(diag) << "\n";
       break;
     case DiagnosticSeverity::Warning:
+      ++warningCount;
       this->os << formatOneLine(diag) << "\n";
       break;
     default:

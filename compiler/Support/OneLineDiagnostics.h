@@ -30,10 +30,11 @@ public:
   OneLineDiagnosticHandler(mlir::MLIRContext *context, llvm::raw_ostream &os);
 
   unsigned getErrorCount() const { return errorCount; }
+  unsigned getWarningCount() const { return warningCount; }
 
 private:
   llvm::raw_ostream &os;
-  unsigned errorCount = 0;
+  unsigned errorCount = 0, warningCount = 0;
 };
 
 } // namespace kiln

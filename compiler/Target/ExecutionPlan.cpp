@@ -56,7 +56,7 @@ bool isElementwiseUpdate(Operation *op) {
          llvm::isa<ApplySgdOp, ApplyMomentumOp, ApplyAdamOp, ApplyAdagradOp>(op);
 }
 
-/// Whether `value` is a sigmoid or softmax of `logits`, directly, as the
+/// Whether `value` is a sigmoid, softmax or log_softmax of `logits`, directly, as the
 /// softmax of a fused softmax cross-entropy or as a value a fusion computes.
 bool isProbabilityOf(Value value, Value logits) {
   Operation *def = value.getDefiningOp();
@@ -76,7 +76,8 @@ bool isProbabilityOf(Value value, Value logits) {
         return true;
     return false;
   }
-  return llvm::isa_and_nonnull<SigmoidOp, SoftmaxOp>(def) && def->getOperand(0) == logits;
+  return llvm::isa_and_nonnull<SigmoidOp, SoftmaxOp, LogSoftmaxOp>(def) &&
+         def->getOperand(0) == logits;
 }
 
 /// The softmax cross-entropies (plain, by rows, or with their gradient)

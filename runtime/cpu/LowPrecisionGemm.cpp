@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace kiln::cpu {
@@ -151,6 +152,49 @@ memory::desc matrix(memory::data_type type, int64_t batch, int64_t rows, int64_t
   return memory::desc({batch, rows, cols}, type, strides);
 }
 
+/// The matmul of one part of a product of `batch` products of `m` rows:
+/// `batches` whole products, or (one batch) `rows` of them, for one thread.
+struct PartKernel {
+  dnnl::matmul::primitive_desc kernel;
+  memory::desc src, weights, dst;
+};
+
+PartKernel partKernel(const GemmShape &s, const dnnl::engine &engine, int64_t m,
+                      int64_t batches, int64_t rows) {
+  using type = memory::data_type;
+  memory::dims aStrides = s.transposeA ? memory::dims{m * s.k, 1, m}
+                                       : memory::dims{m * s.k, s.k, 1};
+  memory::dims bStrides = s.transposeB ? memory::dims{s.k * s.n, 1, s.k}
+                                       : memory::dims{s.k * s.n, s.n, 1};
+  memory::dims cStrides = {m * s.n, s.n, 1};
+  memory::desc src({batches, rows, s.k}, type::bf16, aStrides);
+  memory::desc weights({s.sharedB ? 1 : batches, s.k, s.n}, type::bf16, bStrides);
+  memory::desc dst({batches, rows, s.n}, type::f32, cStrides);
+  // A block of rows of one product described with the whole matrix's
+  // batch stride is not dense to oneDNN 2.6, which then multiplies it
+  // with gemm:jit (AVX512_BF16) even on a CPU with AMX. With the block's
+  // own stride (the same elements: there is one batch) it takes its
+  // brgemm kernel where it has one: on AMX twice the rate on the
+  // transformer's shapes; on AVX512_BF16 alone no faster than gemm:jit,
+  // but the kernel the whole product takes (see wholeKernel).
+  if (batches == 1) {
+    memory::dims aBlock = aStrides, cBlock = cStrides;
+    aBlock[0] = rows * s.k;
+    cBlock[0] = rows * s.n;
+    memory::desc srcDense({1, rows, s.k}, type::bf16, aBlock);
+    memory::desc dstDense({1, rows, s.n}, type::f32, cBlock);
+    try {
+      dnnl::matmul::primitive_desc dense(dnnl::matmul::desc(srcDense, weights, dstDense),
+                                         engine);
+      if (std::strstr(dense.impl_info_str(), "brg"))
+        return {dense, srcDense, weights, dstDense};
+    } catch (const dnnl::error &) { // No kernel for the dense form: keep the other.
+    }
+  }
+  return {dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), engine), src,
+          weights, dst};
+}
+
 /// The parts of a product of `batch` products of `m` rows (batches of a
 /// shared B with A untransposed already folded into rows, as canSplitGemm
 /// folds them): `count` blocks of whole products when the batch has that
@@ -158,65 +202,51 @@ memory::desc matrix(memory::data_type type, int64_t batch, int64_t rows, int64_t
 /// views of the bf16 copies and of C.
 void prepareParts(LowPrecisionGemm::Impl &impl, const dnnl::engine &engine, int64_t batch,
                   int64_t m, int count) {
-  using type = memory::data_type;
   const GemmShape &s = impl.shape;
   auto *a16 = static_cast<uint16_t *>(impl.a16Flat.get_data_handle());
   auto *b16 = static_cast<uint16_t *>(impl.b16Flat.get_data_handle());
-  memory::dims aStrides = s.transposeA ? memory::dims{m * s.k, 1, m}
-                                       : memory::dims{m * s.k, s.k, 1};
-  memory::dims bStrides = s.transposeB ? memory::dims{s.k * s.n, 1, s.k}
-                                       : memory::dims{s.k * s.n, s.n, 1};
-  memory::dims cStrides = {m * s.n, s.n, 1};
   bool byBatch = batch >= count;
   omp_set_num_threads(1);
   for (int t = 0; t < count; ++t) {
     int64_t total = byBatch ? batch : m;
     int64_t begin = total * t / count, end = total * (t + 1) / count;
     int64_t batches = byBatch ? end - begin : batch, rows = byBatch ? m : end - begin;
-    int64_t bBatches = s.sharedB ? 1 : batches;
-    memory::desc src({batches, rows, s.k}, type::bf16, aStrides);
-    memory::desc weights({bBatches, s.k, s.n}, type::bf16, bStrides);
-    memory::desc dst({batches, rows, s.n}, type::f32, cStrides);
-    std::optional<dnnl::matmul::primitive_desc> kernel;
-    // A block of rows of one product described with the whole matrix's
-    // batch stride is not dense to oneDNN 2.6, which then multiplies it
-    // with gemm:jit (AVX512_BF16) even on a CPU with AMX. With the block's
-    // own stride (the same elements: there is one batch) it takes its AMX
-    // kernel where it has one: twice the rate on the transformer's shapes.
-    // Kept only for AMX: capped to AVX512_BF16 (ONEDNN_MAX_CPU_ISA), the
-    // dense form's brgemm was no faster than gemm:jit.
-    if (batches == 1) {
-      memory::dims aBlock = aStrides, cBlock = cStrides;
-      aBlock[0] = rows * s.k;
-      cBlock[0] = rows * s.n;
-      memory::desc srcDense({1, rows, s.k}, type::bf16, aBlock);
-      memory::desc dstDense({1, rows, s.n}, type::f32, cBlock);
-      try {
-        dnnl::matmul::primitive_desc dense(dnnl::matmul::desc(srcDense, weights, dstDense),
-                                           engine);
-        if (std::strstr(dense.impl_info_str(), "amx")) {
-          src = srcDense;
-          dst = dstDense;
-          kernel = dense;
-        }
-      } catch (const dnnl::error &) { // No kernel for the dense form: keep the other.
-      }
-    }
-    if (!kernel)
-      kernel.emplace(dnnl::matmul::desc(src, weights, dst), engine);
+    PartKernel kernel = partKernel(s, engine, m, batches, rows);
     uint16_t *aAt = byBatch ? a16 + begin * m * s.k : a16 + (s.transposeA ? begin : begin * s.k);
     uint16_t *bAt = byBatch && !s.sharedB ? b16 + begin * s.k * s.n : b16;
     float *cAt = impl.c + (byBatch ? begin * m * s.n : begin * s.n);
     LowPrecisionGemm::Impl::Part part;
     part.rowBegin = byBatch ? 0 : begin;
     part.rowEnd = byBatch ? 0 : end;
-    part.matmul = dnnl::matmul(*kernel);
+    part.matmul = dnnl::matmul(kernel.kernel);
     part.stream = dnnl::stream(engine);
-    part.a16 = memory(src, engine, aAt);
-    part.b16 = memory(weights, engine, bAt);
-    part.c32 = memory(dst, engine, cAt);
+    part.a16 = memory(kernel.src, engine, aAt);
+    part.b16 = memory(kernel.weights, engine, bAt);
+    part.c32 = memory(kernel.dst, engine, cAt);
     impl.parts.push_back(std::move(part));
   }
+}
+
+/// The matmul of a product not split (one thread, or too few rows). On
+/// AVX512_BF16 without AMX, where it would be split over two threads into
+/// blocks of rows, the kernel its blocks take, if oneDNN has it for the
+/// whole: a block of a transposed A takes gemm:jit (its leading dimension
+/// is the whole matrix's rows) where the whole takes brgemm, whose
+/// VDPBF16PS sums k in pairs; so one thread gives the bits two give. (On
+/// a CPU with AMX, test/Tools/kilnc-gemm-epilogues.test found the same
+/// bits with the whole on its AMX kernel, which it keeps.)
+dnnl::matmul::primitive_desc wholeKernel(const GemmShape &s, const dnnl::engine &engine,
+                                         int64_t batch, int64_t m,
+                                         const dnnl::matmul::desc &descriptor) {
+  if (batch == 1 && canSplitGemm(s, 2) && !hostHasCpuFeature("amx-bf16").value_or(false)) {
+    std::string blocks = partKernel(s, engine, m, 1, m / 2).kernel.impl_info_str();
+    dnnl::matmul::primitive_desc candidate(descriptor, engine);
+    do {
+      if (blocks == candidate.impl_info_str())
+        return candidate;
+    } while (candidate.next_impl());
+  }
+  return dnnl::matmul::primitive_desc(descriptor, engine);
 }
 
 /// Whether oneDNN 2.6's AMX kernels could fault on `shape` on this CPU: with
@@ -271,7 +301,7 @@ bool prepareNative(LowPrecisionGemm::Impl &impl) {
   if (split > 1 && canSplitGemm(s, split))
     prepareParts(impl, engine, batch, m, split);
   else
-    impl.matmul = dnnl::matmul(dnnl::matmul::primitive_desc(descriptor, engine));
+    impl.matmul = dnnl::matmul(wholeKernel(s, engine, batch, m, descriptor));
   return true;
 }
 

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/Import/Graph/TrainFlags.h"
+#include "compiler/Import/LossFromFlags.h"
 #include "compiler/Import/ModelImporter.h"
 #include "compiler/Import/Onnx/OnnxModelFile.h"
 #include "dialects/Kiln/KilnDialect.h"
@@ -126,9 +127,14 @@ cl::opt<bool> train("train", cl::desc("Compile a training step"),
                     cl::cat(trainCategory));
 cl::opt<std::string> lossKind(
     "loss",
-    cl::desc("Loss to add, the mean over the batch; model: --output names an output the "
-             "model computes its own loss in (a transformers model given labels)"),
-    cl::value_desc("softmax_cross_entropy|sigmoid_cross_entropy|mse|model"),
+    cl::desc("Loss to add, the mean over the batch, of logits (softmax_cross_entropy, "
+             "sigmoid_cross_entropy), log-probabilities (nll: PyTorch's F.nll_loss after "
+             "F.log_softmax), probabilities (sparse_categorical_crossentropy, "
+             "binary_crossentropy: Keras' from_logits=False, a model ending in a softmax or "
+             "a sigmoid) or values (mse); model: --output names an output the model computes "
+             "its own loss in (a transformers model given labels)"),
+    cl::value_desc("softmax_cross_entropy|sigmoid_cross_entropy|nll|"
+                   "sparse_categorical_crossentropy|binary_crossentropy|mse|model"),
     cl::cat(trainCategory));
 cl::opt<std::string> lossOutput(
     "output", cl::desc("The model output the loss reads (default: the only one)"),
@@ -140,12 +146,12 @@ cl::opt<std::string> labelName(
     cl::value_desc("name"), cl::cat(trainCategory));
 cl::opt<int> classAxisFlag(
     "class-axis",
-    cl::desc("softmax_cross_entropy: the logits' axis of classes (default: the last; "
+    cl::desc("A loss over classes: the output's axis of classes (default: the last; "
              "1 for PyTorch's F.cross_entropy over [N, C, H, W], a segmentation model's)"),
     cl::value_desc("axis"), cl::cat(trainCategory));
 cl::opt<int> ignoreIndexFlag(
     "ignore-index",
-    cl::desc("softmax_cross_entropy: positions whose label is this value are left out of the "
+    cl::desc("A loss over classes: positions whose label is this value are left out of the "
              "loss and its gradient (PyTorch's ignore_index, often -100; a mask's 255)"),
     cl::value_desc("label"), cl::cat(trainCategory));
 cl::opt<double> labelSmoothingFlag(
@@ -351,11 +357,10 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   kiln::TrainFlags &flags = options.train;
   flags.train = train;
   flags.loss = lossKind;
-  if (!flags.loss.empty() && flags.loss != "softmax_cross_entropy" &&
-      flags.loss != "sigmoid_cross_entropy" && flags.loss != "mse" && flags.loss != "model") {
+  if (!flags.loss.empty() && !kiln::isAddedLossKind(flags.loss) && flags.loss != "model") {
     llvm::errs() << "kilnc: error: --loss=" << flags.loss
-                 << ": expected softmax_cross_entropy, sigmoid_cross_entropy, "
-                    "mse or model\n";
+                 << ": expected softmax_cross_entropy, sigmoid_cross_entropy, nll, "
+                    "sparse_categorical_crossentropy, binary_crossentropy, mse or model\n";
     return failure();
   }
   flags.output = lossOutput;
@@ -674,8 +679,10 @@ int main(int argc, char **argv) {
       failed(kiln::writeArtifactFile(compiled->artifact, outputPath,
                                      module->getLoc())))
     return 1;
-  if (artifactKey)
-    (void)artifactCache->store(*artifactKey, compiled->artifact); // Only the next compile's time.
+  // Only the next compile's time; a compile that warned is not filed, so
+  // that the next one warns again.
+  if (artifactKey && diagnostics.getWarningCount() == 0)
+    (void)artifactCache->store(*artifactKey, compiled->artifact);
   if (compiled->cacheUnwritable)
     llvm::errs() << "kilnc: warning: cannot write the kernel cache in " << cache->directory()
                  << ": compiled without it (set KILN_CACHE_DIR, or pass --no-cache)\n";

@@ -24,16 +24,18 @@ namespace kiln {
 struct TrainFlags {
   /// --train: compile a training step.
   bool train = false;
-  /// --loss: softmax_cross_entropy, sigmoid_cross_entropy or mse.
+  /// --loss: softmax_cross_entropy, sigmoid_cross_entropy, nll,
+  /// sparse_categorical_crossentropy, binary_crossentropy, mse
+  /// (LossFromFlags.h), or model.
   std::string loss;
   /// --output: the @forward result the loss reads (empty: the only one).
   std::string output;
   /// --label: the input holding the targets (empty: "label").
   std::string label;
-  /// --class-axis: the logits' axis of classes under softmax_cross_entropy
+  /// --class-axis: the output's axis of classes under a loss over classes
   /// (unset: the last; 1 is F.cross_entropy's over [N, C, d1, ...]).
   std::optional<int64_t> classAxis;
-  /// --ignore-index: softmax_cross_entropy's label left out of the loss.
+  /// --ignore-index: a loss over classes' label left out of the loss.
   std::optional<int64_t> ignoreIndex;
   /// --label-smoothing: softmax_cross_entropy's target smoothing in [0, 1].
   std::optional<double> labelSmoothing;

@@ -355,28 +355,28 @@ LogicalResult convertGroupNorm(OnnxNode &node) {
   return node.setResult(0, perChannelAffine(node, *y, scale, bias));
 }
 
-/// SoftmaxCrossEntropyLoss (opset 12), what torch.onnx writes for
-/// F.cross_entropy in a model that computes its own loss (transformers'
-/// models given labels): scores [N, C, d...] against labels [N, d...],
-/// the mean over the positions whose label is not ignore_index. The
-/// classes move last for kiln.softmax_cross_entropy. Class weights, the
-/// reductions 'sum' and 'none' and a used log_prob output are refused.
-LogicalResult convertSoftmaxCrossEntropyLoss(OnnxNode &node) {
-  Value scores = node.getInput(0), labels = node.getInput(1);
+/// The mean softmax cross-entropy of `scores` [N, C, d...] against `labels`
+/// [N, d...] under the node's attributes (SoftmaxCrossEntropyLoss's and
+/// NegativeLogLikelihoodLoss's): over the positions whose label is not
+/// ignore_index, the classes moved last for kiln.softmax_cross_entropy.
+/// Class weights and the reductions 'sum' and 'none' are refused.
+LogicalResult convertMeanCrossEntropy(OnnxNode &node, Value scores, Value labels) {
   if (failed(node.requireFloat(scores, "scores")))
     return failure();
   auto labelType = llvm::cast<RankedTensorType>(labels.getType()).getElementType();
   if (!labelType.isInteger(32) && !labelType.isInteger(64))
     return node.emitError() << "expects int32 or int64 labels, got " << labelType;
   if (node.hasInput(2))
-    return node.emitError() << "has class weights (input 'weights'), which kiln does not "
-                               "support";
+    return node.emitError() << "has class weights (input '"
+                            << (node.getOpType() == "NegativeLogLikelihoodLoss" ? "weight"
+                                                                                : "weights")
+                            << "'), which kiln does not support";
   FailureOr<std::string> reduction = node.getStringAttr("reduction", "mean");
   if (failed(reduction))
     return failure();
   if (*reduction != "mean")
     return node.emitError() << "has reduction '" << *reduction
-                            << "'; kiln supports 'mean' (F.cross_entropy's default)";
+                            << "'; kiln supports 'mean' (PyTorch's default)";
   std::optional<int64_t> ignoreIndex;
   if (node.hasAttribute("ignore_index")) {
     FailureOr<int64_t> value = node.getIntAttr("ignore_index", 0);
@@ -405,11 +405,34 @@ LogicalResult convertSoftmaxCrossEntropyLoss(OnnxNode &node) {
   return node.setResult(0, b.softmaxCrossEntropy(logits, labels, ignoreIndex));
 }
 
+/// SoftmaxCrossEntropyLoss (opset 12), what torch.onnx writes for
+/// F.cross_entropy in a model that computes its own loss (transformers'
+/// models given labels). A used log_prob output is refused.
+LogicalResult convertSoftmaxCrossEntropyLoss(OnnxNode &node) {
+  return convertMeanCrossEntropy(node, node.getInput(0), node.getInput(1));
+}
+
+/// NegativeLogLikelihoodLoss (opset 12), what torch.onnx writes for
+/// F.nll_loss: -input[label] of log-probabilities [N, C, d...]. Those of a
+/// LogSoftmax over the classes are the softmax cross-entropy of its
+/// operand; other inputs, whose -input[label] kiln has no op for, are
+/// refused.
+LogicalResult convertNegativeLogLikelihoodLoss(OnnxNode &node) {
+  auto logSoftmax = node.getInput(0).getDefiningOp<LogSoftmaxOp>();
+  if (!logSoftmax || logSoftmax.getAxis() != 1)
+    return node.emitError() << "expects its input from a LogSoftmax over axis 1 (the "
+                               "classes; at opset 13 or later, or over 2-D scores): kiln "
+                               "takes F.nll_loss of F.log_softmax only";
+  return convertMeanCrossEntropy(node, logSoftmax.getOperand(), node.getInput(1));
+}
+
 constexpr OnnxOpConversion kNormOps[] = {
     {"Softmax", 1, 1, 1, "axis", convertSoftmax<SoftmaxOp>},
     {"LogSoftmax", 1, 1, 1, "axis", convertSoftmax<LogSoftmaxOp>},
     {"SoftmaxCrossEntropyLoss", 2, 3, 2, "ignore_index reduction",
      convertSoftmaxCrossEntropyLoss, 12},
+    {"NegativeLogLikelihoodLoss", 2, 3, 1, "ignore_index reduction",
+     convertNegativeLogLikelihoodLoss, 12},
     {"ReduceSum", 1, 2, 1, "axes keepdims noop_with_empty_axes",
      convertReduceSum},
     {"ReduceMean", 1, 2, 1, "axes keepdims noop_with_empty_axes",

@@ -1,0 +1,178 @@
+//===- LossFromFlags.cpp - The losses kilnc --loss adds -------------------===//
+
+#include "compiler/Import/LossFromFlags.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/Sequence.h"
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+
+namespace kiln {
+namespace {
+
+/// Keras' backend.epsilon(): probabilities are clipped to [eps, 1 - eps].
+constexpr double kProbabilityEpsilon = 1e-7;
+
+/// The operand of the softmax-like op that makes `value` along `axis`;
+/// null when `value` is not one.
+template <typename OpTy>
+Value operandAlong(Value value, int64_t axis) {
+  auto op = value.getDefiningOp<OpTy>();
+  if (!op)
+    return Value();
+  auto along = static_cast<int64_t>(op.getAxis());
+  if (along < 0)
+    along += cast<RankedTensorType>(value.getType()).getRank();
+  return along == axis ? op.getOperand() : Value();
+}
+
+/// The logits whose log-softmax along `axis` `value` is: a log_softmax's
+/// operand, or a softmax's under a log; null when it is neither.
+Value logitsOfLogProbabilities(Value value, int64_t axis) {
+  if (Value logits = operandAlong<LogSoftmaxOp>(value, axis))
+    return logits;
+  if (auto log = value.getDefiningOp<LogOp>())
+    return operandAlong<SoftmaxOp>(log.getOperand(), axis);
+  return Value();
+}
+
+/// Softmax cross-entropy of `logits` with their classes on `axis`, moved
+/// last first (PyTorch's [N, C, H, W]).
+FailureOr<Value> softmaxCrossEntropy(KilnOpBuilder &kiln, const TrainFlags &flags,
+                                     Value logits, Value labels, int64_t axis) {
+  auto type = cast<RankedTensorType>(logits.getType());
+  if (axis != type.getRank() - 1) {
+    SmallVector<int64_t> permutation;
+    for (int64_t d = 0; d < type.getRank(); ++d)
+      if (d != axis)
+        permutation.push_back(d);
+    permutation.push_back(axis);
+    FailureOr<Value> moved = kiln.transpose(logits, permutation);
+    if (failed(moved))
+      return failure();
+    logits = *moved;
+  }
+  return kiln.softmaxCrossEntropy(logits, labels, flags.ignoreIndex, flags.labelSmoothing);
+}
+
+/// Keras' clip_by_value(p, eps, 1 - eps).
+FailureOr<Value> clippedProbabilities(KilnOpBuilder &kiln, Value probabilities) {
+  FailureOr<Value> low = kiln.splatLike(probabilities, kProbabilityEpsilon);
+  FailureOr<Value> high = kiln.splatLike(probabilities, 1.0 - kProbabilityEpsilon);
+  if (failed(low) || failed(high))
+    return failure();
+  FailureOr<Value> raised = kiln.binary<MaximumOp>(probabilities, *low);
+  if (failed(raised))
+    return failure();
+  return kiln.binary<MinimumOp>(*raised, *high);
+}
+
+/// Keras' binary_crossentropy of probabilities not made by a sigmoid:
+/// -mean(y log(c) + (1 - y) log(1 - c)) with c the clipped probabilities.
+FailureOr<Value> binaryCrossEntropyOfProbabilities(KilnOpBuilder &kiln, Value probabilities,
+                                                   Value targets) {
+  FailureOr<Value> clipped = clippedProbabilities(kiln, probabilities);
+  FailureOr<Value> one = kiln.splatLike(probabilities, 1.0);
+  if (failed(clipped) || failed(one))
+    return failure();
+  FailureOr<Value> rest = kiln.binary<SubOp>(*one, *clipped);
+  FailureOr<Value> otherTargets = kiln.binary<SubOp>(*one, targets);
+  if (failed(rest) || failed(otherTargets))
+    return failure();
+  FailureOr<Value> logPositive = kiln.unary<LogOp>(*clipped);
+  FailureOr<Value> logNegative = kiln.unary<LogOp>(*rest);
+  if (failed(logPositive) || failed(logNegative))
+    return failure();
+  FailureOr<Value> positive = kiln.binary<MulOp>(targets, *logPositive);
+  FailureOr<Value> negative = kiln.binary<MulOp>(*otherTargets, *logNegative);
+  if (failed(positive) || failed(negative))
+    return failure();
+  FailureOr<Value> sum = kiln.binary<AddOp>(*positive, *negative);
+  if (failed(sum))
+    return failure();
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(0, KilnOpBuilder::rankOf(*sum)));
+  FailureOr<Value> mean = kiln.reduce<ReduceMeanOp>(*sum, axes, /*keepDims=*/false);
+  if (failed(mean))
+    return failure();
+  return kiln.unary<NegOp>(*mean);
+}
+
+} // namespace
+
+bool isAddedLossKind(StringRef kind) {
+  return llvm::is_contained({"softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "nll",
+                             "sparse_categorical_crossentropy", "binary_crossentropy"},
+                            kind);
+}
+
+bool lossTakesClassIds(StringRef kind) {
+  return kind == "softmax_cross_entropy" || kind == "nll" ||
+         kind == "sparse_categorical_crossentropy";
+}
+
+FailureOr<Value> buildAddedLoss(KilnOpBuilder &kiln, const TrainFlags &flags, Value output,
+                                StringRef outputName, Value labels, int64_t classAxis) {
+  StringRef kind = flags.loss;
+  if (kind == "softmax_cross_entropy") {
+    if (operandAlong<SoftmaxOp>(output, classAxis))
+      emitWarning(kiln.getLoc())
+          << "softmax_cross_entropy reads logits, but the output '" << outputName
+          << "' is a softmax's probabilities: the loss takes a second softmax of them (as "
+             "F.cross_entropy would); --loss=sparse_categorical_crossentropy (Keras' "
+             "from_logits=False) is the loss of a model that ends in a softmax";
+    // Log-probabilities are logits too: their log_softmax's operand gives
+    // the same loss and gradient, without the log_softmax.
+    Value logits = logitsOfLogProbabilities(output, classAxis);
+    return softmaxCrossEntropy(kiln, flags, logits ? logits : output, labels, classAxis);
+  }
+  if (kind == "nll") {
+    if (Value logits = logitsOfLogProbabilities(output, classAxis))
+      return softmaxCrossEntropy(kiln, flags, logits, labels, classAxis);
+    // logsumexp(x) - x[label] is -x[label] where x holds log-probabilities,
+    // and so is its gradient: logsumexp(x) is 0 whatever the weights.
+    emitWarning(kiln.getLoc())
+        << "nll: the output '" << outputName << "' is not made by a log_softmax over "
+        << "its classes (axis " << classAxis << "); its loss is logsumexp(x) - x[label] at "
+        << "each position, which is F.nll_loss and its gradient only where '" << outputName
+        << "' holds log-probabilities (each position's exp summing to 1)";
+    return softmaxCrossEntropy(kiln, flags, output, labels, classAxis);
+  }
+  if (kind == "sparse_categorical_crossentropy") {
+    if (Value logits = operandAlong<SoftmaxOp>(output, classAxis))
+      return softmaxCrossEntropy(kiln, flags, logits, labels, classAxis);
+    // Log-probabilities are all below the clip: a constant loss, no gradient.
+    if (logitsOfLogProbabilities(output, classAxis))
+      emitWarning(kiln.getLoc())
+          << "sparse_categorical_crossentropy reads probabilities, but the output '"
+          << outputName << "' is a log_softmax's log-probabilities, which it clips to 1e-7: "
+          << "a constant loss without gradient; --loss=nll (F.nll_loss) is the loss of a "
+             "model that ends in a log_softmax";
+    FailureOr<Value> clipped = clippedProbabilities(kiln, output);
+    if (failed(clipped))
+      return failure();
+    FailureOr<Value> logs = kiln.unary<LogOp>(*clipped);
+    if (failed(logs))
+      return failure();
+    return softmaxCrossEntropy(kiln, flags, *logs, labels, classAxis);
+  }
+  if (kind == "sigmoid_cross_entropy") {
+    if (output.getDefiningOp<SigmoidOp>())
+      emitWarning(kiln.getLoc())
+          << "sigmoid_cross_entropy reads logits, but the output '" << outputName
+          << "' is a sigmoid's probabilities: the loss takes a second sigmoid of them; "
+             "--loss=binary_crossentropy (Keras' from_logits=False, PyTorch's BCELoss) is "
+             "the loss of a model that ends in a sigmoid";
+    return kiln.sigmoidCrossEntropy(output, labels);
+  }
+  if (kind == "binary_crossentropy") {
+    if (auto sigmoid = output.getDefiningOp<SigmoidOp>())
+      return kiln.sigmoidCrossEntropy(sigmoid.getOperand(), labels);
+    return binaryCrossEntropyOfProbabilities(kiln, output, labels);
+  }
+  if (kind == "mse")
+    return kiln.meanSquaredError(output, labels);
+  llvm_unreachable("kilnc checks --loss against isAddedLossKind");
+}
+
+} // namespace kiln
