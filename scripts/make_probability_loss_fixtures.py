@@ -43,9 +43,17 @@ PyTorch's float32 "loss_f32"):
   clicks     Linear(8, 16), ReLU, Linear(16, 1), torch.sigmoid: x [4, 8],
              probability [4, 1], trained with nn.BCELoss against float
              labels [4, 1].
+  mixup      Linear(8, 16), ReLU, Linear(16, 5): x [4, 8], logits [4, 5],
+             trained with F.cross_entropy against class probabilities
+             [4, 5] (kilnc --class-probabilities): torchvision's RandomMixup
+             of each batch with itself rolled by one, lam drawn from
+             Beta(0.2, 0.2) per batch (inputs and one-hot labels mixed
+             alike); mixup_smooth_sgd.jsonl and mixup_smooth_adam.jsonl are
+             its curves with label_smoothing=0.1 too, torchvision's recipe.
 MODEL.npz holds x and label (the image's largest of ten pixels taken
 evenly; the class of x's largest of its first 5 values; a click where the
-first two features sum above 0, as float32).
+first two features sum above 0, as float32; mixup's mixed rows and class
+probabilities).
 
 Keras (batch 4, 48 rows, frozen by convert_variables_to_constants_v2 as
 docs/tensorflow.md says: NAME.pb, output Identity; NAME.reference.npz: the
@@ -66,14 +74,23 @@ NAME_momentum.jsonl):
   keras_clicks_average
                   Dense(16, relu), two Dense(1, sigmoid) heads, Average();
                   BinaryCrossentropy (clipped probabilities).
+  keras_mnist_onehot
+                  keras_mnist with one-hot labels and CategoricalCrossentropy,
+                  as the Keras example trains it (keras.utils.to_categorical).
+  keras_ensemble_smooth
+                  keras_ensemble with one-hot labels and
+                  CategoricalCrossentropy(label_smoothing=0.1) (each row
+                  divided by its sum, clipped, logged).
 Their data as PyTorch's models' of the same kind: x [48, 14, 14, 1]
-(NHWC) or [48, 8], label int32 [48] or float32 [48, 1].
+(NHWC) or [48, 8], label int32 [48], float32 [48, 1] or one-hot float32
+[48, C].
 
 Deterministic: fixed seeds, one thread (and for TensorFlow no oneDNN).
 """
 
 import argparse
 import copy
+import functools
 import json
 import logging
 import os
@@ -107,6 +124,24 @@ def feature_rows(rng, rows):
 
 def largest_of_five(x):
     return x[:, :CLASSES].argmax(axis=1).astype(np.int32)
+
+
+def one_hot(labels_of, classes):
+    return lambda x: np.eye(classes, dtype=np.float32)[labels_of(x)]
+
+
+def mixed_rows(rng, rows):
+    """torchvision's RandomMixup per batch of BATCH: each row mixed with the
+    next one of its batch (the batch rolled by one), lam from Beta(0.2,
+    0.2); `x` and one-hot class probabilities `label`."""
+    x = feature_rows(rng, rows)
+    targets = np.eye(CLASSES, dtype=np.float32)[largest_of_five(x)]
+    for start in range(0, rows, BATCH):
+        batch = slice(start, start + BATCH)
+        lam = np.float32(rng.beta(0.2, 0.2))
+        x[batch] = lam * x[batch] + (1 - lam) * np.roll(x[batch], 1, axis=0)
+        targets[batch] = lam * targets[batch] + (1 - lam) * np.roll(targets[batch], 1, axis=0)
+    return {"x": x, "label": targets}
 
 
 def clicked(x):
@@ -160,6 +195,10 @@ def torch_models():
         def forward(self, x):
             return torch.log(F.softmax(self.out(F.relu(self.hidden(x))), dim=1))
 
+    def mixup():
+        return torch.nn.Sequential(torch.nn.Linear(FEATURES, 16), torch.nn.ReLU(),
+                                   torch.nn.Linear(16, CLASSES))
+
     class Clicks(torch.nn.Module):
         def __init__(self):
             super().__init__()
@@ -170,15 +209,25 @@ def torch_models():
             return torch.sigmoid(self.out(F.relu(self.hidden(x))))
 
     nll = lambda output, label: F.nll_loss(output, label.long())  # noqa: E731
+    soft = lambda output, label: F.cross_entropy(output, label)  # noqa: E731
+    smooth = lambda output, label: F.cross_entropy(output, label,  # noqa: E731
+                                                   label_smoothing=0.1)
     bce = lambda output, label: torch.nn.BCELoss()(output, label)  # noqa: E731
     rows = lambda rng, n: image_rows(rng, n, False)  # noqa: E731
-    # name: (module, seed, rows(rng, n), labels(x), loss(output, label), output name)
+    # name: (module, seed, rows(rng, n), labels(x), loss(output, label), output
+    # name); labels None: the rows give them. A name in CURVES_ONLY exports nothing.
     return {
         "mnist_net": (MnistNet, 21, rows, largest_of_ten, nll, "log_probs"),
         "mixture": (Mixture, 22, feature_rows, largest_of_five, nll, "log_probs"),
         "log_of_softmax": (LogOfSoftmax, 24, feature_rows, largest_of_five, nll, "log_probs"),
         "clicks": (Clicks, 23, feature_rows, clicked, bce, "probability"),
+        "mixup": (mixup, 25, mixed_rows, None, soft, "logits"),
+        "mixup_smooth": (mixup, 25, mixed_rows, None, smooth, "logits"),
     }
+
+
+# Curves of another model's module and data under another loss.
+CURVES_ONLY = ("mixup_smooth",)
 
 
 def torch_curve(layers, module, data, optimizer, dtype, loss_of):
@@ -259,9 +308,12 @@ def make_torch():
         torch.manual_seed(seed)
         module = build().eval()
         rng = np.random.default_rng(seed)
-        x = make_rows(rng, TORCH_ROWS)
-        data = {"x": x, "label": make_labels(x)}
-        layers.write_npz(name + ".npz", data, OUT)
+        data = make_rows(rng, TORCH_ROWS)
+        if make_labels:
+            data = {"x": data, "label": make_labels(data)}
+        x = data["x"]
+        if name not in CURVES_ONLY:
+            layers.write_npz(name + ".npz", data, OUT)
         for optimizer in ("sgd", "adam"):
             layers.write_losses(name, optimizer,
                                 torch_curve(layers, module, data, optimizer, torch.float64,
@@ -272,7 +324,7 @@ def make_torch():
             layers.write_file(name + "_eval.jsonl", json.dumps(
                 torch_evaluation(layers, module, data, loss_of)) + "\n", OUT)
             write_own_loss(layers, module, data, exports)
-        for suffix, options in exports:
+        for suffix, options in exports if name not in CURVES_ONLY else ():
             filename = "%s_%s.onnx" % (name, suffix)
             m = layers.export_tidy(module, (torch.from_numpy(x[:BATCH]),), ["x"], options,
                                    output_name=output)
@@ -310,6 +362,8 @@ def keras_models(keras):
     rows = lambda rng, n: image_rows(rng, n, True)  # noqa: E731
     sparse = keras.losses.SparseCategoricalCrossentropy
     binary = keras.losses.BinaryCrossentropy
+    categorical = keras.losses.CategoricalCrossentropy
+    smooth = functools.partial(keras.losses.CategoricalCrossentropy, label_smoothing=0.1)
     # name: (builder, seed, rows(rng, n), labels(x), loss class)
     return {
         "keras_mnist": (mnist, 31, rows, largest_of_ten, sparse),
@@ -317,6 +371,9 @@ def keras_models(keras):
                            sparse),
         "keras_clicks": (clicks, 33, feature_rows, clicked, binary),
         "keras_clicks_average": (averaged(1, "sigmoid"), 34, feature_rows, clicked, binary),
+        "keras_mnist_onehot": (mnist, 31, rows, one_hot(largest_of_ten, 10), categorical),
+        "keras_ensemble_smooth": (averaged(CLASSES, "softmax"), 32, feature_rows,
+                                  one_hot(largest_of_five, CLASSES), smooth),
     }
 
 

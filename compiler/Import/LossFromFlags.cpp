@@ -37,25 +37,6 @@ Value logitsOfLogProbabilities(Value value, int64_t axis) {
   return Value();
 }
 
-/// Softmax cross-entropy of `logits` with their classes on `axis`, moved
-/// last first (PyTorch's [N, C, H, W]).
-FailureOr<Value> softmaxCrossEntropy(KilnOpBuilder &kiln, const TrainFlags &flags,
-                                     Value logits, Value labels, int64_t axis) {
-  auto type = cast<RankedTensorType>(logits.getType());
-  if (axis != type.getRank() - 1) {
-    SmallVector<int64_t> permutation;
-    for (int64_t d = 0; d < type.getRank(); ++d)
-      if (d != axis)
-        permutation.push_back(d);
-    permutation.push_back(axis);
-    FailureOr<Value> moved = kiln.transpose(logits, permutation);
-    if (failed(moved))
-      return failure();
-    logits = *moved;
-  }
-  return kiln.softmaxCrossEntropy(logits, labels, flags.ignoreIndex, flags.labelSmoothing);
-}
-
 /// Keras' clip_by_value(p, eps, 1 - eps).
 FailureOr<Value> clippedProbabilities(KilnOpBuilder &kiln, Value probabilities) {
   FailureOr<Value> low = kiln.splatLike(probabilities, kProbabilityEpsilon);
@@ -98,17 +79,124 @@ FailureOr<Value> binaryCrossEntropyOfProbabilities(KilnOpBuilder &kiln, Value pr
   return kiln.unary<NegOp>(*mean);
 }
 
+/// `value` with its axis `axis` moved last (PyTorch's [N, C, H, W]).
+FailureOr<Value> classesLast(KilnOpBuilder &kiln, Value value, int64_t axis) {
+  int64_t rank = KilnOpBuilder::rankOf(value);
+  if (axis == rank - 1)
+    return value;
+  SmallVector<int64_t> permutation;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      permutation.push_back(d);
+  permutation.push_back(axis);
+  return kiln.transpose(value, permutation);
+}
+
+/// The mean over the positions of -sum(t log p) over the classes (the last
+/// axis) of class probabilities `targets`, smoothed by --label-smoothing
+/// to t (1 - e) + e / C as PyTorch and Keras smooth them.
+FailureOr<Value> crossEntropyOfTargets(KilnOpBuilder &kiln, const TrainFlags &flags,
+                                       Value logProbabilities, Value targets) {
+  int64_t rank = KilnOpBuilder::rankOf(logProbabilities);
+  if (flags.labelSmoothing && *flags.labelSmoothing != 0.0) {
+    double e = *flags.labelSmoothing;
+    int64_t classes = KilnOpBuilder::shapeOf(targets).back();
+    FailureOr<Value> kept = kiln.splatLike(targets, 1.0 - e);
+    FailureOr<Value> spread = kiln.splatLike(targets, e / static_cast<double>(classes));
+    if (failed(kept) || failed(spread))
+      return failure();
+    FailureOr<Value> scaled = kiln.binary<MulOp>(targets, *kept);
+    if (failed(scaled))
+      return failure();
+    FailureOr<Value> smoothed = kiln.binary<AddOp>(*scaled, *spread);
+    if (failed(smoothed))
+      return failure();
+    targets = *smoothed;
+  }
+  FailureOr<Value> products = kiln.binary<MulOp>(targets, logProbabilities);
+  if (failed(products))
+    return failure();
+  FailureOr<Value> sums = kiln.reduce<ReduceSumOp>(*products, {rank - 1}, /*keepDims=*/false);
+  if (failed(sums))
+    return failure();
+  auto positions = llvm::to_vector(llvm::seq<int64_t>(0, rank - 1));
+  FailureOr<Value> mean = kiln.reduce<ReduceMeanOp>(*sums, positions, /*keepDims=*/false);
+  if (failed(mean))
+    return failure();
+  return kiln.unary<NegOp>(*mean);
+}
+
+/// Softmax cross-entropy of `logits` against class probabilities, both
+/// with their classes on `axis`: F.cross_entropy of a float target.
+FailureOr<Value> softmaxCrossEntropyOfTargets(KilnOpBuilder &kiln, const TrainFlags &flags,
+                                              Value logits, Value targets, int64_t axis) {
+  FailureOr<Value> movedLogits = classesLast(kiln, logits, axis);
+  FailureOr<Value> movedTargets = classesLast(kiln, targets, axis);
+  if (failed(movedLogits) || failed(movedTargets))
+    return failure();
+  FailureOr<Value> logProbabilities =
+      kiln.softmax<LogSoftmaxOp>(*movedLogits, KilnOpBuilder::rankOf(*movedLogits) - 1);
+  if (failed(logProbabilities))
+    return failure();
+  return crossEntropyOfTargets(kiln, flags, *logProbabilities, *movedTargets);
+}
+
+/// Softmax cross-entropy of `logits` with their classes on `axis`, moved
+/// last first (PyTorch's [N, C, H, W]), against class ids, or class
+/// probabilities under --class-probabilities.
+FailureOr<Value> softmaxCrossEntropy(KilnOpBuilder &kiln, const TrainFlags &flags,
+                                     Value logits, Value labels, int64_t axis) {
+  if (flags.classProbabilities)
+    return softmaxCrossEntropyOfTargets(kiln, flags, logits, labels, axis);
+  FailureOr<Value> moved = classesLast(kiln, logits, axis);
+  if (failed(moved))
+    return failure();
+  return kiln.softmaxCrossEntropy(*moved, labels, flags.ignoreIndex, flags.labelSmoothing);
+}
+
+/// Keras' categorical_crossentropy of probabilities not made by a softmax:
+/// each position's divided by their sum, clipped, logged.
+FailureOr<Value> categoricalCrossEntropyOfProbabilities(KilnOpBuilder &kiln,
+                                                        const TrainFlags &flags,
+                                                        Value probabilities, Value targets,
+                                                        int64_t axis) {
+  FailureOr<Value> moved = classesLast(kiln, probabilities, axis);
+  FailureOr<Value> movedTargets = classesLast(kiln, targets, axis);
+  if (failed(moved) || failed(movedTargets))
+    return failure();
+  int64_t last = KilnOpBuilder::rankOf(*moved) - 1;
+  FailureOr<Value> sums = kiln.reduce<ReduceSumOp>(*moved, {last}, /*keepDims=*/true);
+  if (failed(sums))
+    return failure();
+  FailureOr<Value> normalized = kiln.binary<DivOp>(*moved, *sums);
+  if (failed(normalized))
+    return failure();
+  FailureOr<Value> clipped = clippedProbabilities(kiln, *normalized);
+  if (failed(clipped))
+    return failure();
+  FailureOr<Value> logs = kiln.unary<LogOp>(*clipped);
+  if (failed(logs))
+    return failure();
+  return crossEntropyOfTargets(kiln, flags, *logs, *movedTargets);
+}
+
 } // namespace
 
 bool isAddedLossKind(StringRef kind) {
   return llvm::is_contained({"softmax_cross_entropy", "sigmoid_cross_entropy", "mse", "nll",
-                             "sparse_categorical_crossentropy", "binary_crossentropy"},
+                             "sparse_categorical_crossentropy", "categorical_crossentropy",
+                             "binary_crossentropy"},
                             kind);
 }
 
-bool lossTakesClassIds(StringRef kind) {
+bool lossOverClasses(StringRef kind) {
   return kind == "softmax_cross_entropy" || kind == "nll" ||
-         kind == "sparse_categorical_crossentropy";
+         kind == "sparse_categorical_crossentropy" || kind == "categorical_crossentropy";
+}
+
+bool lossTakesClassIds(const TrainFlags &flags) {
+  return lossOverClasses(flags.loss) && flags.loss != "categorical_crossentropy" &&
+         !flags.classProbabilities;
 }
 
 FailureOr<Value> buildAddedLoss(KilnOpBuilder &kiln, const TrainFlags &flags, Value output,
@@ -119,8 +207,10 @@ FailureOr<Value> buildAddedLoss(KilnOpBuilder &kiln, const TrainFlags &flags, Va
       emitWarning(kiln.getLoc())
           << "softmax_cross_entropy reads logits, but the output '" << outputName
           << "' is a softmax's probabilities: the loss takes a second softmax of them (as "
-             "F.cross_entropy would); --loss=sparse_categorical_crossentropy (Keras' "
-             "from_logits=False) is the loss of a model that ends in a softmax";
+             "F.cross_entropy would); --loss="
+          << (flags.classProbabilities ? "categorical_crossentropy"
+                                       : "sparse_categorical_crossentropy")
+          << " (Keras' from_logits=False) is the loss of a model that ends in a softmax";
     // Log-probabilities are logits too: their log_softmax's operand gives
     // the same loss and gradient, without the log_softmax.
     Value logits = logitsOfLogProbabilities(output, classAxis);
@@ -138,16 +228,30 @@ FailureOr<Value> buildAddedLoss(KilnOpBuilder &kiln, const TrainFlags &flags, Va
         << "' holds log-probabilities (each position's exp summing to 1)";
     return softmaxCrossEntropy(kiln, flags, output, labels, classAxis);
   }
+  // Log-probabilities given for probabilities: sparse_categorical_crossentropy
+  // clips them all to 1e-7 (a constant loss, no gradient);
+  // categorical_crossentropy divides them by their sum first (no loss of
+  // the model's either).
+  if (kind == "sparse_categorical_crossentropy" && logitsOfLogProbabilities(output, classAxis))
+    emitWarning(kiln.getLoc())
+        << kind << " reads probabilities, but the output '" << outputName
+        << "' is a log_softmax's log-probabilities, which it clips to 1e-7: a constant loss "
+           "without gradient; --loss=nll (F.nll_loss) is the loss of a model that ends in a "
+           "log_softmax";
+  if (kind == "categorical_crossentropy" && logitsOfLogProbabilities(output, classAxis))
+    emitWarning(kiln.getLoc())
+        << kind << " reads probabilities, but the output '" << outputName
+        << "' is a log_softmax's log-probabilities, which it divides by their sum: no "
+           "cross-entropy of the model's; --loss=softmax_cross_entropy --class-probabilities "
+           "reads through the log_softmax";
+  if (kind == "categorical_crossentropy") {
+    if (Value logits = operandAlong<SoftmaxOp>(output, classAxis))
+      return softmaxCrossEntropyOfTargets(kiln, flags, logits, labels, classAxis);
+    return categoricalCrossEntropyOfProbabilities(kiln, flags, output, labels, classAxis);
+  }
   if (kind == "sparse_categorical_crossentropy") {
     if (Value logits = operandAlong<SoftmaxOp>(output, classAxis))
       return softmaxCrossEntropy(kiln, flags, logits, labels, classAxis);
-    // Log-probabilities are all below the clip: a constant loss, no gradient.
-    if (logitsOfLogProbabilities(output, classAxis))
-      emitWarning(kiln.getLoc())
-          << "sparse_categorical_crossentropy reads probabilities, but the output '"
-          << outputName << "' is a log_softmax's log-probabilities, which it clips to 1e-7: "
-          << "a constant loss without gradient; --loss=nll (F.nll_loss) is the loss of a "
-             "model that ends in a log_softmax";
     FailureOr<Value> clipped = clippedProbabilities(kiln, output);
     if (failed(clipped))
       return failure();

@@ -100,7 +100,11 @@ FailureOr<Value> LossBuilder::labelArgument(RankedTensorType type) {
     if (existing.getType() != type)
       return emitError(loc) << "--label=" << label << " names an input of type "
                             << existing.getType() << "; the " << flags.loss
-                            << " loss needs " << type;
+                            << " loss needs " << type
+                            << (lossTakesClassIds(flags) ? " (class ids)"
+                                : lossOverClasses(flags.loss)
+                                    ? " (class probabilities shaped like the output)"
+                                    : "");
     return existing;
   }
   unsigned index = forward.getNumArguments();
@@ -132,7 +136,7 @@ FailureOr<Value> LossBuilder::loss(Value output, StringRef outputName, Value lab
   kiln.setLoc(loc);
   auto type = cast<RankedTensorType>(output.getType());
   int64_t axis = type.getRank() - 1;
-  if (lossTakesClassIds(flags.loss)) {
+  if (lossOverClasses(flags.loss)) {
     FailureOr<int64_t> classes = classAxis(type);
     if (failed(classes))
       return failure();
@@ -165,21 +169,35 @@ FailureOr<std::string> LossBuilder::build() {
                           << "' is " << outputType
                           << "; a loss needs a float tensor";
   RankedTensorType labelType = outputType;
-  bool classIds = lossTakesClassIds(flags.loss);
-  if (flags.classAxis && !classIds)
+  bool classIds = lossTakesClassIds(flags);
+  if (flags.classAxis && !lossOverClasses(flags.loss))
     return emitError(loc) << "--class-axis is for a loss over classes (softmax_cross_entropy, "
-                             "nll, sparse_categorical_crossentropy), not " << flags.loss;
-  if (flags.ignoreIndex && !classIds)
-    return emitError(loc) << "--ignore-index is for a loss over classes (softmax_cross_entropy, "
-                             "nll, sparse_categorical_crossentropy), not " << flags.loss;
-  if (flags.labelSmoothing && flags.loss != "softmax_cross_entropy")
-    return emitError(loc) << "--label-smoothing is for --loss=softmax_cross_entropy, not "
+                             "nll, sparse_categorical_crossentropy, categorical_crossentropy), "
+                             "not "
                           << flags.loss;
+  if (flags.classProbabilities && flags.loss != "softmax_cross_entropy")
+    return emitError(loc) << "--class-probabilities is for --loss=softmax_cross_entropy, not "
+                          << flags.loss
+                          << (flags.loss == "categorical_crossentropy"
+                                  ? " (whose labels are class probabilities already)"
+                                  : "");
+  if (flags.ignoreIndex && !classIds)
+    return emitError(loc) << "--ignore-index is for a loss over class ids (softmax_cross_entropy, "
+                             "nll, sparse_categorical_crossentropy), not "
+                          << flags.loss
+                          << (flags.classProbabilities ? " of class probabilities" : "");
+  if (flags.labelSmoothing && flags.loss != "softmax_cross_entropy" &&
+      flags.loss != "categorical_crossentropy")
+    return emitError(loc) << "--label-smoothing is for --loss=softmax_cross_entropy or "
+                             "categorical_crossentropy, not "
+                          << flags.loss;
+  if (lossOverClasses(flags.loss) && outputType.getRank() < 2)
+    return emitError(loc) << flags.loss << " needs " << (flags.loss == "nll" ? "log-" : "")
+                          << (flags.loss == "softmax_cross_entropy" ? "logits" : "probabilities")
+                          << " of rank >= 2 ([batch, classes]), the output is " << outputType;
+  if (lossOverClasses(flags.loss) && failed(classAxis(outputType)))
+    return failure();
   if (classIds) {
-    if (outputType.getRank() < 2)
-      return emitError(loc) << flags.loss << " needs " << (flags.loss == "nll" ? "log-" : "")
-                            << (flags.loss == "softmax_cross_entropy" ? "logits" : "probabilities")
-                            << " of rank >= 2 ([batch, classes]), the output is " << outputType;
     FailureOr<int64_t> axis = classAxis(outputType);
     if (failed(axis))
       return failure();
@@ -206,10 +224,11 @@ FailureOr<std::string> LossBuilder::build() {
 
 FailureOr<std::string> LossBuilder::useModelLoss() {
   label = flags.label.empty() ? "label" : flags.label;
-  const char *option = flags.classAxis      ? "--class-axis"
-                       : flags.ignoreIndex  ? "--ignore-index"
-                       : flags.labelSmoothing ? "--label-smoothing"
-                                            : nullptr;
+  const char *option = flags.classAxis            ? "--class-axis"
+                       : flags.ignoreIndex        ? "--ignore-index"
+                       : flags.labelSmoothing     ? "--label-smoothing"
+                       : flags.classProbabilities ? "--class-probabilities"
+                                                  : nullptr;
   if (option)
     return emitError(loc) << option << " is for a loss kilnc adds; with --loss=model the "
                                        "model's loss has its own";
@@ -258,7 +277,7 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
   if (!flags.train) {
     if (flags.addsLoss() || flags.overridesSpec())
       return emitError(loc) << "--loss, --output, --label, --class-axis, --ignore-index, "
-                               "--label-smoothing, --optimizer, --lr, "
+                               "--label-smoothing, --class-probabilities, --optimizer, --lr, "
                                "--batch, --accumulate-steps, --strategy, --remat and --memory-budget need --train";
     return success();
   }
@@ -266,7 +285,8 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
     if (flags.addsLoss())
       return emitError(loc)
              << "the model has a train spec naming its loss; --loss, --output, "
-                "--label, --class-axis, --ignore-index and --label-smoothing are for models "
+                "--label, --class-axis, --ignore-index, --label-smoothing and "
+                "--class-probabilities are for models "
                 "without one (ONNX)";
     if (!hadSpecInFile && flags.overridesSpec())
       return emitError(loc) << "--optimizer, --lr, --batch and "
@@ -278,7 +298,8 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
     return emitError(loc) << "the model has no train spec: name its loss with "
                              "--loss=softmax_cross_entropy|"
                              "sigmoid_cross_entropy|nll|sparse_categorical_crossentropy|"
-                             "binary_crossentropy|mse (and --output, --label), or "
+                             "categorical_crossentropy|binary_crossentropy|mse (and --output, "
+                             "--label), or "
                              "--loss=model for an output the model computes its loss in";
   auto forward = module.lookupSymbol<func::FuncOp>("forward");
   if (!forward || forward.isExternal())

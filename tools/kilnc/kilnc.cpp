@@ -130,11 +130,12 @@ cl::opt<std::string> lossKind(
     cl::desc("Loss to add, the mean over the batch, of logits (softmax_cross_entropy, "
              "sigmoid_cross_entropy), log-probabilities (nll: PyTorch's F.nll_loss after "
              "F.log_softmax), probabilities (sparse_categorical_crossentropy, "
-             "binary_crossentropy: Keras' from_logits=False, a model ending in a softmax or "
-             "a sigmoid) or values (mse); model: --output names an output the model computes "
+             "categorical_crossentropy, binary_crossentropy: Keras' from_logits=False, a "
+             "model ending in a softmax or a sigmoid) or values (mse); model: --output names an output the model computes "
              "its own loss in (a transformers model given labels)"),
     cl::value_desc("softmax_cross_entropy|sigmoid_cross_entropy|nll|"
-                   "sparse_categorical_crossentropy|binary_crossentropy|mse|model"),
+                   "sparse_categorical_crossentropy|categorical_crossentropy|"
+                   "binary_crossentropy|mse|model"),
     cl::cat(trainCategory));
 cl::opt<std::string> lossOutput(
     "output", cl::desc("The model output the loss reads (default: the only one)"),
@@ -156,9 +157,16 @@ cl::opt<int> ignoreIndexFlag(
     cl::value_desc("label"), cl::cat(trainCategory));
 cl::opt<double> labelSmoothingFlag(
     "label-smoothing",
-    cl::desc("softmax_cross_entropy: the target is (1 - E) one_hot(label) + E / classes "
+    cl::desc("softmax_cross_entropy, categorical_crossentropy: the target is (1 - E) "
+             "one_hot(label) + E / classes, class probabilities t (1 - E) t + E / classes "
              "(PyTorch's label_smoothing; torchvision's recipes use 0.1), E in [0, 1]"),
     cl::value_desc("E"), cl::cat(trainCategory));
+cl::opt<bool> classProbabilitiesFlag(
+    "class-probabilities",
+    cl::desc("softmax_cross_entropy: the labels are class probabilities shaped like the "
+             "logits (float), not class ids: F.cross_entropy of a float target (mixup, "
+             "cutmix, distillation), tf.nn.softmax_cross_entropy_with_logits"),
+    cl::cat(trainCategory));
 cl::opt<std::string> optimizerKind(
     "optimizer", cl::desc("Optimizer"),
     cl::value_desc("sgd|momentum|adam|adamw|adagrad"), cl::cat(trainCategory));
@@ -360,7 +368,8 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   if (!flags.loss.empty() && !kiln::isAddedLossKind(flags.loss) && flags.loss != "model") {
     llvm::errs() << "kilnc: error: --loss=" << flags.loss
                  << ": expected softmax_cross_entropy, sigmoid_cross_entropy, nll, "
-                    "sparse_categorical_crossentropy, binary_crossentropy, mse or model\n";
+                    "sparse_categorical_crossentropy, categorical_crossentropy, "
+                    "binary_crossentropy, mse or model\n";
     return failure();
   }
   flags.output = lossOutput;
@@ -378,6 +387,7 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
     }
     flags.labelSmoothing = labelSmoothingFlag;
   }
+  flags.classProbabilities = classProbabilitiesFlag;
   flags.optimizer = optimizerKind;
   if (!flags.optimizer.empty() &&
       !llvm::is_contained({"sgd", "momentum", "adam", "adamw", "adagrad"},

@@ -37,8 +37,12 @@ struct TrainFlags {
   std::optional<int64_t> classAxis;
   /// --ignore-index: a loss over classes' label left out of the loss.
   std::optional<int64_t> ignoreIndex;
-  /// --label-smoothing: softmax_cross_entropy's target smoothing in [0, 1].
+  /// --label-smoothing: softmax_cross_entropy's and
+  /// categorical_crossentropy's target smoothing in [0, 1].
   std::optional<double> labelSmoothing;
+  /// --class-probabilities: softmax_cross_entropy's labels are class
+  /// probabilities shaped like the logits, not class ids.
+  bool classProbabilities = false;
   /// --optimizer: sgd, momentum, adam, adamw or adagrad.
   std::string optimizer;
   std::optional<double> learningRate;
@@ -69,7 +73,7 @@ struct TrainFlags {
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
     return !loss.empty() || !output.empty() || !label.empty() || classAxis || ignoreIndex ||
-           labelSmoothing;
+           labelSmoothing || classProbabilities;
   }
   /// Whether any flag changes a train spec's optimizer or batch.
   bool overridesSpec() const {
