@@ -228,30 +228,29 @@ FailureOr<Value> buildAddedLoss(KilnOpBuilder &kiln, const TrainFlags &flags, Va
         << "' holds log-probabilities (each position's exp summing to 1)";
     return softmaxCrossEntropy(kiln, flags, output, labels, classAxis);
   }
-  // Log-probabilities given for probabilities: sparse_categorical_crossentropy
-  // clips them all to 1e-7 (a constant loss, no gradient);
-  // categorical_crossentropy divides them by their sum first (no loss of
-  // the model's either).
-  if (kind == "sparse_categorical_crossentropy" && logitsOfLogProbabilities(output, classAxis))
-    emitWarning(kiln.getLoc())
-        << kind << " reads probabilities, but the output '" << outputName
-        << "' is a log_softmax's log-probabilities, which it clips to 1e-7: a constant loss "
-           "without gradient; --loss=nll (F.nll_loss) is the loss of a model that ends in a "
-           "log_softmax";
-  if (kind == "categorical_crossentropy" && logitsOfLogProbabilities(output, classAxis))
-    emitWarning(kiln.getLoc())
-        << kind << " reads probabilities, but the output '" << outputName
-        << "' is a log_softmax's log-probabilities, which it divides by their sum: no "
-           "cross-entropy of the model's; --loss=softmax_cross_entropy --class-probabilities "
-           "reads through the log_softmax";
+  // Log-probabilities given for probabilities are no loss of the model's:
+  // sparse_categorical_crossentropy clips them all to 1e-7 (a constant loss,
+  // no gradient); categorical_crossentropy divides them by their sum.
   if (kind == "categorical_crossentropy") {
     if (Value logits = operandAlong<SoftmaxOp>(output, classAxis))
       return softmaxCrossEntropyOfTargets(kiln, flags, logits, labels, classAxis);
+    if (logitsOfLogProbabilities(output, classAxis))
+      emitWarning(kiln.getLoc())
+          << kind << " reads probabilities, but the output '" << outputName
+          << "' is a log_softmax's log-probabilities, which it divides by their sum: no "
+             "cross-entropy of the model's; --loss=softmax_cross_entropy "
+             "--class-probabilities reads through the log_softmax";
     return categoricalCrossEntropyOfProbabilities(kiln, flags, output, labels, classAxis);
   }
   if (kind == "sparse_categorical_crossentropy") {
     if (Value logits = operandAlong<SoftmaxOp>(output, classAxis))
       return softmaxCrossEntropy(kiln, flags, logits, labels, classAxis);
+    if (logitsOfLogProbabilities(output, classAxis))
+      emitWarning(kiln.getLoc())
+          << kind << " reads probabilities, but the output '" << outputName
+          << "' is a log_softmax's log-probabilities, which it clips to 1e-7: a constant "
+             "loss without gradient; --loss=nll (F.nll_loss) is the loss of a model that "
+             "ends in a log_softmax";
     FailureOr<Value> clipped = clippedProbabilities(kiln, output);
     if (failed(clipped))
       return failure();

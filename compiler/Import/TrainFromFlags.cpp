@@ -64,6 +64,7 @@ private:
   FailureOr<Value> labelArgument(RankedTensorType type);
   FailureOr<Value> loss(Value output, StringRef outputName, Value labels);
   std::string uniqueResultName() const;
+  LogicalResult checkOptions(RankedTensorType outputType) const;
   FailureOr<int64_t> classAxis(RankedTensorType logits) const;
 
   ModuleOp module;
@@ -145,30 +146,9 @@ FailureOr<Value> LossBuilder::loss(Value output, StringRef outputName, Value lab
   return buildAddedLoss(kiln, flags, output, outputName, labels, axis);
 }
 
-std::string LossBuilder::uniqueResultName() const {
-  SmallVector<std::string> names = resultNames(forward);
-  llvm::StringSet<> taken;
-  for (const std::string &name : names)
-    taken.insert(name);
-  std::string name = "loss";
-  for (int suffix = 1; taken.contains(name); ++suffix)
-    name = "loss_" + std::to_string(suffix);
-  return name;
-}
-
-FailureOr<std::string> LossBuilder::build() {
-  label = flags.label.empty() ? "label" : flags.label;
-  FailureOr<unsigned> outputIndex = findOutput();
-  if (failed(outputIndex))
-    return failure();
-  auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
-  Value output = returnOp.getOperand(*outputIndex);
-  auto outputType = cast<RankedTensorType>(output.getType());
-  if (!isa<FloatType>(outputType.getElementType()))
-    return emitError(loc) << "the output '" << resultNames(forward)[*outputIndex]
-                          << "' is " << outputType
-                          << "; a loss needs a float tensor";
-  RankedTensorType labelType = outputType;
+/// One error for an option of the loss that does not fit its kind or the
+/// output.
+LogicalResult LossBuilder::checkOptions(RankedTensorType outputType) const {
   bool classIds = lossTakesClassIds(flags);
   if (flags.classAxis && !lossOverClasses(flags.loss))
     return emitError(loc) << "--class-axis is for a loss over classes (softmax_cross_entropy, "
@@ -197,7 +177,36 @@ FailureOr<std::string> LossBuilder::build() {
                           << " of rank >= 2 ([batch, classes]), the output is " << outputType;
   if (lossOverClasses(flags.loss) && failed(classAxis(outputType)))
     return failure();
-  if (classIds) {
+  return success();
+}
+
+std::string LossBuilder::uniqueResultName() const {
+  SmallVector<std::string> names = resultNames(forward);
+  llvm::StringSet<> taken;
+  for (const std::string &name : names)
+    taken.insert(name);
+  std::string name = "loss";
+  for (int suffix = 1; taken.contains(name); ++suffix)
+    name = "loss_" + std::to_string(suffix);
+  return name;
+}
+
+FailureOr<std::string> LossBuilder::build() {
+  label = flags.label.empty() ? "label" : flags.label;
+  FailureOr<unsigned> outputIndex = findOutput();
+  if (failed(outputIndex))
+    return failure();
+  auto returnOp = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+  Value output = returnOp.getOperand(*outputIndex);
+  auto outputType = cast<RankedTensorType>(output.getType());
+  if (!isa<FloatType>(outputType.getElementType()))
+    return emitError(loc) << "the output '" << resultNames(forward)[*outputIndex]
+                          << "' is " << outputType
+                          << "; a loss needs a float tensor";
+  if (failed(checkOptions(outputType)))
+    return failure();
+  RankedTensorType labelType = outputType; // Float targets are shaped like it.
+  if (lossTakesClassIds(flags)) {
     FailureOr<int64_t> axis = classAxis(outputType);
     if (failed(axis))
       return failure();

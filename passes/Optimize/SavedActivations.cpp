@@ -101,9 +101,35 @@ bool readsInItsKernel(Operation *reader, Value value) {
           llvm::cast<RankedTensorType>(value.getType()).getShape());
 }
 
+/// Whether `value` is a constant splat of zero.
+bool isZeroSplat(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  auto dense = constant ? llvm::dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (!dense || !dense.isSplat())
+    return false;
+  if (llvm::isa<FloatType>(dense.getElementType()))
+    return dense.getSplatValue<APFloat>().isZero();
+  return dense.getSplatValue<APInt>().isZero();
+}
+
+/// Whether a backward `reader` of `value` decides a mask by comparing it
+/// with anything but zero (a maximum's or minimum's gradient against a
+/// clip bound): rounded to 16 bits, a value just under the bound could
+/// meet it and lose its gradient. Against zero (a ReLU's mask) the
+/// rounded value compares as the value does.
+bool comparesWithBound(Operation *reader, Value value) {
+  auto compare = llvm::dyn_cast<CompareOp>(reader);
+  if (!compare)
+    return false;
+  Value other = compare->getOperand(0) == value ? compare->getOperand(1) : compare->getOperand(0);
+  return !isZeroSplat(other);
+}
+
 /// The readers of `value` outside `forward` (the backward sweep's), if
-/// every one of them can read a 16-bit copy in its own kernel; empty
-/// otherwise. A product's 16-bit input is already a copy and does not count.
+/// every one of them can read a 16-bit copy in its own kernel and none
+/// compares it with a bound; empty otherwise. A product's 16-bit input is
+/// already a copy and does not count.
 SmallVector<Operation *> backwardReaders(Value value, Type type,
                                          const llvm::DenseSet<Operation *> &forward) {
   llvm::SetVector<Operation *> readers;
@@ -113,7 +139,8 @@ SmallVector<Operation *> backwardReaders(Value value, Type type,
     if (auto cast = llvm::dyn_cast<CastOp>(user);
         cast && llvm::cast<RankedTensorType>(cast.getType()).getElementType() == type)
       continue;
-    if (user->hasTrait<OpTrait::IsTerminator>() || !readsInItsKernel(user, value))
+    if (user->hasTrait<OpTrait::IsTerminator>() || !readsInItsKernel(user, value) ||
+        comparesWithBound(user, value))
       return {};
     readers.insert(user);
   }

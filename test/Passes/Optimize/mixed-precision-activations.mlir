@@ -122,3 +122,42 @@ module attributes {kiln.train_spec = {loss = "l"}} {
     return %l, %pred : tensor<f32>, tensor<64x128xf32>
   }
 }
+
+// -----
+
+// Tests that a forward value a backward compare reads against a bound (a
+// clip's minimum, as Keras clips probabilities) stays f32: rounded to bf16,
+// 0.999 would meet the bound 1 - 1e-7 and lose its gradient. One compared
+// with zero (a ReLU's mask) is read through its bf16 copy.
+// CHECK-LABEL: func.func @train_step
+// CHECK: %[[R:.+]] = kiln.relu %{{.+}} : tensor<64x128xf32>
+// CHECK-NEXT: %[[R16:.+]] = kiln.cast %[[R]] : tensor<64x128xf32> to tensor<64x128xbf16>
+// CHECK: %[[C:.+]] = kiln.minimum %[[R]], %{{.+}} : tensor<64x128xf32>
+// CHECK-NOT: kiln.cast %[[C]]
+// CHECK: kiln.compare le, %[[C]], %{{.+}} : tensor<64x128xf32>
+// CHECK: %[[R32:.+]] = kiln.cast %[[R16]] : tensor<64x128xbf16> to tensor<64x128xf32>
+// CHECK-NEXT: kiln.compare gt, %[[R32]], %{{.+}} : tensor<64x128xf32>
+module attributes {kiln.train_spec = {loss = "l"}} {
+  kiln.variable @w : tensor<128x128xf32> init <zeros>
+  kiln.variable @g : tensor<64x128xf32> init <zeros>
+  func.func @forward(%x: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}) {
+    %s = kiln.reduce_sum %x axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    return %s : tensor<f32>
+  }
+  func.func @train_step(%x: tensor<64x128xf32>, %dy: tensor<64x128xf32>) -> (tensor<f32> {kiln.name = "l"}) {
+    %w = kiln.read @w : tensor<128x128xf32>
+    %h = kiln.matmul %x, %w : (tensor<64x128xf32>, tensor<128x128xf32>) -> tensor<64x128xf32>
+    %r = kiln.relu %h : tensor<64x128xf32>
+    %high = kiln.constant dense<0.99999988> : tensor<64x128xf32>
+    %zero = kiln.constant dense<0.0> : tensor<64x128xf32>
+    %c = kiln.minimum %r, %high : tensor<64x128xf32>
+    %l = kiln.reduce_sum %c axes [0, 1] : tensor<64x128xf32> -> tensor<f32>
+    // The backward sweep.
+    %kept = kiln.compare le, %c, %high : tensor<64x128xf32>
+    %gc = kiln.select %kept, %dy, %zero : tensor<64x128xi1>, tensor<64x128xf32>
+    %positive = kiln.compare gt, %r, %zero : tensor<64x128xf32>
+    %gr = kiln.select %positive, %gc, %zero : tensor<64x128xi1>, tensor<64x128xf32>
+    kiln.assign @g, %gr : tensor<64x128xf32>
+    return %l : tensor<f32>
+  }
+}
