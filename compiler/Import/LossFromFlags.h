@@ -2,10 +2,10 @@
 //
 // `kilnc --train --loss=KIND` adds a loss that reads one output of a model.
 // By kind, that output holds
-//   - logits: softmax_cross_entropy (class ids), sigmoid_cross_entropy
-//     (float targets);
-//     (softmax_cross_entropy --class-probabilities: float targets shaped
-//     like the logits, as F.cross_entropy's probability targets);
+//   - logits: softmax_cross_entropy (class ids, or with
+//     --class-probabilities float targets shaped like the logits, as
+//     F.cross_entropy's probability targets), sigmoid_cross_entropy (float
+//     targets);
 //   - log-probabilities: nll (PyTorch's F.nll_loss, after F.log_softmax);
 //   - probabilities: sparse_categorical_crossentropy (class ids),
 //     categorical_crossentropy (class probabilities, a one-hot row) and
@@ -15,9 +15,9 @@
 // An output made by the activation itself (a softmax, log_softmax or
 // sigmoid over the classes) is read through to its logits, as Keras does:
 // the same loss without the activation's rounding and clipping (against
-// class ids, in the one fused loss kernel). Other probabilities are clipped to [1e-7, 1 - 1e-7]
-// before their log, as Keras does (categorical_crossentropy divides each
-// row by its sum first).
+// class ids, in the one fused loss kernel). Other probabilities are clipped
+// to [1e-7, 1 - 1e-7] before their log, as Keras does
+// (categorical_crossentropy divides each row by its sum first).
 //
 //===----------------------------------------------------------------------===//
 

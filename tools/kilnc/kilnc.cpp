@@ -131,8 +131,9 @@ cl::opt<std::string> lossKind(
              "sigmoid_cross_entropy), log-probabilities (nll: PyTorch's F.nll_loss after "
              "F.log_softmax), probabilities (sparse_categorical_crossentropy, "
              "categorical_crossentropy, binary_crossentropy: Keras' from_logits=False, a "
-             "model ending in a softmax or a sigmoid) or values (mse); model: --output names an output the model computes "
-             "its own loss in (a transformers model given labels)"),
+             "model ending in a softmax or a sigmoid) or values (mse); model: --output "
+             "names an output the model computes its own loss in (a transformers model "
+             "given labels)"),
     cl::value_desc("softmax_cross_entropy|sigmoid_cross_entropy|nll|"
                    "sparse_categorical_crossentropy|categorical_crossentropy|"
                    "binary_crossentropy|mse|model"),
@@ -152,7 +153,7 @@ cl::opt<int> classAxisFlag(
     cl::value_desc("axis"), cl::cat(trainCategory));
 cl::opt<int> ignoreIndexFlag(
     "ignore-index",
-    cl::desc("A loss over classes: positions whose label is this value are left out of the "
+    cl::desc("A loss over class ids: positions whose label is this value are left out of the "
              "loss and its gradient (PyTorch's ignore_index, often -100; a mask's 255)"),
     cl::value_desc("label"), cl::cat(trainCategory));
 cl::opt<double> labelSmoothingFlag(
