@@ -9,17 +9,19 @@
 //                kernels on 1-element tensors (kernel work included).
 //   elementwise  a compiled `add` over tensors far larger than the L2 cache,
 //                as bytes moved per second, vs memcpy's bytes per second.
-//   bf16         the runtime's bf16 products (kilnc --precision=bf16: inputs
-//                converted, oneDNN's bf16 matmul where the CPU has it, else
-//                emulated) vs its f32 ones, on the transformer example's
-//                shapes, both on the threads the fixed threshold gives them
-//                (OMP_NUM_THREADS=1: one core).
+//   bf16         the rates of AVX512_BF16 dot products and f32 FMAs the
+//                runtime measures (InstructionRates.h), then its bf16
+//                products (kilnc --precision=bf16) on oneDNN's bf16 kernels
+//                where the CPU has them and emulated (inputs rounded, the
+//                f32 GEMM), each vs its f32 ones, on the transformer
+//                example's shapes, all on the threads the fixed threshold
+//                gives them (OMP_NUM_THREADS=1: one core).
 //   transposed   few rows times a large B^T (a PyTorch Linear layer at a
 //                small batch): oneDNN's sgemm as written, one call per
 //                thread's rows as Kiln ran it before, vs cpu::gemm computing
 //                it as its transpose, on one thread and on the session's.
 //   conv bf16    cpu::Convolution in f32 and in bf16 (kilnc --precision=bf16;
-//                where the CPU has bf16 instructions), each kind, over the
+//                where the CPU's bf16 instructions are the faster), each kind, over the
 //                input channels per group that decide which are marked.
 //   sparse       an embedding table's lazy Adagrad update (kiln.sparse_apply)
 //                split over the threads (cpu::sparseApply: each its part of
@@ -51,6 +53,7 @@
 #include "runtime/cpu/LowPrecisionGemm.h"
 #include "runtime/cpu/SparseApply.h"
 #include "runtime/cpu/Threads.h"
+#include "runtime/support/InstructionRates.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -233,7 +236,13 @@ void benchElementwise(MLIRContext &context, bool quick) {
 }
 
 void benchLowPrecision() {
-  llvm::outs() << "bf16 products, us: f32 / bf16 = speed-up ("
+  if (const auto &rates = kiln::bf16DotProductRates())
+    llvm::outs() << llvm::format("bf16 dot products (VDPBF16PS) / f32 FMAs, G multiply-adds/s "
+                                 "on one core: %.1f / %.1f = %.2f\n",
+                                 rates->bf16Macs / 1e9, rates->f32Macs / 1e9, rates->ratio());
+  bool native = kiln::cpu::hasNativeGemm(kiln::cpu::GemmPrecision::BF16);
+  llvm::outs() << "bf16 products, us: f32 / " << (native ? "bf16 kernels, " : "")
+               << "emulated = speed-up (kiln run takes: "
                << kiln::cpu::lowPrecisionGemmPath(kiln::cpu::GemmPrecision::BF16) << ")\n";
   struct Case {
     const char *what;
@@ -258,17 +267,23 @@ void benchLowPrecision() {
         die(error.c_str());
     });
     shape.precision = kiln::cpu::GemmPrecision::BF16;
-    auto product = kiln::cpu::LowPrecisionGemm::create(
-        shape, a.data(), b.data(), out.data(), kiln::cpu::nativeLowPrecisionAllowed(), nullptr,
-        error);
-    if (!product)
-      die(error.c_str());
-    double bf16 = medianSeconds(51, [&] {
-      if (!product->run(error))
+    auto secondsOf = [&](bool allowNative) {
+      auto product = kiln::cpu::LowPrecisionGemm::create(shape, a.data(), b.data(), out.data(),
+                                                         allowNative, nullptr, error);
+      if (!product)
         die(error.c_str());
-    });
-    llvm::outs() << llvm::format("  %-28s %8.1f / %8.1f = %.2f\n", c.what, f32 * 1e6,
-                                 bf16 * 1e6, f32 / bf16);
+      return medianSeconds(51, [&] {
+        if (!product->run(error))
+          die(error.c_str());
+      });
+    };
+    double emulated = secondsOf(false);
+    llvm::outs() << llvm::format("  %-28s %8.1f", c.what, f32 * 1e6);
+    if (native) {
+      double bf16 = secondsOf(true);
+      llvm::outs() << llvm::format(" / %8.1f = %.2f", bf16 * 1e6, f32 / bf16);
+    }
+    llvm::outs() << llvm::format("; %8.1f = %.2f\n", emulated * 1e6, f32 / emulated);
   }
 }
 
@@ -330,7 +345,9 @@ void benchTransposedProducts() {
 
 void benchConvolutionsBF16() {
   llvm::outs() << "convolutions [32, C, 28, 28] 3x3 to 32 channels, us: f32 / bf16 = speed-up"
-               << (kiln::cpu::convolutionsInBF16() ? "" : " (no bf16 instructions: both f32)")
+               << (kiln::cpu::convolutionsInBF16()
+                       ? ""
+                       : " (no bf16 instructions, or slower than f32: both f32)")
                << "\n";
   const char *kinds[] = {"forward", "data gradient", "filter gradient"};
   for (int64_t channels : {1, 4, 8, 16, 32})

@@ -2,7 +2,10 @@
 
 #include "compiler/Target/PlanReport.h"
 
+#include "runtime/support/InstructionRates.h"
+
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/TargetParser/Host.h"
 
 namespace kiln {
@@ -42,20 +45,32 @@ PrecisionSummary summarizePrecision(const ExecutionPlan &plan) {
   const char *bf16Instructions = features.lookup("amx-bf16")      ? "amx-bf16"
                                  : features.lookup("avx512bf16") ? "avx512bf16"
                                                                  : nullptr;
+  // As the runtime chooses (runtime/support/InstructionRates.h): without
+  // AMX, AVX512_BF16 only where its dot products are not much slower than
+  // f32 FMAs; KILN_EMULATE_LOW_PRECISION pins the choice.
+  std::string notTaken = bf16Instructions ? "" : "this CPU has neither avx512bf16 nor amx-bf16";
+  std::optional<bool> emulate = lowPrecisionEmulationSetByEnvironment();
+  if (emulate == true)
+    notTaken = "KILN_EMULATE_LOW_PRECISION=1";
+  else if (bf16Instructions && !emulate.has_value() &&
+           bf16DotProductsTooSlow(features.lookup("amx-bf16")))
+    notTaken = "this CPU's avx512bf16 dot products do " +
+               llvm::formatv("{0:F2}", bf16DotProductRates()->ratio()).str() +
+               "x the multiply-adds of its f32 FMAs";
   if (summary.bf16Convolutions) {
     summary.precision = "bf16";
-    summary.convolutionHost = bf16Instructions
+    summary.convolutionHost = notTaken.empty()
                                   ? std::string("bf16 (") + bf16Instructions + ")"
-                                  : "f32 (this CPU has neither avx512bf16 nor amx-bf16)";
+                                  : "f32 (" + notTaken + ")";
   }
   if (!summary.lowPrecisionCalls)
     return summary;
   if (summary.precision == "fp16")
     summary.host = "emulated (inputs rounded to f16, multiplied in f32)";
-  else if (bf16Instructions)
+  else if (notTaken.empty())
     summary.host = std::string("native (") + bf16Instructions + ")";
   else
-    summary.host = "emulated (this CPU has neither avx512bf16 nor amx-bf16)";
+    summary.host = "emulated (" + notTaken + ")";
   return summary;
 }
 

@@ -231,12 +231,12 @@ std::unique_ptr<Convolution> Convolution::create(const ConvolutionShape &shape, 
     // parts: made for the threads it runs with, its bits depend on the
     // shape alone, not on OMP_NUM_THREADS.
     ThreadsWhileMaking threadsWhileMaking(impl->threads);
-    // In bf16 when asked and the CPU has bf16 instructions (elsewhere
-    // oneDNN would emulate them or take its reference kernel, slower than
-    // f32), on the blocked layouts only (the two buffers read converted as
-    // `bind` lays them out); else f32: blocked layouts where the shape
-    // prefers them, the plain ones where it does not or oneDNN has no
-    // blocked kernel.
+    // In bf16 when asked and the runtime takes the CPU's bf16 instructions
+    // (convolutionsInBF16; elsewhere oneDNN would emulate them or take its
+    // reference kernel, or they are slower than f32), on the blocked
+    // layouts only (the two buffers read converted as `bind` lays them
+    // out); else f32: blocked layouts where the shape prefers them, the
+    // plain ones where it does not or oneDNN has no blocked kernel.
     auto makeBlocked = [&](bool bf16) {
       try {
         impl->bound = makePrimitive(shape, buffers, blockedTensors(shape, bf16, false),

@@ -29,10 +29,9 @@ struct ConvolutionShape {
   std::vector<int64_t> strides, dilations, padLow, padHigh;
   int64_t groups = 1;
   /// The two buffers read rounded to bf16, the products summed in f32 into
-  /// the f32 buffer written (kilnc --precision=bf16), where the CPU has bf16
-  /// instructions (AVX512_BF16 or AMX, not turned off by
-  /// KILN_EMULATE_LOW_PRECISION) and oneDNN a bf16 kernel for the shape;
-  /// else in f32 (Convolution::bf16 says).
+  /// the f32 buffer written (kilnc --precision=bf16), where the runtime
+  /// takes the CPU's bf16 instructions (convolutionsInBF16) and oneDNN has a
+  /// bf16 kernel for the shape; else in f32 (Convolution::bf16 says).
   bool bf16 = false;
 };
 
@@ -47,9 +46,10 @@ constexpr int64_t kMinBlockedInputChannels = 16;
 /// KILN_CONV_LAYOUT=plain forces the plain kernels, for comparison.
 bool prefersBlockedLayouts(const ConvolutionShape &shape);
 
-/// Whether convolutions asked in bf16 run so on this CPU: with bf16
-/// instructions (AVX512_BF16 or AMX), not turned off by
-/// KILN_EMULATE_LOW_PRECISION; else in f32.
+/// Whether convolutions asked in bf16 run so on this CPU: where its bf16
+/// instructions (AVX512_BF16 or AMX) are the runtime's choice for bf16
+/// products too (nativeLowPrecisionAllowed: not slower than f32, not turned
+/// off by KILN_EMULATE_LOW_PRECISION); else in f32.
 bool convolutionsInBF16();
 
 class Convolution {

@@ -3,14 +3,15 @@
 #include "runtime/cpu/LowPrecisionGemm.h"
 
 #include "runtime/cpu/CpuFeatures.h"
+#include "runtime/cpu/RoundedCopies.h"
 #include "runtime/cpu/RowRanges.h"
 #include "runtime/cpu/Threads.h"
-#include "runtime/support/FloatRounding.h"
+#include "runtime/support/InstructionRates.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
-#include <immintrin.h>
 #include <omp.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -26,7 +27,9 @@ struct LowPrecisionGemm::Impl {
   const float *a = nullptr, *b = nullptr;
   float *c = nullptr;
   int64_t elementsA = 0, elementsB = 0;
-  int threads = 1; ///< A native product's: threadsForMacs's choice.
+  /// threadsForMacs's choice: a native product's, an emulated one's
+  /// conversions'.
+  int threads = 1;
   bool native = false;
   // Native: f32 -> bf16 conversions, then oneDNN's bf16 matmul. oneDNN plans
   // a primitive for the threads there are when it is made and opens that
@@ -73,68 +76,14 @@ struct LowPrecisionGemm::Impl {
 
 namespace {
 
-/// `out[i]` = `in[i]` rounded to the nearest bfloat16 (ties to even; NaNs
-/// stay NaNs), as f32. Written on the bits so that it vectorizes.
-void roundToBF16Values(const float *in, float *out, int64_t count) {
-  for (int64_t i = 0; i < count; ++i) {
-    uint32_t bits;
-    std::memcpy(&bits, &in[i], 4);
-    bool nan = (bits & 0x7fffffffu) > 0x7f800000u;
-    uint32_t rounded = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
-    bits = nan ? (bits | 0x00400000u) & 0xffff0000u : rounded;
-    std::memcpy(&out[i], &bits, 4);
-  }
-}
-
-/// With F16C (every x86 CPU with AVX2 has it): eight at a time, the
-/// instruction's round to nearest even.
-__attribute__((target("avx,f16c"))) void roundToF16ValuesF16c(const float *in, float *out,
-                                                               int64_t count) {
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    __m128i half = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
-    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(half));
-  }
-  for (; i < count; ++i)
-    out[i] = f16ToFloat(roundToF16(in[i]));
-}
-
-void roundToF16Values(const float *in, float *out, int64_t count) {
-  static const bool f16c = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
-  if (f16c)
-    return roundToF16ValuesF16c(in, out, count);
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = f16ToFloat(roundToF16(in[i]));
-}
-
-void roundToValues(GemmPrecision precision, const float *in, float *out, int64_t count) {
-  if (precision == GemmPrecision::BF16)
-    roundToBF16Values(in, out, count);
-  else
-    roundToF16Values(in, out, count);
-}
-
-/// `out[i]` = the 16-bit value `in[i]` of `precision`, exactly, as f32.
-void widenValues(GemmPrecision precision, const uint16_t *in, float *out, int64_t count) {
-  if (precision == GemmPrecision::BF16) {
-    for (int64_t i = 0; i < count; ++i) {
-      uint32_t bits = static_cast<uint32_t>(in[i]) << 16;
-      std::memcpy(&out[i], &bits, 4);
-    }
-    return;
-  }
-  for (int64_t i = 0; i < count; ++i)
-    out[i] = f16ToFloat(in[i]);
-}
-
 /// An emulated product's input: widened when given in 16 bits, rounded
 /// when this product fills its copy.
 void emulatedInput(GemmPrecision precision, bool given, bool fills, const void *copy,
-                   const float *in, float *rounded, int64_t count) {
+                   const float *in, float *rounded, int64_t count, int threads) {
   if (given)
-    widenValues(precision, static_cast<const uint16_t *>(copy), rounded, count);
+    widenValues(precision, static_cast<const uint16_t *>(copy), rounded, count, threads);
   else if (fills)
-    roundToValues(precision, in, rounded, count);
+    roundToValues(precision, in, rounded, count, threads);
 }
 
 /// Where B's converted copy starts in the scratch: after A's f32 values
@@ -366,10 +315,23 @@ bool hasNativeGemm(GemmPrecision precision) {
          hostHasCpuFeature("amx-bf16").value_or(false);
 }
 
+namespace {
+
+bool hasAmx() { return hostHasCpuFeature("amx-bf16").value_or(false); }
+
+std::string ratioToF32Text() {
+  char text[16];
+  std::snprintf(text, sizeof text, "%.2fx", bf16DotProductRates()->ratio());
+  return text;
+}
+
+} // namespace
+
 bool nativeLowPrecisionAllowed() {
   static const bool allowed = [] {
-    const char *text = std::getenv("KILN_EMULATE_LOW_PRECISION");
-    return !text || std::strcmp(text, "1") != 0;
+    if (std::optional<bool> emulate = lowPrecisionEmulationSetByEnvironment())
+      return !*emulate;
+    return !bf16DotProductsTooSlow(hasAmx());
   }();
   return allowed;
 }
@@ -379,12 +341,19 @@ std::string lowPrecisionGemmPath(GemmPrecision precision) {
   case GemmPrecision::F32:
     return "f32";
   case GemmPrecision::BF16:
-    if (!nativeLowPrecisionAllowed())
+    if (lowPrecisionEmulationSetByEnvironment() == true)
       return "emulated in f32 (KILN_EMULATE_LOW_PRECISION=1)";
-    if (hasNativeGemm(precision))
-      return hostHasCpuFeature("amx-bf16").value_or(false) ? "AMX-BF16 through oneDNN"
-                                                           : "AVX512_BF16 through oneDNN";
-    return "emulated in f32 (this CPU has neither AVX512_BF16 nor AMX-BF16)";
+    if (!hasNativeGemm(precision))
+      return "emulated in f32 (this CPU has neither AVX512_BF16 nor AMX-BF16)";
+    if (hasAmx())
+      return "AMX-BF16 through oneDNN";
+    if (!nativeLowPrecisionAllowed())
+      return "emulated in f32 (this CPU's AVX512_BF16 dot products do " + ratioToF32Text() +
+             " the multiply-adds of its f32 FMAs, measured; KILN_EMULATE_LOW_PRECISION=0 "
+             "takes them)";
+    return bf16DotProductsTooSlow(false)
+               ? "AVX512_BF16 through oneDNN (KILN_EMULATE_LOW_PRECISION=0)"
+               : "AVX512_BF16 through oneDNN";
   case GemmPrecision::F16:
     return "emulated in f32 (inputs rounded to f16; no native f16 products on the CPU)";
   }
@@ -465,10 +434,11 @@ void runWholeEpilogue(const LowPrecisionGemm::Impl &impl, int threads) {
 bool LowPrecisionGemm::run(std::string &error, int threads) {
   Impl &impl = *impl_;
   if (!impl.native) {
+    int converters = threads > 0 ? threads : impl.threads;
     emulatedInput(impl.shape.precision, impl.givenA, impl.fillsCopyA, impl.copyA, impl.a,
-                  impl.roundedA, impl.elementsA);
+                  impl.roundedA, impl.elementsA, converters);
     emulatedInput(impl.shape.precision, impl.givenB, impl.fillsCopyB, impl.copyB, impl.b,
-                  impl.roundedB, impl.elementsB);
+                  impl.roundedB, impl.elementsB, converters);
     if (!gemm(impl.shape, impl.roundedA, impl.roundedB, impl.c, error, threads))
       return false;
     runWholeEpilogue(impl, threads > 0 ? threads : availableThreads());

@@ -2,12 +2,12 @@
 //
 // A product of kilnc --precision=bf16 (or fp16): its f32 inputs are rounded
 // to the 16-bit type and the products summed in f32 into an f32 output.
-// Where the CPU multiplies bf16 itself (AVX512_BF16 or AMX-BF16) and
-// oneDNN has a kernel for it, the inputs are converted to bf16 buffers and
-// oneDNN's bf16 matmul computes the product: about twice the f32 rate.
-// Elsewhere the product is emulated: the inputs are rounded to the 16-bit
-// type's values in f32 buffers and oneDNN's sgemm multiplies them, with the
-// same rounding of the inputs and f32 sums (not faster than f32).
+// Where the CPU multiplies bf16 itself (AVX512_BF16 or AMX-BF16) faster
+// than f32 and oneDNN has a kernel for it, the inputs are converted to bf16
+// buffers and oneDNN's bf16 matmul computes the product: 1.5-1.7x the f32
+// rate measured. Elsewhere the product is emulated: the inputs are rounded to the
+// 16-bit type's values in f32 buffers and oneDNN's sgemm multiplies them,
+// with the same rounding of the inputs and f32 sums (not faster than f32).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,16 +22,19 @@
 
 namespace kiln::cpu {
 
-/// How this process computes products of `precision`: "AVX512_BF16
-/// through oneDNN" or "emulated in f32 (this CPU has neither AVX512_BF16
-/// nor AMX-BF16)"; for F32, "f32".
+/// How this process computes products of `precision`, and why: "AVX512_BF16
+/// through oneDNN", "emulated in f32 (this CPU has neither AVX512_BF16 nor
+/// AMX-BF16)", ...; for F32, "f32".
 std::string lowPrecisionGemmPath(GemmPrecision precision);
 
 /// Whether this CPU has instructions that multiply `precision` natively.
 bool hasNativeGemm(GemmPrecision precision);
 
-/// False when the environment sets KILN_EMULATE_LOW_PRECISION=1: bf16
-/// products emulated even where the CPU has them (to compare the two).
+/// Whether this process multiplies bf16 natively where the CPU can: not
+/// where its AVX512_BF16 dot products are measured to do fewer
+/// multiply-adds than its f32 FMAs (bf16DotProductRates: emulating is then
+/// the faster), nor with KILN_EMULATE_LOW_PRECISION=1 (to compare the two);
+/// always with KILN_EMULATE_LOW_PRECISION=0. Decided once per process.
 bool nativeLowPrecisionAllowed();
 
 /// Where an input's converted copy lives instead of the scratch: `copy`

@@ -32,8 +32,8 @@ struct ProgramProfile {
   /// instructions, in blocked layouts oneDNN has a bf16 kernel for).
   std::vector<bool> convolutionInBF16;
   /// By instruction: a 16-bit product multiplied in f32 on this CPU
-  /// (cpu::LowPrecisionGemm::native() false: no bf16 instructions, or a
-  /// shape oneDNN has no fast or safe kernel for).
+  /// (cpu::LowPrecisionGemm::native() false: no bf16 instructions, ones
+  /// slower than f32's, or a shape oneDNN has no fast or safe kernel for).
   std::vector<bool> productEmulated;
 };
 

@@ -73,10 +73,11 @@ constexpr int64_t kStepsFollowingKernels = 2000;
 /// copy slot) is converted once; an input of the product's 16-bit type was
 /// rounded by the kernel that computed it. Of the convolutions asked in
 /// bf16, `runningInBF16` run oneDNN's bf16 kernels (the session's
-/// Convolution::bf16(): where the CPU has bf16 instructions and oneDNN a
-/// blocked bf16 kernel for the shape), the others f32. Where the CPU
-/// multiplies bf16, `emulatedProducts` of the products still run in f32
-/// (LowPrecisionGemm::native(): shapes oneDNN has no fast or safe kernel for).
+/// Convolution::bf16(): where the runtime takes the CPU's bf16 instructions
+/// and oneDNN has a blocked bf16 kernel for the shape), the others f32.
+/// Where it takes them, `emulatedProducts` of the products still run in
+/// f32 (LowPrecisionGemm::native(): shapes oneDNN has no fast or safe
+/// kernel for).
 std::string precisionLine(const artifact::VerifiedArtifact &artifact, int64_t runningInBF16,
                           int64_t emulatedProducts) {
   const artifact::Program *program = artifact.findProgram("train_step");
@@ -120,7 +121,8 @@ std::string precisionLine(const artifact::VerifiedArtifact &artifact, int64_t ru
   if (convolutions) {
     line += std::string(calls ? "; " : "") + std::to_string(convolutions) + " convolutions ";
     if (!cpu::convolutionsInBF16())
-      line += "in f32 (asked in bf16; this CPU has no bf16 instructions, or they are turned off)";
+      line += "in f32 (asked in bf16; this CPU has no bf16 instructions, or they are slower than "
+              "f32 or turned off)";
     else if (runningInBF16 == convolutions)
       line += "in bf16";
     else

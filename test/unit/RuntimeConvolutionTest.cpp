@@ -223,8 +223,9 @@ TEST_P(ConvolutionBF16, EveryKindMatchesTheRoundedReference) {
   // first layer's, the depthwise one's) take the plain kernel.
   std::string layout = GetParam();
   EXPECT_EQ(blocked, layout == "plain" ? 0 : layout == "blocked" ? shapes : shapes - 2);
-  EXPECT_EQ(inBF16, native ? blocked : 0) << (native ? "this CPU has bf16 instructions"
-                                                      : "no bf16 instructions (or turned off)");
+  EXPECT_EQ(inBF16, native ? blocked : 0)
+      << (native ? "the runtime takes this CPU's bf16 instructions"
+                 : "no bf16 instructions (or slower than f32, or turned off)");
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, ConvolutionBF16,
