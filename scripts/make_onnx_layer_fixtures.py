@@ -4,8 +4,8 @@ LSTM, GRU and RNN in the forms the exporters do not write, GroupNormalization
 and InstanceNormalization, Resize in every mode, the activations built from
 elementwise ops, Pad and ConvTranspose, ArgMax/CumSum/OneHot/DepthToSpace and
 the reductions beside them, Einsum, special values, trigonometry, rounding,
-ScatterND, SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss, and the nodes of those
-ops kiln refuses. onnxruntime computes their references.
+ScatterND, SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (with class weights too),
+and the nodes of those ops kiln refuses. onnxruntime computes their references.
 
 Part of scripts/make_onnx_fixtures.py (its helpers, its main): run that
 script, from the repository root.
@@ -122,9 +122,8 @@ def make_bad_recurrent():
 
 
 def make_bad_layer_ops():
-    """Pad, ConvTranspose, CumSum, OneHot, DepthToSpace, Einsum, ScatterND,
-    SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss nodes kiln
-    refuses, one defect each."""
+    """Pad, ConvTranspose, CumSum, OneHot, DepthToSpace, Einsum, ScatterND
+    and SoftmaxCrossEntropyLoss nodes kiln refuses, one defect each."""
     x = [value("x", FLOAT, [1, 2, 3, 3])]
     y = [value("y", FLOAT, None)]
 
@@ -170,15 +169,12 @@ def make_bad_layer_ops():
              numpy_helper.from_array(np.zeros([1, 3], np.float32), "u")])
     one_node("scatter_nd_range", "ScatterND", ["x", "i", "u"], [ints("i", [[0, 2]]), updates])
     scores = [value("x", FLOAT, [4, 3]), value("t", INT64, [4])]
-    one_node("cross_entropy_weights", "SoftmaxCrossEntropyLoss", ["x", "t", "w"],
-             [weights("w", [3], 96)], inputs_info=scores)
+    one_node("cross_entropy_weights_shape", "SoftmaxCrossEntropyLoss", ["x", "t", "w"],
+             [weights("w", [4], 96)], inputs_info=scores)
     one_node("cross_entropy_sum", "SoftmaxCrossEntropyLoss", ["x", "t"], [],
              inputs_info=scores, reduction="sum")
     one_node("cross_entropy_float_labels", "SoftmaxCrossEntropyLoss", ["x", "t"], [],
              inputs_info=[value("x", FLOAT, [4, 3]), value("t", FLOAT, [4])])
-    # Log-probabilities no LogSoftmax makes: kiln has no op for -x[label].
-    one_node("nll_loss_no_log_softmax", "NegativeLogLikelihoodLoss", ["x", "t"], [],
-             inputs_info=scores)
 
 
 def save_layout1_reference():
@@ -452,6 +448,45 @@ def make_nll_loss():
     save_with_reference("nll_loss", model("nll_loss", nodes, inputs, outputs, opset=13), feeds)
 
 
+def make_weighted_losses():
+    """SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss with class
+    weights, as torch.onnx writes F.cross_entropy(weight=) and
+    F.nll_loss(weight=): over [N, C] against int64 labels, over [N, C, d]
+    against int32 labels with -100 ignored on some positions, and
+    NegativeLogLikelihoodLoss of scores no LogSoftmax makes, with weights
+    and without (-x[label] averaged); a class ignored (ignore_index inside
+    [0, C)) of int64 labels, and of labels cast to int32 first (kilnc marks
+    the input behind the cast). onnxruntime's outputs."""
+    w = numpy_helper.from_array(np.array([1.0, 3.0, 0.5, 2.0, 1.5], np.float32), "w")
+    nodes = [helper.make_node("SoftmaxCrossEntropyLoss", ["s2", "l2", "w"], ["ce"], name="ce"),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["s3", "l3", "w"], ["ce_ignoring"],
+                              name="ce_ignoring", ignore_index=-100),
+             helper.make_node("LogSoftmax", ["s2"], ["p2"], name="log_softmax", axis=1),
+             helper.make_node("NegativeLogLikelihoodLoss", ["p2", "l2", "w"], ["nll"],
+                              name="nll"),
+             helper.make_node("NegativeLogLikelihoodLoss", ["s3", "l3", "w"], ["nll_scores"],
+                              name="nll_scores", ignore_index=-100),
+             helper.make_node("NegativeLogLikelihoodLoss", ["s2", "l2"], ["nll_unweighted"],
+                              name="nll_unweighted"),
+             helper.make_node("NegativeLogLikelihoodLoss", ["s2", "l2", "w"],
+                              ["nll_ignoring_class"], name="nll_ignoring_class", ignore_index=2),
+             helper.make_node("Cast", ["l4"], ["l4_32"], name="cast", to=TensorProto.INT32),
+             helper.make_node("SoftmaxCrossEntropyLoss", ["s2", "l4_32", "w"], ["ce_cast"],
+                              name="ce_cast", ignore_index=1)]
+    labels3 = rng(53).integers(0, 5, (3, 7)).astype(np.int32)
+    labels3[0, 4:] = -100
+    labels3[2, 1] = -100
+    feeds = {"s2": rng(51).uniform(-3, 3, (6, 5)).astype(np.float32),
+             "l2": rng(52).integers(0, 5, 6).astype(np.int64),
+             "s3": rng(54).uniform(-3, 3, (3, 5, 7)).astype(np.float32),
+             "l3": labels3,
+             "l4": rng(55).integers(0, 5, 6).astype(np.int64)}
+    outputs = [value(n.output[0], FLOAT, []) for n in nodes
+               if n.op_type not in ("LogSoftmax", "Cast")]
+    save_with_reference("weighted_losses", model("weighted_losses", nodes, typed_inputs(feeds),
+                                                 outputs, [w], opset=13), feeds)
+
+
 def make_group_norm():
     """GroupNormalization at opset 18 (scale and bias per group) and 21 (per
     channel), and InstanceNormalization over 1-D and 3-D inputs."""
@@ -537,5 +572,5 @@ ONNXRUNTIME_REFERENCES = [
 # reads recurrent.reference.npz, so it runs after the references.
 MAKERS = (make_recurrent, make_activations, make_pad_and_transpose, make_positions,
           make_einsum, make_special_values, make_trig_rounding, make_cross_entropy_loss,
-          make_nll_loss, make_group_norm, make_resize_modes,
+          make_nll_loss, make_weighted_losses, make_group_norm, make_resize_modes,
           make_bad_recurrent, make_bad_layer_ops)

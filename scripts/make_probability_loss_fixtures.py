@@ -3,7 +3,8 @@
 examples write them, with the losses their frameworks train them with, to
 test/Inputs/probability_losses/: the fixtures of
 test/Tools/kiln-probability-losses.test (kilnc --loss=nll,
-sparse_categorical_crossentropy, binary_crossentropy).
+sparse_categorical_crossentropy, binary_crossentropy) and of
+test/Tools/kiln-class-weights.test (kilnc --class-weights).
 
 A development script, never run by the tests (they read the committed
 files). Run from the repository root, once with PyTorch's Python and once
@@ -50,6 +51,19 @@ PyTorch's float32 "loss_f32"):
              Beta(0.2, 0.2) per batch (inputs and one-hot labels mixed
              alike); mixup_smooth_sgd.jsonl and mixup_smooth_adam.jsonl are
              its curves with label_smoothing=0.1 too, torchvision's recipe.
+  segments_weighted
+             Linear(8, 16), ReLU, Linear(16, 15) reshaped to scores [4, 5, 3]
+             (F.cross_entropy's class axis 1, a token or pixel classifier's),
+             trained with F.cross_entropy(weight=CLASS_WEIGHTS,
+             ignore_index=-100, label_smoothing=0.1) against int32 labels
+             [4, 3] (-100 at some positions); segments_weighted_plain_*.jsonl
+             without the smoothing, and segments_weighted_plain_loss_MODE.onnx
+             the module with that loss inside (SoftmaxCrossEntropyLoss with
+             class weights) with segments_weighted_plain_loss.npz (int64
+             labels); segments_weighted_bad_label.npz a class id of 7.
+  log_of_softmax_weighted, mixture_weighted, mixup_weighted
+             curves of those models' modules and data under F.nll_loss(weight=)
+             and F.cross_entropy(weight=) (kilnc --class-weights).
 MODEL.npz holds x and label (the image's largest of ten pixels taken
 evenly; the class of x's largest of its first 5 values; a click where the
 first two features sum above 0, as float32; mixup's mixed rows and class
@@ -81,6 +95,11 @@ NAME_momentum.jsonl):
                   keras_ensemble with one-hot labels and
                   CategoricalCrossentropy(label_smoothing=0.1) (each row
                   divided by its sum, clipped, logged).
+  keras_*_weighted
+                  curves of keras_mnist, keras_ensemble, keras_mnist_onehot and
+                  keras_ensemble_smooth trained with class weights as
+                  model.fit(class_weight=) trains them (KERAS_WEIGHTED), and
+                  of keras_ensemble with ignore_class=2 besides.
 Their data as PyTorch's models' of the same kind: x [48, 14, 14, 1]
 (NHWC) or [48, 8], label int32 [48], float32 [48, 1] or one-hot float32
 [48, C].
@@ -104,7 +123,11 @@ sys.path.insert(0, SCRIPTS)
 OUT = os.path.join(os.path.dirname(SCRIPTS), "test", "Inputs", "probability_losses")
 TORCH_ROWS, KERAS_ROWS, BATCH, KERAS_STEPS = 80, 48, 4, 12
 KERAS_OPTIMIZERS = {"sgd": (0.05, 0.0), "momentum": (0.01, 0.9)}
-FEATURES, CLASSES, IMAGE = 8, 5, 14
+FEATURES, CLASSES, IMAGE, SEGMENTS = 8, 5, 14, 3
+# Class weights (kilnc --class-weights): PyTorch's weight=, Keras'
+# class_weight; ten for the MNIST models.
+CLASS_WEIGHTS = [1.0, 3.0, 0.5, 2.0, 1.5]
+DIGIT_WEIGHTS = [1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.75, 1.0, 2.5, 0.5]
 
 
 def largest_of_ten(x):
@@ -142,6 +165,16 @@ def mixed_rows(rng, rows):
         x[batch] = lam * x[batch] + (1 - lam) * np.roll(x[batch], 1, axis=0)
         targets[batch] = lam * targets[batch] + (1 - lam) * np.roll(targets[batch], 1, axis=0)
     return {"x": x, "label": targets}
+
+
+def segment_labels(x):
+    """segments_weighted's labels [N, SEGMENTS] (int32): at each position
+    the class of the largest of CLASSES features from its offset, -100
+    (ignored) at the second position where the first feature is below -0.6."""
+    labels = np.stack([np.roll(x, -d, axis=1)[:, :CLASSES].argmax(axis=1)
+                       for d in range(SEGMENTS)], axis=1).astype(np.int32)
+    labels[x[:, 0] < -0.6, 1] = -100
+    return labels
 
 
 def clicked(x):
@@ -208,7 +241,28 @@ def torch_models():
         def forward(self, x):
             return torch.sigmoid(self.out(F.relu(self.hidden(x))))
 
+    class Segments(torch.nn.Module):
+        """A score per class at each of SEGMENTS positions: [N, C, d], as a
+        segmentation or token classifier's (F.cross_entropy's class axis 1)."""
+
+        def __init__(self):
+            super().__init__()
+            self.hidden = torch.nn.Linear(FEATURES, 16)
+            self.out = torch.nn.Linear(16, CLASSES * SEGMENTS)
+
+        def forward(self, x):
+            return self.out(F.relu(self.hidden(x))).reshape(-1, CLASSES, SEGMENTS)
+
+    weights = lambda output: torch.tensor(CLASS_WEIGHTS, dtype=output.dtype)  # noqa: E731
     nll = lambda output, label: F.nll_loss(output, label.long())  # noqa: E731
+    weighted_nll = lambda output, label: F.nll_loss(  # noqa: E731
+        output, label.long(), weight=weights(output))
+    weighted_soft = lambda output, label: F.cross_entropy(  # noqa: E731
+        output, label, weight=weights(output))
+    weighted_ignoring = lambda output, label: F.cross_entropy(  # noqa: E731
+        output, label.long(), weight=weights(output), ignore_index=-100)
+    weighted_segments = lambda output, label: F.cross_entropy(  # noqa: E731
+        output, label.long(), weight=weights(output), ignore_index=-100, label_smoothing=0.1)
     soft = lambda output, label: F.cross_entropy(output, label)  # noqa: E731
     smooth = lambda output, label: F.cross_entropy(output, label,  # noqa: E731
                                                    label_smoothing=0.1)
@@ -223,11 +277,21 @@ def torch_models():
         "clicks": (Clicks, 23, feature_rows, clicked, bce, "probability"),
         "mixup": (mixup, 25, mixed_rows, None, soft, "logits"),
         "mixup_smooth": (mixup, 25, mixed_rows, None, smooth, "logits"),
+        "segments_weighted": (Segments, 26, feature_rows, segment_labels, weighted_segments,
+                              "scores"),
+        "segments_weighted_plain": (Segments, 26, feature_rows, segment_labels,
+                                    weighted_ignoring, "scores"),
+        "log_of_softmax_weighted": (LogOfSoftmax, 24, feature_rows, largest_of_five,
+                                    weighted_nll, "log_probs"),
+        "mixture_weighted": (Mixture, 22, feature_rows, largest_of_five, weighted_nll,
+                             "log_probs"),
+        "mixup_weighted": (mixup, 25, mixed_rows, None, weighted_soft, "logits"),
     }
 
 
 # Curves of another model's module and data under another loss.
-CURVES_ONLY = ("mixup_smooth",)
+CURVES_ONLY = ("mixup_smooth", "segments_weighted_plain", "log_of_softmax_weighted",
+               "mixture_weighted", "mixup_weighted")
 
 
 def torch_curve(layers, module, data, optimizer, dtype, loss_of):
@@ -267,10 +331,11 @@ def torch_evaluation(layers, module, data, loss_of):
     return {"step": 1, "eval_loss": loss, "eval_accuracy": accuracy}
 
 
-def write_own_loss(layers, module, data, exports):
-    """mnist_net_loss_MODE.onnx and mnist_net_loss.npz (see the module's doc)."""
+def write_own_loss(layers, name, module, data, exports, loss_of):
+    """NAME_loss_MODE.onnx, the module and its loss_of(output, label) in one
+    (inputs x and label, int64; output loss), and NAME_loss.npz (see the
+    module's doc)."""
     import torch
-    import torch.nn.functional as F
 
     class WithLoss(torch.nn.Module):
         def __init__(self, net):
@@ -278,15 +343,15 @@ def write_own_loss(layers, module, data, exports):
             self.net = net
 
         def forward(self, x, label):
-            return F.nll_loss(self.net(x), label)
+            return loss_of(self.net(x), label)
 
     labels = data["label"].astype(np.int64)
-    layers.write_npz("mnist_net_loss.npz", {"x": data["x"], "label": labels}, OUT)
+    layers.write_npz(name + "_loss.npz", {"x": data["x"], "label": labels}, OUT)
     feed = (torch.from_numpy(data["x"][:BATCH]), torch.from_numpy(labels[:BATCH]))
     for suffix, options in exports:
         m = layers.export_tidy(WithLoss(module).eval(), feed, ["x", "label"], options,
                                output_name="loss")
-        filename = "mnist_net_loss_%s.onnx" % suffix
+        filename = "%s_loss_%s.onnx" % (name, suffix)
         layers.write_file(filename, m.SerializeToString(deterministic=True), OUT)
         print("%s: %d nodes; %s" % (filename, len(m.graph.node),
                                     " ".join(n.op_type for n in m.graph.node[-3:])))
@@ -304,6 +369,13 @@ def make_torch():
     exports = (("opset17", {"dynamo": False, "opset_version": 17, "do_constant_folding": False}),
                ("dynamo", {"dynamo": True, "optimize": False}))
     noise = []
+    # The losses exported with their models (labels int64 already: no cast).
+    weight = torch.tensor(CLASS_WEIGHTS)
+    own_losses = {
+        "mnist_net": torch.nn.functional.nll_loss,
+        "segments_weighted_plain": lambda output, label: torch.nn.functional.cross_entropy(
+            output, label, weight=weight, ignore_index=-100),
+    }
     for name, (build, seed, make_rows, make_labels, loss_of, output) in torch_models().items():
         torch.manual_seed(seed)
         module = build().eval()
@@ -314,6 +386,10 @@ def make_torch():
         x = data["x"]
         if name not in CURVES_ONLY:
             layers.write_npz(name + ".npz", data, OUT)
+        if name == "segments_weighted":  # A class id out of range, for the runtime to refuse.
+            bad = {"x": data["x"], "label": data["label"].copy()}
+            bad["label"][1, 0] = CLASSES + 2
+            layers.write_npz(name + "_bad_label.npz", bad, OUT)
         for optimizer in ("sgd", "adam"):
             layers.write_losses(name, optimizer,
                                 torch_curve(layers, module, data, optimizer, torch.float64,
@@ -323,7 +399,8 @@ def make_torch():
         if name == "mnist_net":
             layers.write_file(name + "_eval.jsonl", json.dumps(
                 torch_evaluation(layers, module, data, loss_of)) + "\n", OUT)
-            write_own_loss(layers, module, data, exports)
+        if name in own_losses:
+            write_own_loss(layers, name, module, data, exports, own_losses[name])
         for suffix, options in exports if name not in CURVES_ONLY else ():
             filename = "%s_%s.onnx" % (name, suffix)
             m = layers.export_tidy(module, (torch.from_numpy(x[:BATCH]),), ["x"], options,
@@ -377,8 +454,24 @@ def keras_models(keras):
     }
 
 
-def keras_curve(tf, keras, build, weights, data, loss_class, rate, momentum, dtype):
-    """KERAS_STEPS steps of Keras' SGD on the model rebuilt in `dtype`."""
+# Curves of a Keras model above trained with class weights: the loss object
+# called with sample_weight = class_weight[label] (a one-hot label's argmax),
+# what model.fit(class_weight=) passes it (checked against model.fit on
+# Keras 3.15: the same loss), each position's loss weighted, the sum divided
+# by the positions not ignored. name: (model, class weights, loss class or None for the model's).
+KERAS_WEIGHTED = {
+    "keras_mnist_weighted": ("keras_mnist", DIGIT_WEIGHTS, None),
+    "keras_ensemble_weighted": ("keras_ensemble", CLASS_WEIGHTS, None),
+    "keras_mnist_onehot_weighted": ("keras_mnist_onehot", DIGIT_WEIGHTS, None),
+    "keras_ensemble_smooth_weighted": ("keras_ensemble_smooth", CLASS_WEIGHTS, None),
+    "keras_ensemble_ignoring_weighted": ("keras_ensemble", CLASS_WEIGHTS, "ignore_class=2"),
+}
+
+
+def keras_curve(tf, keras, build, weights, data, loss_class, rate, momentum, dtype,
+                class_weights=None):
+    """KERAS_STEPS steps of Keras' SGD on the model rebuilt in `dtype`, with
+    model.fit's sample weights of `class_weights` if given."""
     keras.config.set_dtype_policy(dtype)
     try:
         model = build()
@@ -391,7 +484,12 @@ def keras_curve(tf, keras, build, weights, data, loss_class, rate, momentum, dty
     @tf.function
     def step(x, label):
         with tf.GradientTape() as tape:
-            loss = loss_object(label, model(x, training=False))
+            if class_weights is None:
+                loss = loss_object(label, model(x, training=False))
+            else:
+                ids = tf.argmax(label, axis=-1) if label.dtype.is_floating else label
+                sample_weight = tf.gather(tf.constant(class_weights, dtype), ids)
+                loss = loss_object(label, model(x, training=False), sample_weight=sample_weight)
         variables = model.trainable_variables
         optimizer.apply_gradients(zip(tape.gradient(loss, variables), variables))
         return loss
@@ -417,7 +515,8 @@ def make_keras():
     tf.config.threading.set_intra_op_parallelism_threads(1)
     tf.config.threading.set_inter_op_parallelism_threads(1)
     tf.config.experimental.enable_op_determinism()
-    for name, (build, seed, make_rows, make_labels, loss_class) in keras_models(keras).items():
+    models = keras_models(keras)
+    for name, (build, seed, make_rows, make_labels, loss_class) in models.items():
         keras.utils.set_random_seed(seed)
         model = build()
         rng = np.random.default_rng(seed)
@@ -442,6 +541,22 @@ def make_keras():
                 name, optimizer, exact[0], exact[-1],
                 max(abs(b - a) / abs(a) for a, b in zip(exact, single)),
                 nodes[nodes["Identity"].input[0].split(":")[0]].op))
+    for name, (base, class_weights, option) in KERAS_WEIGHTED.items():
+        build, seed, make_rows, make_labels, loss_class = models[base]
+        if option == "ignore_class=2":
+            loss_class = functools.partial(loss_class, ignore_class=2)
+        keras.utils.set_random_seed(seed)
+        weights = build().get_weights()
+        x = make_rows(np.random.default_rng(seed), KERAS_ROWS)
+        data = {"x": x, "label": make_labels(x)}
+        for optimizer, (rate, momentum) in KERAS_OPTIMIZERS.items():
+            exact, single = (keras_curve(tf, keras, build, weights, data, loss_class, rate,
+                                         momentum, dtype, class_weights)
+                             for dtype in ("float64", "float32"))
+            lines = [json.dumps({"step": k, "loss": a, "loss_f32": b})
+                     for k, (a, b) in enumerate(zip(exact, single), 1)]
+            apps.write_file("%s_%s.jsonl" % (name, optimizer), "\n".join(lines) + "\n", OUT)
+            print("%s %s: loss %.6f -> %.6f" % (name, optimizer, exact[0], exact[-1]))
 
 
 def main():

@@ -237,6 +237,12 @@ KilnOpBuilder::Result KilnOpBuilder::gather(Value table, Value indices,
                           builder.getI64IntegerAttr(axis));
 }
 
+KilnOpBuilder::Result KilnOpBuilder::oneHot(Value indices, int64_t depth, Type elementType) {
+  SmallVector<int64_t> shape(shapeOf(indices));
+  shape.push_back(depth);
+  return create<OneHotOp>(RankedTensorType::get(shape, elementType), indices);
+}
+
 KilnOpBuilder::Result KilnOpBuilder::embeddingBag(Value table, Value ids,
                                                   EmbeddingCombiner combiner) {
   InferredType type = inferEmbeddingBagType(diag(EmbeddingBagOp::getOperationName()),

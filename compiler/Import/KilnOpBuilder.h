@@ -100,6 +100,9 @@ public:
   Result layerNorm(mlir::Value input, mlir::Value scale, mlir::Value bias,
                    int64_t axis, double epsilon);
   Result gather(mlir::Value table, mlir::Value indices, int64_t axis);
+  /// `indices`' shape plus [depth] of `elementType`: 1 at each index, a
+  /// row of zeros for one outside [0, depth).
+  Result oneHot(mlir::Value indices, int64_t depth, mlir::Type elementType);
   /// A multi-hot lookup: each list of `ids` (padded with -1) combined.
   Result embeddingBag(mlir::Value table, mlir::Value ids, EmbeddingCombiner combiner);
   /// `rows` [N, rest...] summed into `numRows` rows of zeros at `ids` [N]

@@ -2,6 +2,9 @@
 
 #include "compiler/Import/LossFromFlags.h"
 
+#include "compiler/Import/WeightedCrossEntropy.h"
+
+#include "mlir/IR/TypeUtilities.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Sequence.h"
 #include "llvm/Support/ErrorHandling.h"
@@ -79,6 +82,36 @@ FailureOr<Value> binaryCrossEntropyOfProbabilities(KilnOpBuilder &kiln, Value pr
   return kiln.unary<NegOp>(*mean);
 }
 
+/// Keras' weighting for Keras' losses, PyTorch's for the others.
+ClassWeighting weightingOf(const TrainFlags &flags) {
+  return flags.loss == "sparse_categorical_crossentropy" ||
+                 flags.loss == "categorical_crossentropy"
+             ? ClassWeighting::Keras
+             : ClassWeighting::PyTorch;
+}
+
+/// --class-weights as a [C] constant of `like`'s element type.
+FailureOr<Value> classWeightsLike(KilnOpBuilder &kiln, const TrainFlags &flags, Value like) {
+  auto type = cast<FloatType>(getElementTypeOrSelf(like.getType()));
+  SmallVector<Attribute> values;
+  for (double weight : flags.classWeights)
+    values.push_back(FloatAttr::get(type, weight));
+  auto shape = RankedTensorType::get({static_cast<int64_t>(values.size())}, type);
+  return kiln.constant(DenseElementsAttr::get(shape, values));
+}
+
+/// The class-weighted loss of log-probabilities (the classes last) against
+/// class ids.
+FailureOr<Value> classWeightedLossOfIds(KilnOpBuilder &kiln, const TrainFlags &flags,
+                                        Value logProbabilities, Value labels) {
+  FailureOr<Value> weights = classWeightsLike(kiln, flags, logProbabilities);
+  if (failed(weights))
+    return failure();
+  return classWeightedCrossEntropy(kiln, weightingOf(flags), logProbabilities, labels,
+                                   *weights, flags.ignoreIndex,
+                                   flags.labelSmoothing.value_or(0.0));
+}
+
 /// `value` with its axis `axis` moved last (PyTorch's [N, C, H, W]).
 FailureOr<Value> classesLast(KilnOpBuilder &kiln, Value value, int64_t axis) {
   int64_t rank = KilnOpBuilder::rankOf(value);
@@ -98,6 +131,7 @@ FailureOr<Value> classesLast(KilnOpBuilder &kiln, Value value, int64_t axis) {
 FailureOr<Value> crossEntropyOfTargets(KilnOpBuilder &kiln, const TrainFlags &flags,
                                        Value logProbabilities, Value targets) {
   int64_t rank = KilnOpBuilder::rankOf(logProbabilities);
+  Value unsmoothed = targets;
   if (flags.labelSmoothing && *flags.labelSmoothing != 0.0) {
     double e = *flags.labelSmoothing;
     int64_t classes = KilnOpBuilder::shapeOf(targets).back();
@@ -112,6 +146,13 @@ FailureOr<Value> crossEntropyOfTargets(KilnOpBuilder &kiln, const TrainFlags &fl
     if (failed(smoothed))
       return failure();
     targets = *smoothed;
+  }
+  if (!flags.classWeights.empty()) {
+    FailureOr<Value> weights = classWeightsLike(kiln, flags, logProbabilities);
+    if (failed(weights))
+      return failure();
+    return classWeightedCrossEntropyOfTargets(kiln, weightingOf(flags), logProbabilities,
+                                              targets, unsmoothed, *weights);
   }
   FailureOr<Value> products = kiln.binary<MulOp>(targets, logProbabilities);
   if (failed(products))
@@ -151,6 +192,13 @@ FailureOr<Value> softmaxCrossEntropy(KilnOpBuilder &kiln, const TrainFlags &flag
   FailureOr<Value> moved = classesLast(kiln, logits, axis);
   if (failed(moved))
     return failure();
+  if (!flags.classWeights.empty()) {
+    FailureOr<Value> logProbabilities =
+        kiln.softmax<LogSoftmaxOp>(*moved, KilnOpBuilder::rankOf(*moved) - 1);
+    if (failed(logProbabilities))
+      return failure();
+    return classWeightedLossOfIds(kiln, flags, *logProbabilities, labels);
+  }
   return kiln.softmaxCrossEntropy(*moved, labels, flags.ignoreIndex, flags.labelSmoothing);
 }
 
@@ -217,6 +265,13 @@ FailureOr<Value> buildAddedLoss(KilnOpBuilder &kiln, const TrainFlags &flags, Va
     return softmaxCrossEntropy(kiln, flags, logits ? logits : output, labels, classAxis);
   }
   if (kind == "nll") {
+    // F.nll_loss(weight=) reads -x[label] alone: exact of any output.
+    if (!flags.classWeights.empty()) {
+      FailureOr<Value> moved = classesLast(kiln, output, classAxis);
+      if (failed(moved))
+        return failure();
+      return classWeightedLossOfIds(kiln, flags, *moved, labels);
+    }
     if (Value logits = logitsOfLogProbabilities(output, classAxis))
       return softmaxCrossEntropy(kiln, flags, logits, labels, classAxis);
     // logsumexp(x) - x[label] is -x[label] where x holds log-probabilities,

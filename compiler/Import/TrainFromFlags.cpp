@@ -175,8 +175,21 @@ LogicalResult LossBuilder::checkOptions(RankedTensorType outputType) const {
     return emitError(loc) << flags.loss << " needs " << (flags.loss == "nll" ? "log-" : "")
                           << (flags.loss == "softmax_cross_entropy" ? "logits" : "probabilities")
                           << " of rank >= 2 ([batch, classes]), the output is " << outputType;
-  if (lossOverClasses(flags.loss) && failed(classAxis(outputType)))
+  if (!flags.classWeights.empty() && !lossOverClasses(flags.loss))
+    return emitError(loc) << "--class-weights is for a loss over classes (softmax_cross_entropy, "
+                             "nll, sparse_categorical_crossentropy, categorical_crossentropy), "
+                             "not "
+                          << flags.loss;
+  if (!lossOverClasses(flags.loss))
+    return success();
+  FailureOr<int64_t> axis = classAxis(outputType);
+  if (failed(axis))
     return failure();
+  int64_t classes = outputType.getDimSize(*axis);
+  if (!flags.classWeights.empty() && static_cast<int64_t>(flags.classWeights.size()) != classes)
+    return emitError(loc) << "--class-weights has " << flags.classWeights.size()
+                          << " weights, but the output has " << classes
+                          << " classes (its axis " << *axis << "): one weight per class";
   return success();
 }
 
@@ -233,11 +246,12 @@ FailureOr<std::string> LossBuilder::build() {
 
 FailureOr<std::string> LossBuilder::useModelLoss() {
   label = flags.label.empty() ? "label" : flags.label;
-  const char *option = flags.classAxis            ? "--class-axis"
-                       : flags.ignoreIndex        ? "--ignore-index"
-                       : flags.labelSmoothing     ? "--label-smoothing"
-                       : flags.classProbabilities ? "--class-probabilities"
-                                                  : nullptr;
+  const char *option = flags.classAxis               ? "--class-axis"
+                       : flags.ignoreIndex           ? "--ignore-index"
+                       : flags.labelSmoothing        ? "--label-smoothing"
+                       : flags.classProbabilities    ? "--class-probabilities"
+                       : !flags.classWeights.empty() ? "--class-weights"
+                                                     : nullptr;
   if (option)
     return emitError(loc) << option << " is for a loss kilnc adds; with --loss=model the "
                                        "model's loss has its own";
@@ -286,16 +300,17 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
   if (!flags.train) {
     if (flags.addsLoss() || flags.overridesSpec())
       return emitError(loc) << "--loss, --output, --label, --class-axis, --ignore-index, "
-                               "--label-smoothing, --class-probabilities, --optimizer, --lr, "
-                               "--batch, --accumulate-steps, --strategy, --remat and --memory-budget need --train";
+                               "--label-smoothing, --class-probabilities, --class-weights, "
+                               "--optimizer, --lr, --batch, --accumulate-steps, --strategy, "
+                               "--remat and --memory-budget need --train";
     return success();
   }
   if (module->hasAttr(KilnDialect::kTrainSpecAttrName)) {
     if (flags.addsLoss())
       return emitError(loc)
              << "the model has a train spec naming its loss; --loss, --output, "
-                "--label, --class-axis, --ignore-index, --label-smoothing and "
-                "--class-probabilities are for models "
+                "--label, --class-axis, --ignore-index, --label-smoothing, "
+                "--class-probabilities and --class-weights are for models "
                 "without one (ONNX)";
     if (!hadSpecInFile && flags.overridesSpec())
       return emitError(loc) << "--optimizer, --lr, --batch and "

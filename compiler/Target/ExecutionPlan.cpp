@@ -545,11 +545,18 @@ void Planner::planFeeds(func::FuncOp func) {
       return value ? value.getInt() : 0;
     };
     int64_t perExample = positive(kIdsPerExampleAttr);
+    // Class ids a loss reads through generic ops carry their classes and
+    // ignored label on the argument (WeightedCrossEntropy.h).
+    int64_t bound = ids ? idBoundOf(arg) : 0, classes = positive(kClassCountAttr);
+    if (ids && classes > 0)
+      bound = bound == 0 ? classes : std::min(bound, classes);
+    std::optional<int64_t> ignored = ids ? ignoredIdOf(arg) : std::nullopt;
+    if (auto label = func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kIgnoredLabelAttr);
+        ids && label)
+      ignored = label.getInt();
     program->feeds.push_back({name ? name.str() : "arg" + std::to_string(arg.getArgNumber()),
-                              buffer, ids ? idBoundOf(arg) : 0,
-                              ids && (perExample > 0 || takesPaddedIds(arg)), perExample,
-                              ids ? positive(kOffsetsStrideAttr) : 0,
-                              ids ? ignoredIdOf(arg) : std::nullopt});
+                              buffer, bound, ids && (perExample > 0 || takesPaddedIds(arg)),
+                              perExample, ids ? positive(kOffsetsStrideAttr) : 0, ignored});
   }
 }
 

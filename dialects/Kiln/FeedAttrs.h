@@ -23,6 +23,15 @@ constexpr llvm::StringLiteral kIdsPerExampleAttr = "kiln.ids_per_example";
 /// it; element i is i x this (where example i's list starts).
 constexpr llvm::StringLiteral kOffsetsStrideAttr = "kiln.offsets_stride";
 
+/// i64 on an input of class ids that a loss reads only through generic ops
+/// (a class-weighted cross-entropy's one_hot): the number of classes, so
+/// that training data outside [0, this) is refused as a fused loss's is.
+constexpr llvm::StringLiteral kClassCountAttr = "kiln.class_count";
+
+/// i64 on such an input: the label the loss leaves out (its
+/// ignore_index), which training data may hold besides the classes.
+constexpr llvm::StringLiteral kIgnoredLabelAttr = "kiln.ignored_label";
+
 } // namespace kiln
 
 #endif // KILN_DIALECTS_KILN_FEEDATTRS_H

@@ -89,7 +89,13 @@ LogicalResult KilnDialect::verifyRegionArgAttribute(Operation *op, unsigned,
                                                     unsigned argIndex,
                                                     NamedAttribute attr) {
   StringRef name = attr.getName().getValue();
-  if (name == kIdsPerExampleAttr || name == kOffsetsStrideAttr) {
+  if (name == kIgnoredLabelAttr) {
+    if (!llvm::isa<IntegerAttr>(attr.getValue()))
+      return op->emitError("'") << name << "' of argument #" << argIndex
+                                << " must be an integer, got " << attr.getValue();
+    return success();
+  }
+  if (name == kIdsPerExampleAttr || name == kOffsetsStrideAttr || name == kClassCountAttr) {
     auto value = llvm::dyn_cast<IntegerAttr>(attr.getValue());
     if (!value || value.getInt() < 1)
       return op->emitError("'") << name << "' of argument #" << argIndex

@@ -51,6 +51,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <chrono>
+#include <cmath>
 #include <utility>
 
 #include <google/protobuf/stubs/logging.h>
@@ -168,6 +169,12 @@ cl::opt<bool> classProbabilitiesFlag(
              "logits (float), not class ids: F.cross_entropy of a float target (mixup, "
              "cutmix, distillation), tf.nn.softmax_cross_entropy_with_logits"),
     cl::cat(trainCategory));
+cl::opt<std::string> classWeightsFlag(
+    "class-weights",
+    cl::desc("A loss over classes: each class's weight, comma-separated (PyTorch's weight=: "
+             "the weighted mean over the labels' weights; with a Keras loss, Keras' "
+             "class_weight: each position's loss times its class's weight, over the positions)"),
+    cl::value_desc("w0,w1,..."), cl::cat(trainCategory));
 cl::opt<std::string> optimizerKind(
     "optimizer", cl::desc("Optimizer"),
     cl::value_desc("sgd|momentum|adam|adamw|adagrad"), cl::cat(trainCategory));
@@ -389,6 +396,25 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
     flags.labelSmoothing = labelSmoothingFlag;
   }
   flags.classProbabilities = classProbabilitiesFlag;
+  if (classWeightsFlag.getNumOccurrences()) {
+    SmallVector<StringRef> fields;
+    StringRef(classWeightsFlag).split(fields, ',');
+    for (StringRef field : fields) {
+      double weight;
+      if (field.trim().getAsDouble(weight) || !std::isfinite(weight) || weight < 0) {
+        llvm::errs() << "kilnc: error: --class-weights=" << classWeightsFlag << ": '" << field
+                     << "' is not a weight (a finite number >= 0, one per class, "
+                        "comma-separated)\n";
+        return failure();
+      }
+      flags.classWeights.push_back(weight);
+    }
+    if (llvm::all_of(flags.classWeights, [](double weight) { return weight == 0.0; })) {
+      llvm::errs() << "kilnc: error: --class-weights=" << classWeightsFlag
+                   << ": every weight is 0 (no class counts)\n";
+      return failure();
+    }
+  }
   flags.optimizer = optimizerKind;
   if (!flags.optimizer.empty() &&
       !llvm::is_contained({"sgd", "momentum", "adam", "adamw", "adagrad"},

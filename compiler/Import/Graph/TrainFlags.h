@@ -18,6 +18,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace kiln {
 
@@ -43,6 +44,10 @@ struct TrainFlags {
   /// --class-probabilities: softmax_cross_entropy's labels are class
   /// probabilities shaped like the logits, not class ids.
   bool classProbabilities = false;
+  /// --class-weights: a loss over classes' weight of each class (empty:
+  /// none), weighed as PyTorch's weight= or Keras' class_weight by the
+  /// loss's framework (WeightedCrossEntropy.h).
+  std::vector<double> classWeights;
   /// --optimizer: sgd, momentum, adam, adamw or adagrad.
   std::string optimizer;
   std::optional<double> learningRate;
@@ -73,7 +78,7 @@ struct TrainFlags {
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
     return !loss.empty() || !output.empty() || !label.empty() || classAxis || ignoreIndex ||
-           labelSmoothing || classProbabilities;
+           labelSmoothing || classProbabilities || !classWeights.empty();
   }
   /// Whether any flag changes a train spec's optimizer or batch.
   bool overridesSpec() const {

@@ -4,6 +4,7 @@
 
 #include "compiler/Import/DiagnosticText.h"
 #include "compiler/Import/Onnx/OnnxTensor.h"
+#include "compiler/Import/WeightedCrossEntropy.h"
 
 #include "mlir/IR/TypeUtilities.h"
 
@@ -355,22 +356,22 @@ LogicalResult convertGroupNorm(OnnxNode &node) {
   return node.setResult(0, perChannelAffine(node, *y, scale, bias));
 }
 
-/// The mean softmax cross-entropy of `scores` [N, C, d...] against `labels`
-/// [N, d...] under the node's attributes (SoftmaxCrossEntropyLoss's and
+/// The mean cross-entropy of `scores` [N, C, d...] against `labels` [N,
+/// d...] under the node's attributes (SoftmaxCrossEntropyLoss's and
 /// NegativeLogLikelihoodLoss's): over the positions whose label is not
-/// ignore_index, the classes moved last for kiln.softmax_cross_entropy.
-/// Class weights and the reductions 'sum' and 'none' are refused.
-LogicalResult convertMeanCrossEntropy(OnnxNode &node, Value scores, Value labels) {
+/// ignore_index, the classes moved last. `scores` are logits, or with
+/// `logProbabilities` their log-softmax already (-scores[label] is the
+/// loss: NegativeLogLikelihoodLoss of any input). With class weights (input
+/// 2, [C]), PyTorch's weighted mean (WeightedCrossEntropy.h); without them
+/// over logits, the fused kiln.softmax_cross_entropy. The reductions 'sum'
+/// and 'none' are refused.
+LogicalResult convertMeanCrossEntropy(OnnxNode &node, Value scores, Value labels,
+                                      bool logProbabilities) {
   if (failed(node.requireFloat(scores, "scores")))
     return failure();
   auto labelType = llvm::cast<RankedTensorType>(labels.getType()).getElementType();
   if (!labelType.isInteger(32) && !labelType.isInteger(64))
     return node.emitError() << "expects int32 or int64 labels, got " << labelType;
-  if (node.hasInput(2))
-    return node.emitError() << "has class weights (input '"
-                            << (node.getOpType() == "NegativeLogLikelihoodLoss" ? "weight"
-                                                                                : "weights")
-                            << "'), which kiln does not support";
   FailureOr<std::string> reduction = node.getStringAttr("reduction", "mean");
   if (failed(reduction))
     return failure();
@@ -390,40 +391,61 @@ LogicalResult convertMeanCrossEntropy(OnnxNode &node, Value scores, Value labels
   if (rank < 2)
     return node.emitError() << "expects scores of rank 2 or more ([N, C, ...]), got rank "
                             << rank;
+  int64_t classes = KilnOpBuilder::shapeOf(scores)[1];
+  Value weights = node.hasInput(2) ? node.getInput(2) : Value();
+  if (weights && (KilnOpBuilder::shapeOf(weights) != ArrayRef<int64_t>(classes) ||
+                  getElementTypeOrSelf(weights.getType()) !=
+                      getElementTypeOrSelf(scores.getType())))
+    return node.emitError() << "expects class weights (input '"
+                            << (node.getOpType() == "NegativeLogLikelihoodLoss" ? "weight"
+                                                                                : "weights")
+                            << "') of shape [" << classes << "] and the scores' type "
+                            << getElementTypeOrSelf(scores.getType()) << ", got "
+                            << weights.getType();
   KilnOpBuilder &b = node.getBuilder();
-  Value logits = scores;
+  Value moved = scores;
   if (rank > 2) {
     SmallVector<int64_t> permutation = {0};
     for (int64_t d = 2; d < rank; ++d)
       permutation.push_back(d);
     permutation.push_back(1);
-    Result moved = b.transpose(scores, permutation);
-    if (failed(moved))
+    Result transposed = b.transpose(scores, permutation);
+    if (failed(transposed))
       return failure();
-    logits = *moved;
+    moved = *transposed;
   }
-  return node.setResult(0, b.softmaxCrossEntropy(logits, labels, ignoreIndex));
+  if (!weights && !logProbabilities)
+    return node.setResult(0, b.softmaxCrossEntropy(moved, labels, ignoreIndex));
+  Result logProbs = logProbabilities ? Result(moved) : b.softmax<LogSoftmaxOp>(moved, rank - 1);
+  Result classWeights = Result(weights);
+  if (!weights) { // Every class weighs 1: the plain mean over the kept positions.
+    auto type = RankedTensorType::get({classes}, getElementTypeOrSelf(scores.getType()));
+    classWeights = b.constant(DenseElementsAttr::get(
+        type, FloatAttr::get(type.getElementType(), 1.0)));
+  }
+  if (failed(logProbs) || failed(classWeights))
+    return failure();
+  return node.setResult(0, classWeightedCrossEntropy(b, ClassWeighting::PyTorch, *logProbs,
+                                                     labels, *classWeights, ignoreIndex, 0.0));
 }
 
 /// SoftmaxCrossEntropyLoss (opset 12), what torch.onnx writes for
 /// F.cross_entropy in a model that computes its own loss (transformers'
-/// models given labels). A used log_prob output is refused.
+/// models given labels), with its class weights where it has them. A used
+/// log_prob output is refused.
 LogicalResult convertSoftmaxCrossEntropyLoss(OnnxNode &node) {
-  return convertMeanCrossEntropy(node, node.getInput(0), node.getInput(1));
+  return convertMeanCrossEntropy(node, node.getInput(0), node.getInput(1), false);
 }
 
 /// NegativeLogLikelihoodLoss (opset 12), what torch.onnx writes for
-/// F.nll_loss: -input[label] of log-probabilities [N, C, d...]. Those of a
-/// LogSoftmax over the classes are the softmax cross-entropy of its
-/// operand; other inputs, whose -input[label] kiln has no op for, are
-/// refused.
+/// F.nll_loss: -input[label] of log-probabilities [N, C, d...], weighted
+/// by class where it has weights. Those of a LogSoftmax over the classes
+/// without weights are the fused softmax cross-entropy of its operand.
 LogicalResult convertNegativeLogLikelihoodLoss(OnnxNode &node) {
   auto logSoftmax = node.getInput(0).getDefiningOp<LogSoftmaxOp>();
-  if (!logSoftmax || logSoftmax.getAxis() != 1)
-    return node.emitError() << "expects its input from a LogSoftmax over axis 1 (the "
-                               "classes; at opset 13 or later, or over 2-D scores): kiln "
-                               "takes F.nll_loss of F.log_softmax only";
-  return convertMeanCrossEntropy(node, logSoftmax.getOperand(), node.getInput(1));
+  if (logSoftmax && logSoftmax.getAxis() == 1 && !node.hasInput(2))
+    return convertMeanCrossEntropy(node, logSoftmax.getOperand(), node.getInput(1), false);
+  return convertMeanCrossEntropy(node, node.getInput(0), node.getInput(1), true);
 }
 
 constexpr OnnxOpConversion kNormOps[] = {

@@ -53,3 +53,20 @@ func.func @name_on_op(%a: tensor<4xf32>) {
 func.func @unknown_op_attr() attributes {kiln.trainable = true} {
   return
 }
+
+// -----
+
+// Tests that a label input's class count (a class-weighted loss's) is
+// positive.
+// expected-error @+1 {{'kiln.class_count' of argument #0 must be a positive integer, got 0 : i64}}
+func.func @no_classes(%labels: tensor<4xi32> {kiln.class_count = 0}) {
+  return
+}
+
+// -----
+
+// Tests that its ignored label is an integer.
+// expected-error @+1 {{'kiln.ignored_label' of argument #0 must be an integer, got "x"}}
+func.func @ignored_label_string(%labels: tensor<4xi32> {kiln.ignored_label = "x"}) {
+  return
+}
