@@ -90,12 +90,15 @@ ClassWeighting weightingOf(const TrainFlags &flags) {
              : ClassWeighting::PyTorch;
 }
 
-/// --class-weights as a [C] constant of `like`'s element type.
+/// --class-weights as a [C] constant of `like`'s element type (classes
+/// last); without them, 1 for each class.
 FailureOr<Value> classWeightsLike(KilnOpBuilder &kiln, const TrainFlags &flags, Value like) {
   auto type = cast<FloatType>(getElementTypeOrSelf(like.getType()));
   SmallVector<Attribute> values;
   for (double weight : flags.classWeights)
     values.push_back(FloatAttr::get(type, weight));
+  if (values.empty())
+    values.assign(KilnOpBuilder::shapeOf(like).back(), FloatAttr::get(type, 1.0));
   auto shape = RankedTensorType::get({static_cast<int64_t>(values.size())}, type);
   return kiln.constant(DenseElementsAttr::get(shape, values));
 }
@@ -265,23 +268,16 @@ FailureOr<Value> buildAddedLoss(KilnOpBuilder &kiln, const TrainFlags &flags, Va
     return softmaxCrossEntropy(kiln, flags, logits ? logits : output, labels, classAxis);
   }
   if (kind == "nll") {
-    // F.nll_loss(weight=) reads -x[label] alone: exact of any output.
-    if (!flags.classWeights.empty()) {
-      FailureOr<Value> moved = classesLast(kiln, output, classAxis);
-      if (failed(moved))
-        return failure();
-      return classWeightedLossOfIds(kiln, flags, *moved, labels);
-    }
-    if (Value logits = logitsOfLogProbabilities(output, classAxis))
-      return softmaxCrossEntropy(kiln, flags, logits, labels, classAxis);
-    // logsumexp(x) - x[label] is -x[label] where x holds log-probabilities,
-    // and so is its gradient: logsumexp(x) is 0 whatever the weights.
-    emitWarning(kiln.getLoc())
-        << "nll: the output '" << outputName << "' is not made by a log_softmax over "
-        << "its classes (axis " << classAxis << "); its loss is logsumexp(x) - x[label] at "
-        << "each position, which is F.nll_loss and its gradient only where '" << outputName
-        << "' holds log-probabilities (each position's exp summing to 1)";
-    return softmaxCrossEntropy(kiln, flags, output, labels, classAxis);
+    // F.nll_loss of a log_softmax's output is the fused loss of its logits
+    // (unless weighted by class); of any other output it is -x[label],
+    // weighted by class with --class-weights, exactly as PyTorch computes it.
+    if (flags.classWeights.empty())
+      if (Value logits = logitsOfLogProbabilities(output, classAxis))
+        return softmaxCrossEntropy(kiln, flags, logits, labels, classAxis);
+    FailureOr<Value> moved = classesLast(kiln, output, classAxis);
+    if (failed(moved))
+      return failure();
+    return classWeightedLossOfIds(kiln, flags, *moved, labels);
   }
   // Log-probabilities given for probabilities are no loss of the model's:
   // sparse_categorical_crossentropy clips them all to 1e-7 (a constant loss,
