@@ -61,6 +61,11 @@ PyTorch's float32 "loss_f32"):
              the module with that loss inside (SoftmaxCrossEntropyLoss with
              class weights) with segments_weighted_plain_loss.npz (int64
              labels); segments_weighted_bad_label.npz a class id of 7.
+  tags_weighted
+             Linear(8, 16), ReLU, Linear(16, 3): x [4, 8], logits [4, 3] of
+             three labels, trained with BCEWithLogitsLoss(pos_weight=
+             TAG_POS_WEIGHTS) against float labels [4, 3] (kilnc --pos-weight);
+             tags_weighted_scalar_*.jsonl with pos_weight=3 for every column.
   log_of_softmax_weighted, mixture_weighted, mixup_weighted
              curves of those models' modules and data under F.nll_loss(weight=)
              and F.cross_entropy(weight=) (kilnc --class-weights).
@@ -99,7 +104,8 @@ NAME_momentum.jsonl):
                   curves of keras_mnist, keras_ensemble, keras_mnist_onehot and
                   keras_ensemble_smooth trained with class weights as
                   model.fit(class_weight=) trains them (KERAS_WEIGHTED), and
-                  of keras_ensemble with ignore_class=2 besides.
+                  of keras_ensemble with ignore_class=2 besides; of keras_clicks
+                  and keras_clicks_average with class_weight={0: 1, 1: 3}.
 Their data as PyTorch's models' of the same kind: x [48, 14, 14, 1]
 (NHWC) or [48, 8], label int32 [48], float32 [48, 1] or one-hot float32
 [48, C].
@@ -128,6 +134,9 @@ FEATURES, CLASSES, IMAGE, SEGMENTS = 8, 5, 14, 3
 # class_weight; ten for the MNIST models.
 CLASS_WEIGHTS = [1.0, 3.0, 0.5, 2.0, 1.5]
 DIGIT_WEIGHTS = [1.0, 2.0, 0.5, 1.5, 1.0, 3.0, 0.75, 1.0, 2.5, 0.5]
+CLICK_WEIGHTS = [1.0, 3.0]  # Keras' class_weight of the labels 0 and 1.
+TAG_POS_WEIGHTS = [1.0, 4.0, 2.0]  # BCEWithLogitsLoss(pos_weight=), per column.
+TAGS = 3
 
 
 def largest_of_ten(x):
@@ -175,6 +184,12 @@ def segment_labels(x):
                        for d in range(SEGMENTS)], axis=1).astype(np.int32)
     labels[x[:, 0] < -0.6, 1] = -100
     return labels
+
+
+def tagged(x):
+    """tags_weighted's labels [N, TAGS] (float32): feature k above 0.3 (about
+    a third positive)."""
+    return (x[:, :TAGS] > 0.3).astype(np.float32)
 
 
 def clicked(x):
@@ -253,6 +268,12 @@ def torch_models():
         def forward(self, x):
             return self.out(F.relu(self.hidden(x))).reshape(-1, CLASSES, SEGMENTS)
 
+    def tags():
+        return torch.nn.Sequential(torch.nn.Linear(FEATURES, 16), torch.nn.ReLU(),
+                                   torch.nn.Linear(16, TAGS))
+
+    positive = lambda weights: lambda output, label: F.binary_cross_entropy_with_logits(  # noqa
+        output, label, pos_weight=torch.tensor(weights, dtype=output.dtype))
     weights = lambda output: torch.tensor(CLASS_WEIGHTS, dtype=output.dtype)  # noqa: E731
     nll = lambda output, label: F.nll_loss(output, label.long())  # noqa: E731
     weighted_nll = lambda output, label: F.nll_loss(  # noqa: E731
@@ -279,6 +300,8 @@ def torch_models():
         "mixup_smooth": (mixup, 25, mixed_rows, None, smooth, "logits"),
         "segments_weighted": (Segments, 26, feature_rows, segment_labels, weighted_segments,
                               "scores"),
+        "tags_weighted": (tags, 27, feature_rows, tagged, positive(TAG_POS_WEIGHTS), "logits"),
+        "tags_weighted_scalar": (tags, 27, feature_rows, tagged, positive([3.0]), "logits"),
         "segments_weighted_plain": (Segments, 26, feature_rows, segment_labels,
                                     weighted_ignoring, "scores"),
         "log_of_softmax_weighted": (LogOfSoftmax, 24, feature_rows, largest_of_five,
@@ -291,7 +314,7 @@ def torch_models():
 
 # Curves of another model's module and data under another loss.
 CURVES_ONLY = ("mixup_smooth", "segments_weighted_plain", "log_of_softmax_weighted",
-               "mixture_weighted", "mixup_weighted")
+               "mixture_weighted", "mixup_weighted", "tags_weighted_scalar")
 
 
 def torch_curve(layers, module, data, optimizer, dtype, loss_of):
@@ -465,6 +488,8 @@ KERAS_WEIGHTED = {
     "keras_mnist_onehot_weighted": ("keras_mnist_onehot", DIGIT_WEIGHTS, None),
     "keras_ensemble_smooth_weighted": ("keras_ensemble_smooth", CLASS_WEIGHTS, None),
     "keras_ensemble_ignoring_weighted": ("keras_ensemble", CLASS_WEIGHTS, "ignore_class=2"),
+    "keras_clicks_weighted": ("keras_clicks", CLICK_WEIGHTS, None),
+    "keras_clicks_average_weighted": ("keras_clicks_average", CLICK_WEIGHTS, None),
 }
 
 
@@ -487,7 +512,14 @@ def keras_curve(tf, keras, build, weights, data, loss_class, rate, momentum, dty
             if class_weights is None:
                 loss = loss_object(label, model(x, training=False))
             else:
-                ids = tf.argmax(label, axis=-1) if label.dtype.is_floating else label
+                # Keras' class_weight lookup: a one-hot row's argmax, a 0/1
+                # label ([N, 1]) itself.
+                if label.dtype.is_floating and label.shape[-1] > 1:
+                    ids = tf.argmax(label, axis=-1)
+                elif label.dtype.is_floating:
+                    ids = tf.cast(tf.reshape(label, [-1]), tf.int32)
+                else:
+                    ids = label
                 sample_weight = tf.gather(tf.constant(class_weights, dtype), ids)
                 loss = loss_object(label, model(x, training=False), sample_weight=sample_weight)
         variables = model.trainable_variables

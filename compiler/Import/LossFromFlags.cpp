@@ -2,6 +2,7 @@
 
 #include "compiler/Import/LossFromFlags.h"
 
+#include "compiler/Import/BinaryLossWeights.h"
 #include "compiler/Import/WeightedCrossEntropy.h"
 
 #include "mlir/IR/TypeUtilities.h"
@@ -57,29 +58,53 @@ FailureOr<Value> clippedProbabilities(KilnOpBuilder &kiln, Value probabilities) 
 FailureOr<Value> binaryCrossEntropyOfProbabilities(KilnOpBuilder &kiln, Value probabilities,
                                                    Value targets) {
   FailureOr<Value> clipped = clippedProbabilities(kiln, probabilities);
-  FailureOr<Value> one = kiln.splatLike(probabilities, 1.0);
-  if (failed(clipped) || failed(one))
+  if (failed(clipped))
     return failure();
-  FailureOr<Value> rest = kiln.binary<SubOp>(*one, *clipped);
-  FailureOr<Value> otherTargets = kiln.binary<SubOp>(*one, targets);
-  if (failed(rest) || failed(otherTargets))
+  FailureOr<Value> elements = binaryCrossEntropyElements(kiln, *clipped, targets);
+  if (failed(elements))
     return failure();
-  FailureOr<Value> logPositive = kiln.unary<LogOp>(*clipped);
-  FailureOr<Value> logNegative = kiln.unary<LogOp>(*rest);
-  if (failed(logPositive) || failed(logNegative))
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(0, KilnOpBuilder::rankOf(*elements)));
+  return kiln.reduce<ReduceMeanOp>(*elements, axes, /*keepDims=*/false);
+}
+
+/// binary_crossentropy under --class-weights (Keras' class_weight of 0/1
+/// labels) of a sigmoid's logits or of other probabilities.
+FailureOr<Value> classWeightedBinaryCrossEntropy(KilnOpBuilder &kiln, const TrainFlags &flags,
+                                                 Value output, Value targets) {
+  FailureOr<Value> elements = failure();
+  if (auto sigmoid = output.getDefiningOp<SigmoidOp>()) {
+    elements = sigmoidCrossEntropyElements(kiln, sigmoid.getOperand(), targets, Value());
+  } else {
+    FailureOr<Value> clipped = clippedProbabilities(kiln, output);
+    if (failed(clipped))
+      return failure();
+    elements = binaryCrossEntropyElements(kiln, *clipped, targets);
+  }
+  if (failed(elements))
     return failure();
-  FailureOr<Value> positive = kiln.binary<MulOp>(targets, *logPositive);
-  FailureOr<Value> negative = kiln.binary<MulOp>(*otherTargets, *logNegative);
-  if (failed(positive) || failed(negative))
+  return classWeightedBinaryMean(kiln, *elements, targets, flags.classWeights[0],
+                                 flags.classWeights[1]);
+}
+
+/// sigmoid_cross_entropy under --pos-weight: PyTorch's
+/// BCEWithLogitsLoss(pos_weight=), the mean over every element.
+FailureOr<Value> positiveWeightedSigmoidCrossEntropy(KilnOpBuilder &kiln,
+                                                     const TrainFlags &flags, Value logits,
+                                                     Value targets) {
+  auto type = cast<FloatType>(getElementTypeOrSelf(logits.getType()));
+  int64_t columns = KilnOpBuilder::shapeOf(logits).back();
+  SmallVector<Attribute> values;
+  for (int64_t k = 0; k < columns; ++k)
+    values.push_back(FloatAttr::get(type, flags.posWeights[flags.posWeights.size() == 1 ? 0 : k]));
+  FailureOr<Value> weights =
+      kiln.constant(DenseElementsAttr::get(RankedTensorType::get({columns}, type), values));
+  if (failed(weights))
     return failure();
-  FailureOr<Value> sum = kiln.binary<AddOp>(*positive, *negative);
-  if (failed(sum))
+  FailureOr<Value> elements = sigmoidCrossEntropyElements(kiln, logits, targets, *weights);
+  if (failed(elements))
     return failure();
-  auto axes = llvm::to_vector(llvm::seq<int64_t>(0, KilnOpBuilder::rankOf(*sum)));
-  FailureOr<Value> mean = kiln.reduce<ReduceMeanOp>(*sum, axes, /*keepDims=*/false);
-  if (failed(mean))
-    return failure();
-  return kiln.unary<NegOp>(*mean);
+  auto axes = llvm::to_vector(llvm::seq<int64_t>(0, KilnOpBuilder::rankOf(*elements)));
+  return kiln.reduce<ReduceMeanOp>(*elements, axes, /*keepDims=*/false);
 }
 
 /// Keras' weighting for Keras' losses, PyTorch's for the others.
@@ -317,9 +342,13 @@ FailureOr<Value> buildAddedLoss(KilnOpBuilder &kiln, const TrainFlags &flags, Va
           << "' is a sigmoid's probabilities: the loss takes a second sigmoid of them; "
              "--loss=binary_crossentropy (Keras' from_logits=False, PyTorch's BCELoss) is "
              "the loss of a model that ends in a sigmoid";
+    if (!flags.posWeights.empty())
+      return positiveWeightedSigmoidCrossEntropy(kiln, flags, output, labels);
     return kiln.sigmoidCrossEntropy(output, labels);
   }
   if (kind == "binary_crossentropy") {
+    if (!flags.classWeights.empty())
+      return classWeightedBinaryCrossEntropy(kiln, flags, output, labels);
     if (auto sigmoid = output.getDefiningOp<SigmoidOp>())
       return kiln.sigmoidCrossEntropy(sigmoid.getOperand(), labels);
     return binaryCrossEntropyOfProbabilities(kiln, output, labels);

@@ -175,11 +175,35 @@ LogicalResult LossBuilder::checkOptions(RankedTensorType outputType) const {
     return emitError(loc) << flags.loss << " needs " << (flags.loss == "nll" ? "log-" : "")
                           << (flags.loss == "softmax_cross_entropy" ? "logits" : "probabilities")
                           << " of rank >= 2 ([batch, classes]), the output is " << outputType;
-  if (!flags.classWeights.empty() && !lossOverClasses(flags.loss))
+  bool binary = flags.loss == "binary_crossentropy";
+  if (!flags.classWeights.empty() && !lossOverClasses(flags.loss) && !binary)
     return emitError(loc) << "--class-weights is for a loss over classes (softmax_cross_entropy, "
-                             "nll, sparse_categorical_crossentropy, categorical_crossentropy), "
-                             "not "
-                          << flags.loss;
+                             "nll, sparse_categorical_crossentropy, categorical_crossentropy) "
+                             "or binary_crossentropy, not "
+                          << flags.loss
+                          << (flags.loss == "sigmoid_cross_entropy"
+                                  ? " (PyTorch's BCEWithLogitsLoss weighs positives: --pos-weight)"
+                                  : "");
+  int64_t columns = outputType.getRank() > 0 ? outputType.getShape().back() : 1;
+  if (!flags.posWeights.empty() && flags.loss != "sigmoid_cross_entropy")
+    return emitError(loc) << "--pos-weight is for --loss=sigmoid_cross_entropy (PyTorch's "
+                             "BCEWithLogitsLoss), not "
+                          << flags.loss
+                          << (binary ? " (Keras' class_weight: --class-weights=w0,w1)" : "");
+  if (flags.posWeights.size() > 1 && static_cast<int64_t>(flags.posWeights.size()) != columns)
+    return emitError(loc) << "--pos-weight has " << flags.posWeights.size()
+                          << " weights, but the output has " << columns
+                          << " label columns (its last axis): one weight, or one per column";
+  if (binary && !flags.classWeights.empty()) {
+    if (flags.classWeights.size() != 2)
+      return emitError(loc) << "--class-weights has " << flags.classWeights.size()
+                            << " weights; binary_crossentropy takes 2 (w0,w1: Keras' "
+                               "class_weight of the labels 0 and 1)";
+    if (outputType.getRank() > 1 && columns != 1)
+      return emitError(loc) << "--class-weights weighs binary_crossentropy by each example's "
+                               "0/1 label (Keras' class_weight), but the output has "
+                            << columns << " label columns (its last axis)";
+  }
   if (!lossOverClasses(flags.loss))
     return success();
   FailureOr<int64_t> axis = classAxis(outputType);
@@ -251,6 +275,7 @@ FailureOr<std::string> LossBuilder::useModelLoss() {
                        : flags.labelSmoothing        ? "--label-smoothing"
                        : flags.classProbabilities    ? "--class-probabilities"
                        : !flags.classWeights.empty() ? "--class-weights"
+                       : !flags.posWeights.empty()   ? "--pos-weight"
                                                      : nullptr;
   if (option)
     return emitError(loc) << option << " is for a loss kilnc adds; with --loss=model the "
@@ -301,8 +326,8 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
     if (flags.addsLoss() || flags.overridesSpec())
       return emitError(loc) << "--loss, --output, --label, --class-axis, --ignore-index, "
                                "--label-smoothing, --class-probabilities, --class-weights, "
-                               "--optimizer, --lr, --batch, --accumulate-steps, --strategy, "
-                               "--remat and --memory-budget need --train";
+                               "--pos-weight, --optimizer, --lr, --batch, --accumulate-steps, "
+                               "--strategy, --remat and --memory-budget need --train";
     return success();
   }
   if (module->hasAttr(KilnDialect::kTrainSpecAttrName)) {
@@ -310,8 +335,8 @@ LogicalResult applyTrainFlags(ModuleOp module, const TrainFlags &flags,
       return emitError(loc)
              << "the model has a train spec naming its loss; --loss, --output, "
                 "--label, --class-axis, --ignore-index, --label-smoothing, "
-                "--class-probabilities and --class-weights are for models "
-                "without one (ONNX)";
+                "--class-probabilities, --class-weights and --pos-weight are for "
+                "models without one (ONNX)";
     if (!hadSpecInFile && flags.overridesSpec())
       return emitError(loc) << "--optimizer, --lr, --batch and "
                                "--accumulate-steps override a graph file's "

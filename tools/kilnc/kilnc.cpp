@@ -175,6 +175,11 @@ cl::opt<std::string> classWeightsFlag(
              "the weighted mean over the labels' weights; with a Keras loss, Keras' "
              "class_weight: each position's loss times its class's weight, over the positions)"),
     cl::value_desc("w0,w1,..."), cl::cat(trainCategory));
+cl::opt<std::string> posWeightFlag(
+    "pos-weight",
+    cl::desc("sigmoid_cross_entropy: the weight of the positive term, one for every label "
+             "column or one each, comma-separated (PyTorch's BCEWithLogitsLoss(pos_weight=))"),
+    cl::value_desc("p|p0,p1,..."), cl::cat(trainCategory));
 cl::opt<std::string> optimizerKind(
     "optimizer", cl::desc("Optimizer"),
     cl::value_desc("sgd|momentum|adam|adamw|adagrad"), cl::cat(trainCategory));
@@ -369,6 +374,30 @@ LogicalResult parseFormatFlags(kiln::ImportOptions &options) {
 
 /// Copies the --train flags into `options`; prints one line on a value
 /// no model could take.
+/// --NAME=TEXT's comma-separated weights (one per `unit`), each finite and
+/// >= 0, not all 0, appended to `weights`.
+LogicalResult parseWeights(StringRef name, StringRef text, StringRef unit,
+                           std::vector<double> &weights) {
+  SmallVector<StringRef> fields;
+  text.split(fields, ',');
+  for (StringRef field : fields) {
+    double weight;
+    if (field.trim().getAsDouble(weight) || !std::isfinite(weight) || weight < 0) {
+      llvm::errs() << "kilnc: error: --" << name << "=" << text << ": '" << field
+                   << "' is not a weight (a finite number >= 0, one per " << unit
+                   << ", comma-separated)\n";
+      return failure();
+    }
+    weights.push_back(weight);
+  }
+  if (llvm::all_of(weights, [](double weight) { return weight == 0.0; })) {
+    llvm::errs() << "kilnc: error: --" << name << "=" << text
+                 << ": every weight is 0 (nothing counts)\n";
+    return failure();
+  }
+  return success();
+}
+
 LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   kiln::TrainFlags &flags = options.train;
   flags.train = train;
@@ -396,25 +425,12 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
     flags.labelSmoothing = labelSmoothingFlag;
   }
   flags.classProbabilities = classProbabilitiesFlag;
-  if (classWeightsFlag.getNumOccurrences()) {
-    SmallVector<StringRef> fields;
-    StringRef(classWeightsFlag).split(fields, ',');
-    for (StringRef field : fields) {
-      double weight;
-      if (field.trim().getAsDouble(weight) || !std::isfinite(weight) || weight < 0) {
-        llvm::errs() << "kilnc: error: --class-weights=" << classWeightsFlag << ": '" << field
-                     << "' is not a weight (a finite number >= 0, one per class, "
-                        "comma-separated)\n";
-        return failure();
-      }
-      flags.classWeights.push_back(weight);
-    }
-    if (llvm::all_of(flags.classWeights, [](double weight) { return weight == 0.0; })) {
-      llvm::errs() << "kilnc: error: --class-weights=" << classWeightsFlag
-                   << ": every weight is 0 (no class counts)\n";
-      return failure();
-    }
-  }
+  if (classWeightsFlag.getNumOccurrences() &&
+      failed(parseWeights("class-weights", classWeightsFlag, "class", flags.classWeights)))
+    return failure();
+  if (posWeightFlag.getNumOccurrences() &&
+      failed(parseWeights("pos-weight", posWeightFlag, "label column", flags.posWeights)))
+    return failure();
   flags.optimizer = optimizerKind;
   if (!flags.optimizer.empty() &&
       !llvm::is_contained({"sgd", "momentum", "adam", "adamw", "adagrad"},

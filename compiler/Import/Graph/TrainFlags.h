@@ -46,8 +46,13 @@ struct TrainFlags {
   bool classProbabilities = false;
   /// --class-weights: a loss over classes' weight of each class (empty:
   /// none), weighed as PyTorch's weight= or Keras' class_weight by the
-  /// loss's framework (WeightedCrossEntropy.h).
+  /// loss's framework (WeightedCrossEntropy.h); binary_crossentropy's of
+  /// the labels 0 and 1 (Keras' class_weight, BinaryLossWeights.h).
   std::vector<double> classWeights;
+  /// --pos-weight: sigmoid_cross_entropy's weight of the positive term, one
+  /// for every label column or one each (PyTorch's BCEWithLogitsLoss
+  /// pos_weight); empty: none.
+  std::vector<double> posWeights;
   /// --optimizer: sgd, momentum, adam, adamw or adagrad.
   std::string optimizer;
   std::optional<double> learningRate;
@@ -78,7 +83,8 @@ struct TrainFlags {
   /// Whether any flag names the loss to add.
   bool addsLoss() const {
     return !loss.empty() || !output.empty() || !label.empty() || classAxis || ignoreIndex ||
-           labelSmoothing || classProbabilities || !classWeights.empty();
+           labelSmoothing || classProbabilities || !classWeights.empty() ||
+           !posWeights.empty();
   }
   /// Whether any flag changes a train spec's optimizer or batch.
   bool overridesSpec() const {
