@@ -65,7 +65,9 @@ PyTorch's float32 "loss_f32"):
              Linear(8, 16), ReLU, Linear(16, 3): x [4, 8], logits [4, 3] of
              three labels, trained with BCEWithLogitsLoss(pos_weight=
              TAG_POS_WEIGHTS) against float labels [4, 3] (kilnc --pos-weight);
-             tags_weighted_scalar_*.jsonl with pos_weight=3 for every column.
+             tags_weighted_scalar_*.jsonl with pos_weight=3 for every column;
+             tags_zero_weighted the same with its head zeroed (logits exactly 0
+             at the first step: softplus's gradient at its tie).
   log_of_softmax_weighted, mixture_weighted, mixup_weighted
              curves of those models' modules and data under F.nll_loss(weight=)
              and F.cross_entropy(weight=) (kilnc --class-weights).
@@ -272,6 +274,15 @@ def torch_models():
         return torch.nn.Sequential(torch.nn.Linear(FEATURES, 16), torch.nn.ReLU(),
                                    torch.nn.Linear(16, TAGS))
 
+    def tags_zero():
+        """tags with its head zeroed: every logit exactly 0 at the first step,
+        where softplus's gradient is sigmoid(0) = 1/2."""
+        module = tags()
+        with torch.no_grad():
+            module[2].weight.zero_()
+            module[2].bias.zero_()
+        return module
+
     positive = lambda weights: lambda output, label: F.binary_cross_entropy_with_logits(  # noqa
         output, label, pos_weight=torch.tensor(weights, dtype=output.dtype))
     weights = lambda output: torch.tensor(CLASS_WEIGHTS, dtype=output.dtype)  # noqa: E731
@@ -302,6 +313,8 @@ def torch_models():
                               "scores"),
         "tags_weighted": (tags, 27, feature_rows, tagged, positive(TAG_POS_WEIGHTS), "logits"),
         "tags_weighted_scalar": (tags, 27, feature_rows, tagged, positive([3.0]), "logits"),
+        "tags_zero_weighted": (tags_zero, 28, feature_rows, tagged, positive(TAG_POS_WEIGHTS),
+                               "logits"),
         "segments_weighted_plain": (Segments, 26, feature_rows, segment_labels,
                                     weighted_ignoring, "scores"),
         "log_of_softmax_weighted": (LogOfSoftmax, 24, feature_rows, largest_of_five,

@@ -2,6 +2,8 @@
 
 #include "compiler/Import/BinaryLossWeights.h"
 
+#include "compiler/Import/Activations.h"
+
 #include "llvm/ADT/Sequence.h"
 
 using namespace mlir;
@@ -10,27 +12,15 @@ namespace kiln {
 
 FailureOr<Value> sigmoidCrossEntropyElements(KilnOpBuilder &kiln, Value logits, Value targets,
                                              Value positiveWeights) {
-  FailureOr<Value> zero = kiln.splatLike(logits, 0.0);
   FailureOr<Value> one = kiln.splatLike(logits, 1.0);
   FailureOr<Value> negated = kiln.unary<NegOp>(logits);
-  FailureOr<Value> magnitude = kiln.unary<AbsOp>(logits);
-  if (failed(zero) || failed(one) || failed(negated) || failed(magnitude))
+  if (failed(one) || failed(negated))
     return failure();
-  // softplus(-x) = max(-x, 0) + log(1 + exp(-|x|)).
-  FailureOr<Value> tail = kiln.unary<NegOp>(*magnitude);
-  if (failed(tail))
+  // softplus(-x), overflow-free and with sigmoid's gradient at 0 (a form
+  // of max and abs would give the tie's whole gradient to one side).
+  FailureOr<Value> softplus = buildSoftplus(kiln, *negated);
+  if (failed(softplus))
     return failure();
-  FailureOr<Value> exponential = kiln.unary<ExpOp>(*tail);
-  if (failed(exponential))
-    return failure();
-  FailureOr<Value> onePlus = kiln.binary<AddOp>(*one, *exponential);
-  FailureOr<Value> positivePart = kiln.binary<MaximumOp>(*negated, *zero);
-  if (failed(onePlus) || failed(positivePart))
-    return failure();
-  FailureOr<Value> logOnePlus = kiln.unary<LogOp>(*onePlus);
-  if (failed(logOnePlus))
-    return failure();
-  FailureOr<Value> softplus = kiln.binary<AddOp>(*positivePart, *logOnePlus);
   FailureOr<Value> negatives = kiln.binary<SubOp>(*one, targets);
   if (failed(softplus) || failed(negatives))
     return failure();
@@ -85,15 +75,10 @@ FailureOr<Value> binaryCrossEntropyElements(KilnOpBuilder &kiln, Value clipped,
 
 FailureOr<Value> classWeightedBinaryMean(KilnOpBuilder &kiln, Value elements, Value targets,
                                          double w0, double w1) {
-  // An example's loss: its elements' mean over the last axis ([N, 1]: the
-  // element), or the element itself of a loss over [N].
-  int64_t last = KilnOpBuilder::rankOf(elements) - 1;
-  FailureOr<Value> perExample =
-      last == 0 ? FailureOr<Value>(elements)
-                : kiln.reduce<ReduceMeanOp>(elements, {last}, /*keepDims=*/true);
+  // [N, 1] (TrainFromFlags checks): an example's loss is its element.
   FailureOr<Value> base = kiln.splatLike(targets, w0);
   FailureOr<Value> step = kiln.splatLike(targets, w1 - w0);
-  if (failed(perExample) || failed(base) || failed(step))
+  if (failed(base) || failed(step))
     return failure();
   FailureOr<Value> scaled = kiln.binary<MulOp>(targets, *step);
   if (failed(scaled))
@@ -101,7 +86,7 @@ FailureOr<Value> classWeightedBinaryMean(KilnOpBuilder &kiln, Value elements, Va
   FailureOr<Value> weights = kiln.binary<AddOp>(*base, *scaled);
   if (failed(weights))
     return failure();
-  FailureOr<Value> weighted = kiln.binary<MulOp>(*perExample, *weights);
+  FailureOr<Value> weighted = kiln.binary<MulOp>(elements, *weights);
   if (failed(weighted))
     return failure();
   auto axes = llvm::to_vector(llvm::seq<int64_t>(0, KilnOpBuilder::rankOf(*weighted)));

@@ -23,8 +23,8 @@ namespace kiln {
 
 /// Each element's sigmoid cross-entropy of `logits` against `targets`,
 /// with the positive term weighted by `positiveWeights` ([K], the last
-/// axis; null: 1): (1 - y) x + (1 + (p - 1) y) softplus(-x), softplus(-x) =
-/// max(-x, 0) + log(1 + exp(-|x|)), which never overflows.
+/// axis; null: 1): (1 - y) x + (1 + (p - 1) y) softplus(-x), softplus as
+/// buildSoftplus computes it (no overflow, sigmoid's gradient at 0).
 mlir::FailureOr<mlir::Value> sigmoidCrossEntropyElements(KilnOpBuilder &kiln,
                                                          mlir::Value logits,
                                                          mlir::Value targets,
@@ -37,9 +37,10 @@ mlir::FailureOr<mlir::Value> binaryCrossEntropyElements(KilnOpBuilder &kiln,
                                                         mlir::Value clipped,
                                                         mlir::Value targets);
 
-/// Keras' class-weighted mean of `elements` [N, ..., K] against 0/1
-/// `targets` [N, ..., 1] (one label an example): sum_i w[y_i] l_i / N, l_i
-/// the mean over the last axis, w[y] = w0 + (w1 - w0) y.
+/// Keras' class-weighted mean of `elements` [N, 1] against 0/1 `targets`
+/// [N, 1] (one label an example): sum_i w[y_i] l_i / N, w[y] = w0 + (w1 -
+/// w0) y (which interpolates soft labels, where Keras truncates them to a
+/// class).
 mlir::FailureOr<mlir::Value> classWeightedBinaryMean(KilnOpBuilder &kiln, mlir::Value elements,
                                                      mlir::Value targets, double w0,
                                                      double w1);

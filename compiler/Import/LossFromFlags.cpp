@@ -91,13 +91,19 @@ FailureOr<Value> classWeightedBinaryCrossEntropy(KilnOpBuilder &kiln, const Trai
 FailureOr<Value> positiveWeightedSigmoidCrossEntropy(KilnOpBuilder &kiln,
                                                      const TrainFlags &flags, Value logits,
                                                      Value targets) {
-  auto type = cast<FloatType>(getElementTypeOrSelf(logits.getType()));
-  int64_t columns = KilnOpBuilder::shapeOf(logits).back();
-  SmallVector<Attribute> values;
-  for (int64_t k = 0; k < columns; ++k)
-    values.push_back(FloatAttr::get(type, flags.posWeights[flags.posWeights.size() == 1 ? 0 : k]));
-  FailureOr<Value> weights =
-      kiln.constant(DenseElementsAttr::get(RankedTensorType::get({columns}, type), values));
+  // One weight a label column (the last axis of [N, ..., K]; TrainFromFlags
+  // checks the count), or one for every element.
+  FailureOr<Value> weights = failure();
+  if (KilnOpBuilder::rankOf(logits) < 2 || flags.posWeights.size() == 1) {
+    weights = kiln.splatLike(logits, flags.posWeights[0]);
+  } else {
+    auto type = cast<FloatType>(getElementTypeOrSelf(logits.getType()));
+    SmallVector<Attribute> values;
+    for (double weight : flags.posWeights)
+      values.push_back(FloatAttr::get(type, weight));
+    auto shape = RankedTensorType::get({static_cast<int64_t>(values.size())}, type);
+    weights = kiln.constant(DenseElementsAttr::get(shape, values));
+  }
   if (failed(weights))
     return failure();
   FailureOr<Value> elements = sigmoidCrossEntropyElements(kiln, logits, targets, *weights);

@@ -184,7 +184,8 @@ LogicalResult LossBuilder::checkOptions(RankedTensorType outputType) const {
                           << (flags.loss == "sigmoid_cross_entropy"
                                   ? " (PyTorch's BCEWithLogitsLoss weighs positives: --pos-weight)"
                                   : "");
-  int64_t columns = outputType.getRank() > 0 ? outputType.getShape().back() : 1;
+  // Label columns: the last axis of an output [N, ..., K]; one of [N].
+  int64_t columns = outputType.getRank() > 1 ? outputType.getShape().back() : 1;
   if (!flags.posWeights.empty() && flags.loss != "sigmoid_cross_entropy")
     return emitError(loc) << "--pos-weight is for --loss=sigmoid_cross_entropy (PyTorch's "
                              "BCEWithLogitsLoss), not "
@@ -199,10 +200,11 @@ LogicalResult LossBuilder::checkOptions(RankedTensorType outputType) const {
       return emitError(loc) << "--class-weights has " << flags.classWeights.size()
                             << " weights; binary_crossentropy takes 2 (w0,w1: Keras' "
                                "class_weight of the labels 0 and 1)";
-    if (outputType.getRank() > 1 && columns != 1)
+    if (outputType.getRank() != 2 || columns != 1)
       return emitError(loc) << "--class-weights weighs binary_crossentropy by each example's "
-                               "0/1 label (Keras' class_weight), but the output has "
-                            << columns << " label columns (its last axis)";
+                               "0/1 label (Keras' class_weight), an output [N, 1]; the output "
+                               "is "
+                            << outputType;
   }
   if (!lossOverClasses(flags.loss))
     return success();

@@ -372,11 +372,9 @@ LogicalResult parseFormatFlags(kiln::ImportOptions &options) {
   return success();
 }
 
-/// Copies the --train flags into `options`; prints one line on a value
-/// no model could take.
 /// --NAME=TEXT's comma-separated weights (one per `unit`), each finite and
-/// >= 0, not all 0, appended to `weights`.
-LogicalResult parseWeights(StringRef name, StringRef text, StringRef unit,
+/// >= 0 (with `someNonZero`, not all 0), appended to `weights`.
+LogicalResult parseWeights(StringRef name, StringRef text, StringRef unit, bool someNonZero,
                            std::vector<double> &weights) {
   SmallVector<StringRef> fields;
   text.split(fields, ',');
@@ -390,7 +388,7 @@ LogicalResult parseWeights(StringRef name, StringRef text, StringRef unit,
     }
     weights.push_back(weight);
   }
-  if (llvm::all_of(weights, [](double weight) { return weight == 0.0; })) {
+  if (someNonZero && llvm::all_of(weights, [](double weight) { return weight == 0.0; })) {
     llvm::errs() << "kilnc: error: --" << name << "=" << text
                  << ": every weight is 0 (nothing counts)\n";
     return failure();
@@ -398,6 +396,8 @@ LogicalResult parseWeights(StringRef name, StringRef text, StringRef unit,
   return success();
 }
 
+/// Copies the --train flags into `options`; prints one line on a value
+/// no model could take.
 LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   kiln::TrainFlags &flags = options.train;
   flags.train = train;
@@ -426,10 +426,10 @@ LogicalResult parseTrainFlags(kiln::ImportOptions &options) {
   }
   flags.classProbabilities = classProbabilitiesFlag;
   if (classWeightsFlag.getNumOccurrences() &&
-      failed(parseWeights("class-weights", classWeightsFlag, "class", flags.classWeights)))
+      failed(parseWeights("class-weights", classWeightsFlag, "class", true, flags.classWeights)))
     return failure();
   if (posWeightFlag.getNumOccurrences() &&
-      failed(parseWeights("pos-weight", posWeightFlag, "label column", flags.posWeights)))
+      failed(parseWeights("pos-weight", posWeightFlag, "label column", false, flags.posWeights)))
     return failure();
   flags.optimizer = optimizerKind;
   if (!flags.optimizer.empty() &&
