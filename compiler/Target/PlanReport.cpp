@@ -40,7 +40,9 @@ PrecisionSummary summarizePrecision(const ExecutionPlan &plan) {
     }
   }
   // The runtime's choices (runtime/cpu/LowPrecisionGemm.cpp, Convolution.cpp)
-  // on this host.
+  // on this host; nothing to choose (nor to measure) for an f32 program.
+  if (!summary.bf16Convolutions && !summary.lowPrecisionCalls)
+    return summary;
   llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
   const char *bf16Instructions = features.lookup("amx-bf16")      ? "amx-bf16"
                                  : features.lookup("avx512bf16") ? "avx512bf16"

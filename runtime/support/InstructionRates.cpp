@@ -41,24 +41,21 @@ constexpr int kRuns = 5;
   "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10",     \
       "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "xmm16", "xmm17", "cc"
 
-__attribute__((target("avx512f"))) void runDotProducts(int64_t iterations) {
-  __asm__ volatile(KILN_ZEROED "1:\n\t" KILN_SIXTEEN("vdpbf16ps") "dec %0\n\t"
-                   "jnz 1b\n\t"
-                   "vzeroupper"
-                   : "+r"(iterations)
-                   :
-                   : KILN_CLOBBERS);
-}
+// A function running `iterations` rounds of sixteen `op` instructions.
+#define KILN_RATE_LOOP(name, op)                                                               \
+  __attribute__((target("avx512f"))) void name(int64_t iterations) {                          \
+    __asm__ volatile(KILN_ZEROED "1:\n\t" KILN_SIXTEEN(op) "dec %0\n\t"                        \
+                     "jnz 1b\n\t"                                                              \
+                     "vzeroupper"                                                               \
+                     : "+r"(iterations)                                                         \
+                     :                                                                          \
+                     : KILN_CLOBBERS);                                                          \
+  }
 
-__attribute__((target("avx512f"))) void runFmas(int64_t iterations) {
-  __asm__ volatile(KILN_ZEROED "1:\n\t" KILN_SIXTEEN("vfmadd231ps") "dec %0\n\t"
-                   "jnz 1b\n\t"
-                   "vzeroupper"
-                   : "+r"(iterations)
-                   :
-                   : KILN_CLOBBERS);
-}
+KILN_RATE_LOOP(runDotProducts, "vdpbf16ps")
+KILN_RATE_LOOP(runFmas, "vfmadd231ps")
 
+#undef KILN_RATE_LOOP
 #undef KILN_SIXTEEN
 #undef KILN_ZERO
 #undef KILN_ZEROED
